@@ -1,0 +1,119 @@
+// The store port: one method per atomic operation the waiting room needs. Every mutating method is ONE
+// atomic unit in its backend (a SQLite transaction, a Redis Lua script): never a read-modify-write across
+// round trips. The contract suite in test/store/contract.ts states the behaviour every backend must show.
+
+import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
+
+export interface Counters {
+  /** Positions handed out. */
+  queue: number;
+  serving: number;
+  /** Token sets issued. */
+  tokens: number;
+  /** Positions that expired unclaimed. */
+  expired: number;
+  completed: number;
+  abandoned: number;
+  /** Highest position known to have expired unclaimed. */
+  maxExpired: number;
+}
+
+export interface PositionRecord {
+  position: number;
+  /** Epoch seconds. */
+  entryTime: number;
+}
+
+export interface JoinRequest {
+  requestId: string;
+  entryTime: number;
+}
+
+/** Everything generate_token and queue_pos_expiry decide on, read at one instant. */
+export interface ClaimContext extends PositionRecord {
+  serving: number;
+  servedAt: number | null;
+  expiryEnabledSince: number | null;
+  maxExpired: number;
+  token: TokenRecord | null;
+}
+
+export type IssueResult =
+  | { outcome: 'issued'; record: TokenRecord }
+  | { outcome: 'existing'; record: TokenRecord }
+  /** The expiry job recorded the position as expired before the token could be issued. */
+  | { outcome: 'expired' }
+  /** The position no longer exists (a reset happened in between). */
+  | { outcome: 'no-position' };
+
+export interface ExpiryAdvance {
+  previousMaxExpired: number;
+  maxExpired: number;
+  /** Positions in the newly expired range that never claimed a token. */
+  newlyExpiredUnclaimed: number;
+  previousServing: number;
+  serving: number;
+}
+
+export interface StoredSigningKey {
+  kid: string;
+  /** Private JWK as JSON text. Stays inside the process. */
+  privateJwk: string;
+  /** Public JWK as JSON text. */
+  publicJwk: string;
+  createdAt: number;
+}
+
+export interface Store {
+  /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
+  readonly description: string;
+
+  /** Throws if the backend cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  /**
+   * Records whether queue-position expiry is on for the event. Switching it on stores `now` as the time it
+   * was enabled (unless it already was on); switching it off clears that time.
+   */
+  syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void>;
+
+  /** Hands out the next positions, in order, to the given requests: one atomic unit for the whole batch. */
+  assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]>;
+  getPosition(eventId: string, requestId: string): Promise<PositionRecord | null>;
+
+  getCounters(eventId: string): Promise<Counters>;
+  getServingCounter(eventId: string): Promise<number>;
+  /** Adds `by` (may be negative) and records when each new highest value was first reached. */
+  incrementServing(eventId: string, by: number, now: number): Promise<number>;
+
+  getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null>;
+  /**
+   * Stores the token set unless one exists for the request ID (then returns that one), counting it in
+   * `tokens`. Refuses if the position is gone or already recorded as expired. One atomic unit.
+   */
+  issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult>;
+  /** Closes an open session once; false if no token set exists or it was already closed. */
+  closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean>;
+  /** Tokens with exp ≥ now whose session is still open. */
+  countActiveTokens(eventId: string, now: number): Promise<number>;
+  /** Request IDs whose token exp < now, any session status, oldest first. */
+  listExpiredTokens(eventId: string, now: number, limit: number): Promise<string[]>;
+
+  /**
+   * Expiry job step: records as expired every position P with eligibility time < cutoff that has no token,
+   * advancing maxExpired and `expired`; when `incrServing`, also moves the serving counter forward by the
+   * number of newly expired unclaimed positions. One atomic unit.
+   */
+  advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance>;
+
+  /** Deletes every position, token and counter of the event; keeps its keys and settings. One atomic unit. */
+  resetEvent(eventId: string): Promise<void>;
+
+  getSigningKeys(eventId: string): Promise<StoredSigningKey[]>;
+  /** Stores the key unless the event already has one; returns the event's key (the winner of any race). */
+  addSigningKeyIfNone(eventId: string, key: StoredSigningKey): Promise<StoredSigningKey>;
+
+  /** Leader lock for interval jobs: true if `owner` holds `name` until now + ttlMs. */
+  tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean>;
+}

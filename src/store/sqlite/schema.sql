@@ -1,0 +1,62 @@
+-- Anteroom embedded store (node:sqlite). One row per event in `events` holds its counters.
+CREATE TABLE IF NOT EXISTS events (
+  event_id TEXT PRIMARY KEY,
+  queue INTEGER NOT NULL DEFAULT 0,
+  serving INTEGER NOT NULL DEFAULT 0,
+  max_serving INTEGER NOT NULL DEFAULT 0,
+  tokens INTEGER NOT NULL DEFAULT 0,
+  expired INTEGER NOT NULL DEFAULT 0,
+  completed INTEGER NOT NULL DEFAULT 0,
+  abandoned INTEGER NOT NULL DEFAULT 0,
+  max_expired INTEGER NOT NULL DEFAULT 0,
+  expiry_enabled_since INTEGER
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS positions (
+  event_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  entry_time INTEGER NOT NULL,
+  PRIMARY KEY (event_id, position)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS positions_by_request ON positions (event_id, request_id);
+
+-- One row each time the serving counter reaches a new highest value: the time a position P became
+-- servable is the reached_at of the smallest value >= P.
+CREATE TABLE IF NOT EXISTS serving_history (
+  event_id TEXT NOT NULL,
+  value INTEGER NOT NULL,
+  reached_at INTEGER NOT NULL,
+  PRIMARY KEY (event_id, value)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS tokens (
+  event_id TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  iat INTEGER NOT NULL,
+  nbf INTEGER NOT NULL,
+  exp INTEGER NOT NULL,
+  iss TEXT NOT NULL,
+  kid TEXT NOT NULL,
+  status INTEGER NOT NULL DEFAULT 0,
+  nonce TEXT,
+  PRIMARY KEY (event_id, request_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tokens_by_exp ON tokens (event_id, exp);
+CREATE INDEX IF NOT EXISTS tokens_by_position ON tokens (event_id, position);
+
+CREATE TABLE IF NOT EXISTS signing_keys (
+  event_id TEXT NOT NULL,
+  kid TEXT NOT NULL,
+  private_jwk TEXT NOT NULL,
+  public_jwk TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (event_id, kid)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS locks (
+  name TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
