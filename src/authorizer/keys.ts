@@ -1,0 +1,116 @@
+// Fetches an event's public signing keys and caches them by `kid`.
+// VWR's authorizer fetched one key at cold start and kept it forever, so a rotated key locked every visitor
+// out until a redeploy. Here an unknown `kid` triggers a re-fetch; to keep forged `kid`s from turning the
+// authorizer into a traffic amplifier against the key endpoint, fetches are rate-limited (one per
+// `minRefetchIntervalMs`) and concurrent callers share one fetch.
+import { importJWK } from 'jose';
+import { AuthorizerError } from './errors.ts';
+
+/** Where the keys come from and how eagerly to refresh them. Passed per call: the cache holds only state. */
+export interface KeySource {
+  url: URL;
+  fetch: typeof globalThis.fetch;
+  fetchTimeoutMs: number;
+  /** Keys older than this are refreshed on next use (so a key withdrawn by the server stops verifying). */
+  cacheTtlMs: number;
+  minRefetchIntervalMs: number;
+  /** Milliseconds since the epoch, like `Date.now`. */
+  clock: () => number;
+}
+
+/** A key without `kid` is stored under this name; it can only verify a token without `kid`. */
+const NO_KID = '';
+
+export class KeyCache {
+  #keys = new Map<string, CryptoKey>();
+  #loadedAt = -Infinity;
+  #attemptedAt = -Infinity;
+  #lastFailure: unknown = undefined;
+  #loading: Promise<void> | undefined;
+
+  async keyFor(kid: string | undefined, source: KeySource): Promise<CryptoKey> {
+    const cached = this.#lookup(kid);
+    if (cached && source.clock() - this.#loadedAt < source.cacheTtlMs) return cached;
+    await this.#refresh(source);
+    // After a failed refresh the last keys stay in use: an outage of the waiting room's public API must not
+    // take the protected site down with it, and tokens still expire on their own.
+    const key = this.#lookup(kid);
+    if (key) return key;
+    if (this.#lastFailure !== undefined) throw new AuthorizerError('keys_unavailable', { cause: this.#lastFailure });
+    throw new AuthorizerError('unknown_key');
+  }
+
+  #lookup(kid: string | undefined): CryptoKey | undefined {
+    if (kid !== undefined) return this.#keys.get(kid);
+    // A token without `kid` is only unambiguous when the endpoint serves a single key.
+    return this.#keys.size === 1 ? this.#keys.values().next().value : undefined;
+  }
+
+  #refresh(source: KeySource): Promise<void> {
+    if (this.#loading) return this.#loading;
+    const now = source.clock();
+    if (now - this.#attemptedAt < source.minRefetchIntervalMs) return Promise.resolve();
+    this.#attemptedAt = now;
+    this.#loading = this.#load(source).finally(() => {
+      this.#loading = undefined;
+    });
+    return this.#loading;
+  }
+
+  async #load(source: KeySource): Promise<void> {
+    try {
+      // The served document is authoritative: a key it no longer lists is dropped.
+      this.#keys = await fetchKeys(source);
+      this.#loadedAt = source.clock();
+      this.#lastFailure = undefined;
+    } catch (error) {
+      this.#lastFailure = error;
+    }
+  }
+}
+
+async function fetchKeys(source: KeySource): Promise<Map<string, CryptoKey>> {
+  const response = await source.fetch(source.url, {
+    headers: { accept: 'application/json' },
+    signal: AbortSignal.timeout(source.fetchTimeoutMs),
+  });
+  if (!response.ok) throw new Error(`key endpoint ${source.url.href} answered ${response.status}`);
+  const document: unknown = await response.json();
+  // `/public_key` serves a bare JWK, a JWKS endpoint `{"keys": [...]}`; either URL may serve either form.
+  const candidates = isRecord(document) && Array.isArray(document.keys) ? document.keys : [document];
+  const keys = new Map<string, CryptoKey>();
+  for (const jwk of candidates) {
+    if (!isRsaVerificationKey(jwk)) continue;
+    try {
+      // Only the public members are imported, so a JWK wrongly carrying private members stays a public key.
+      const key = await importJWK({ kty: 'RSA', n: jwk.n, e: jwk.e }, 'RS256');
+      keys.set(jwk.kid ?? NO_KID, key as CryptoKey);
+    } catch {
+      // One malformed entry must not hide the valid keys next to it.
+    }
+  }
+  if (keys.size === 0) throw new Error(`key endpoint ${source.url.href} served no RS256 public key`);
+  return keys;
+}
+
+interface RsaJwk {
+  n: string;
+  e: string;
+  kid?: string;
+}
+
+function isRsaVerificationKey(value: unknown): value is RsaJwk {
+  return (
+    isRecord(value) &&
+    value.kty === 'RSA' &&
+    typeof value.n === 'string' &&
+    typeof value.e === 'string' &&
+    (value.kid === undefined || typeof value.kid === 'string') &&
+    (value.alg === undefined || value.alg === 'RS256') &&
+    (value.use === undefined || value.use === 'sig')
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,151 @@
+// Verifies an Anteroom access token (spec/integrations.md §1): RS256 only, signed by the event's key, then
+// exp > now, nbf ≤ now (with a configurable skew, default 0), aud == eventId, iss == issuer,
+// token_use == "access". Every failure becomes an AuthorizerError; nothing is logged, tokens least of all.
+import { errors, jwtVerify } from 'jose';
+import type { JWTPayload } from 'jose';
+import { AuthorizerError } from './errors.ts';
+import { KeyCache } from './keys.ts';
+import type { KeySource } from './keys.ts';
+
+export interface VerifierOptions {
+  /** The event's `GET /public_key` URL; `event_id=<eventId>` is added when the URL has none. */
+  publicKeyUrl?: string | URL;
+  /** A JWKS URL, used as given. Give exactly one of `publicKeyUrl` and `jwksUrl`. */
+  jwksUrl?: string | URL;
+  eventId: string;
+  issuer: string;
+  /** Seconds of clock skew allowed on `exp` and `nbf`. Default 0. */
+  clockToleranceSec?: number;
+  /** How long fetched keys are used before being refreshed. Default 300 000 (the endpoint's max-age). */
+  cacheTtlMs?: number;
+  /** At most one key fetch per this interval, whatever unknown `kid`s arrive. Default 5 000. */
+  minRefetchIntervalMs?: number;
+  /** Default 5 000. */
+  fetchTimeoutMs?: number;
+  fetch?: typeof globalThis.fetch;
+  /** Milliseconds since the epoch, like `Date.now` (the default). */
+  clock?: () => number;
+}
+
+/** The claims of a verified access token. */
+export interface VerifiedClaims {
+  /** The event ID. */
+  aud: string;
+  /** The visitor's request ID. */
+  sub: string;
+  queue_position: number;
+  token_use: 'access';
+  iat: number;
+  nbf: number;
+  exp: number;
+  iss: string;
+}
+
+export interface Verifier {
+  /** Resolves with the claims, or rejects with an AuthorizerError (401 no token, 403 invalid, 503 no keys). */
+  verify(token: string | null | undefined): Promise<VerifiedClaims>;
+}
+
+export function createVerifier(options: VerifierOptions): Verifier {
+  const source = keySourceOf(options);
+  const cache = new KeyCache();
+  return { verify: (token) => verifyWith(token, options, source, cache) };
+}
+
+// verifyAccessToken() takes its options on every call, so it cannot hold a cache of its own; its keys are
+// cached per key URL for the life of the process instead, so calling it on every request stays cheap.
+const sharedCaches = new Map<string, KeyCache>();
+
+export function verifyAccessToken(
+  token: string | null | undefined,
+  options: VerifierOptions,
+): Promise<VerifiedClaims> {
+  const source = keySourceOf(options);
+  let cache = sharedCaches.get(source.url.href);
+  if (!cache) sharedCaches.set(source.url.href, (cache = new KeyCache()));
+  return verifyWith(token, options, source, cache);
+}
+
+function keySourceOf(options: VerifierOptions): KeySource {
+  const { publicKeyUrl, jwksUrl } = options;
+  let url: URL;
+  if (jwksUrl !== undefined && publicKeyUrl === undefined) {
+    url = new URL(jwksUrl);
+  } else if (publicKeyUrl !== undefined && jwksUrl === undefined) {
+    url = new URL(publicKeyUrl);
+    if (!url.searchParams.has('event_id')) url.searchParams.set('event_id', options.eventId);
+  } else {
+    throw new TypeError('Give exactly one of publicKeyUrl and jwksUrl');
+  }
+  return {
+    url,
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    fetchTimeoutMs: options.fetchTimeoutMs ?? 5_000,
+    cacheTtlMs: options.cacheTtlMs ?? 300_000,
+    minRefetchIntervalMs: options.minRefetchIntervalMs ?? 5_000,
+    clock: options.clock ?? Date.now,
+  };
+}
+
+async function verifyWith(
+  token: string | null | undefined,
+  options: VerifierOptions,
+  source: KeySource,
+  cache: KeyCache,
+): Promise<VerifiedClaims> {
+  if (token === undefined || token === null) throw new AuthorizerError('missing_token');
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, (header) => cache.keyFor(header.kid, source), {
+      // The allow-list is checked before any key is looked up: this is what refuses `none` and HS256
+      // signed with the public key as an HMAC secret.
+      algorithms: ['RS256'],
+      audience: options.eventId,
+      issuer: options.issuer,
+      requiredClaims: ['exp', 'nbf', 'iat', 'sub'],
+      clockTolerance: options.clockToleranceSec ?? 0,
+      currentDate: new Date(source.clock()),
+    }));
+  } catch (error) {
+    throw refusalFor(error);
+  }
+  return accessClaims(payload);
+}
+
+function accessClaims(payload: JWTPayload): VerifiedClaims {
+  const { aud, sub, queue_position, token_use, iat, nbf, exp, iss } = payload;
+  // Refresh and id tokens carry the same claims and the same signature key: only token_use tells them apart.
+  if (token_use !== 'access') throw new AuthorizerError('wrong_token_use');
+  if (
+    typeof aud !== 'string' ||
+    typeof sub !== 'string' ||
+    typeof queue_position !== 'number' ||
+    typeof iat !== 'number' ||
+    typeof nbf !== 'number' ||
+    typeof exp !== 'number' ||
+    typeof iss !== 'string'
+  ) {
+    throw new AuthorizerError('invalid_claims');
+  }
+  return { aud, sub, queue_position, token_use, iat, nbf, exp, iss };
+}
+
+function refusalFor(error: unknown): AuthorizerError {
+  if (error instanceof AuthorizerError) return error;
+  const cause = { cause: error };
+  if (error instanceof errors.JWTExpired) return new AuthorizerError('expired', cause);
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.reason === 'check_failed') {
+      if (error.claim === 'nbf') return new AuthorizerError('not_yet_valid', cause);
+      if (error.claim === 'aud') return new AuthorizerError('wrong_audience', cause);
+      if (error.claim === 'iss') return new AuthorizerError('wrong_issuer', cause);
+    }
+    return new AuthorizerError('invalid_claims', cause);
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) {
+    return new AuthorizerError('algorithm_not_allowed', cause);
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) return new AuthorizerError('bad_signature', cause);
+  // Anything else (bad segments, bad base64, bad JSON, a key too short) fails closed.
+  return new AuthorizerError('malformed_token', cause);
+}
