@@ -117,3 +117,14 @@ export interface Store {
   /** Leader lock for interval jobs: true if `owner` holds `name` until now + ttlMs. */
   tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean>;
 }
+
+/**
+ * Thrown by a backend that cannot be reached (connection refused, timed out). The HTTP layer answers 503
+ * with Retry-After; nothing was changed, or the change is unknown to the caller and safe to retry.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}

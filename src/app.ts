@@ -1,0 +1,157 @@
+// Assembles one Anteroom node: store, waiting room, events, HTTP server and background jobs.
+
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ServerConfig } from './config/config.ts';
+import type { AdminCredentials } from './config/credentials.ts';
+import { epochSeconds, systemClock, type Clock } from './domain/clock.ts';
+import { EventCatalog } from './domain/event-catalog.ts';
+import { WaitingRoom } from './domain/waiting-room.ts';
+import { EventBus } from './events/bus.ts';
+import { SseSink } from './events/sse-sink.ts';
+import { WebhookSink } from './events/webhook-sink.ts';
+import { buildHttpServer } from './http/server.ts';
+import { JobScheduler } from './jobs/scheduler.ts';
+import { Metrics } from './observability/metrics.ts';
+import { openStore } from './store/open-store.ts';
+import type { Store } from './store/port.ts';
+import { KeyRing } from './tokens/keys.ts';
+import { TokenSigner } from './tokens/signer.ts';
+
+export interface AnteroomNode {
+  http: FastifyInstance;
+  room: WaitingRoom;
+  bus: EventBus;
+  scheduler: JobScheduler;
+  /** Base URL of the public API, e.g. http://127.0.0.1:8080 */
+  publicUrl: string;
+  /** Base URL of the private API, e.g. http://127.0.0.1:8080/private */
+  privateUrl: string;
+  port: number;
+  /** Stops accepting requests, answers those in flight (joins are committed first), then closes the store. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  credentials: AdminCredentials;
+  clock?: Clock;
+  /** Use this store instead of opening the configured one (tests). It is closed with the node. */
+  store?: Store;
+  /** Do not start interval jobs (tests drive them by hand). */
+  jobs?: boolean;
+  /** Extra HTTP routes (web pages, OIDC, inlets). */
+  plugins?: Parameters<typeof buildHttpServer>[0]['plugins'];
+}
+
+export async function startNode(config: ServerConfig, options: StartOptions): Promise<AnteroomNode> {
+  const clock = options.clock ?? systemClock;
+  const store = options.store ?? (await openStore(config));
+  const metrics = new Metrics();
+  const bus = new EventBus();
+  const sse = new SseSink();
+  bus.subscribe(sse);
+  for (const event of config.events) {
+    for (const hook of event.webhooks) {
+      bus.subscribe(
+        new WebhookSink({
+          eventId: event.event_id,
+          url: hook.url,
+          secret: hook.secret,
+          onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+        }),
+      );
+    }
+  }
+  // Known for sure only once listening (port 0 picks a free port).
+  let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+  const keys = new KeyRing(store, () => epochSeconds(clock));
+  const room = new WaitingRoom({
+    store,
+    catalog: new EventCatalog(config.events),
+    keys,
+    signer: new TokenSigner(keys),
+    bus,
+    clock,
+    defaultIssuer: () => publicUrl,
+    joinBatch: { windowMs: config.joinBatchWindowMs },
+  });
+  room.joins.onBatch = (size) => metrics.joinBatchSize.observe(size);
+  metrics.watchEvents(room);
+  await room.start();
+
+  const http = await buildHttpServer({
+    room,
+    sse,
+    metrics,
+    credentials: {
+      adminToken: options.credentials.adminToken,
+      sigv4: {
+        accessKeyId: options.credentials.accessKeyId,
+        secretAccessKey: options.credentials.secretAccessKey,
+        region: config.region,
+      },
+    },
+    publicApiKey: config.publicApiKey,
+    pollTtl: config.pollTtl,
+    privateBasePath: config.privateBasePath,
+    logLevel: config.logLevel,
+    logRequests: config.logRequests,
+    clockMs: clock,
+    plugins: options.plugins,
+  });
+  bus.onSinkError = (sink, error) => http.log.error({ err: error, sink: sink.name }, 'event sink failed');
+
+  const scheduler = new JobScheduler({
+    store,
+    nodeId: randomUUID(),
+    log: http.log,
+    clockMs: clock,
+    onRun: (job, outcome) => metrics.jobRuns.inc({ job, outcome }),
+  });
+  if (options.jobs !== false) {
+    scheduler.start({
+      name: 'expiry',
+      intervalMs: config.expiryJobIntervalSec * 1000,
+      run: async () => {
+        for (const eventId of room.catalog.ids()) await room.advanceExpiry(eventId);
+      },
+    });
+    scheduler.start({
+      name: 'metrics',
+      intervalMs: config.metricsJobIntervalSec * 1000,
+      run: async () => {
+        for (const eventId of room.catalog.ids()) await room.emitMetrics(eventId);
+      },
+    });
+  }
+
+  await http.listen({ host: config.host, port: config.port });
+  const address = http.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  if (!config.publicUrl) publicUrl = `http://${urlHost(config.host)}:${port}`;
+
+  let closing: Promise<void> | null = null;
+  return {
+    http,
+    room,
+    bus,
+    scheduler,
+    publicUrl,
+    privateUrl: `${publicUrl}${config.privateBasePath}`,
+    port,
+    close: () =>
+      (closing ??= (async () => {
+        await scheduler.stop();
+        await http.close();
+        await room.joins.drain();
+        await bus.close();
+        await store.close();
+      })()),
+  };
+}
+
+/** A host for URLs: wildcard listeners are reached through loopback; IPv6 literals need brackets. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}

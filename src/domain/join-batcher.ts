@@ -1,0 +1,88 @@
+// Group commit of joins. Every join that arrives while the event loop is busy is collected and handed to
+// the store as ONE batch (one transaction / one Lua call), then every caller is answered. Under load the
+// batches grow by themselves; at rest a join waits only for the current loop turn (setImmediate), or
+// `windowMs` if configured. Per event, batches are committed one after another, so positions follow
+// arrival order on this node.
+
+import type { JoinRequest } from '../store/port.ts';
+
+interface PendingJoin extends JoinRequest {
+  resolve(position: number): void;
+  reject(error: unknown): void;
+}
+
+export type CommitBatch = (eventId: string, joins: readonly JoinRequest[]) => Promise<number[]>;
+
+export class JoinBatcher {
+  private readonly commit: CommitBatch;
+  private readonly maxBatch: number;
+  private readonly windowMs: number;
+  private readonly pending = new Map<string, PendingJoin[]>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private scheduled = false;
+  /** Batch sizes committed, for metrics. */
+  onBatch: (size: number) => void = () => {};
+
+  constructor(commit: CommitBatch, options: { maxBatch?: number; windowMs?: number } = {}) {
+    this.commit = commit;
+    this.maxBatch = options.maxBatch ?? 1000;
+    this.windowMs = options.windowMs ?? 0;
+  }
+
+  join(eventId: string, request: JoinRequest): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      let queue = this.pending.get(eventId);
+      if (!queue) this.pending.set(eventId, (queue = []));
+      queue.push({ ...request, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves once every join received so far has been committed and answered. */
+  async drain(): Promise<void> {
+    while (this.pending.size > 0 || this.inFlight.size > 0) {
+      this.flush();
+      await Promise.all(this.inFlight.values());
+    }
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const run = () => {
+      this.scheduled = false;
+      this.flush();
+    };
+    if (this.windowMs > 0) setTimeout(run, this.windowMs);
+    else setImmediate(run);
+  }
+
+  private flush(): void {
+    for (const eventId of [...this.pending.keys()]) {
+      if (!this.inFlight.has(eventId)) this.startBatch(eventId);
+    }
+  }
+
+  private startBatch(eventId: string): void {
+    const queue = this.pending.get(eventId);
+    if (!queue || queue.length === 0) return;
+    const batch = queue.splice(0, this.maxBatch);
+    if (queue.length === 0) this.pending.delete(eventId);
+    const run = this.commitBatch(eventId, batch).finally(() => {
+      this.inFlight.delete(eventId);
+      // Joins that arrived while this batch was committing go next.
+      if (this.pending.has(eventId)) this.startBatch(eventId);
+    });
+    this.inFlight.set(eventId, run);
+  }
+
+  private async commitBatch(eventId: string, batch: PendingJoin[]): Promise<void> {
+    try {
+      const positions = await this.commit(eventId, batch);
+      this.onBatch(batch.length);
+      batch.forEach((join, i) => join.resolve(positions[i] as number));
+    } catch (error) {
+      for (const join of batch) join.reject(error);
+    }
+  }
+}

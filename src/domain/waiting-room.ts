@@ -1,0 +1,328 @@
+// The waiting room: every operation of the public and private API, independent of HTTP, Lambda or the
+// store behind it. Validates its inputs against the event catalogue, decides with the rules of
+// src/domain, changes state only through one atomic store operation, and emits events after the change
+// is durable.
+
+import { epochSeconds, type Clock } from './clock.ts';
+import { decideClaim, decideExpiry, type ExpiryRule } from './claim-decision.ts';
+import { newTokenRecord, type TokenRecord } from './claims.ts';
+import { Errors, Pending } from './errors.ts';
+import type { EventCatalog } from './event-catalog.ts';
+import { expiryCutoff } from './expiry.ts';
+import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
+import { JoinBatcher } from './join-batcher.ts';
+import type { EventSettings } from './settings.ts';
+import type { EventBus } from '../events/bus.ts';
+import { envelope } from '../events/envelope.ts';
+import type { Counters, Store } from '../store/port.ts';
+import type { KeyRing, PublicJwk } from '../tokens/keys.ts';
+import type { TokenSet, TokenSigner } from '../tokens/signer.ts';
+
+export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
+
+export interface TokenResponse extends TokenSet {
+  token_type: 'Bearer';
+  expires_in: number;
+}
+
+export interface TokenOverrides {
+  issuer?: string | undefined;
+  validityPeriod?: number | undefined;
+  /** OpenID Connect nonce for the id token. */
+  nonce?: string | undefined;
+}
+
+export interface WaitingRoomDeps {
+  store: Store;
+  catalog: EventCatalog;
+  keys: KeyRing;
+  signer: TokenSigner;
+  bus: EventBus;
+  clock: Clock;
+  /** Issuer used when an event has none configured: the server's public base URL (known once listening). */
+  defaultIssuer: () => string;
+  joinBatch?: { maxBatch?: number; windowMs?: number };
+}
+
+/** Upper bound of the expired_tokens list, so one call stays a bounded response. */
+export const EXPIRED_TOKENS_LIMIT = 10_000;
+
+const ok = <T>(body: T): Answer<T> => ({ status: 200, body });
+
+export class WaitingRoom {
+  readonly store: Store;
+  readonly catalog: EventCatalog;
+  private readonly keys: KeyRing;
+  private readonly signer: TokenSigner;
+  private readonly bus: EventBus;
+  private readonly clock: Clock;
+  private readonly defaultIssuer: () => string;
+  readonly joins: JoinBatcher;
+
+  constructor(deps: WaitingRoomDeps) {
+    this.store = deps.store;
+    this.catalog = deps.catalog;
+    this.keys = deps.keys;
+    this.signer = deps.signer;
+    this.bus = deps.bus;
+    this.clock = deps.clock;
+    this.defaultIssuer = deps.defaultIssuer;
+    this.joins = new JoinBatcher((eventId, joins) => this.store.assignPositions(eventId, joins), deps.joinBatch);
+  }
+
+  private now(): number {
+    return epochSeconds(this.clock);
+  }
+
+  /** Brings the store in line with the configuration (expiry switch times) and creates missing keys. */
+  async start(): Promise<void> {
+    const now = this.now();
+    for (const event of this.catalog.all()) {
+      await this.store.syncExpirySwitch(event.event_id, event.enable_queue_position_expiry, now);
+      await this.keys.current(event.event_id);
+    }
+  }
+
+  private event(eventId: unknown, invalid: () => Error = Errors.invalidEventId): EventSettings {
+    const event = this.catalog.get(eventId);
+    if (!event) throw invalid();
+    return event;
+  }
+
+  private eventAndRequest(eventId: unknown, requestId: unknown): { event: EventSettings; requestId: string } {
+    const event = this.event(eventId, Errors.invalidEventOrRequestId);
+    if (!isRequestId(requestId)) throw Errors.invalidEventOrRequestId();
+    return { event, requestId: normaliseRequestId(requestId) };
+  }
+
+  private expiryRule(event: EventSettings): ExpiryRule {
+    return { enabled: event.enable_queue_position_expiry, period: event.queue_position_expiry_period };
+  }
+
+  // ---- public API ----
+
+  async assignQueueNum(eventId: unknown): Promise<Answer<{ api_request_id: string }>> {
+    const event = this.event(eventId);
+    const requestId = newRequestId();
+    await this.joins.join(event.event_id, { requestId, entryTime: this.now() });
+    return ok({ api_request_id: requestId });
+  }
+
+  async queueNum(
+    eventId: unknown,
+    requestId: unknown,
+  ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1 }>> {
+    const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
+    const position = await this.store.getPosition(event.event_id, id);
+    if (!position) return Pending.requestIdNotFound;
+    return ok({ queue_number: position.position, entry_time: position.entryTime, event_id: event.event_id, status: 1 });
+  }
+
+  async servingNum(eventId: unknown): Promise<Answer<{ serving_counter: number }>> {
+    const event = this.event(eventId);
+    return ok({ serving_counter: await this.store.getServingCounter(event.event_id) });
+  }
+
+  async waitingNum(eventId: unknown): Promise<Answer<{ waiting_num: number }>> {
+    const event = this.event(eventId);
+    return ok({ waiting_num: waitingOf(await this.store.getCounters(event.event_id)) });
+  }
+
+  async publicKey(eventId: unknown): Promise<Answer<PublicJwk>> {
+    const event = this.event(eventId, Errors.unknownEventKey);
+    return ok((await this.keys.current(event.event_id)).publicJwk);
+  }
+
+  /** Every public key of the event, as a JWKS. */
+  async jwks(eventId: unknown): Promise<Answer<{ keys: PublicJwk[] }>> {
+    const event = this.event(eventId, Errors.unknownEventKey);
+    return ok({ keys: (await this.keys.all(event.event_id)).map((k) => k.publicJwk) });
+  }
+
+  async generateToken(
+    eventId: unknown,
+    requestId: unknown,
+    overrides: TokenOverrides = {},
+  ): Promise<Answer<TokenResponse>> {
+    const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
+    const now = this.now();
+    const ctx = await this.store.getClaimContext(event.event_id, id);
+    const decision = decideClaim(ctx, this.expiryRule(event), now);
+    switch (decision.kind) {
+      case 'no-position':
+        throw Errors.invalidRequestId();
+      case 'not-served-yet':
+        return Pending.notServedYet;
+      case 'session-closed':
+        throw Errors.tokenSessionClosed();
+      case 'position-expired':
+        throw Errors.queuePositionExpired();
+      case 'reissue':
+        return ok(await this.tokenResponse(event.event_id, decision.record, now));
+      case 'issue':
+        return ok(await this.issue(event, id, decision.position, now, overrides));
+    }
+  }
+
+  private async issue(
+    event: EventSettings,
+    requestId: string,
+    position: number,
+    now: number,
+    overrides: TokenOverrides,
+  ): Promise<TokenResponse> {
+    const key = await this.keys.current(event.event_id);
+    const record = newTokenRecord({
+      requestId,
+      position,
+      now,
+      validityPeriod: overrides.validityPeriod ?? event.validity_period,
+      issuer: overrides.issuer ?? event.issuer ?? this.defaultIssuer(),
+      kid: key.kid,
+      nonce: overrides.nonce,
+    });
+    const result = await this.store.issueTokenIfAbsent(event.event_id, record);
+    switch (result.outcome) {
+      case 'no-position':
+        throw Errors.invalidRequestId();
+      case 'expired':
+        throw Errors.queuePositionExpired();
+      case 'existing':
+        // A concurrent first claim won: answer with its tokens (same rules as a re-claim).
+        if (result.record.status !== 0) throw Errors.tokenSessionClosed();
+        return this.tokenResponse(event.event_id, result.record, now);
+      case 'issued': {
+        const response = await this.tokenResponse(event.event_id, result.record, now);
+        this.bus.emit(
+          envelope('token_generated', { event_id: event.event_id, request_id: requestId }, this.clock()),
+        );
+        return response;
+      }
+    }
+  }
+
+  private async tokenResponse(eventId: string, record: TokenRecord, now: number): Promise<TokenResponse> {
+    const tokens = await this.signer.sign(eventId, record);
+    return { ...tokens, token_type: 'Bearer', expires_in: Math.max(0, record.exp - now) };
+  }
+
+  async queuePosExpiry(eventId: unknown, requestId: unknown): Promise<Answer<{ expires_in: number }>> {
+    const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
+    const ctx = await this.store.getClaimContext(event.event_id, id);
+    const decision = decideExpiry(ctx, this.expiryRule(event), this.now());
+    switch (decision.kind) {
+      case 'no-position':
+        throw Errors.invalidRequestId();
+      case 'expiry-not-enabled':
+        return Pending.expiryNotEnabled;
+      case 'not-served-yet':
+        return Pending.notServedYet;
+      case 'position-expired':
+        throw Errors.queuePositionExpired();
+      case 'expires-in':
+        return ok({ expires_in: decision.seconds });
+    }
+  }
+
+  // ---- private API ----
+
+  async incrementServingCounter(eventId: unknown, by: number): Promise<Answer<{ serving_num: number }>> {
+    const event = this.event(eventId);
+    return ok({ serving_num: await this.store.incrementServing(event.event_id, by, this.now()) });
+  }
+
+  async numActiveTokens(eventId: unknown): Promise<Answer<{ active_tokens: number }>> {
+    const event = this.event(eventId, Errors.unknownEventKey);
+    return ok({ active_tokens: await this.store.countActiveTokens(event.event_id, this.now()) });
+  }
+
+  async expiredTokens(eventId: unknown): Promise<Answer<string[]>> {
+    const event = this.event(eventId);
+    return ok(await this.store.listExpiredTokens(event.event_id, this.now(), EXPIRED_TOKENS_LIMIT));
+  }
+
+  async updateSession(eventId: unknown, requestId: unknown, status: unknown): Promise<Answer<Record<string, never>>> {
+    const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
+    if (status !== 1 && status !== -1) throw Errors.invalidEventOrRequestId();
+    if (!(await this.store.closeSession(event.event_id, id, status))) throw Errors.sessionNotFound();
+    this.bus.emit(
+      envelope(
+        'session_updated',
+        { event_id: event.event_id, request_id: id, status: status === 1 ? 'completed' : 'abandoned' },
+        this.clock(),
+      ),
+    );
+    return ok({});
+  }
+
+  async resetInitialState(eventId: unknown): Promise<Answer<{ message: string }>> {
+    const event = this.event(eventId);
+    await this.store.resetEvent(event.event_id);
+    // The text VWR's clients know (its reset recreated a DynamoDB table).
+    return ok({ message: 'Counters reset. DynamoDB table recreated.' });
+  }
+
+  async counters(eventId: string): Promise<Counters & { waiting: number; activeTokens: number }> {
+    const counters = await this.store.getCounters(eventId);
+    const activeTokens = await this.store.countActiveTokens(eventId, this.now());
+    return { ...counters, waiting: waitingOf(counters), activeTokens };
+  }
+
+  // ---- background jobs ----
+
+  /** One tick of the expiry job for one event. */
+  async advanceExpiry(eventId: string): Promise<void> {
+    const event = this.event(eventId);
+    if (!event.enable_queue_position_expiry) return;
+    const now = this.now();
+    const result = await this.store.advanceExpiry(
+      eventId,
+      expiryCutoff(now, event.queue_position_expiry_period),
+      event.incr_serving_on_expiry,
+      now,
+    );
+    if (event.incr_serving_on_expiry && result.serving !== result.previousServing) {
+      this.bus.emit(
+        envelope(
+          'automatic_serving_counter_incr',
+          {
+            event_id: eventId,
+            previous_serving_counter_position: result.previousServing,
+            increment_by: result.serving - result.previousServing,
+            current_serving_counter_position: result.serving,
+          },
+          this.clock(),
+        ),
+      );
+    }
+  }
+
+  /** One tick of the metrics job for one event (only when events generation is on). */
+  async emitMetrics(eventId: string): Promise<void> {
+    const event = this.event(eventId);
+    if (!event.enable_events_generation) return;
+    const c = await this.counters(eventId);
+    this.bus.emit(
+      envelope(
+        'waiting_room_metrics',
+        {
+          event_id: eventId,
+          num_active_tokens: c.activeTokens,
+          total_num_tokens: c.tokens,
+          queue_counter: c.queue,
+          serving_number: c.serving,
+          completed_sessions: c.completed,
+          abandoned_sessions: c.abandoned,
+          expired_queue_positions: c.expired,
+          waiting_num: c.waiting,
+        },
+        this.clock(),
+      ),
+    );
+  }
+}
+
+/** People who joined and have neither claimed a token nor lost their place (VWR #208: always subtract). */
+export function waitingOf(counters: Counters): number {
+  return Math.max(0, counters.queue - counters.tokens - counters.expired);
+}

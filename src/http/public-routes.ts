@@ -1,0 +1,86 @@
+// The public API (no authentication), as spec/core-api.md "Public API" defines it.
+
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import { Errors } from '../domain/errors.ts';
+import type { WaitingRoom } from '../domain/waiting-room.ts';
+import { mountRoutes } from './route-table.ts';
+import { EventBody, EventQuery, EventRequestBody, EventRequestQuery } from './schemas.ts';
+
+type Q<T> = FastifyRequest<{ Querystring: T }>;
+type B<T> = FastifyRequest<{ Body: T }>;
+
+export function publicRoutes(app: FastifyInstance, room: WaitingRoom): void {
+  mountRoutes(app, [
+    {
+      method: 'POST',
+      url: '/assign_queue_num',
+      schema: { body: EventBody },
+      handler: (req) => room.assignQueueNum((req as B<Static<typeof EventBody>>).body.event_id),
+    },
+    {
+      method: 'GET',
+      url: '/queue_num',
+      schema: { querystring: EventRequestQuery },
+      cache: 'queue',
+      invalidQuery: Errors.invalidEventOrRequestId,
+      handler: (req) => {
+        const q = (req as Q<Static<typeof EventRequestQuery>>).query;
+        return room.queueNum(q.event_id, q.request_id);
+      },
+    },
+    {
+      method: 'GET',
+      url: '/serving_num',
+      schema: { querystring: EventQuery },
+      cache: 'poll',
+      invalidQuery: Errors.invalidEventId,
+      handler: (req) => room.servingNum((req as Q<Static<typeof EventQuery>>).query.event_id),
+    },
+    {
+      method: 'GET',
+      url: '/waiting_num',
+      schema: { querystring: EventQuery },
+      cache: 'poll',
+      invalidQuery: Errors.invalidEventId,
+      handler: (req) => room.waitingNum((req as Q<Static<typeof EventQuery>>).query.event_id),
+    },
+    {
+      method: 'POST',
+      url: '/generate_token',
+      schema: { body: EventRequestBody },
+      // The public endpoint ignores issuer / validity_period in the body.
+      handler: (req) => {
+        const b = (req as B<Static<typeof EventRequestBody>>).body;
+        return room.generateToken(b.event_id, b.request_id);
+      },
+    },
+    {
+      method: 'GET',
+      url: '/public_key',
+      schema: { querystring: EventQuery },
+      cache: 'key',
+      invalidQuery: Errors.unknownEventKey,
+      handler: (req) => room.publicKey((req as Q<Static<typeof EventQuery>>).query.event_id),
+    },
+    {
+      method: 'GET',
+      url: '/jwks.json',
+      schema: { querystring: EventQuery },
+      cache: 'key',
+      invalidQuery: Errors.unknownEventKey,
+      handler: (req) => room.jwks((req as Q<Static<typeof EventQuery>>).query.event_id),
+    },
+    {
+      method: 'GET',
+      url: '/queue_pos_expiry',
+      schema: { querystring: EventRequestQuery },
+      cache: 'poll',
+      invalidQuery: Errors.invalidEventOrRequestId,
+      handler: (req) => {
+        const q = (req as Q<Static<typeof EventRequestQuery>>).query;
+        return room.queuePosExpiry(q.event_id, q.request_id);
+      },
+    },
+  ]);
+}

@@ -1,0 +1,34 @@
+// JSON schemas of every request, validated at the edge by Fastify (ajv). Identifiers are only bounded here;
+// whether an event exists or a request ID is a well-formed UUID is the domain's call, so that those answer
+// with the contract's own messages ("Invalid event ID", "Invalid event or request ID").
+
+import { Type, type TSchema } from '@sinclair/typebox';
+
+const Id = Type.String({ maxLength: 1024 });
+
+const query = <T extends Record<string, TSchema>>(properties: T) => Type.Object(properties);
+const body = <T extends Record<string, TSchema>>(properties: T) => Type.Object(properties);
+
+export const EventQuery = query({ event_id: Id });
+export const EventRequestQuery = query({ event_id: Id, request_id: Id });
+
+export const EventBody = body({ event_id: Id });
+export const EventRequestBody = body({ event_id: Id, request_id: Id });
+
+export const PrivateGenerateTokenBody = body({
+  event_id: Id,
+  request_id: Id,
+  issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+  validity_period: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
+});
+
+export const IncrementBody = body({
+  event_id: Id,
+  increment_by: Type.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000 }),
+});
+
+export const UpdateSessionBody = body({
+  event_id: Id,
+  request_id: Id,
+  status: Type.Integer(),
+});

@@ -1,0 +1,163 @@
+// Builds the HTTP server: public API at the root, private API under its base path, health and metrics.
+// One error handler renders every failure with the contract's status and {"error": message} body; no
+// stack trace or internal message ever reaches a client.
+
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { ContractError, Errors } from '../domain/errors.ts';
+import type { WaitingRoom } from '../domain/waiting-room.ts';
+import type { SseSink } from '../events/sse-sink.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { StoreUnavailableError } from '../store/port.ts';
+import { privateAuthHook, type PrivateCredentials } from './auth/private-auth.ts';
+import { secretsEqual } from './auth/constant-time.ts';
+import { acceptAnyContentType, parseJsonBody } from './json-body.ts';
+import { privateRoutes } from './private-routes.ts';
+import { publicRoutes } from './public-routes.ts';
+
+export interface HttpServerOptions {
+  room: WaitingRoom;
+  sse: SseSink;
+  metrics: Metrics;
+  credentials: PrivateCredentials;
+  /** When set, every public request must carry x-api-key with this value. */
+  publicApiKey?: string | undefined;
+  /** max-age of the polling endpoints, 0–5 s. */
+  pollTtl: number;
+  privateBasePath: string;
+  logLevel?: string;
+  /** Log one line per request (off by default: the polling path is hot). */
+  logRequests?: boolean;
+  clockMs?: () => number;
+  /** Extra routes mounted by other parts (web pages, OIDC, inlet endpoints). */
+  plugins?: ((app: FastifyInstance) => Promise<void> | void)[];
+}
+
+export const BODY_LIMIT = 16 * 1024;
+
+export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
+  const clockMs = options.clockMs ?? Date.now;
+  const app = Fastify({
+    logger: {
+      level: options.logLevel ?? 'info',
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-amz-security-token"]'],
+        censor: '[redacted]',
+      },
+    },
+    // Per-request lines come from our onResponse hook, only when asked for (the polling path is hot).
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
+    routerOptions: { maxParamLength: 200 },
+    // Malformed URLs and the like, rejected before routing.
+    frameworkErrors: (_error, _request, reply) => {
+      void (reply as FastifyReply)
+        .code(400)
+        .header('cache-control', 'no-store')
+        .header('access-control-allow-origin', '*')
+        .send({ error: 'Bad request' });
+    },
+  });
+
+  acceptAnyContentType(app);
+  const cacheValues = {
+    poll: `public, max-age=${options.pollTtl}`,
+    queue: 'public, max-age=60',
+    key: 'public, max-age=300',
+  } as const;
+
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('access-control-allow-origin', '*');
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    const policy = request.routeOptions.config?.cache;
+    reply.header('cache-control', policy && reply.statusCode === 200 ? cacheValues[policy] : 'no-store');
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    options.metrics.requests.inc({ route, method: request.method, status: reply.statusCode });
+    options.metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+    if (options.logRequests || reply.statusCode >= 500) {
+      request.log.info(
+        { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+        'request',
+      );
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
+  app.setNotFoundHandler(async () => {
+    throw Errors.notFound();
+  });
+
+  // Operations endpoints: never behind the API key or credentials (probes and scrapers call them).
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    try {
+      await options.room.store.ping();
+      return { status: 'ready', store: options.room.store.description };
+    } catch {
+      reply.code(503).header('retry-after', '1');
+      return { status: 'unavailable', store: options.room.store.description };
+    }
+  });
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', options.metrics.registry.contentType);
+    return options.metrics.registry.metrics();
+  });
+
+  await app.register(async (publicScope) => {
+    const apiKey = options.publicApiKey;
+    if (apiKey) {
+      publicScope.addHook('onRequest', async (request) => {
+        if (request.method === 'OPTIONS') return;
+        const given = request.headers['x-api-key'];
+        if (typeof given !== 'string' || !secretsEqual(given, apiKey)) throw Errors.forbidden();
+      });
+    }
+    publicScope.addHook('preValidation', parseJsonBody);
+    publicRoutes(publicScope, options.room);
+  });
+
+  await app.register(
+    async (privateScope) => {
+      // Authenticate before the body is parsed: an unauthenticated caller learns nothing about its body.
+      privateScope.addHook('preValidation', privateAuthHook(options.credentials, clockMs));
+      privateScope.addHook('preValidation', parseJsonBody);
+      privateRoutes(privateScope, options.room, options.sse);
+    },
+    { prefix: options.privateBasePath },
+  );
+
+  for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope));
+  return app;
+}
+
+function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const contract = toContractError(error, request);
+  if (contract.status >= 500) request.log.error({ err: error }, 'request failed');
+  reply.code(contract.status).headers(contract.headers).header('access-control-allow-origin', '*');
+  return reply.send({ error: contract.message });
+}
+
+function toContractError(error: FastifyError, request: FastifyRequest): ContractError {
+  if (error instanceof ContractError) return error;
+  if (error instanceof StoreUnavailableError) return Errors.storeUnavailable();
+  if (error.validation) {
+    if (error.validationContext !== 'querystring') return Errors.invalidRequestBody();
+    const missing = error.validation
+      .filter((e) => e.keyword === 'required')
+      .map((e) => String((e.params as { missingProperty?: string }).missingProperty));
+    if (missing.length > 0) return Errors.missingParameters(missing);
+    return (request.routeOptions.config?.invalidQuery ?? Errors.invalidRequestBody)();
+  }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return Errors.payloadTooLarge();
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return new ContractError(status, status === 415 ? 'Unsupported media type' : 'Bad request');
+  if (status === 503) return Errors.shuttingDown();
+  return new ContractError(500, 'Internal server error');
+}

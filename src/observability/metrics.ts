@@ -1,0 +1,78 @@
+// Prometheus metrics (served at /metrics). Requests by route and status are the equivalent of VWR's
+// 4xx/5xx CloudWatch alarms; per-event gauges are read from the store when scraped, not on the hot path.
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { WaitingRoom } from '../domain/waiting-room.ts';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<'route' | 'method' | 'status'>;
+  readonly latency: Histogram<'route' | 'method'>;
+  readonly jobRuns: Counter<'job' | 'outcome'>;
+  readonly joinBatchSize: Histogram;
+  readonly webhookDeliveries: Counter<'outcome'>;
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'anteroom_' });
+    this.requests = new Counter({
+      name: 'anteroom_http_requests_total',
+      help: 'HTTP requests answered, by route, method and status code',
+      labelNames: ['route', 'method', 'status'],
+      registers: [this.registry],
+    });
+    this.latency = new Histogram({
+      name: 'anteroom_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request',
+      labelNames: ['route', 'method'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [this.registry],
+    });
+    this.jobRuns = new Counter({
+      name: 'anteroom_job_runs_total',
+      help: 'Background job ticks run by this node, by job and outcome (ok, failed)',
+      labelNames: ['job', 'outcome'],
+      registers: [this.registry],
+    });
+    this.joinBatchSize = new Histogram({
+      name: 'anteroom_join_batch_size',
+      help: 'Joins committed together in one store operation (group commit)',
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+      registers: [this.registry],
+    });
+    this.webhookDeliveries = new Counter({
+      name: 'anteroom_webhook_deliveries_total',
+      help: 'Webhook deliveries by outcome (delivered, failed after retries, dropped from a full queue)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+  }
+
+  /** Per-event gauges, read from the store once per scrape (not on the request path). */
+  watchEvents(room: WaitingRoom): void {
+    const definitions = [
+      ['queue', 'anteroom_queue_positions', 'Positions handed out'],
+      ['serving', 'anteroom_serving_counter', 'Serving counter'],
+      ['waiting', 'anteroom_waiting', 'Visitors waiting (queue - tokens - expired)'],
+      ['activeTokens', 'anteroom_active_tokens', 'Tokens not expired whose session is open'],
+      ['tokens', 'anteroom_tokens_issued', 'Token sets issued'],
+      ['expired', 'anteroom_expired_positions', 'Positions that expired unclaimed'],
+      ['completed', 'anteroom_sessions_completed', 'Sessions completed'],
+      ['abandoned', 'anteroom_sessions_abandoned', 'Sessions abandoned'],
+    ] as const;
+    let scrape: Promise<void> | null = null;
+    // Every gauge's collect shares one read of every event's counters per scrape.
+    const readAll = (): Promise<void> => {
+      scrape ??= (async () => {
+        for (const eventId of room.catalog.ids()) {
+          const counters = await room.counters(eventId);
+          for (const [key, gauge] of gauges) gauge.set({ event_id: eventId }, counters[key]);
+        }
+      })().finally(() => setImmediate(() => (scrape = null)));
+      return scrape;
+    };
+    const gauges = definitions.map(
+      ([key, name, help]) =>
+        [key, new Gauge({ name, help, labelNames: ['event_id'], registers: [this.registry], collect: readAll })] as const,
+    );
+  }
+}

@@ -1,0 +1,62 @@
+// Builds the three RS256 JWTs of a token set from a stored TokenRecord. RSA PKCS#1 v1.5 signatures are
+// deterministic, so signing the same record again yields byte-identical tokens; we still never sign twice
+// for the same set: results (and in-flight signings) are kept in a bounded cache. Signing runs in libuv's
+// thread pool (crypto.sign with a callback), so it does not block the event loop and uses both cores.
+
+import { sign } from 'node:crypto';
+import { promisify } from 'node:util';
+import { buildClaims, TOKEN_USES, type TokenRecord } from '../domain/claims.ts';
+import type { KeyRing, SigningKey } from './keys.ts';
+
+const signAsync = promisify(sign);
+
+export interface TokenSet {
+  access_token: string;
+  refresh_token: string;
+  id_token: string;
+}
+
+function encodeSegment(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+async function signJwt(key: SigningKey, claims: object): Promise<string> {
+  const input = `${encodeSegment({ alg: 'RS256', kid: key.kid, typ: 'JWT' })}.${encodeSegment(claims)}`;
+  const signature = await signAsync('sha256', Buffer.from(input), key.privateKey);
+  return `${input}.${signature.toString('base64url')}`;
+}
+
+export class TokenSigner {
+  private readonly keys: KeyRing;
+  private readonly cache = new Map<string, Promise<TokenSet>>();
+  private readonly maxCached: number;
+
+  constructor(keys: KeyRing, maxCached = 20_000) {
+    this.keys = keys;
+    this.maxCached = maxCached;
+  }
+
+  sign(eventId: string, record: TokenRecord): Promise<TokenSet> {
+    // The key names everything the tokens are built from: a reset makes new records with new iat.
+    const cacheKey = `${eventId}\u0000${record.requestId}\u0000${record.iat}\u0000${record.exp}\u0000${record.iss}\u0000${record.kid}`;
+    const cached = this.cache.get(cacheKey);
+    if (cached) return cached;
+    const signing = this.signFresh(eventId, record);
+    this.cache.set(cacheKey, signing);
+    signing.catch(() => this.cache.delete(cacheKey));
+    if (this.cache.size > this.maxCached) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    return signing;
+  }
+
+  private async signFresh(eventId: string, record: TokenRecord): Promise<TokenSet> {
+    const key = await this.keys.byKid(eventId, record.kid);
+    if (!key) throw new Error(`signing key ${record.kid} of event ${eventId} is missing from the store`);
+    const [access, refresh, id] = await Promise.all(
+      TOKEN_USES.map((use) => signJwt(key, buildClaims(eventId, record, use))),
+    );
+    return { access_token: access as string, refresh_token: refresh as string, id_token: id as string };
+  }
+}
