@@ -1,0 +1,39 @@
+// Runs `anteroom serve` as a child process (for tests that kill or restart the server), and reads the
+// public URL it prints once listening.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/anteroom.js', import.meta.url));
+
+export interface ChildNode {
+  process: ChildProcess;
+  url: string;
+  output: () => string;
+  /** Resolves with the exit code (or signal name) once the process has exited. */
+  exited: Promise<number | string>;
+}
+
+export async function startChildNode(args: string[], env: Record<string, string> = {}): Promise<ChildNode> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = () => {
+      const match = /public API\s+(http:\/\/\S+)/.exec(output);
+      if (match) {
+        child.stdout.off('data', onData);
+        resolve(match[1] as string);
+      }
+    };
+    child.stdout.on('data', onData);
+    exited.then((code) => reject(new Error(`anteroom exited (${code}) before listening:\n${output}`)));
+  });
+  return { process: child, url, output: () => output, exited };
+}
