@@ -5,7 +5,7 @@ import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
 import type { WaitingRoom } from '../domain/waiting-room.ts';
 import type { SseSink } from '../events/sse-sink.ts';
-import { mountRoutes } from './route-table.ts';
+import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
   EventBody,
   EventQuery,
@@ -17,7 +17,7 @@ import {
 type Q<T> = FastifyRequest<{ Querystring: T }>;
 type B<T> = FastifyRequest<{ Body: T }>;
 
-export function privateRoutes(app: FastifyInstance, room: WaitingRoom, sse: SseSink): void {
+export function privateRoutes(app: FastifyInstance, room: WaitingRoom, sse: SseSink, options: MountOptions): void {
   mountRoutes(app, [
     {
       method: 'POST',
@@ -86,5 +86,5 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoom, sse: SseS
         return { status: 200, body: undefined };
       },
     },
-  ]);
+  ], options);
 }

@@ -4,24 +4,33 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
 import type { WaitingRoom } from '../domain/waiting-room.ts';
-import { mountRoutes } from './route-table.ts';
-import { EventBody, EventQuery, EventRequestBody, EventRequestQuery } from './schemas.ts';
+import { mountRoutes, type MountOptions } from './route-table.ts';
+import {
+  EventBody,
+  EventQuery,
+  EventRequestBody,
+  EventRequestQuery,
+  JoinResponse,
+  QueueNumResponse,
+  ServingResponse,
+  WaitingResponse,
+} from './schemas.ts';
 
 type Q<T> = FastifyRequest<{ Querystring: T }>;
 type B<T> = FastifyRequest<{ Body: T }>;
 
-export function publicRoutes(app: FastifyInstance, room: WaitingRoom): void {
+export function publicRoutes(app: FastifyInstance, room: WaitingRoom, options: MountOptions): void {
   mountRoutes(app, [
     {
       method: 'POST',
       url: '/assign_queue_num',
-      schema: { body: EventBody },
+      schema: { body: EventBody, response: JoinResponse },
       handler: (req) => room.assignQueueNum((req as B<Static<typeof EventBody>>).body.event_id),
     },
     {
       method: 'GET',
       url: '/queue_num',
-      schema: { querystring: EventRequestQuery },
+      schema: { querystring: EventRequestQuery, response: QueueNumResponse },
       cache: 'queue',
       invalidQuery: Errors.invalidEventOrRequestId,
       handler: (req) => {
@@ -32,7 +41,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoom): void {
     {
       method: 'GET',
       url: '/serving_num',
-      schema: { querystring: EventQuery },
+      schema: { querystring: EventQuery, response: ServingResponse },
       cache: 'poll',
       invalidQuery: Errors.invalidEventId,
       handler: (req) => room.servingNum((req as Q<Static<typeof EventQuery>>).query.event_id),
@@ -40,7 +49,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoom): void {
     {
       method: 'GET',
       url: '/waiting_num',
-      schema: { querystring: EventQuery },
+      schema: { querystring: EventQuery, response: WaitingResponse },
       cache: 'poll',
       invalidQuery: Errors.invalidEventId,
       handler: (req) => room.waitingNum((req as Q<Static<typeof EventQuery>>).query.event_id),
@@ -82,5 +91,5 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoom): void {
         return room.queuePosExpiry(q.event_id, q.request_id);
       },
     },
-  ]);
+  ], options);
 }

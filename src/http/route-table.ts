@@ -1,7 +1,7 @@
 // Mounts a list of routes so that every path also answers CORS preflights (OPTIONS, never authenticated)
 // and 405 for the methods it does not serve, and carries its caching policy (spec: "Caching headers").
 
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, preValidationHookHandler } from 'fastify';
 import type { Answer } from '../domain/waiting-room.ts';
 import { Errors, type ContractError } from '../domain/errors.ts';
 
@@ -33,17 +33,35 @@ export const ALLOWED_HEADERS =
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-export function mountRoutes(app: FastifyInstance, routes: readonly RouteSpec[]): void {
+export interface MountOptions {
+  /** Runs before validation on routes with a body (JSON parsing). */
+  parseBody: preValidationHookHandler;
+  /** max-age of the polling endpoints. */
+  pollTtl: number;
+}
+
+export function mountRoutes(app: FastifyInstance, routes: readonly RouteSpec[], options: MountOptions): void {
+  const cacheValues: Record<CachePolicy, string> = {
+    poll: `public, max-age=${options.pollTtl}`,
+    queue: 'public, max-age=60',
+    key: 'public, max-age=300',
+  };
   const methodsByUrl = new Map<string, Set<string>>();
   for (const route of routes) {
+    const cacheValue = route.cache ? cacheValues[route.cache] : 'no-store';
     app.route({
       method: route.method,
       url: route.url,
       ...(route.schema ? { schema: route.schema } : {}),
+      ...(route.method === 'POST' ? { preValidation: options.parseBody } : {}),
       config: { cache: route.cache, invalidQuery: route.invalidQuery },
       handler: async (request, reply) => {
         const answer = await route.handler(request, reply);
-        reply.code(answer.status);
+        // Only a 200 may be cached (spec: every 202/4xx/5xx is no-store); errors are rendered elsewhere.
+        reply
+          .code(answer.status)
+          .header('access-control-allow-origin', '*')
+          .header('cache-control', answer.status === 200 ? cacheValue : 'no-store');
         return answer.body;
       },
     });
@@ -60,6 +78,8 @@ export function mountRoutes(app: FastifyInstance, routes: readonly RouteSpec[]):
       handler: async (_request, reply) => {
         reply
           .code(204)
+          .header('access-control-allow-origin', '*')
+          .header('cache-control', 'no-store')
           .header('access-control-allow-methods', allowed.join(','))
           .header('access-control-allow-headers', ALLOWED_HEADERS)
           .header('access-control-max-age', '600');

@@ -32,3 +32,19 @@ export const UpdateSessionBody = body({
   request_id: Id,
   status: Type.Integer(),
 });
+
+// Response schemas of the hot routes: Fastify serialises them with a compiled serializer instead of
+// JSON.stringify. Only fields listed here are sent, so they mirror the contract exactly.
+const Pending = Type.Object({ error: Type.String() });
+export const ServingResponse = { 200: Type.Object({ serving_counter: Type.Integer() }) };
+export const WaitingResponse = { 200: Type.Object({ waiting_num: Type.Integer() }) };
+export const JoinResponse = { 200: Type.Object({ api_request_id: Type.String() }) };
+export const QueueNumResponse = {
+  200: Type.Object({
+    queue_number: Type.Integer(),
+    entry_time: Type.Integer(),
+    event_id: Type.String(),
+    status: Type.Integer(),
+  }),
+  202: Pending,
+};

@@ -63,30 +63,19 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   });
 
   acceptAnyContentType(app);
-  const cacheValues = {
-    poll: `public, max-age=${options.pollTtl}`,
-    queue: 'public, max-age=60',
-    key: 'public, max-age=300',
-  } as const;
-
-  app.addHook('onRequest', async (_request, reply) => {
-    reply.header('access-control-allow-origin', '*');
-  });
-  app.addHook('onSend', async (request, reply, payload) => {
-    const policy = request.routeOptions.config?.cache;
-    reply.header('cache-control', policy && reply.statusCode === 200 ? cacheValues[policy] : 'no-store');
-    return payload;
-  });
-  app.addHook('onResponse', async (request, reply) => {
+  // CORS and Cache-Control headers are set where each answer is made (route handlers, preflights and the
+  // error handler) rather than in global hooks: the polling path is hot.
+  const logRequests = options.logRequests ?? false;
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    options.metrics.requests.inc({ route, method: request.method, status: reply.statusCode });
-    options.metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
-    if (options.logRequests || reply.statusCode >= 500) {
+    options.metrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime);
+    if (logRequests || reply.statusCode >= 500) {
       request.log.info(
         { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
         'request',
       );
     }
+    done();
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
@@ -119,16 +108,14 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         if (typeof given !== 'string' || !secretsEqual(given, apiKey)) throw Errors.forbidden();
       });
     }
-    publicScope.addHook('preValidation', parseJsonBody);
-    publicRoutes(publicScope, options.room);
+    publicRoutes(publicScope, options.room, { parseBody: parseJsonBody, pollTtl: options.pollTtl });
   });
 
   await app.register(
     async (privateScope) => {
       // Authenticate before the body is parsed: an unauthenticated caller learns nothing about its body.
       privateScope.addHook('preValidation', privateAuthHook(options.credentials, clockMs));
-      privateScope.addHook('preValidation', parseJsonBody);
-      privateRoutes(privateScope, options.room, options.sse);
+      privateRoutes(privateScope, options.room, options.sse, { parseBody: parseJsonBody, pollTtl: options.pollTtl });
     },
     { prefix: options.privateBasePath },
   );
@@ -140,7 +127,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
 function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const contract = toContractError(error, request);
   if (contract.status >= 500) request.log.error({ err: error }, 'request failed');
-  reply.code(contract.status).headers(contract.headers).header('access-control-allow-origin', '*');
+  reply
+    .code(contract.status)
+    .headers(contract.headers)
+    .header('access-control-allow-origin', '*')
+    .header('cache-control', 'no-store');
   return reply.send({ error: contract.message });
 }
 

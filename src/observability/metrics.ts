@@ -47,6 +47,23 @@ export class Metrics {
     });
   }
 
+  private readonly requestChildren = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+
+  /** Counts one answered request; label children are cached because label hashing shows on the hot path. */
+  observeRequest(route: string, method: string, status: number, elapsedMs: number): void {
+    const key = `${route} ${method} ${status}`;
+    let child = this.requestChildren.get(key);
+    if (!child) {
+      child = {
+        count: this.requests.labels(route, method, String(status)),
+        time: this.latency.labels(route, method),
+      };
+      this.requestChildren.set(key, child);
+    }
+    child.count.inc();
+    child.time.observe(elapsedMs / 1000);
+  }
+
   /** Per-event gauges, read from the store once per scrape (not on the request path). */
   watchEvents(room: WaitingRoom): void {
     const definitions = [

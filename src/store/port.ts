@@ -78,7 +78,10 @@ export interface Store {
    */
   syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void>;
 
-  /** Hands out the next positions, in order, to the given requests: one atomic unit for the whole batch. */
+  /**
+   * Hands out the next positions, in order, to the given requests: one atomic unit for the whole batch.
+   * Request IDs are lowercase UUIDs, new to the event; a duplicate fails the whole batch, writing nothing.
+   */
   assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]>;
   getPosition(eventId: string, requestId: string): Promise<PositionRecord | null>;
 
@@ -120,7 +123,8 @@ export interface Store {
 
 /**
  * Thrown by a backend that cannot be reached (connection refused, timed out). The HTTP layer answers 503
- * with Retry-After; nothing was changed, or the change is unknown to the caller and safe to retry.
+ * with Retry-After. The change may or may not have been applied (a reply can be lost after the write):
+ * callers must not retry a non-idempotent operation (incrementServing) on their own.
  */
 export class StoreUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -3,6 +3,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/anteroom.js', import.meta.url));
@@ -15,8 +16,19 @@ export interface ChildNode {
   exited: Promise<number | string>;
 }
 
-export async function startChildNode(args: string[], env: Record<string, string> = {}): Promise<ChildNode> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args], {
+/** `taskset -c <cpu>` prefix when the machine has taskset (benchmarks pin server and load to separate cores). */
+export function pinnedCommand(cpu: number | undefined, argv: string[]): [string, string[]] {
+  if (cpu === undefined || !existsSync('/usr/bin/taskset')) return [argv[0] as string, argv.slice(1)];
+  return ['/usr/bin/taskset', ['-c', String(cpu), ...argv]];
+}
+
+export async function startChildNode(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { cpu?: number } = {},
+): Promise<ChildNode> {
+  const [command, argv] = pinnedCommand(options.cpu, [process.execPath, BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args]);
+  const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

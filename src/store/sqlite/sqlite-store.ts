@@ -81,6 +81,11 @@ export class SqliteStore implements Store {
   readonly description: string;
   private readonly db: DatabaseSync;
   private readonly sql: ReturnType<typeof prepareStatements>;
+  /**
+   * Each event's counter row as last committed. This process is the database's only writer, so the copy is
+   * exact: every transaction that may change a row drops that event's entry. Keeps polling off SQLite.
+   */
+  private readonly rows = new Map<string, EventRow>();
 
   constructor(options: SqliteStoreOptions) {
     const inMemory = options.path === ':memory:';
@@ -95,7 +100,8 @@ export class SqliteStore implements Store {
   }
 
   /** Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). */
-  private transaction<T>(work: () => T): T {
+  private transaction<T>(eventId: string | null, work: () => T): T {
+    if (eventId !== null) this.rows.delete(eventId);
     this.db.exec('BEGIN IMMEDIATE');
     try {
       const result = work();
@@ -108,7 +114,12 @@ export class SqliteStore implements Store {
   }
 
   private eventRow(eventId: string): EventRow {
-    return (this.sql.getEvent.get(eventId) as EventRow | undefined) ?? ZERO_EVENT;
+    let row = this.rows.get(eventId);
+    if (!row) {
+      row = (this.sql.getEvent.get(eventId) as EventRow | undefined) ?? ZERO_EVENT;
+      if (!this.db.isTransaction) this.rows.set(eventId, row);
+    }
+    return row;
   }
 
   private ensureEvent(eventId: string): EventRow {
@@ -135,7 +146,7 @@ export class SqliteStore implements Store {
   }
 
   async syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void> {
-    this.transaction(() => {
+    this.transaction(eventId, () => {
       const row = this.ensureEvent(eventId);
       if (enabled && row.expiry_enabled_since === null) this.sql.setExpirySince.run(now, eventId);
       if (!enabled && row.expiry_enabled_since !== null) this.sql.setExpirySince.run(null, eventId);
@@ -144,7 +155,7 @@ export class SqliteStore implements Store {
 
   async assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
     if (joins.length === 0) return [];
-    return this.transaction(() => {
+    return this.transaction(eventId, () => {
       const row = this.ensureEvent(eventId);
       const positions: number[] = [];
       let position = row.queue;
@@ -179,12 +190,11 @@ export class SqliteStore implements Store {
   }
 
   async getServingCounter(eventId: string): Promise<number> {
-    const row = this.sql.getServing.get(eventId) as { serving: number } | undefined;
-    return row?.serving ?? 0;
+    return this.eventRow(eventId).serving;
   }
 
   async incrementServing(eventId: string, by: number, now: number): Promise<number> {
-    return this.transaction(() => {
+    return this.transaction(eventId, () => {
       const row = this.ensureEvent(eventId);
       // The counter never goes below zero: "nobody may enter" is 0, and a negative value would make
       // every later increment silently admit nobody.
@@ -214,7 +224,7 @@ export class SqliteStore implements Store {
   }
 
   async issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
-    return this.transaction((): IssueResult => {
+    return this.transaction(eventId, (): IssueResult => {
       const existing = this.sql.getToken.get(eventId, record.requestId) as TokenRow | undefined;
       if (existing) return { outcome: 'existing', record: toTokenRecord(existing) };
       const position = this.sql.getPosition.get(eventId, record.requestId) as
@@ -240,7 +250,7 @@ export class SqliteStore implements Store {
   }
 
   async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
-    return this.transaction(() => {
+    return this.transaction(eventId, () => {
       const changed = this.sql.closeSession.run(status, eventId, requestId).changes;
       if (Number(changed) !== 1) return false;
       (status === 1 ? this.sql.incrementCompleted : this.sql.incrementAbandoned).run(eventId);
@@ -257,7 +267,7 @@ export class SqliteStore implements Store {
   }
 
   async advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
-    return this.transaction((): ExpiryAdvance => {
+    return this.transaction(eventId, (): ExpiryAdvance => {
       const row = this.ensureEvent(eventId);
       const unchanged: ExpiryAdvance = {
         previousMaxExpired: row.max_expired,
@@ -298,7 +308,7 @@ export class SqliteStore implements Store {
   }
 
   async resetEvent(eventId: string): Promise<void> {
-    this.transaction(() => {
+    this.transaction(eventId, () => {
       this.ensureEvent(eventId);
       this.sql.deletePositions.run(eventId);
       this.sql.deleteTokens.run(eventId);
@@ -317,7 +327,7 @@ export class SqliteStore implements Store {
   }
 
   async addSigningKeyIfNone(eventId: string, key: StoredSigningKey): Promise<StoredSigningKey> {
-    this.transaction(() => {
+    this.transaction(null, () => {
       const existing = this.sql.getKeys.all(eventId);
       if (existing.length === 0) {
         this.sql.insertKey.run(eventId, key.kid, key.privateJwk, key.publicJwk, key.createdAt);
@@ -328,7 +338,7 @@ export class SqliteStore implements Store {
   }
 
   async tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {
-    return this.transaction(() => {
+    return this.transaction(null, () => {
       this.sql.acquireLock.run(name, owner, nowMs + ttlMs, nowMs);
       const row = this.sql.getLock.get(name) as { owner: string };
       return row.owner === owner;
@@ -342,7 +352,6 @@ function prepareStatements(db: DatabaseSync) {
     ping: s('SELECT 1'),
     getEvent: s('SELECT * FROM events WHERE event_id = ?'),
     insertEvent: s('INSERT OR IGNORE INTO events (event_id) VALUES (?)'),
-    getServing: s('SELECT serving FROM events WHERE event_id = ?'),
     setServing: s('UPDATE events SET serving = ?, max_serving = ? WHERE event_id = ?'),
     setQueue: s('UPDATE events SET queue = ? WHERE event_id = ?'),
     setExpirySince: s('UPDATE events SET expiry_enabled_since = ? WHERE event_id = ?'),

@@ -1,0 +1,58 @@
+// Load generator, run as its own process (pinned to its own core by bench/run.ts): one autocannon run
+// described by a JSON argument; prints the summary as one JSON line.
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+
+interface LoadSpec {
+  url: string;
+  connections: number;
+  durationSec?: number;
+  /** Stop after this many requests instead of a duration. */
+  amount?: number;
+  method?: 'GET' | 'POST';
+  body?: string;
+  headers?: Record<string, string>;
+  /** Cycle the request body through these request IDs (file with one ID per line). */
+  claimIdsFile?: string;
+  eventId?: string;
+}
+
+const spec = JSON.parse(process.argv[2] as string) as LoadSpec;
+const ids = spec.claimIdsFile ? readFileSync(spec.claimIdsFile, 'utf8').trim().split('\n') : [];
+let next = 0;
+
+const result = await autocannon({
+  url: spec.url,
+  connections: spec.connections,
+  ...(spec.amount ? { amount: spec.amount } : { duration: spec.durationSec ?? 10 }),
+  method: spec.method ?? 'GET',
+  headers: { 'content-type': 'application/json', ...spec.headers },
+  ...(spec.body ? { body: spec.body } : {}),
+  ...(ids.length > 0
+    ? {
+        requests: [
+          {
+            setupRequest: (request: Record<string, unknown>) => ({
+              ...request,
+              body: JSON.stringify({ event_id: spec.eventId, request_id: ids[next++ % ids.length] }),
+            }),
+          },
+        ],
+      }
+    : {}),
+});
+
+process.stdout.write(
+  `${JSON.stringify({
+    rps: result.requests.average,
+    total: result.requests.total,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    durationSec: result.duration,
+  })}\n`,
+);

@@ -1,0 +1,153 @@
+// `npm run bench`: throughput and latency of one Anteroom process on the embedded store, next to a bare
+// node:http handler measured in the same run. Server and load generator are pinned to different cores
+// when taskset exists. Prints each figure and the ratios against the targets of the core issue; it never
+// fails a test suite. BENCH_SECONDS (default 10) sets each run's length.
+
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pinnedCommand, startChildNode } from '../test/support/child-node.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
+const SERVER_CPU = 1;
+const LOAD_CPU = 0;
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+interface LoadResult {
+  rps: number;
+  total: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+async function load(spec: Record<string, unknown>): Promise<LoadResult> {
+  const [command, argv] = pinnedCommand(LOAD_CPU, [process.execPath, here('./load.ts'), JSON.stringify(spec)]);
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  await once(child, 'exit');
+  return JSON.parse(out.trim().split('\n').pop() as string) as LoadResult;
+}
+
+async function startBare(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const [command, argv] = pinnedCommand(SERVER_CPU, [process.execPath, here('./bare-server.ts')]);
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
+  const port = /listening (\d+)/.exec(chunk.toString())?.[1];
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const line = (label: string, r: LoadResult) =>
+  `${label.padEnd(34)} ${fmt(r.rps).padStart(8)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   non-2xx ${r.non2xx}   errors ${r.errors + r.timeouts}`;
+
+function machine(): string {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  return `${cpus().length} × ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+}
+
+async function main(): Promise<void> {
+  console.log(`Anteroom benchmark — ${new Date().toISOString()}`);
+  console.log(`machine: ${machine()}; ${SECONDS} s per run, ${CONNECTIONS} connections, server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}\n`);
+  const results: Record<string, LoadResult> = {};
+
+  const bare = await startBare();
+  results.bare = await load({ url: `${bare.url}/serving_num?event_id=Sample`, connections: CONNECTIONS, durationSec: SECONDS });
+  await bare.stop();
+  console.log(line('bare node:http GET', results.bare));
+
+  const dir = mkdtempSync(join(tmpdir(), 'anteroom-bench-'));
+  const node = await startChildNode(
+    ['--data-dir', dir, '--admin-token', 'bench-admin-token-0123456789', '--queue-position-expiry-period', '86400'],
+    {},
+    { cpu: SERVER_CPU },
+  );
+  const admin = { authorization: 'Bearer bench-admin-token-0123456789' };
+  try {
+    results.poll = await load({ url: `${node.url}/serving_num?event_id=Sample`, connections: CONNECTIONS, durationSec: SECONDS });
+    console.log(line('anteroom GET /serving_num', results.poll));
+
+    results.joins = await load({
+      url: `${node.url}/assign_queue_num`,
+      connections: CONNECTIONS,
+      durationSec: SECONDS,
+      method: 'POST',
+      body: '{"event_id":"Sample"}',
+    });
+    console.log(line('anteroom POST /assign_queue_num', results.joins));
+
+    // Token issue: fresh visitors, all served, each claiming once; then the same claims again (re-issue).
+    const claimers = 20_000;
+    const ids: string[] = [];
+    const joinBatch = async (n: number) => {
+      const responses = await Promise.all(
+        Array.from({ length: n }, () =>
+          fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: '{"event_id":"Sample"}' }).then(
+            (r) => r.json() as Promise<{ api_request_id: string }>,
+          ),
+        ),
+      );
+      ids.push(...responses.map((r) => r.api_request_id));
+    };
+    while (ids.length < claimers) await joinBatch(Math.min(500, claimers - ids.length));
+    const counters = await (await fetch(`${node.url}/waiting_num?event_id=Sample`)).json();
+    void counters;
+    await fetch(`${node.url}/private/increment_serving_counter`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ event_id: 'Sample', increment_by: 10_000_000 }),
+    });
+    const idsFile = join(dir, 'ids.txt');
+    writeFileSync(idsFile, ids.join('\n'));
+    results.issue = await load({
+      url: `${node.url}/generate_token`,
+      connections: CONNECTIONS,
+      amount: claimers,
+      method: 'POST',
+      claimIdsFile: idsFile,
+      eventId: 'Sample',
+    });
+    console.log(line('anteroom POST /generate_token (new)', results.issue));
+    results.reissue = await load({
+      url: `${node.url}/generate_token`,
+      connections: CONNECTIONS,
+      amount: claimers,
+      method: 'POST',
+      claimIdsFile: idsFile,
+      eventId: 'Sample',
+    });
+    console.log(line('anteroom POST /generate_token (again)', results.reissue));
+  } finally {
+    node.process.kill('SIGTERM');
+    await node.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const signCost = execFileSync(process.execPath, [here('./sign-cost.ts')], { encoding: 'utf8' }).trim();
+
+  const ratio = results.poll!.rps / results.bare!.rps;
+  console.log('\nTargets (core issue)');
+  console.log(`  polling vs bare handler   ${ratio.toFixed(2)}×  (target ≥ 0.70×)  ${ratio >= 0.7 ? 'met' : 'NOT met'}`);
+  const j = results.joins!;
+  const joinsOk = j.rps >= 10_000 && j.p99 <= 50 && j.non2xx === 0 && j.errors === 0;
+  console.log(`  joins                     ${fmt(j.rps)}/s, p99 ${j.p99} ms, ${j.non2xx + j.errors} errors  (target ≥ 10,000/s, p99 ≤ 50 ms, 0 errors)  ${joinsOk ? 'met' : 'NOT met'}`);
+  console.log(`  token sets issued         ${fmt(results.issue!.rps)}/s (3 RS256 signatures each); re-claims ${fmt(results.reissue!.rps)}/s (cached, no signing)`);
+  console.log(`  RS256 signing cost        ${signCost}`);
+}
+
+await main();
