@@ -1,0 +1,343 @@
+// Distributed store on Redis (ioredis): any number of stateless nodes share one Redis (or Redis Cluster).
+// Every mutating method is ONE Lua script (./lua/<operation>.lua), so it is atomic without a read-modify-
+// write across round trips; reads that combine several keys are scripts too, so they see one instant.
+//
+// Key layout (prefix default "ar:"; E = event ID, in a hash tag so all keys of an event share one slot):
+//   ar:{E}:c   hash      counters: q queue, s serving, ms highest serving ever, t tokens, x expired,
+//                        co completed, ab abandoned, mx max expired, es expiry switched on at (absent = off)
+//   ar:{E}:rq  hash      request ID (16 raw bytes of the UUID) → position. The only per-visitor structure.
+//   ar:{E}:et  zset      entry-time runs: score = first position of a run of equal entry times,
+//                        member "<start>:<entry time>". Entry time of P = run with the greatest start ≤ P.
+//   ar:{E}:sh  zset      serving history: score = each new highest counter value, member "<value>:<reached at>"
+//   ar:{E}:tk  hash      request ID → token record "<status>,<position>,<JSON [iat,nbf,exp,iss,kid,nonce?]>"
+//   ar:{E}:te  zset      every token by exp; member = 6-byte big-endian position + request ID, so equal
+//                        exps sort by position ("oldest first" in expired_tokens)
+//   ar:{E}:to  zset      open sessions only, same members: active tokens = ZCOUNT exp ≥ now, O(log n)
+//   ar:{E}:tp  zset      token positions (score = member = position): tokens held in a range of positions
+//   ar:{E}:k   hash      signing keys: kid → JSON [createdAt, private JWK, public JWK]
+//   ar:lock:<name> hash  job leader lock {o owner, x expires at (ms, caller's clock)}, with a Redis TTL
+//
+// Memory: a queued visitor costs one entry of ar:{E}:rq (≈ 80 bytes of used_memory, see
+// bench/redis-memory.ts); entry times cost one run per distinct second, not one per visitor.
+//
+// Failure behaviour: a call made while Redis is unreachable waits at most `readyTimeoutMs` for the client to
+// reconnect, then fails with StoreUnavailableError; a command sent on a connection that then hangs fails
+// after `commandTimeoutMs`. Nothing is queued for later: a write the caller was told failed must not run
+// afterwards, and a write whose reply was lost with the connection is not re-sent (it may have run).
+// The client reconnects by itself (at most one second apart), so calls succeed again once Redis is back.
+
+import { Cluster, Redis } from 'ioredis';
+import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
+import {
+  StoreUnavailableError,
+  type ClaimContext,
+  type Counters,
+  type ExpiryAdvance,
+  type IssueResult,
+  type JoinRequest,
+  type PositionRecord,
+  type Store,
+  type StoredSigningKey,
+} from '../port.ts';
+import {
+  decodeRequestId,
+  decodeSigningKeys,
+  decodeTokenRecord,
+  encodeRequestId,
+  encodeSigningKey,
+  encodeTokenClaims,
+  POSITION_PREFIX_BYTES,
+} from './encoding.ts';
+import { RedisScripts, type EventKeys, type RedisClient } from './scripts.ts';
+
+export interface RedisStoreOptions {
+  /**
+   * redis:// or rediss:// URL to connect to. With `client` (e.g. redis-cluster://h1:p1,h2:p2) it is only
+   * the description, without credentials.
+   */
+  url: string;
+  /** Prepended to every key, so several deployments or test runs can share one Redis. Default "ar:". */
+  keyPrefix?: string;
+  /** An existing client (e.g. a Cluster); by default the store leaves it open on close(). */
+  client?: RedisClient;
+  /** Close `client` when the store closes. Default: true for a client the store created, else false. */
+  closeClient?: boolean;
+  /** How long a call waits for a (re)connection before failing. Default 1000 ms. */
+  readyTimeoutMs?: number;
+  /** How long a sent command may take. Default 1500 ms. */
+  commandTimeoutMs?: number;
+  /** How long a connection attempt may take. Default 1500 ms. */
+  connectTimeoutMs?: number;
+}
+
+const DEFAULT_PREFIX = 'ar:';
+/** Redis deletes a lock key this long after the lock expires; see tryAcquireLock.lua. */
+const LOCK_GRACE_MS = 60_000;
+
+/** A client with the failure behaviour described at the top of this file. */
+export function createRedisClient(
+  url: string,
+  options: { commandTimeoutMs?: number; connectTimeoutMs?: number } = {},
+): Redis {
+  return new Redis(url, {
+    connectionName: 'anteroom',
+    commandTimeout: options.commandTimeoutMs ?? 1500,
+    connectTimeout: options.connectTimeoutMs ?? 1500,
+    // Fail at once instead of queueing while disconnected; the store waits for `ready` itself, bounded.
+    enableOfflineQueue: false,
+    // A command in flight when the connection drops may have run: fail it rather than run it twice.
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
+  });
+}
+
+/**
+ * The same failure behaviour for a Redis Cluster (the caller parses the node list). Each node connection
+ * gets the settings of createRedisClient; the cluster itself queues nothing while it is not ready.
+ */
+export function createRedisClusterClient(
+  nodes: readonly { host: string; port: number }[],
+  options: { commandTimeoutMs?: number; connectTimeoutMs?: number } = {},
+): Cluster {
+  return new Cluster([...nodes], {
+    enableOfflineQueue: false,
+    clusterRetryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
+    redisOptions: {
+      connectionName: 'anteroom',
+      commandTimeout: options.commandTimeoutMs ?? 1500,
+      connectTimeout: options.connectTimeoutMs ?? 1500,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+    },
+  });
+}
+
+/** The URL without credentials or query (which may carry a password), for logs and /readyz. */
+export function describeRedisUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1').replace(/[?#].*$/, '');
+}
+
+/** Errors of the Redis server itself that mean "not available right now", not "bad command". */
+const UNAVAILABLE_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS)\b/;
+
+function toStoreError(description: string, error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || !(error instanceof Error)) return error;
+  // Script errors and wrong commands are bugs, not outages: let them through unchanged.
+  if (error.name === 'ReplyError' && !UNAVAILABLE_REPLY.test(error.message)) return error;
+  return new StoreUnavailableError(`Redis ${description} unavailable: ${error.message}`, { cause: error });
+}
+
+export class RedisStore implements Store {
+  readonly description: string;
+  private readonly client: RedisClient;
+  private readonly ownsClient: boolean;
+  private readonly scripts: RedisScripts;
+  private readonly prefix: string;
+  private readonly readyTimeoutMs: number;
+  private readyWaiter: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(options: RedisStoreOptions) {
+    this.description = describeRedisUrl(options.url);
+    this.prefix = options.keyPrefix ?? DEFAULT_PREFIX;
+    this.readyTimeoutMs = options.readyTimeoutMs ?? 1000;
+    if (options.client) {
+      this.client = options.client;
+      this.ownsClient = options.closeClient ?? false;
+    } else {
+      this.client = createRedisClient(options.url, options);
+      this.ownsClient = options.closeClient ?? true;
+      // Connection errors surface through the calls that fail (StoreUnavailableError); without a listener
+      // ioredis would print every reconnection attempt.
+      this.client.on('error', () => {});
+    }
+    this.scripts = new RedisScripts(this.client);
+  }
+
+  private keys(eventId: string): EventKeys {
+    const base = `${this.prefix}{${eventId}}:`;
+    return {
+      counters: `${base}c`,
+      positions: `${base}rq`,
+      runs: `${base}et`,
+      history: `${base}sh`,
+      tokens: `${base}tk`,
+      tokensByExp: `${base}te`,
+      openByExp: `${base}to`,
+      tokenPositions: `${base}tp`,
+      signingKeys: `${base}k`,
+    };
+  }
+
+  /** Runs one Redis call once the client is connected, turning connection trouble into StoreUnavailableError. */
+  private async call<T>(operation: () => Promise<T>): Promise<T> {
+    await this.connected();
+    try {
+      return await operation();
+    } catch (error) {
+      throw toStoreError(this.description, error);
+    }
+  }
+
+  private async connected(): Promise<void> {
+    const client = this.client;
+    if (this.closed) throw new StoreUnavailableError(`Redis ${this.description}: the store is closed`);
+    if (client.status === 'ready') return;
+    if (client.status === 'end') {
+      throw new StoreUnavailableError(`Redis ${this.description}: the client was closed`);
+    }
+    if (client.status === 'wait') client.connect().catch(() => {}); // a lazyConnect client passed in
+    this.readyWaiter ??= new Promise<void>((resolve) => {
+      client.once('ready', () => {
+        this.readyWaiter = null;
+        resolve();
+      });
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new StoreUnavailableError(`Redis ${this.description} unavailable: ${client.status}`)),
+        this.readyTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([this.readyWaiter, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.call(() => this.client.ping());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.ownsClient) return;
+    if (this.client.status === 'ready') {
+      try {
+        await this.client.quit();
+        return;
+      } catch {
+        // fall through: drop the connection without waiting
+      }
+    }
+    this.client.disconnect();
+  }
+
+  async syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void> {
+    await this.call(() => this.scripts.syncExpirySwitch(this.keys(eventId), enabled, now));
+  }
+
+  async assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    if (joins.length === 0) return [];
+    const args = joins.map((join) => ({ requestId: encodeRequestId(join.requestId), entryTime: join.entryTime }));
+    const first = await this.call(() => this.scripts.assignPositions(this.keys(eventId), args));
+    return joins.map((_, i) => first + i);
+  }
+
+  async getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
+    return this.call(() => this.scripts.getPosition(this.keys(eventId), encodeRequestId(requestId)));
+  }
+
+  async getCounters(eventId: string): Promise<Counters> {
+    const values = await this.call(() =>
+      this.client.hmget(this.keys(eventId).counters, 'q', 's', 't', 'x', 'co', 'ab', 'mx'),
+    );
+    const [queue, serving, tokens, expired, completed, abandoned, maxExpired] = values.map((v) => Number(v ?? 0));
+    return {
+      queue: queue as number,
+      serving: serving as number,
+      tokens: tokens as number,
+      expired: expired as number,
+      completed: completed as number,
+      abandoned: abandoned as number,
+      maxExpired: maxExpired as number,
+    };
+  }
+
+  async getServingCounter(eventId: string): Promise<number> {
+    return Number((await this.call(() => this.client.hget(this.keys(eventId).counters, 's'))) ?? 0);
+  }
+
+  async incrementServing(eventId: string, by: number, now: number): Promise<number> {
+    return this.call(() => this.scripts.incrementServing(this.keys(eventId), by, now));
+  }
+
+  async getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null> {
+    const raw = await this.call(() => this.scripts.getClaimContext(this.keys(eventId), encodeRequestId(requestId)));
+    if (!raw) return null;
+    return {
+      position: raw.position,
+      entryTime: raw.entryTime,
+      serving: raw.serving,
+      servedAt: raw.servedAt,
+      expiryEnabledSince: raw.expiryEnabledSince,
+      maxExpired: raw.maxExpired,
+      token: raw.token === null ? null : decodeTokenRecord(requestId, raw.token),
+    };
+  }
+
+  async issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
+    const result = await this.call(() =>
+      this.scripts.issueTokenIfAbsent(
+        this.keys(eventId),
+        encodeRequestId(record.requestId),
+        record.exp,
+        encodeTokenClaims(record),
+      ),
+    );
+    switch (result.outcome) {
+      case 'existing':
+        return { outcome: 'existing', record: decodeTokenRecord(record.requestId, result.token) };
+      case 'issued':
+        return { outcome: 'issued', record: { ...record, position: result.position, status: 0 } };
+      default:
+        return result;
+    }
+  }
+
+  async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
+    return this.call(() => this.scripts.closeSession(this.keys(eventId), encodeRequestId(requestId), status));
+  }
+
+  async countActiveTokens(eventId: string, now: number): Promise<number> {
+    return this.call(() => this.client.zcount(this.keys(eventId).openByExp, now, '+inf'));
+  }
+
+  async listExpiredTokens(eventId: string, now: number, limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    const members = await this.call(() =>
+      this.client.zrangebyscoreBuffer(this.keys(eventId).tokensByExp, '-inf', `(${now}`, 'LIMIT', 0, limit),
+    );
+    return members.map((member) => decodeRequestId(member.subarray(POSITION_PREFIX_BYTES)));
+  }
+
+  async advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
+    return this.call(() => this.scripts.advanceExpiry(this.keys(eventId), cutoff, incrServing, now));
+  }
+
+  async resetEvent(eventId: string): Promise<void> {
+    await this.call(() => this.scripts.resetEvent(this.keys(eventId)));
+  }
+
+  async getSigningKeys(eventId: string): Promise<StoredSigningKey[]> {
+    const stored = await this.call(() => this.client.hgetall(this.keys(eventId).signingKeys));
+    return decodeSigningKeys(Object.entries(stored).flat());
+  }
+
+  async addSigningKeyIfNone(eventId: string, key: StoredSigningKey): Promise<StoredSigningKey> {
+    const flat = await this.call(() =>
+      this.scripts.addSigningKeyIfNone(this.keys(eventId), key.kid, encodeSigningKey(key)),
+    );
+    return decodeSigningKeys(flat)[0] as StoredSigningKey;
+  }
+
+  async tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {
+    return this.call(() =>
+      this.scripts.tryAcquireLock(`${this.prefix}lock:${name}`, owner, ttlMs, nowMs, LOCK_GRACE_MS),
+    );
+  }
+}
