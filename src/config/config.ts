@@ -62,10 +62,9 @@ const EventFileSchema = Type.Object(
   { additionalProperties: true },
 );
 
-const ConfigFileSchema = Type.Union([
-  Type.Object({ events: Type.Array(EventFileSchema, { minItems: 1, maxItems: 10_000 }) }, { additionalProperties: false }),
-  Type.Array(EventFileSchema, { minItems: 1, maxItems: 10_000 }),
-]);
+const EventListSchema = Type.Array(EventFileSchema, { minItems: 1, maxItems: 10_000 });
+/** The file is {"events": [...]} or, for short, the bare list. */
+const ConfigFileSchema = Type.Object({ events: EventListSchema }, { additionalProperties: false });
 
 export type EventFileEntry = Static<typeof EventFileSchema>;
 
@@ -79,14 +78,15 @@ export function readEventsFile(path: string, defaults: EventDefaults): EventSett
   } catch (error) {
     throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
   }
-  if (!Value.Check(ConfigFileSchema, parsed)) {
-    const first = [...Value.Errors(ConfigFileSchema, parsed)].sort((a, b) => b.path.length - a.path.length)[0];
+  const file = Array.isArray(parsed) ? { events: parsed } : parsed;
+  if (!Value.Check(ConfigFileSchema, file)) {
+    const first = [...Value.Errors(ConfigFileSchema, file)][0];
     throw new ConfigError(
-      `invalid config file ${path}: ${first ? `${first.path || '/'} ${first.message}` : 'unexpected shape'}` +
+      `invalid config file ${path}: ${first ? `${first.path || '/'}: ${first.message}` : 'unexpected shape'}` +
         ' (expected {"events": [{"event_id": "...", ...}]})',
     );
   }
-  const entries = Array.isArray(parsed) ? parsed : parsed.events;
+  const entries = file.events;
   const seen = new Set<string>();
   return entries.map((entry) => {
     if (seen.has(entry.event_id)) throw new ConfigError(`config file ${path}: event "${entry.event_id}" is listed twice`);
