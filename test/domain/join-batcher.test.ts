@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { JoinBatcher } from '../../src/domain/join-batcher.ts';
+import type { JoinRequest } from '../../src/store/port.ts';
+
+describe('group commit of joins', () => {
+  it('joins arriving in the same event-loop turn are committed as one batch, in arrival order', async () => {
+    const batches: string[][] = [];
+    let next = 0;
+    const batcher = new JoinBatcher(async (_event, joins: readonly JoinRequest[]) => {
+      batches.push(joins.map((j) => j.requestId));
+      return joins.map(() => ++next);
+    });
+    const positions = await Promise.all(['a', 'b', 'c'].map((id) => batcher.join('E', { requestId: id, entryTime: 1 })));
+    assert.deepEqual(positions, [1, 2, 3]);
+    assert.deepEqual(batches, [['a', 'b', 'c']]);
+  });
+
+  it('joins arriving while a batch commits go in the next batch, never in parallel for one event', async () => {
+    let active = 0;
+    let maxActive = 0;
+    let release: () => void = () => {};
+    const sizes: number[] = [];
+    let next = 0;
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      sizes.push(joins.length);
+      if (sizes.length === 1) await new Promise<void>((r) => (release = r));
+      active--;
+      return joins.map(() => ++next);
+    });
+    const first = batcher.join('E', { requestId: 'a', entryTime: 1 });
+    await new Promise((r) => setImmediate(r));
+    const later = ['b', 'c'].map((id) => batcher.join('E', { requestId: id, entryTime: 1 }));
+    await new Promise((r) => setImmediate(r));
+    release();
+    assert.deepEqual(await Promise.all([first, ...later]), [1, 2, 3]);
+    assert.deepEqual(sizes, [1, 2]);
+    assert.equal(maxActive, 1);
+  });
+
+  it('a failed commit rejects every join of its batch and the next batch still runs', async () => {
+    let calls = 0;
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      calls++;
+      if (calls === 1) throw new Error('store down');
+      return joins.map((_, i) => i + 1);
+    });
+    const failed = await Promise.allSettled(['a', 'b'].map((id) => batcher.join('E', { requestId: id, entryTime: 1 })));
+    assert.deepEqual(failed.map((r) => r.status), ['rejected', 'rejected']);
+    assert.equal(await batcher.join('E', { requestId: 'c', entryTime: 1 }), 1);
+  });
+
+  it('batches are bounded by maxBatch', async () => {
+    const sizes: number[] = [];
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      sizes.push(joins.length);
+      return joins.map((_, i) => i);
+    }, { maxBatch: 4 });
+    await Promise.all(Array.from({ length: 10 }, (_, i) => batcher.join('E', { requestId: String(i), entryTime: 1 })));
+    assert.deepEqual(sizes, [4, 4, 2]);
+  });
+
+  it('drain resolves after every received join is answered', async () => {
+    const answered: number[] = [];
+    const batcher = new JoinBatcher(async (_event, joins) => joins.map((_, i) => i + 1));
+    for (let i = 0; i < 3; i++) void batcher.join('E', { requestId: String(i), entryTime: 1 }).then((p) => answered.push(p));
+    await batcher.drain();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(answered.length, 3);
+  });
+});
