@@ -1,0 +1,49 @@
+// What `anteroom serve` adds for people: the waiting-room page, the control panel and the sample store.
+
+import type { FastifyInstance } from 'fastify';
+import type { ServerConfig } from '../config/config.ts';
+import { DEFAULT_EVENT_ID } from '../domain/settings.ts';
+import { PAGE_PATHS, pagesBuilt, staticPages } from './static-pages.ts';
+import { STORE_BASE_PATH, storeApi } from './store-api.ts';
+
+export { PAGE_PATHS, pagesBuilt, staticPages } from './static-pages.ts';
+export { STORE_BASE_PATH, STORE_OPERATIONS, storeApi } from './store-api.ts';
+
+/** The pages and the sample store, as plugins for `startNode(config, { plugins })`. */
+export function webPlugins(
+  config: Pick<ServerConfig, 'events' | 'publicApiKey'>,
+  publicUrl: () => string,
+  options: { root?: string; clock?: () => number } = {},
+): ((app: FastifyInstance) => void)[] {
+  return [
+    staticPages(options.root ? { root: options.root } : {}),
+    storeApi({
+      events: config.events,
+      publicUrl,
+      publicApiKey: config.publicApiKey,
+      ...(options.clock ? { clock: options.clock } : {}),
+    }),
+  ];
+}
+
+/**
+ * Links to the pages, with the URL parameters they need when the server differs from the pages' defaults
+ * (event "Sample", private API at /private).
+ */
+export function pageUrls(
+  publicUrl: string,
+  config: Pick<ServerConfig, 'events' | 'privateBasePath'>,
+): { waitingRoom: string; controlPanel: string; store: string; built: boolean } {
+  const eventId = config.events[0]?.event_id ?? DEFAULT_EVENT_ID;
+  const visitor = new URLSearchParams();
+  if (eventId !== DEFAULT_EVENT_ID) visitor.set('eventId', eventId);
+  const operator = new URLSearchParams(visitor);
+  if (config.privateBasePath !== '/private') operator.set('privateApiUrl', `${publicUrl}${config.privateBasePath}`);
+  const withQuery = (path: string, query: URLSearchParams) => `${publicUrl}${path}${query.size > 0 ? `?${query}` : ''}`;
+  return {
+    waitingRoom: withQuery(PAGE_PATHS.waitingRoom, visitor),
+    controlPanel: withQuery(PAGE_PATHS.controlPanel, operator),
+    store: `${publicUrl}${STORE_BASE_PATH}/checkout`,
+    built: pagesBuilt(),
+  };
+}

@@ -1,0 +1,111 @@
+// The sample protected API (spec/integrations.md §4): /store/search, /store/checkout and /store/layaway answer
+// 200 {"result": "Success", …} only to a visitor holding a valid access token of one of this server's events,
+// checked by the authorizer exactly as a site behind the waiting room would check it (src/authorizer). It is
+// the site the waiting-room page buys from, and the reference for integrators.
+//
+// Two things differ from a separate site, both because the store lives inside the waiting room's own process:
+// - the issuer is this server's public URL, known only once it listens, so it is read lazily per event;
+// - the event key is fetched from this server in-process (Fastify inject) rather than over the network, so
+//   the store works whatever --public-url says (a CDN address, a proxy the server cannot reach itself).
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fastifyAuthorizer } from '../authorizer/middleware.ts';
+import { extractToken } from '../authorizer/extract.ts';
+import type { EventSettings } from '../domain/settings.ts';
+import { mountRoutes } from '../http/route-table.ts';
+
+export const STORE_BASE_PATH = '/store';
+export const STORE_OPERATIONS = ['search', 'checkout', 'layaway'] as const;
+
+export interface StoreApiOptions {
+  /** The server's events (`config.events`): a token of any of them is accepted. */
+  events: readonly Pick<EventSettings, 'event_id' | 'issuer'>[];
+  /** This server's public base URL (the default token issuer); called at request time, after listen. */
+  publicUrl: () => string;
+  /** The public API key, when the public API requires one (for the in-process key fetch). */
+  publicApiKey?: string | undefined;
+  /** Milliseconds since the epoch (tests). Default Date.now. */
+  clock?: () => number;
+}
+
+type Guard = ReturnType<typeof fastifyAuthorizer>;
+
+/** A Fastify plugin (for `StartOptions.plugins`) mounting the sample store under /store. */
+export function storeApi(options: StoreApiOptions): (app: FastifyInstance) => void {
+  const events = new Map(options.events.map((event) => [event.event_id, event]));
+  const fallbackEvent = options.events[0]?.event_id;
+  if (fallbackEvent === undefined) throw new Error('storeApi needs at least one event');
+
+  return (app) => {
+    const guards = new Map<string, Guard>();
+    const inProcessFetch: typeof fetch = async (input) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      const answer = await app.inject({
+        method: 'GET',
+        url: `${url.pathname}${url.search}`,
+        headers: options.publicApiKey ? { 'x-api-key': options.publicApiKey } : {},
+      });
+      return new Response(answer.body, { status: answer.statusCode, headers: { 'content-type': 'application/json' } });
+    };
+
+    /** The guard of one event, built on first use (the issuer is known only once the server listens). */
+    function guardFor(eventId: string): Guard | undefined {
+      let guard = guards.get(eventId);
+      if (guard) return guard;
+      const publicUrl = options.publicUrl();
+      if (!publicUrl) return undefined;
+      guard = fastifyAuthorizer({
+        publicKeyUrl: `${publicUrl}/public_key`,
+        eventId,
+        issuer: events.get(eventId)?.issuer ?? publicUrl,
+        fetch: inProcessFetch,
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
+      guards.set(eventId, guard);
+      return guard;
+    }
+
+    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      // CORS open, refusals included (a page on another origin must be able to read why it was refused).
+      reply.header('access-control-allow-origin', '*');
+      // Preflights are never authenticated: the browser sends them without the Authorization header.
+      if (request.method === 'OPTIONS') return undefined;
+      // VWR's sample API served one event; this one serves them all, and the token says which it is for. The
+      // claim is only a routing hint: the chosen event's guard verifies signature, audience and issuer.
+      const claimed = audienceOf(extractToken(request.headers));
+      const guard = guardFor(claimed !== undefined && events.has(claimed) ? claimed : fallbackEvent);
+      if (!guard) return reply.code(503).header('retry-after', '1').header('cache-control', 'no-store').send({ error: 'Starting up' });
+      return guard(request, reply);
+    });
+
+    const receipt = async (request: FastifyRequest) => {
+      const claims = request.waitingRoom!;
+      return {
+        status: 200 as const,
+        body: { result: 'Success', event_id: claims.aud, request_id: claims.sub, queue_position: claims.queue_position },
+      };
+    };
+    // GET as VWR's sample site calls it, POST as a real store would; OPTIONS and 405 come with mountRoutes.
+    mountRoutes(
+      app,
+      STORE_OPERATIONS.flatMap((operation) => [
+        { method: 'GET' as const, url: `${STORE_BASE_PATH}/${operation}`, handler: receipt },
+        { method: 'POST' as const, url: `${STORE_BASE_PATH}/${operation}`, handler: receipt },
+      ]),
+      // The body is not used (the sample sells one widget); no cacheable route.
+      { parseBody: async () => undefined, pollTtl: 0 },
+    );
+  };
+}
+
+/** The `aud` of a JWT, read without verifying it (to pick the event whose key will verify it). */
+function audienceOf(token: string | undefined): string | undefined {
+  const payload = token?.split('.')[1];
+  if (!payload) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { aud?: unknown };
+    return typeof claims.aud === 'string' ? claims.aud : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,74 @@
+// `npm run screenshots`: regenerates docs/img/*.png, the README's pictures of the pages, from a short simulated
+// sale (a crowd joins, the line is let in a few at a time) so the estimate and the charts have something to
+// show. Takes about a minute. Not part of `npm test`: images differ on every run.
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { TEST_CREDENTIALS } from '../support/node.ts';
+import { ensurePagesBuilt, launchChromium, newPage, startWebNode } from './support.ts';
+
+const OUT = fileURLToPath(new URL('../../docs/img/', import.meta.url));
+const SIMULATED_SECONDS = 50;
+
+ensurePagesBuilt();
+mkdirSync(OUT, { recursive: true });
+const node = await startWebNode();
+const browser = await launchChromium();
+
+const joinQueue = async (): Promise<string> => {
+  const response = await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: 'Sample' }) });
+  return ((await response.json()) as { api_request_id: string }).api_request_id;
+};
+const admin = (path: string, body: unknown) =>
+  fetch(`${node.privateUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}` },
+    body: JSON.stringify(body),
+  });
+const shoot = (page: Page, name: string) => page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
+
+try {
+  const operator = await newPage(browser, { width: 1100, height: 900 });
+  await operator.page.goto(`${node.url}/control-panel/`);
+  await operator.page.getByLabel('Access key ID').fill(TEST_CREDENTIALS.accessKeyId);
+  await operator.page.getByLabel('Secret access key').fill(TEST_CREDENTIALS.secretAccessKey);
+  await operator.page.getByRole('button', { name: 'Connect', exact: true }).click();
+
+  const crowd: string[] = [];
+  for (let i = 0; i < 120; i++) crowd.push(await joinQueue());
+  const visitor = await newPage(browser, { width: 390, height: 844 });
+  await visitor.page.goto(`${node.url}/waiting-room-site/`);
+  await visitor.page.getByRole('button', { name: 'Reserve' }).click();
+  await visitor.page.waitForFunction(() => /^\d+$/.test(document.querySelector('#my-position')?.textContent ?? ''));
+  const position = Number(await visitor.page.locator('#my-position').textContent());
+
+  // Let people in a few at a time while more arrive; most of those let in claim their token.
+  let serving = 0;
+  for (let second = 0; second < SIMULATED_SECONDS; second += 2) {
+    for (let i = 0; i < 2; i++) crowd.push(await joinQueue());
+    const step = second % 6 === 0 ? 2 : 1;
+    if (serving + step < position) {
+      serving = ((await (await admin('/increment_serving_counter', { event_id: 'Sample', increment_by: step })).json()) as { serving_num: number }).serving_num;
+      for (const id of crowd.slice(serving - step, serving)) {
+        if (Math.random() < 0.8) await fetch(`${node.url}/generate_token`, { method: 'POST', body: JSON.stringify({ event_id: 'Sample', request_id: id }) });
+      }
+    }
+    await sleep(2_000);
+  }
+  await shoot(visitor.page, 'waiting-room-waiting');
+  await shoot(operator.page, 'control-panel');
+
+  await admin('/increment_serving_counter', { event_id: 'Sample', increment_by: position - serving });
+  await visitor.page.getByRole('button', { name: 'Purchase now' }).waitFor({ timeout: 20_000 });
+  await visitor.page.waitForFunction(() => !(document.querySelector('#purchase') as HTMLButtonElement).disabled);
+  await visitor.page.getByRole('button', { name: 'Purchase now' }).click();
+  await visitor.page.locator('#receipt').waitFor({ state: 'visible' });
+  await shoot(visitor.page, 'waiting-room-served');
+  process.stdout.write(`screenshots written to ${OUT}\n`);
+} finally {
+  await browser.close();
+  await node.stop();
+}

@@ -1,0 +1,71 @@
+// Shared by the page tests: a node serving the pages and the sample store on the real clock (the browser signs
+// SigV4 with its own clock, and the store checks token times against it), the web build, and headless Chromium
+// from Debian (never downloaded).
+
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
+import { startNode, type AnteroomNode } from '../../src/app.ts';
+import type { ServerConfig } from '../../src/config/config.ts';
+import { pagesBuilt, WEB_DIST_DIR } from '../../src/web/static-pages.ts';
+import { webPlugins } from '../../src/web/index.ts';
+import { TEST_CREDENTIALS, testConfig } from '../support/node.ts';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Builds web/dist when it is missing (`npm test` builds it first; a direct `node --test` may not have). */
+export function ensurePagesBuilt(): void {
+  if (pagesBuilt(WEB_DIST_DIR)) return;
+  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], {
+    cwd: REPO_ROOT,
+    stdio: 'inherit',
+  });
+}
+
+export interface WebNode extends AnteroomNode {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** A node on the system clock with the pages and the sample store mounted, as `anteroom serve` mounts them. */
+export async function startWebNode(overrides: Partial<ServerConfig> = {}, options: { root?: string } = {}): Promise<WebNode> {
+  const config = testConfig(overrides);
+  let publicUrl = '';
+  const node = await startNode(config, {
+    credentials: TEST_CREDENTIALS,
+    jobs: false,
+    plugins: webPlugins(config, () => publicUrl, options),
+  });
+  publicUrl = node.publicUrl;
+  return { ...node, url: node.publicUrl, stop: () => node.close() };
+}
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium); .ci/run does`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Collects what a page reports as broken: console errors (CSP violations among them) and uncaught exceptions. */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (message: ConsoleMessage) => {
+    // A refused request is logged by Chromium as a console error; the tests provoke those on purpose.
+    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  return errors;
+}
+
+export async function newPage(browser: Browser, viewport = { width: 1000, height: 900 }): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  return { context, page, errors: watchErrors(page) };
+}

@@ -1,0 +1,420 @@
+// The waiting-room page: Reserve → place in line → served → token → purchase at the protected store → receipt.
+// Plain DOM and fetch, no framework: this page is what every visitor downloads during a surge.
+
+import './style.css';
+import { ACTION_BACKOFF, POLL_BACKOFF, errorMessage, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
+import { readSettings } from '../shared/settings.ts';
+import { TurnEstimator, formatRange } from './turn-estimate.ts';
+import { VisitStore, type Receipt, type Visit } from './visit-store.ts';
+
+/** VWR's sample polled every 3 s; the counters are cacheable for 1 s, so a CDN absorbs most of it. */
+const POLL_MS = 3_000;
+/** A screen reader hears a position change at most this often (the live region would chatter otherwise). */
+const ANNOUNCE_EVERY_MS = 15_000;
+
+const settings = readSettings(location.search, location.origin);
+const visits = new VisitStore(settings.publicApiUrl, settings.eventId);
+const eventQuery = `event_id=${encodeURIComponent(settings.eventId)}`;
+
+function element<T extends HTMLElement = HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`#${id} missing`);
+  return found as T;
+}
+
+const ui = {
+  intro: element('intro'),
+  reserve: element<HTMLButtonElement>('reserve'),
+  queue: element('queue'),
+  queueTitle: element('queue-title'),
+  myPosition: element('my-position'),
+  serving: element('serving'),
+  waiting: element('waiting'),
+  eta: element('eta'),
+  etaNote: element('eta-note'),
+  meter: element('meter'),
+  checkout: element('checkout'),
+  checkoutTitle: element('checkout-title'),
+  tokenStatus: element('token-status'),
+  purchase: element<HTMLButtonElement>('purchase'),
+  receipt: element('receipt'),
+  receiptResult: element('receipt-result'),
+  receiptOrder: element('receipt-order'),
+  receiptPosition: element('receipt-position'),
+  status: element('status'),
+  error: element('error'),
+  restartRow: element('restart-row'),
+  startOver: element<HTMLButtonElement>('start-over'),
+  announcer: element('announcer'),
+  detailRequest: element('detail-request'),
+};
+
+element('detail-event').textContent = settings.eventId;
+element('detail-public').textContent = settings.publicApiUrl;
+element('detail-commerce').textContent = settings.commerceApiUrl;
+
+interface Token {
+  access: string;
+  expiresAtMs: number;
+}
+
+/** Everything about the current visit; replaced as a whole by "Start over". */
+interface Session {
+  visit: Visit;
+  serving?: number;
+  /** The serving counter when this page first saw it, for the progress bar. */
+  servingAtStart?: number;
+  token?: Token;
+  estimator: TurnEstimator;
+  failures: number;
+  timer?: ReturnType<typeof setTimeout>;
+  lastAnnounced?: { ahead: number; atMs: number };
+  stopped: boolean;
+}
+
+let session: Session | undefined;
+
+// ---- rendering ---------------------------------------------------------------------------------------------
+
+/** intro: not in line; queue: waiting; checkout: served; ended: this visit cannot go on. */
+function show(phase: 'intro' | 'queue' | 'checkout' | 'ended'): void {
+  ui.intro.hidden = phase !== 'intro';
+  ui.queue.hidden = phase !== 'queue';
+  ui.checkout.hidden = phase !== 'checkout';
+  ui.restartRow.hidden = phase !== 'checkout' && phase !== 'ended';
+}
+
+function setStatus(text: string, tone: 'info' | 'warn' | 'ok' = 'info'): void {
+  ui.status.className = `notice ${tone}`;
+  ui.status.textContent = text;
+}
+
+function setError(text: string): void {
+  ui.error.textContent = text;
+}
+
+function announce(text: string): void {
+  ui.announcer.textContent = text;
+}
+
+function formatNumber(n: number | undefined): string {
+  return n === undefined ? '…' : n.toLocaleString();
+}
+
+function renderQueue(s: Session, waiting: number | undefined): void {
+  const position = s.visit.position;
+  ui.myPosition.textContent = formatNumber(position);
+  ui.serving.textContent = formatNumber(s.serving);
+  if (waiting !== undefined) ui.waiting.textContent = formatNumber(waiting);
+  if (position === undefined || s.serving === undefined) return;
+
+  const start = s.servingAtStart ?? s.serving;
+  const span = Math.max(1, position - start);
+  ui.meter.style.width = `${Math.min(100, Math.max(2, ((s.serving - start) / span) * 100))}%`;
+
+  const estimate = s.estimator.estimate(Date.now(), position);
+  const ahead = Math.max(0, position - s.serving - 1);
+  ui.etaNote.textContent = '';
+  if (estimate.kind === 'range') {
+    ui.eta.textContent = formatRange(estimate.lowSec, estimate.highSec);
+    const perMinute = estimate.perMinute >= 10 ? Math.round(estimate.perMinute) : Math.round(estimate.perMinute * 10) / 10;
+    ui.etaNote.textContent = `About ${perMinute.toLocaleString()} ${perMinute === 1 ? 'person is' : 'people are'} let in per minute.`;
+  } else if (estimate.kind === 'stalled') {
+    ui.eta.textContent = s.serving === 0 ? 'Not started yet' : 'Paused';
+    ui.etaNote.textContent =
+      s.serving === 0 ? 'Nobody has been let in yet. The estimate appears once the line moves.' : 'Nobody has been let in for a few minutes.';
+  } else {
+    ui.eta.textContent = 'Estimating…';
+  }
+  const now = Date.now();
+  const last = s.lastAnnounced;
+  if (!last || (last.ahead !== ahead && now - last.atMs >= ANNOUNCE_EVERY_MS)) {
+    announce(`You are number ${position}. ${ahead === 1 ? '1 person is' : `${ahead.toLocaleString()} people are`} ahead of you.`);
+    s.lastAnnounced = { ahead, atMs: now };
+  }
+}
+
+function renderReceipt(receipt: Receipt): void {
+  ui.receipt.hidden = false;
+  ui.receiptResult.textContent = receipt.result;
+  ui.receiptOrder.textContent = receipt.order;
+  ui.receiptPosition.textContent = receipt.position === undefined ? '—' : String(receipt.position);
+  ui.purchase.disabled = true;
+  ui.purchase.textContent = 'Purchased';
+}
+
+// ---- the waiting loop --------------------------------------------------------------------------------------
+
+/** A failure worth retrying later (network, 429, 5xx). */
+class Transient extends Error {}
+/** A final answer that ends this visit (unknown event, lost place). */
+class Fatal extends Error {}
+
+async function get(path: string): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(`${settings.publicApiUrl}${path}`);
+  } catch {
+    throw new Transient('network error');
+  }
+  if (isRetryableStatus(response.status)) throw new Transient(`HTTP ${response.status}`);
+  return response;
+}
+
+async function readNumber(response: Response, field: string): Promise<number> {
+  const body = (await response.json()) as Record<string, unknown>;
+  // VWR sent the serving counter as a string: accept either.
+  const value = Number(body[field]);
+  if (!Number.isFinite(value)) throw new Transient(`bad ${field}`);
+  return value;
+}
+
+async function pollCounters(s: Session): Promise<void> {
+  const needPosition = s.visit.position === undefined;
+  const [servingRes, waitingRes, positionRes] = await Promise.all([
+    get(`/serving_num?${eventQuery}`),
+    get(`/waiting_num?${eventQuery}`),
+    needPosition ? get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`) : undefined,
+  ]);
+  for (const response of [servingRes, waitingRes, positionRes]) {
+    if (response && response.status >= 400) {
+      throw new Fatal(`The waiting room refused this page's settings (${await errorMessage(response)}). Check the eventId and publicApiUrl parameters.`);
+    }
+  }
+  const serving = await readNumber(servingRes, 'serving_counter');
+  const waiting = await readNumber(waitingRes, 'waiting_num');
+  if (positionRes?.status === 200) {
+    s.visit.position = await readNumber(positionRes, 'queue_number');
+    visits.save(s.visit);
+  }
+  if (s.stopped) return;
+  s.serving = serving;
+  s.servingAtStart ??= serving;
+  s.estimator.observe(Date.now(), serving);
+  // 202 on /queue_num: an asynchronous intake has not stored the place yet.
+  setStatus(s.visit.position === undefined ? 'Looking up your place in line…' : '');
+  renderQueue(s, waiting);
+}
+
+async function claimToken(s: Session): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch(`${settings.publicApiUrl}/generate_token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ event_id: settings.eventId, request_id: s.visit.requestId }),
+    });
+  } catch {
+    throw new Transient('network error');
+  }
+  if (isRetryableStatus(response.status)) throw new Transient(`HTTP ${response.status}`);
+  if (s.stopped) return;
+  if (response.status === 200) {
+    const body = (await response.json()) as { access_token: string; expires_in: number };
+    s.token = { access: body.access_token, expiresAtMs: Date.now() + body.expires_in * 1000 };
+    const until = new Date(s.token.expiresAtMs).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    ui.tokenStatus.className = 'notice ok';
+    ui.tokenStatus.textContent = `Your token is claimed: you can buy until ${until}.`;
+    ui.purchase.disabled = Boolean(s.visit.receipt);
+    if (s.visit.receipt) renderReceipt(s.visit.receipt);
+    return;
+  }
+  if (response.status === 202) {
+    // The serving counter moved back after we saw it reach us: wait again.
+    s.serving = undefined;
+    show('queue');
+    return;
+  }
+  const reason = await errorMessage(response);
+  if (response.status === 404) throw new Fatal(`The waiting room no longer knows your place (${reason}); it may have been reset. Start over to get a new place.`);
+  if (response.status === 410) throw new Fatal(`Your place can no longer be used (${reason}). Start over to get a new place.`);
+  throw new Fatal(`Could not claim your token (${reason}).`);
+}
+
+function enterCheckout(): void {
+  if (!ui.checkout.hidden) return;
+  show('checkout');
+  setStatus('');
+  ui.tokenStatus.className = 'notice info';
+  ui.tokenStatus.textContent = 'Claiming your token…';
+  announce("It's your turn. Check out now!");
+  ui.checkoutTitle.focus();
+}
+
+async function tick(s: Session): Promise<void> {
+  s.timer = undefined;
+  if (s.stopped) return;
+  try {
+    const position = s.visit.position;
+    if (position === undefined || s.serving === undefined || s.serving < position) {
+      await pollCounters(s);
+    }
+    const now = s.visit.position;
+    if (!s.stopped && now !== undefined && s.serving !== undefined && s.serving >= now && !s.token) {
+      enterCheckout();
+      await claimToken(s);
+    }
+    if (s.failures > 0) announce('Reconnected.');
+    s.failures = 0;
+  } catch (error) {
+    if (s.stopped) return;
+    if (error instanceof Fatal) {
+      stopSession(s);
+      setStatus('');
+      setError(error.message);
+      show('ended');
+      return;
+    }
+    s.failures++;
+    const delay = nextDelay(s.failures - 1, POLL_BACKOFF);
+    setStatus(`Connection problem (${(error as Error).message}). Your place is kept; retrying in ${Math.ceil(delay / 1000)} s…`, 'warn');
+    schedule(s, delay);
+    return;
+  }
+  if (!s.token) schedule(s, POLL_MS);
+}
+
+function schedule(s: Session, delayMs: number): void {
+  if (s.stopped) return;
+  clearTimeout(s.timer);
+  s.timer = setTimeout(() => void tick(s), delayMs);
+}
+
+/** Polls at once (tab shown again, page restored from the back/forward cache, network back). */
+function pollNow(): void {
+  const s = session;
+  if (s && !s.stopped && !s.token && s.timer !== undefined) schedule(s, 0);
+}
+
+function stopSession(s: Session): void {
+  s.stopped = true;
+  clearTimeout(s.timer);
+}
+
+function begin(visit: Visit): void {
+  if (session) stopSession(session);
+  const s: Session = { visit, estimator: new TurnEstimator(), failures: 0, stopped: false };
+  session = s;
+  ui.detailRequest.textContent = visit.requestId;
+  setError('');
+  ui.receipt.hidden = true;
+  ui.purchase.textContent = 'Purchase now';
+  ui.purchase.disabled = true;
+  renderQueue(s, undefined);
+  show('queue');
+  void tick(s);
+}
+
+// ---- actions -----------------------------------------------------------------------------------------------
+
+async function reserve(): Promise<void> {
+  ui.reserve.disabled = true;
+  setError('');
+  setStatus('Joining the line…');
+  // Sent once: a join that failed in transit may still have taken a place, so only the visitor may retry.
+  try {
+    const response = await fetch(`${settings.publicApiUrl}/assign_queue_num`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ event_id: settings.eventId }),
+    });
+    if (response.status !== 200) {
+      setStatus('');
+      setError(`Could not join the line (${await errorMessage(response)}). Press Reserve to try again.`);
+      return;
+    }
+    const { api_request_id: requestId } = (await response.json()) as { api_request_id: string };
+    const visit: Visit = { requestId, joinedAt: Date.now() };
+    visits.save(visit);
+    setStatus('');
+    begin(visit);
+    ui.queueTitle.focus();
+  } catch {
+    setStatus('');
+    setError('Could not reach the waiting room. Check your connection and press Reserve to try again.');
+  } finally {
+    ui.reserve.disabled = false;
+  }
+}
+
+async function purchase(): Promise<void> {
+  const s = session;
+  if (!s?.token) return;
+  ui.purchase.disabled = true;
+  setError('');
+  setStatus('Completing your purchase…');
+  const token = s.token.access;
+  try {
+    const response = await fetchWithRetry(
+      () =>
+        fetch(`${settings.commerceApiUrl}/checkout`, {
+          method: 'POST',
+          // The raw token, as VWR's sample site sends it; the store also accepts "Bearer <token>".
+          headers: { authorization: token, 'content-type': 'application/json' },
+          body: JSON.stringify({ item: 'widget', quantity: 1 }),
+        }),
+      ACTION_BACKOFF,
+      { onRetry: ({ delayMs, reason }) => setStatus(`The store is busy (${reason}); retrying in ${Math.ceil(delayMs / 1000)} s…`, 'warn') },
+    );
+    if (s.stopped) return;
+    setStatus('');
+    if (response.status !== 200) {
+      const reason = await errorMessage(response);
+      const refused = response.status === 401 || response.status === 403;
+      setError(refused ? `The store refused your token (${reason}). Start over to get a new place.` : `The purchase failed (${reason}). You can try again.`);
+      ui.purchase.disabled = refused;
+      return;
+    }
+    const body = (await response.json()) as { result?: unknown; request_id?: unknown; queue_position?: unknown };
+    const receipt: Receipt = {
+      result: String(body.result ?? 'Success'),
+      order: typeof body.request_id === 'string' ? body.request_id : s.visit.requestId,
+      ...(typeof body.queue_position === 'number' ? { position: body.queue_position } : s.visit.position ? { position: s.visit.position } : {}),
+    };
+    s.visit.receipt = receipt;
+    visits.save(s.visit);
+    renderReceipt(receipt);
+    announce('Purchase complete. Your receipt is shown.');
+  } catch {
+    if (s.stopped) return;
+    setStatus('');
+    setError('Could not reach the store. Check your connection and try again.');
+    ui.purchase.disabled = false;
+  }
+}
+
+function startOver(): void {
+  if (session) stopSession(session);
+  session = undefined;
+  visits.clear();
+  setError('');
+  setStatus('');
+  ui.detailRequest.textContent = 'none yet';
+  show('intro');
+  ui.reserve.focus();
+}
+
+ui.reserve.addEventListener('click', () => void reserve());
+ui.purchase.addEventListener('click', () => void purchase());
+ui.startOver.addEventListener('click', startOver);
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible') pollNow();
+});
+addEventListener('online', pollNow);
+addEventListener('pageshow', (event) => {
+  if (event.persisted) pollNow();
+});
+// Another tab of the same room joined or started over: follow it, so the tabs never disagree.
+addEventListener('storage', (event) => {
+  if (event.key !== visits.key) return;
+  const visit = visits.load();
+  if (!visit) startOver();
+  else if (visit.requestId !== session?.visit.requestId) begin(visit);
+});
+
+if (settings.ignored.length > 0) {
+  setError(`Ignored invalid URL parameter(s): ${settings.ignored.join(', ')}.`);
+}
+const stored = visits.load();
+if (stored) begin(stored);
+else show('intro');
