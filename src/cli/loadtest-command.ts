@@ -1,0 +1,81 @@
+// `anteroom loadtest`: simulates visitors following VWR's journey against a running waiting room while an
+// admission driver moves the serving counter, then judges what it saw (docs/loadtest.md).
+// Exit status: 0 when every verdict holds, 1 when one fails, 2 when the run cannot start.
+
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Command, Option } from 'commander';
+
+const HELP_AFTER = `
+Journey of each visitor: join (POST /assign_queue_num) → poll /queue_num until placed (202 = not yet) →
+poll /serving_num every --poll-interval (and every n-th time /waiting_num) until the counter reaches the
+position → POST /generate_token (every n-th visitor twice at once) → re-claim --reclaims times →
+confirm the position with /queue_num. Meanwhile the admission driver calls the private
+/increment_serving_counter so that the counter advances at --admit-rate, never past the highest position.
+
+The run ends when every visitor has finished, or at --duration (default: twice the planned journey + 30 s).
+It then verifies every token against /public_key and prints a summary; with --json, the last line of stdout
+is one JSON object. Exit status: 0 = every verdict holds, 1 = a verdict fails, 2 = the run could not start.
+
+Only loopback targets (127.0.0.0/8, ::1, localhost) are allowed without --allow-remote.
+
+Example:
+  anteroom loadtest --target http://127.0.0.1:8080 --admin-token $TOKEN \\
+    --visitors 5000 --arrival-rate 500/s --admit-rate 250/s --report loadtest.html`;
+
+export function loadtestCommand(): Command {
+  return new Command('loadtest')
+    .description('Simulate visitors joining, waiting and claiming tokens against a waiting room, and check it stays correct.')
+    .addOption(new Option('--target <url>', 'public base URL of the waiting room (required)'))
+    .addOption(new Option('--private-target <url>', 'private API base URL (default: <target>/private)'))
+    .addOption(new Option('--event-id <id>', 'event (waiting room) to load').default('Sample'))
+    .addOption(new Option('--visitors <n>', 'number of visitors to simulate').default('1000'))
+    .addOption(new Option('--arrival-rate <rate>', 'visitors joining per second: 300, 300/s or 18000/min').default('100/s'))
+    .addOption(new Option('--admit-rate <rate>', 'positions the admission driver lets in per second').default('100/s'))
+    .addOption(new Option('--admin-token <token>', 'bearer token of the private API').env('ANTEROOM_ADMIN_TOKEN'))
+    .addOption(new Option('--access-key-id <id>', 'SigV4 access key ID of the private API (instead of --admin-token)').env('ANTEROOM_ACCESS_KEY_ID'))
+    .addOption(new Option('--secret-access-key <secret>', 'SigV4 secret access key').env('ANTEROOM_SECRET_ACCESS_KEY'))
+    .addOption(new Option('--session-token <token>', 'SigV4 session token (temporary AWS credentials)').env('AWS_SESSION_TOKEN'))
+    .addOption(new Option('--region <region>', 'SigV4 region').default('us-east-1'))
+    .addOption(new Option('--public-api-key <key>', 'x-api-key to send on public requests, if the server requires one').env('ANTEROOM_PUBLIC_API_KEY'))
+    .addOption(new Option('--poll-interval <duration>', 'time between two polls of one visitor: 1s, 500ms').default('1s'))
+    .addOption(new Option('--duration <duration>', 'stop after this long even if visitors are still waiting: 90s, 5m'))
+    .addOption(new Option('--reclaims <n>', 're-claims of the token after the first claim, 0–3 (idempotency)').default('3'))
+    .addOption(new Option('--waiting-num-every <n>', 'also poll /waiting_num on a visitor\'s first poll and every n-th after (0 = never)').default('10'))
+    .addOption(new Option('--double-claim-every <n>', 'every n-th visitor sends its first claim twice at once (0 = never)').default('10'))
+    .addOption(new Option('--connections <n>', 'HTTP connections to the public API').default('128'))
+    .addOption(new Option('--reset', 'reset the event (reset_initial_state) first, so positions must be exactly 1..N'))
+    .addOption(new Option('--report <file>', 'write a self-contained HTML report with charts to this file'))
+    .addOption(new Option('--json', 'print the result as one JSON object on the last line of stdout'))
+    .addOption(new Option('--allow-remote', 'allow a target that is not a loopback address (never point this at production)'))
+    .addHelpText('after', HELP_AFTER)
+    // Usage errors exit with 2, like invalid values; 1 is kept for a failed verdict.
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
+    .action(async (raw: Record<string, unknown>) => {
+      // Loaded on use: `anteroom serve` must not need the load tester's HTTP client.
+      const { parseLoadTestOptions } = await import('../loadtest/options.ts');
+      const { runLoadTest } = await import('../loadtest/run.ts');
+      const { formatSummary } = await import('../loadtest/summary.ts');
+      const { redactArgs, renderReport } = await import('../loadtest/report.ts');
+      const options = parseLoadTestOptions(raw);
+
+      const abort = new AbortController();
+      const interrupt = () => {
+        process.stderr.write('\ninterrupted: stopping the visitors and judging what was recorded (Ctrl-C again to quit)\n');
+        abort.abort();
+        process.once('SIGINT', () => process.exit(130));
+      };
+      process.once('SIGINT', interrupt);
+      const result = await runLoadTest(options, { progress: process.stderr, signal: abort.signal });
+      process.off('SIGINT', interrupt);
+
+      if (options.reportPath) {
+        const file = resolve(options.reportPath);
+        writeFileSync(file, renderReport(result, { command: ['anteroom', ...redactArgs(process.argv.slice(2))].join(' ') }));
+        process.stderr.write(`report written to ${file}\n`);
+      }
+      process.stdout.write(formatSummary(result.summary));
+      if (options.json) process.stdout.write(`\n${JSON.stringify(result.summary)}\n`);
+      process.exitCode = result.summary.ok ? 0 : 1;
+    });
+}

@@ -1,0 +1,122 @@
+// A pooled HTTP/1.1 client for one base URL (undici Pool, keep-alive, no pipelining). Requests go through
+// `dispatch` with a minimal handler rather than `request`: no stream per response, which matters when one
+// process drives tens of thousands of polls per second. Never throws: a network error is status 0.
+
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+
+export interface Reply {
+  /** HTTP status, or 0 for a network error / timeout. */
+  status: number;
+  body: string;
+  /** From Retry-After (seconds) on 429/503, when present. */
+  retryAfterMs: number | null;
+  /** Milliseconds since the client's time origin. */
+  sentAt: number;
+  receivedAt: number;
+}
+
+export interface ApiClientOptions {
+  connections: number;
+  /** Added to every request (e.g. x-api-key). */
+  headers?: Record<string, string>;
+  /** The run's time origin (performance.now() at start), so sentAt/receivedAt are run-relative. */
+  origin: number;
+  timeoutMs?: number;
+}
+
+export class ApiClient {
+  /** host[:port] as the server sees it in the Host header (SigV4 signs it). */
+  readonly host: string;
+  /** Path prefix of the base URL, e.g. "/private" ('' for a bare origin). */
+  readonly prefix: string;
+  private readonly pool: Pool;
+  private readonly getHeaders: Record<string, string>;
+  private readonly postHeaders: Record<string, string>;
+  private readonly origin: number;
+  inFlight = 0;
+  private closing: Promise<void> | null = null;
+
+  constructor(baseUrl: string, options: ApiClientOptions) {
+    const url = new URL(baseUrl);
+    this.host = url.host;
+    this.prefix = url.pathname.replace(/\/+$/, '');
+    // Shared by every request without extra headers (undici only reads them): no object per poll.
+    this.getHeaders = { ...options.headers };
+    this.postHeaders = { 'content-type': 'application/json', ...options.headers };
+    this.origin = options.origin;
+    const timeout = options.timeoutMs ?? 30_000;
+    this.pool = new Pool(url.origin, {
+      connections: options.connections,
+      pipelining: 1,
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+      connectTimeout: 10_000,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  now(): number {
+    return performance.now() - this.origin;
+  }
+
+  get(path: string, headers?: Record<string, string>): Promise<Reply> {
+    return this.send('GET', path, undefined, headers);
+  }
+
+  post(path: string, body: string, headers?: Record<string, string>): Promise<Reply> {
+    return this.send('POST', path, body, headers);
+  }
+
+  /** `path` is relative to the base URL's path (e.g. "/serving_num?event_id=Sample"). */
+  send(method: 'GET' | 'POST', path: string, body?: string, extraHeaders?: Record<string, string>): Promise<Reply> {
+    const sentAt = this.now();
+    const common = body === undefined ? this.getHeaders : this.postHeaders;
+    const headers = extraHeaders ? { ...common, ...extraHeaders } : common;
+    this.inFlight++;
+    return new Promise<Reply>((resolve) => {
+      let status = 0;
+      let retryAfterMs: number | null = null;
+      const chunks: Buffer[] = [];
+      const finish = (reply: Reply) => {
+        this.inFlight--;
+        resolve(reply);
+      };
+      this.pool.dispatch(
+        { method, path: this.prefix + path, headers, ...(body === undefined ? {} : { body }) },
+        {
+          onRequestStart() {},
+          onResponseStart(_controller, statusCode, responseHeaders) {
+            status = statusCode;
+            const retryAfter = responseHeaders['retry-after'];
+            if (typeof retryAfter === 'string' && /^\d+$/.test(retryAfter)) retryAfterMs = Number(retryAfter) * 1000;
+          },
+          onResponseData(_controller, chunk) {
+            chunks.push(chunk);
+          },
+          onResponseEnd: () => {
+            const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+            finish({ status, body: text, retryAfterMs, sentAt, receivedAt: this.now() });
+          },
+          onResponseError: (_controller, error) => {
+            finish({ status: 0, body: error.message, retryAfterMs: null, sentAt, receivedAt: this.now() });
+          },
+        },
+      );
+    });
+  }
+
+  /** Aborts whatever is still in flight and closes the connections. */
+  close(): Promise<void> {
+    return (this.closing ??= this.pool.destroy());
+  }
+}
+
+/** Parses a JSON body, or returns null (a load test never crashes on a malformed answer: it counts it). */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}

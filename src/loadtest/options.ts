@@ -1,0 +1,182 @@
+// Options of `anteroom loadtest`: parsing of rates and durations, cross-option validation, and the
+// loopback guard that keeps an accidental run away from a production waiting room.
+
+import { ConfigError } from '../config/config.ts';
+import { EVENT_ID_PATTERN } from '../domain/settings.ts';
+
+export type PrivateAuth =
+  | { kind: 'bearer'; token: string }
+  | { kind: 'sigv4'; accessKeyId: string; secretAccessKey: string; region: string; sessionToken?: string | undefined };
+
+export interface LoadTestOptions {
+  /** Public base URL without a trailing slash, e.g. http://127.0.0.1:8080 */
+  target: string;
+  /** Private base URL without a trailing slash, e.g. http://127.0.0.1:8080/private */
+  privateTarget: string;
+  eventId: string;
+  visitors: number;
+  /** Visitors joining per second. */
+  arrivalRate: number;
+  /** Positions the admission driver lets in per second. */
+  admitRate: number;
+  auth: PrivateAuth;
+  pollIntervalMs: number;
+  /** Hard stop; the run ends earlier when every visitor has finished its journey. */
+  durationMs: number;
+  /** True when --duration was not given and durationMs is the computed safety bound. */
+  durationIsDefault: boolean;
+  /** Re-claims of the token after the first successful claim (idempotency check), 0–3. */
+  reclaims: number;
+  /** A visitor also polls waiting_num with its 1st, (n+1)-th, (2n+1)-th… serving_num poll (0 = never). */
+  waitingNumEvery: number;
+  /** Every n-th visitor sends its first claim twice at once, like a double click (0 = never). */
+  doubleClaimEvery: number;
+  /** Connections of the public-API pool. */
+  connections: number;
+  /** Reset the event (reset_initial_state) before the run, so positions must be exactly 1..N. */
+  reset: boolean;
+  publicApiKey?: string | undefined;
+  reportPath?: string | undefined;
+  json: boolean;
+  allowRemote: boolean;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
+
+/** "250ms", "1s", "1.5s", "2m", "1h", "1m30s"; a bare number is seconds. */
+export function parseDuration(text: string): number {
+  const value = text.trim();
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|min|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value) {
+    throw new ConfigError(`"${text}" is not a duration (examples: 500ms, 1s, 2m, 1m30s)`);
+  }
+  return Math.round(parts.reduce((ms, p) => ms + Number(p[1]) * DURATION_UNITS[p[2]!]!, 0));
+}
+
+/** "300", "300/s", "18000/min", "60/m": returns per second. */
+export function parseRate(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(?:\/(s|sec|m|min|h))?$/.exec(text.trim());
+  if (!m) throw new ConfigError(`"${text}" is not a rate (examples: 300, 300/s, 6000/min)`);
+  const per = m[2] === undefined || m[2] === 's' || m[2] === 'sec' ? 1 : m[2] === 'h' ? 3600 : 60;
+  return Number(m[1]) / per;
+}
+
+/** 127.0.0.0/8, ::1 and localhost: the only hosts a run may target without --allow-remote. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (host === 'localhost') return true;
+  if (host === '[::1]' || host === '::1') return true;
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  return v4 !== null && v4.slice(1).every((o) => Number(o) <= 255) && v4[1] === '127';
+}
+
+function baseUrl(flag: string, text: string, allowRemote: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`${flag} must be a URL such as http://127.0.0.1:8080`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${flag} must be an http(s) URL`);
+  if (url.search || url.hash) throw new ConfigError(`${flag} must be a base URL without query or fragment`);
+  if (!allowRemote && !isLoopbackHost(url.hostname)) {
+    throw new ConfigError(
+      `${flag} ${url.host} is not a loopback address; a load test against another host needs --allow-remote ` +
+        '(make sure it is not a production waiting room)',
+    );
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+function count(flag: string, value: unknown, min: number, max: number): number {
+  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${flag} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+function positiveRate(flag: string, value: unknown): number {
+  const rate = parseRate(String(value));
+  if (!(rate > 0) || rate > 1_000_000) throw new ConfigError(`${flag} must be more than 0 and at most 1000000/s`);
+  return rate;
+}
+
+function optionalString(value: unknown): string | undefined {
+  return value === undefined || value === null || value === '' ? undefined : String(value);
+}
+
+/**
+ * The raw values commander collected (strings, booleans) → validated options. Throws ConfigError with a
+ * message naming the flag.
+ */
+export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOptions {
+  const allowRemote = raw.allowRemote === true;
+  if (raw.target === undefined) throw new ConfigError('--target is required (the public base URL)');
+  const target = baseUrl('--target', String(raw.target), allowRemote);
+  const privateTarget =
+    raw.privateTarget === undefined ? `${target}/private` : baseUrl('--private-target', String(raw.privateTarget), allowRemote);
+
+  const eventId = String(raw.eventId ?? 'Sample');
+  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw new ConfigError(`--event-id "${eventId}" is not a valid event ID`);
+
+  const visitors = count('--visitors', raw.visitors ?? 1000, 1, 10_000_000);
+  const arrivalRate = positiveRate('--arrival-rate', raw.arrivalRate ?? '100/s');
+  const admitRate = positiveRate('--admit-rate', raw.admitRate ?? '100/s');
+
+  const adminToken = optionalString(raw.adminToken);
+  const accessKeyId = optionalString(raw.accessKeyId);
+  const secretAccessKey = optionalString(raw.secretAccessKey);
+  let auth: PrivateAuth;
+  if (adminToken !== undefined) {
+    if (accessKeyId !== undefined || secretAccessKey !== undefined) {
+      throw new ConfigError('give either --admin-token or --access-key-id with --secret-access-key, not both');
+    }
+    auth = { kind: 'bearer', token: adminToken };
+  } else if (accessKeyId !== undefined && secretAccessKey !== undefined) {
+    auth = {
+      kind: 'sigv4',
+      accessKeyId,
+      secretAccessKey,
+      region: optionalString(raw.region) ?? 'us-east-1',
+      sessionToken: optionalString(raw.sessionToken),
+    };
+  } else if (accessKeyId !== undefined || secretAccessKey !== undefined) {
+    throw new ConfigError('--access-key-id and --secret-access-key go together');
+  } else {
+    throw new ConfigError(
+      'the admission driver needs the private API: give --admin-token (or ANTEROOM_ADMIN_TOKEN) or ' +
+        '--access-key-id and --secret-access-key',
+    );
+  }
+
+  const pollIntervalMs = parseDuration(String(raw.pollInterval ?? '1s'));
+  if (pollIntervalMs < 10 || pollIntervalMs > 60_000) throw new ConfigError('--poll-interval must be from 10ms to 60s');
+
+  // Without --duration the run is still bounded: twice the planned journey plus a margin.
+  const planned = Math.max(visitors / arrivalRate, visitors / admitRate) * 1000;
+  const durationIsDefault = raw.duration === undefined;
+  const durationMs = durationIsDefault ? Math.ceil(2 * planned + 30_000 + 4 * pollIntervalMs) : parseDuration(String(raw.duration));
+  if (durationMs < 100 || durationMs > 24 * 3_600_000) throw new ConfigError('--duration must be from 100ms to 24h');
+
+  return {
+    target,
+    privateTarget,
+    eventId,
+    visitors,
+    arrivalRate,
+    admitRate,
+    auth,
+    pollIntervalMs,
+    durationMs,
+    durationIsDefault,
+    reclaims: count('--reclaims', raw.reclaims ?? 3, 0, 3),
+    waitingNumEvery: count('--waiting-num-every', raw.waitingNumEvery ?? 10, 0, 1_000_000),
+    doubleClaimEvery: count('--double-claim-every', raw.doubleClaimEvery ?? 10, 0, 1_000_000),
+    connections: count('--connections', raw.connections ?? 128, 1, 4096),
+    reset: raw.reset === true,
+    publicApiKey: optionalString(raw.publicApiKey),
+    reportPath: optionalString(raw.report),
+    json: raw.json === true,
+    allowRemote,
+  };
+}

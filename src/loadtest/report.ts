@@ -1,0 +1,298 @@
+// The HTML report of a run: one self-contained file (inline CSS, SVG charts drawn here, a few lines of
+// inline script for hover read-outs; no external URL), so it can be mailed or attached to a ticket.
+
+import type { LoadTestResult } from './run.ts';
+import type { SecondSample } from './stats.ts';
+import { CLIENT_SATURATED } from './summary.ts';
+
+export interface ReportContext {
+  /** The command line, secrets already redacted. */
+  command?: string;
+  /** When the run ended (default: now). */
+  date?: Date;
+}
+
+const SECRET_FLAGS = ['--admin-token', '--secret-access-key', '--session-token', '--public-api-key'];
+
+/** Replaces the values of secret flags in an argument list (both "--flag value" and "--flag=value"). */
+export function redactArgs(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const eq = arg.indexOf('=');
+    if (eq > 0 && SECRET_FLAGS.includes(arg.slice(0, eq))) {
+      out.push(`${arg.slice(0, eq)}=***`);
+    } else if (SECRET_FLAGS.includes(arg) && i + 1 < args.length) {
+      out.push(arg, '***');
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
+
+/** 1234 → "1.2k", 2500000 → "2.5M": axis labels stay short. */
+function compact(n: number): string {
+  const abs = Math.abs(n);
+  if (abs >= 1e6) return `${fmt(n / 1e6)}M`;
+  if (abs >= 1e4) return `${fmt(n / 1e3, 0)}k`;
+  if (abs >= 1e3) return `${fmt(n / 1e3)}k`;
+  return fmt(n, abs < 10 ? 2 : 1);
+}
+
+/** A round step so that `max` spans about `count` ticks: 1, 2 or 5 × 10^k. */
+function niceStep(max: number, count: number): number {
+  const raw = max / count;
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  const residual = raw / magnitude;
+  return (residual > 5 ? 10 : residual > 2 ? 5 : residual > 1 ? 2 : 1) * magnitude;
+}
+
+interface Series {
+  name: string;
+  color: string;
+  values: Array<number | null>;
+}
+
+const W = 960;
+const H = 260;
+const M = { left: 64, right: 16, top: 14, bottom: 34 };
+const MAX_POINTS = 1500;
+
+function lineChart(id: string, title: string, unit: string, t: number[], series: Series[], note = ''): string {
+  // Long runs: keep at most MAX_POINTS columns (every k-th second) so the file stays small.
+  const stride = Math.max(1, Math.ceil(t.length / MAX_POINTS));
+  const idx = t.map((_, i) => i).filter((i) => i % stride === 0 || i === t.length - 1);
+  const xs = idx.map((i) => t[i]!);
+  const ser = series.map((s) => ({ ...s, values: idx.map((i) => s.values[i] ?? null) }));
+  const xMax = Math.max(1, xs[xs.length - 1] ?? 1);
+  const yData = Math.max(0, ...ser.flatMap((s) => s.values.filter((v): v is number => v !== null)));
+  const yStep = niceStep(yData > 0 ? yData : 1, 4);
+  const yMax = Math.max(yStep, Math.ceil(yData / yStep) * yStep);
+  const pw = W - M.left - M.right;
+  const ph = H - M.top - M.bottom;
+  const x = (v: number) => M.left + (v / xMax) * pw;
+  const y = (v: number) => M.top + ph - (v / yMax) * ph;
+
+  const parts: string[] = [];
+  for (let v = 0; v <= yMax + yStep / 2; v += yStep) {
+    parts.push(`<line x1="${M.left}" x2="${W - M.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" class="grid"/>`);
+    parts.push(`<text x="${M.left - 8}" y="${(y(v) + 4).toFixed(1)}" class="ylabel">${compact(v)}</text>`);
+  }
+  const xStep = niceStep(xMax, 8);
+  for (let v = 0; v <= xMax + 1e-9; v += xStep) {
+    parts.push(`<text x="${x(v).toFixed(1)}" y="${H - M.bottom + 18}" class="xlabel">${compact(v)} s</text>`);
+  }
+  for (const s of ser) {
+    let d = '';
+    let pen = false;
+    s.values.forEach((v, i) => {
+      if (v === null) {
+        pen = false;
+        return;
+      }
+      d += `${pen ? 'L' : 'M'}${x(xs[i]!).toFixed(1)} ${y(v).toFixed(1)}`;
+      pen = true;
+    });
+    if (d) parts.push(`<path d="${d}" stroke="${s.color}" class="line"><title>${escapeHtml(s.name)}</title></path>`);
+  }
+  const data = { t: xs, unit, series: ser.map((s) => ({ name: s.name, color: s.color, values: s.values })), x0: M.left, pw, xMax };
+  const legend = ser.map((s) => `<span class="key"><i style="background:${s.color}"></i>${escapeHtml(s.name)}</span>`).join('');
+  return `
+<section class="chart" id="${id}">
+  <h3>${escapeHtml(title)} <small>${escapeHtml(unit)}</small></h3>
+  <div class="legend">${legend}<span class="readout"></span></div>
+  <svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeHtml(title)}">
+    ${parts.join('\n    ')}
+    <line class="cursor" x1="0" x2="0" y1="${M.top}" y2="${H - M.bottom}" visibility="hidden"/>
+  </svg>
+  ${note ? `<p class="note">${note}</p>` : ''}
+  <script type="application/json">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>
+</section>`;
+}
+
+function charts(samples: SecondSample[]): string {
+  const t = samples.map((s) => s.t);
+  const col = (f: (s: SecondSample) => number | null) => samples.map(f);
+  return [
+    lineChart('queue', 'Queue length', 'visitors', t, [
+      { name: 'waiting (placed, no token yet)', color: '#2563eb', values: col((s) => s.waiting) },
+      { name: 'waiting_num answered by the server', color: '#f59e0b', values: col((s) => s.serverWaitingNum) },
+    ], 'The tester counts visitors it has placed that hold no token yet; <code>waiting_num</code> is the server\'s own count (it also includes visitors placed but not yet known to the tester).'),
+    lineChart('serving', 'Serving counter', 'position', t, [
+      { name: 'serving counter', color: '#16a34a', values: col((s) => s.servingCounter) },
+      { name: 'highest position handed out', color: '#9333ea', values: col((s) => s.highestPosition) },
+      { name: 'visitors holding a token', color: '#0891b2', values: col((s) => s.served) },
+    ], 'The gap between the counter and the tokens is the time visitors take to notice they are served (their poll interval).'),
+    lineChart('flow', 'Joins and admissions', 'per second', t, [
+      { name: 'joins/s', color: '#2563eb', values: col((s) => s.joinsPerSec) },
+      { name: 'admissions/s (first token sets)', color: '#16a34a', values: col((s) => s.admissionsPerSec) },
+    ]),
+    lineChart('requests', 'Request rate', 'requests per second', t, [
+      { name: 'requests/s', color: '#334155', values: col((s) => s.requestsPerSec) },
+      { name: 'errors/s', color: '#dc2626', values: col((s) => s.errorsPerSec) },
+    ]),
+    lineChart('latency', 'Latency of the public API', 'milliseconds', t, [
+      { name: 'p50', color: '#16a34a', values: col((s) => (s.requestsPerSec > 0 ? s.p50 : null)) },
+      { name: 'p95', color: '#f59e0b', values: col((s) => (s.requestsPerSec > 0 ? s.p95 : null)) },
+      { name: 'p99', color: '#dc2626', values: col((s) => (s.requestsPerSec > 0 ? s.p99 : null)) },
+    ], 'All public requests answered in each second, measured from the moment the visitor issued them (time waiting for a free connection included).'),
+    lineChart('client', 'Load generator', 'event loop busy, %', t, [
+      { name: 'busy %', color: '#64748b', values: col((s) => Math.round(s.clientBusy * 1000) / 10) },
+    ], `Above ${CLIENT_SATURATED * 100} % the load generator, not the server, limits the request rate and adds to the latency.`),
+  ].join('\n');
+}
+
+const HOVER_SCRIPT = `
+for (const section of document.querySelectorAll('section.chart')) {
+  const data = JSON.parse(section.querySelector('script[type="application/json"]').textContent);
+  const svg = section.querySelector('svg');
+  const cursor = svg.querySelector('.cursor');
+  const readout = section.querySelector('.readout');
+  svg.addEventListener('mousemove', (e) => {
+    const box = svg.getBoundingClientRect();
+    const vx = ((e.clientX - box.left) / box.width) * svg.viewBox.baseVal.width;
+    const tx = ((vx - data.x0) / data.pw) * data.xMax;
+    let i = 0;
+    while (i < data.t.length - 1 && Math.abs(data.t[i + 1] - tx) < Math.abs(data.t[i] - tx)) i++;
+    const px = data.x0 + (data.t[i] / data.xMax) * data.pw;
+    cursor.setAttribute('x1', px); cursor.setAttribute('x2', px); cursor.setAttribute('visibility', 'visible');
+    readout.textContent = data.t[i].toFixed(0) + ' s: ' + data.series.map((s) => s.name.split(' (')[0] + ' ' +
+      (s.values[i] === null ? '–' : Number(s.values[i]).toLocaleString('en-US', { maximumFractionDigits: 2 }))).join(' · ');
+  });
+  svg.addEventListener('mouseleave', () => { cursor.setAttribute('visibility', 'hidden'); readout.textContent = ''; });
+}`;
+
+const STYLE = `
+:root { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #0f172a; background: #f8fafc; }
+body { max-width: 1040px; margin: 0 auto; padding: 24px; }
+h1 { font-size: 1.5rem; margin: 0 0 4px; } h2 { font-size: 1.15rem; margin: 32px 0 8px; } h3 { font-size: 1rem; margin: 0 0 4px; }
+h3 small { color: #64748b; font-weight: normal; }
+.meta { color: #475569; font-size: .9rem; } code { font-size: .85em; background: #e2e8f0; padding: 1px 4px; border-radius: 3px; }
+.badge { display: inline-block; padding: 2px 10px; border-radius: 12px; color: white; font-weight: 600; font-size: .9rem; vertical-align: middle; }
+.pass { background: #16a34a; } .fail { background: #dc2626; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px; margin-top: 16px; }
+.card { background: white; border: 1px solid #e2e8f0; border-radius: 8px; padding: 10px 12px; }
+.card b { display: block; font-size: 1.3rem; } .card span { color: #64748b; font-size: .8rem; }
+table { border-collapse: collapse; width: 100%; background: white; font-size: .9rem; }
+th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #e2e8f0; vertical-align: top; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.chart { background: white; border: 1px solid #e2e8f0; border-radius: 8px; padding: 12px; margin: 12px 0; }
+.chart svg { width: 100%; height: auto; display: block; }
+.grid { stroke: #e2e8f0; } .line { fill: none; stroke-width: 1.6; } .cursor { stroke: #94a3b8; stroke-dasharray: 3 3; }
+.ylabel { font-size: 11px; fill: #64748b; text-anchor: end; } .xlabel { font-size: 11px; fill: #64748b; text-anchor: middle; }
+.legend { font-size: .8rem; color: #334155; min-height: 1.2em; } .key { margin-right: 14px; white-space: nowrap; }
+.key i { display: inline-block; width: 12px; height: 3px; margin-right: 5px; vertical-align: middle; }
+.readout { float: right; color: #0f172a; font-variant-numeric: tabular-nums; }
+.note, .help { color: #475569; font-size: .85rem; }
+.warning { background: #fef3c7; border: 1px solid #f59e0b; border-radius: 8px; padding: 8px 12px; font-size: .9rem; } .examples { margin: 4px 0 0 18px; padding: 0; color: #7f1d1d; font-size: .85rem; }
+`;
+
+function table(head: string[], rows: string[][], numeric: boolean[] = []): string {
+  const th = head.map((h, i) => `<th${numeric[i] ? ' class="num"' : ''}>${h}</th>`).join('');
+  const tr = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('\n');
+  return `<table><thead><tr>${th}</tr></thead><tbody>${tr}</tbody></table>`;
+}
+
+export function renderReport(result: LoadTestResult, context: ReportContext = {}): string {
+  const s = result.summary;
+  const date = (context.date ?? new Date()).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  const verdictRows = result.verdicts.map((v) => [
+    `<span class="badge ${v.ok ? 'pass' : 'fail'}">${v.ok ? 'PASS' : 'FAIL'}</span>`,
+    `<b>${escapeHtml(v.rule)}</b><br><span class="note">${escapeHtml(v.detail)}</span>` +
+      (v.examples.length ? `<ul class="examples">${v.examples.map((e) => `<li>${escapeHtml(e)}</li>`).join('')}</ul>` : ''),
+  ]);
+  const latencyRows = Object.entries(s.latency_ms).map(([endpoint, l]) => [
+    `<code>${endpoint}</code>`,
+    fmt(l.count, 0),
+    fmt(l.p50, 2),
+    fmt(l.p95, 2),
+    fmt(l.p99, 2),
+    fmt(l.max, 2),
+  ]);
+  const errorRows = Object.entries(s.errors.by_endpoint).flatMap(([endpoint, statuses]) =>
+    Object.entries(statuses ?? {}).map(([status, n]) => [`<code>${endpoint}</code>`, escapeHtml(status), fmt(n, 0)]),
+  );
+  const q = s.time_in_queue_s;
+  const a = s.admission_to_token_ms;
+  const ended = s.ended_by === 'journey' ? 'every journey finished' : s.ended_by === 'duration' ? 'stopped by --duration' : 'interrupted';
+  const cards = [
+    [fmt(s.visitors.served, 0), `of ${fmt(s.visitors.planned, 0)} visitors served`],
+    [fmt(s.joins_per_s), `joins/s (planned ${fmt(s.plan.arrival_rate)})`],
+    [fmt(s.admissions_per_s), `admissions/s (planned ${fmt(s.plan.admit_rate)})`],
+    [fmt(s.requests.per_s, 0), `requests/s average (peak ${fmt(s.requests.peak_per_s, 0)})`],
+    [fmt(s.latency_ms.serving_num?.p99 ?? 0, 2), 'ms p99 of /serving_num'],
+    [fmt(s.errors.total, 0), 'errors'],
+    [`${fmt(q.p50)} s`, `median time in queue (p99 ${fmt(q.p99)} s)`],
+    [fmt(s.elapsed_s), `seconds (${ended})`],
+  ];
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Anteroom load test — ${s.ok ? 'PASS' : 'FAIL'} — ${escapeHtml(s.event_id)} — ${date}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>Anteroom load test <span class="badge ${s.ok ? 'pass' : 'fail'}">${s.ok ? 'PASS' : 'FAIL'}</span></h1>
+<div class="meta">
+  ${date} · event <code>${escapeHtml(s.event_id)}</code> at <code>${escapeHtml(s.target)}</code> (private <code>${escapeHtml(s.private_target)}</code>)<br>
+  ${fmt(s.plan.visitors, 0)} visitors arriving at ${fmt(s.plan.arrival_rate)}/s, admitted at ${fmt(s.plan.admit_rate)}/s, polling every ${fmt(s.plan.poll_interval_ms, 0)} ms,
+  ${s.plan.reclaims} re-claims each, ${s.plan.connections} connections${s.plan.reset ? ', event reset first' : ''}<br>
+  ${context.command ? `command: <code>${escapeHtml(context.command)}</code><br>` : ''}
+  load generator: Node ${escapeHtml(s.client.node)}, ${fmt(s.client.cpu_s)} s CPU, ${fmt(s.client.max_rss_mb)} MB max RSS, event loop ${fmt(s.client.busy_mean * 100, 0)} % busy on average
+</div>
+${s.client.saturated_s > 0 ? `<p class="warning">The load generator was saturated for ${s.client.saturated_s} s (event loop ≥ ${CLIENT_SATURATED * 100} % busy): during those seconds rates and latencies show its limit rather than the server's. Run it on another machine or with fewer visitors to measure the server.</p>` : ''}
+<div class="cards">${cards.map(([v, l]) => `<div class="card"><b>${v}</b><span>${l}</span></div>`).join('')}</div>
+
+<h2>Correctness verdicts</h2>
+${table(['', 'Rule and outcome'], verdictRows)}
+
+<h2>Over time</h2>
+${charts(result.samples)}
+
+<h2>Latency by endpoint (ms)</h2>
+${table(['Endpoint', 'Requests', 'p50', 'p95', 'p99', 'max'], latencyRows, [false, true, true, true, true, true])}
+<p class="note"><code>generate_token</code> counts first claims (they sign a token set); <code>generate_token_reclaim</code> the re-claims, which return the stored set.</p>
+
+<h2>Errors</h2>
+${errorRows.length === 0 ? '<p>No errors: every answer was a 200 or an expected 202.</p>' : table(['Endpoint', 'Status', 'Count'], errorRows, [false, false, true])}
+${s.failure_reasons.length ? `<h3>Why visitors failed</h3>${table(['Visitors', 'Reason'], s.failure_reasons.map((f) => [fmt(f.visitors, 0), escapeHtml(f.reason)]), [true, false])}` : ''}
+
+<h2>Time in queue</h2>
+${table(
+  ['', 'count', 'p50', 'p95', 'p99', 'max'],
+  [
+    ['join answered → token set (s)', fmt(q.count, 0), fmt(q.p50, 3), fmt(q.p95, 3), fmt(q.p99, 3), fmt(q.max, 3)],
+    ['counter reached the position → token set (ms)', fmt(a.count, 0), fmt(a.p50), fmt(a.p95), fmt(a.p99), fmt(a.max)],
+  ],
+  [false, true, true, true, true, true],
+)}
+
+<h2>How to read this report</h2>
+<div class="help">
+<p>Each simulated visitor joins, polls its position, polls the serving counter until it is let in, claims its token set and
+claims it again (the answer must not change). An admission driver moves the serving counter through the private API at the
+admit rate, never past the highest position handed out. The <b>verdicts</b> are the point of the run: a fast waiting room
+that hands out a position twice or lets someone in ahead of the counter has failed, however good its latency.</p>
+<p><b>Joins/s</b> below the planned arrival rate means the server (or this load generator) could not keep up with intake.
+<b>Admissions/s</b> is bounded by the admit rate and by how many visitors were waiting. A widening gap between the
+<i>serving counter</i> and <i>visitors holding a token</i> means visitors notice late (poll interval) or token signing is the bottleneck.
+Latency includes time spent waiting for one of the load generator's connections, so p99 grows when the client saturates; compare
+the <i>requests/s</i> chart with the planned poll rate (waiting visitors ÷ poll interval).</p>
+<p>Full explanation of every figure and verdict: <code>docs/loadtest.md</code> in the Anteroom repository.</p>
+</div>
+<script>${HOVER_SCRIPT}</script>
+</body>
+</html>
+`;
+}

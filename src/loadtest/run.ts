@@ -1,0 +1,163 @@
+// Runs one load test: checks the target and the credentials, starts the visitors and the admission driver,
+// samples once a second, stops at the end of every journey (or --duration, or an abort), then computes the
+// verdicts and the summary. Printing and the report are the caller's.
+
+import { performance } from 'node:perf_hooks';
+import type { JWK } from 'jose';
+import { AdmissionDriver } from './admission.ts';
+import { ApiClient, parseJson, type Reply } from './http-client.ts';
+import type { LoadTestOptions } from './options.ts';
+import { privateSigner, type PrivateSigner } from './private-auth.ts';
+import { Progress, type ProgressSink } from './progress.ts';
+import { buildSummary, type EndedBy, type LoadTestSummary } from './summary.ts';
+import { RunStats, type SecondSample } from './stats.ts';
+import { TimerWheel } from './timer-wheel.ts';
+import { computeVerdicts, type Verdict } from './verdicts.ts';
+import { Journey } from './visitor.ts';
+
+/** The run could not start: target unreachable, unknown event, credentials refused. */
+export class LoadTestSetupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LoadTestSetupError';
+  }
+}
+
+export interface LoadTestResult {
+  summary: LoadTestSummary;
+  samples: SecondSample[];
+  verdicts: Verdict[];
+}
+
+export interface RunIo {
+  /** Where the progress line goes (stderr). */
+  progress?: ProgressSink | undefined;
+  /** Aborting ends the run early, as --duration would; the verdicts are still computed. */
+  signal?: AbortSignal | undefined;
+}
+
+function describe(reply: Reply): string {
+  return reply.status === 0 ? `no answer (${reply.body})` : `${reply.status} ${reply.body.slice(0, 200)}`;
+}
+
+async function privateCall(api: ApiClient, sign: PrivateSigner, method: 'GET' | 'POST', path: string, query: Record<string, string>, body?: string): Promise<Reply> {
+  const search = new URLSearchParams(query).toString();
+  const headers = await sign({ method, host: api.host, path: api.prefix + path, query, ...(body === undefined ? {} : { body }) });
+  return api.send(method, search ? `${path}?${search}` : path, body, headers);
+}
+
+export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Promise<LoadTestResult> {
+  const origin = performance.now();
+  const cpuAtStart = process.cpuUsage();
+  const apiKey = options.publicApiKey ? { 'x-api-key': options.publicApiKey } : undefined;
+  const publicApi = new ApiClient(options.target, { connections: options.connections, origin, ...(apiKey ? { headers: apiKey } : {}) });
+  // Set-up and the public key go through their own connections, never queued behind visitors' polls.
+  const controlApi = new ApiClient(options.target, { connections: 2, origin, ...(apiKey ? { headers: apiKey } : {}) });
+  const privateApi = new ApiClient(options.privateTarget, { connections: 2, origin });
+  const sign = privateSigner(options.auth);
+  const eventQuery = `event_id=${encodeURIComponent(options.eventId)}`;
+  const progress = io.progress ? new Progress(io.progress) : null;
+
+  try {
+    // Set-up: the public API knows the event, the private API accepts the credentials.
+    const auth = await privateCall(privateApi, sign, 'GET', '/num_active_tokens', { event_id: options.eventId });
+    if (auth.status !== 200) {
+      throw new LoadTestSetupError(`the private API at ${options.privateTarget} answered /num_active_tokens with ${describe(auth)}`);
+    }
+    if (options.reset) {
+      const reset = await privateCall(privateApi, sign, 'POST', '/reset_initial_state', {}, JSON.stringify({ event_id: options.eventId }));
+      if (reset.status !== 200) throw new LoadTestSetupError(`reset_initial_state answered ${describe(reset)}`);
+    }
+    const first = await controlApi.get(`/serving_num?${eventQuery}`);
+    const initialServing = Number((parseJson(first.body) as { serving_counter?: unknown } | null)?.serving_counter);
+    if (first.status !== 200 || Number.isNaN(initialServing)) {
+      throw new LoadTestSetupError(`${options.target}/serving_num?${eventQuery} answered ${describe(first)}`);
+    }
+
+    const wheel = new TimerWheel(() => performance.now() - origin);
+    const stats = new RunStats();
+    const driver = new AdmissionDriver({ api: privateApi, sign, wheel, stats, eventId: options.eventId, admitRate: options.admitRate, initialServing });
+    let end: (by: EndedBy) => void = () => {};
+    const ended = new Promise<EndedBy>((resolve) => (end = resolve));
+    const journey = new Journey({
+      api: publicApi,
+      wheel,
+      stats,
+      options,
+      onPlaced: (position) => driver.notePosition(position),
+      onFinished: () => end('journey'),
+    });
+    let elu = performance.eventLoopUtilization();
+    const clientBusy = () => {
+      const now = performance.eventLoopUtilization();
+      const busy = performance.eventLoopUtilization(now, elu).utilization;
+      elu = now;
+      return Math.round(busy * 1000) / 1000;
+    };
+    const gauges = () => ({
+      joined: journey.joined,
+      waiting: journey.waiting,
+      served: journey.served,
+      servingCounter: driver.counter,
+      highestPosition: driver.highestPosition,
+      serverWaitingNum: journey.serverWaitingNum,
+      clientBusy: clientBusy(),
+    });
+    const counts = () => ({ planned: options.visitors, finished: journey.finished, failed: journey.failed });
+
+    const startedAt = wheel.now();
+    wheel.start();
+    driver.start();
+    journey.start(startedAt);
+    const sampler = setInterval(() => progress?.update(stats.sample(wheel.now(), gauges()), counts()), 1000);
+    const deadline = setTimeout(() => end('duration'), options.durationMs);
+    const onAbort = () => end('interrupted');
+    io.signal?.addEventListener('abort', onAbort, { once: true });
+    if (io.signal?.aborted) end('interrupted');
+
+    const endedBy = await ended;
+    const elapsedMs = wheel.now() - startedAt;
+    journey.stop();
+    driver.stop();
+    wheel.stop();
+    clearInterval(sampler);
+    clearTimeout(deadline);
+    io.signal?.removeEventListener('abort', onAbort);
+    stats.sample(wheel.now(), gauges());
+    progress?.done();
+    if (wheel.error) throw wheel.error;
+
+    // Answers still in flight are dropped: the visitors who sent them count as unfinished.
+    await publicApi.close();
+    progress?.note(`verifying ${journey.served * 3} tokens…`);
+    const keyReply = await controlApi.get(`/public_key?${eventQuery}`);
+    const publicKey: JWK | string = keyReply.status === 200 ? (parseJson(keyReply.body) as JWK) : `/public_key answered ${describe(keyReply)}`;
+    const cutShort = endedBy !== 'journey';
+    const verdicts = await computeVerdicts(
+      {
+        eventId: options.eventId,
+        visitors: journey.visitors,
+        increments: driver.increments,
+        initialServing,
+        expectFirstPosition: options.reset ? 1 : null,
+        joinsUnanswered: journey.joinsUnanswered,
+        cutShort,
+      },
+      publicKey,
+    );
+    const cpu = process.cpuUsage(cpuAtStart);
+    const summary = buildSummary({
+      options,
+      visitors: journey.visitors,
+      increments: driver.increments,
+      stats,
+      verdicts,
+      endedBy,
+      elapsedMs,
+      cpuMicros: cpu.user + cpu.system,
+    });
+    return { summary, samples: stats.samples, verdicts };
+  } finally {
+    await Promise.all([publicApi.close(), controlApi.close(), privateApi.close()]);
+  }
+}

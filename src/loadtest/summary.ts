@@ -1,0 +1,223 @@
+// The result of a run as one JSON-able object (the `--json` line and the report's data), and its text form.
+
+import type { LoadTestOptions } from './options.ts';
+import type { IncrementRecord, Visitor } from './records.ts';
+import { ENDPOINTS, percentilesOf, round, statusLabel, type Endpoint, type LatencySummary, type RunStats } from './stats.ts';
+import type { Verdict, VerdictName } from './verdicts.ts';
+
+export type EndedBy = 'journey' | 'duration' | 'interrupted';
+
+/** Event-loop utilisation from which the load generator counts as saturated. */
+export const CLIENT_SATURATED = 0.9;
+
+export interface LoadTestSummary {
+  ok: boolean;
+  target: string;
+  private_target: string;
+  event_id: string;
+  plan: {
+    visitors: number;
+    arrival_rate: number;
+    admit_rate: number;
+    poll_interval_ms: number;
+    reclaims: number;
+    duration_limit_s: number;
+    connections: number;
+    reset: boolean;
+  };
+  ended_by: EndedBy;
+  elapsed_s: number;
+  visitors: { planned: number; joined: number; placed: number; served: number; done: number; failed: number; unfinished: number };
+  /** Joins answered per second, from the first join sent to the last join answered. */
+  joins_per_s: number;
+  /** First token sets per second, from the first to the last one. */
+  admissions_per_s: number;
+  requests: { total: number; per_s: number; peak_per_s: number };
+  latency_ms: Partial<Record<Endpoint, LatencySummary>>;
+  errors: { total: number; by_status: Record<string, number>; by_endpoint: Partial<Record<Endpoint, Record<string, number>>> };
+  /** From the join's answer to the first token set. */
+  time_in_queue_s: { count: number; p50: number; p95: number; p99: number; max: number };
+  /** From the increment that let a visitor in (its answer) to that visitor's token set: the polling delay. */
+  admission_to_token_ms: { count: number; p50: number; p95: number; p99: number; max: number };
+  /** Why visitors failed, most frequent first (at most 10 reasons). */
+  failure_reasons: Array<{ reason: string; visitors: number }>;
+  verdicts: Record<VerdictName, Omit<Verdict, 'name'>>;
+  /**
+   * The load generator itself. `busy_*` is its event-loop utilisation per second (0–1); `saturated_s` counts the
+   * seconds at ≥ 90 %, when figures describe the generator's limit more than the server's.
+   */
+  client: { node: string; cpu_s: number; max_rss_mb: number; busy_mean: number; busy_max: number; saturated_s: number };
+}
+
+export interface SummaryInput {
+  options: LoadTestOptions;
+  visitors: readonly Visitor[];
+  increments: readonly IncrementRecord[];
+  stats: RunStats;
+  verdicts: Verdict[];
+  endedBy: EndedBy;
+  elapsedMs: number;
+  cpuMicros: number;
+}
+
+function span(times: number[]): number {
+  if (times.length < 2) return 0;
+  let min = Infinity;
+  let max = -Infinity;
+  for (const t of times) {
+    if (t < min) min = t;
+    if (t > max) max = t;
+  }
+  return (max - min) / 1000;
+}
+
+/** Time from each token back to the answer of the increment that first reached the visitor's position. */
+function admissionToToken(visitors: readonly Visitor[], increments: readonly IncrementRecord[]): number[] {
+  const acked = increments.filter((i) => i.servingAfter !== null).sort((a, b) => a.receivedAt - b.receivedAt);
+  const out: number[] = [];
+  for (const v of visitors) {
+    if (!v.tokens || v.position === null) continue;
+    const inc = firstReaching(acked, v.position);
+    if (inc) out.push(v.tokenAt - inc.receivedAt);
+  }
+  return out;
+}
+
+/** The first answered increment whose counter reached `position` (counters only grow during a run). */
+function firstReaching(acked: readonly IncrementRecord[], position: number): IncrementRecord | undefined {
+  let lo = 0;
+  let hi = acked.length - 1;
+  let found: IncrementRecord | undefined;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (acked[mid]!.servingAfter! >= position) {
+      found = acked[mid];
+      hi = mid - 1;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return found;
+}
+
+export function buildSummary(input: SummaryInput): LoadTestSummary {
+  const { options: o, visitors, stats } = input;
+  const joinedVisitors = visitors.filter((v) => v.requestId !== null);
+  const served = visitors.filter((v) => v.tokens !== null);
+  const failed = visitors.filter((v) => v.state === 'failed');
+  const done = visitors.filter((v) => v.state === 'done').length;
+  const joinSpan = span([...joinedVisitors.map((v) => v.joinSentAt), ...joinedVisitors.map((v) => v.joinedAt)]);
+  const tokenSpan = span(served.map((v) => v.tokenAt));
+
+  const latency: Partial<Record<Endpoint, LatencySummary>> = {};
+  const byEndpoint: Partial<Record<Endpoint, Record<string, number>>> = {};
+  for (const endpoint of ENDPOINTS) {
+    const e = stats.endpoints.get(endpoint)!;
+    if (e.latency.count === 0) continue;
+    latency[endpoint] = e.latency.summary();
+    const errors = Object.fromEntries([...e.statuses].filter(([label]) => label === statusLabel(0) || Number(label) >= 400));
+    if (Object.keys(errors).length > 0) byEndpoint[endpoint] = errors;
+  }
+
+  const reasons = new Map<string, number>();
+  for (const v of failed) {
+    // Group by the reason without request IDs and numbers that make each message unique.
+    const reason = (v.failure ?? 'unknown').replace(/[0-9a-f]{8}-[0-9a-f-]{27}/gi, '<id>');
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  }
+
+  return {
+    ok: input.verdicts.every((v) => v.ok),
+    target: o.target,
+    private_target: o.privateTarget,
+    event_id: o.eventId,
+    plan: {
+      visitors: o.visitors,
+      arrival_rate: o.arrivalRate,
+      admit_rate: o.admitRate,
+      poll_interval_ms: o.pollIntervalMs,
+      reclaims: o.reclaims,
+      duration_limit_s: o.durationMs / 1000,
+      connections: o.connections,
+      reset: o.reset,
+    },
+    ended_by: input.endedBy,
+    elapsed_s: round(input.elapsedMs / 1000, 3),
+    visitors: {
+      planned: o.visitors,
+      joined: joinedVisitors.length,
+      placed: visitors.filter((v) => v.position !== null).length,
+      served: served.length,
+      done,
+      failed: failed.length,
+      unfinished: o.visitors - done - failed.length,
+    },
+    joins_per_s: joinSpan > 0 ? round(joinedVisitors.length / joinSpan, 1) : 0,
+    admissions_per_s: tokenSpan > 0 ? round(served.length / tokenSpan, 1) : 0,
+    requests: {
+      total: stats.requests,
+      per_s: round(stats.requests / Math.max(0.001, input.elapsedMs / 1000), 1),
+      peak_per_s: stats.samples.reduce((peak, sample) => Math.max(peak, sample.requestsPerSec), 0),
+    },
+    latency_ms: latency,
+    errors: { total: stats.errors, by_status: stats.errorsByStatus(), by_endpoint: byEndpoint },
+    time_in_queue_s: percentilesOf(served.map((v) => (v.tokenAt - v.joinedAt) / 1000)),
+    admission_to_token_ms: percentilesOf(admissionToToken(visitors, input.increments)),
+    failure_reasons: [...reasons]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 10)
+      .map(([reason, n]) => ({ reason, visitors: n })),
+    verdicts: Object.fromEntries(input.verdicts.map(({ name, ...rest }) => [name, rest])) as LoadTestSummary['verdicts'],
+    client: {
+      node: process.version,
+      cpu_s: round(input.cpuMicros / 1e6, 2),
+      max_rss_mb: round(process.resourceUsage().maxRSS / 1024, 1),
+      busy_mean: round(stats.samples.reduce((sum, x) => sum + x.clientBusy, 0) / Math.max(1, stats.samples.length), 3),
+      busy_max: stats.samples.reduce((max, x) => Math.max(max, x.clientBusy), 0),
+      saturated_s: stats.samples.filter((x) => x.clientBusy >= CLIENT_SATURATED).length,
+    },
+  };
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
+
+/** The human summary printed at the end of a run. */
+export function formatSummary(s: LoadTestSummary): string {
+  const verdicts = Object.entries(s.verdicts);
+  const failed = verdicts.filter(([, v]) => !v.ok).length;
+  const lines = [
+    '',
+    `Anteroom load test — ${s.ok ? `PASS (all ${verdicts.length} verdicts hold)` : `FAIL (${failed} of ${verdicts.length} verdicts fail)`}`,
+    `  target      ${s.target} (event ${s.event_id}), private ${s.private_target}`,
+    `  ended by    ${s.ended_by === 'journey' ? 'the end of every journey' : s.ended_by === 'duration' ? `--duration (${s.plan.duration_limit_s} s)` : 'interruption'} after ${fmt(s.elapsed_s)} s`,
+    `  visitors    ${fmt(s.visitors.planned)} planned, ${fmt(s.visitors.joined)} joined, ${fmt(s.visitors.served)} served, ` +
+      `${fmt(s.visitors.done)} done, ${fmt(s.visitors.failed)} failed, ${fmt(s.visitors.unfinished)} unfinished`,
+    `  rates       joins ${fmt(s.joins_per_s)}/s (planned ${fmt(s.plan.arrival_rate)}/s), admissions ${fmt(s.admissions_per_s)}/s (planned ${fmt(s.plan.admit_rate)}/s)`,
+    `  requests    ${fmt(s.requests.total)} total, ${fmt(s.requests.per_s)}/s average, ${fmt(s.requests.peak_per_s)}/s peak in one second`,
+    `  errors      ${s.errors.total === 0 ? 'none' : Object.entries(s.errors.by_status).map(([k, n]) => `${k}: ${fmt(n)}`).join(', ')}`,
+    `  in queue    p50 ${s.time_in_queue_s.p50} s, p95 ${s.time_in_queue_s.p95} s, p99 ${s.time_in_queue_s.p99} s, max ${s.time_in_queue_s.max} s` +
+      ` (admission → token p50 ${fmt(s.admission_to_token_ms.p50)} ms, p99 ${fmt(s.admission_to_token_ms.p99)} ms)`,
+    `  client      ${s.client.cpu_s} s CPU, ${s.client.max_rss_mb} MB max RSS, event loop busy ${fmt(s.client.busy_mean * 100)} % ` +
+      `on average (max ${fmt(s.client.busy_max * 100)} %), Node ${s.client.node}`,
+    ...(s.client.saturated_s > 0 ? [`  WARNING     the load generator was saturated for ${s.client.saturated_s} s: rates and latencies then show its limit, not the server's`] : []),
+    '',
+    `  latency (ms)                   count       p50       p95       p99       max`,
+  ];
+  for (const [endpoint, l] of Object.entries(s.latency_ms)) {
+    lines.push(
+      `    ${endpoint.padEnd(26)} ${String(l.count).padStart(9)} ${l.p50.toFixed(2).padStart(9)} ${l.p95.toFixed(2).padStart(9)} ` +
+        `${l.p99.toFixed(2).padStart(9)} ${l.max.toFixed(2).padStart(9)}`,
+    );
+  }
+  if (s.failure_reasons.length > 0) {
+    lines.push('', '  failed visitors');
+    for (const f of s.failure_reasons) lines.push(`    ${fmt(f.visitors)} × ${f.reason}`);
+  }
+  lines.push('', '  verdicts');
+  for (const [name, v] of verdicts) {
+    lines.push(`    ${v.ok ? 'PASS' : 'FAIL'}  ${name}: ${v.detail}`);
+    for (const example of v.examples) lines.push(`            - ${example}`);
+  }
+  lines.push('');
+  return lines.join('\n');
+}
