@@ -1,0 +1,207 @@
+// Hot reads served from process memory: the counters behind /serving_num and /waiting_num (and the
+// metrics gauges) are read from the store at most once per `ttlMs` per event, however many visitors poll.
+// Used in front of a shared store (Redis), where every read is a network round trip; the SQLite store keeps
+// an exact copy of its counters itself, being the database's only writer.
+//
+// Freshness: a value is at most `ttlMs` older than the read that fetched it (its age counts from when that
+// read was sent). Concurrent misses share one read. Every write this process makes to an event drops the
+// event's entry and discards any read already in flight, so this node's own writes are visible at once
+// (the operator's control panel moves the counter and reads it back); writes by other nodes show within
+// `ttlMs`. A failed read is not cached: each later miss tries the store again.
+
+import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
+import type {
+  ClaimContext,
+  Counters,
+  ExpiryAdvance,
+  IssueResult,
+  JoinRequest,
+  PositionRecord,
+  Store,
+  StoredSigningKey,
+} from './port.ts';
+
+/** The longest TTL accepted: a poller must see the counter move within a few seconds. */
+export const MAX_HOT_READ_TTL_MS = 5000;
+export const DEFAULT_HOT_READ_TTL_MS = 250;
+
+export interface HotReadCacheOptions {
+  ttlMs: number;
+  /** Monotonic milliseconds; tests pass their own. */
+  nowMs?: () => number;
+}
+
+interface Entry {
+  /** Bumped by every write of this process to the event: a read started before it is not kept. */
+  generation: number;
+  value?: Counters;
+  fetchedAt?: number;
+  pending?: Promise<Counters>;
+}
+
+/** Wraps `store` with the cache, or returns it unchanged when ttlMs is 0. */
+export function withHotReadCache(store: Store, options: HotReadCacheOptions): Store {
+  if (options.ttlMs <= 0) return store;
+  return new HotReadCache(store, options);
+}
+
+export class HotReadCache implements Store {
+  readonly description: string;
+  private readonly store: Store;
+  private readonly ttlMs: number;
+  private readonly nowMs: () => number;
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(store: Store, options: HotReadCacheOptions) {
+    if (!(options.ttlMs > 0 && options.ttlMs <= MAX_HOT_READ_TTL_MS)) {
+      throw new RangeError(`hot-read TTL must be 1–${MAX_HOT_READ_TTL_MS} ms (got ${options.ttlMs})`);
+    }
+    this.store = store;
+    this.description = store.description;
+    this.ttlMs = options.ttlMs;
+    this.nowMs = options.nowMs ?? (() => performance.now());
+  }
+
+  // ---- cached reads ----
+
+  async getCounters(eventId: string): Promise<Counters> {
+    return { ...(await this.counters(eventId)) };
+  }
+
+  async getServingCounter(eventId: string): Promise<number> {
+    return (await this.counters(eventId)).serving;
+  }
+
+  /** The cached value itself (callers copy it before handing it out). */
+  private counters(eventId: string): Counters | Promise<Counters> {
+    let entry = this.entries.get(eventId);
+    if (!entry) this.entries.set(eventId, (entry = { generation: 0 }));
+    if (entry.value && entry.fetchedAt !== undefined && this.nowMs() - entry.fetchedAt < this.ttlMs) {
+      return entry.value;
+    }
+    entry.pending ??= this.refresh(eventId, entry);
+    return entry.pending;
+  }
+
+  private async refresh(eventId: string, entry: Entry): Promise<Counters> {
+    const generation = entry.generation;
+    const sentAt = this.nowMs();
+    try {
+      const value = await this.store.getCounters(eventId);
+      if (entry.generation === generation) {
+        entry.value = value;
+        entry.fetchedAt = sentAt;
+      }
+      return value;
+    } finally {
+      if (entry.generation === generation) entry.pending = undefined;
+    }
+  }
+
+  /** Called once a write of this process to the event has finished (or failed: it may have landed). */
+  private invalidate(eventId: string): void {
+    const entry = this.entries.get(eventId);
+    if (!entry) return;
+    entry.generation += 1;
+    entry.value = undefined;
+    entry.fetchedAt = undefined;
+    entry.pending = undefined;
+  }
+
+  private async write<T>(eventId: string, operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } finally {
+      this.invalidate(eventId);
+    }
+  }
+
+  // ---- writes: drop this event's entry ----
+
+  syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void> {
+    return this.write(eventId, () => this.store.syncExpirySwitch(eventId, enabled, now));
+  }
+
+  assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    return this.write(eventId, () => this.store.assignPositions(eventId, joins));
+  }
+
+  assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    return this.write(eventId, () => this.store.assignPositionsIfAbsent(eventId, joins));
+  }
+
+  incrementServing(eventId: string, by: number, now: number): Promise<number> {
+    return this.write(eventId, () => this.store.incrementServing(eventId, by, now));
+  }
+
+  issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
+    return this.write(eventId, () => this.store.issueTokenIfAbsent(eventId, record));
+  }
+
+  closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
+    return this.write(eventId, () => this.store.closeSession(eventId, requestId, status));
+  }
+
+  advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
+    return this.write(eventId, () => this.store.advanceExpiry(eventId, cutoff, incrServing, now));
+  }
+
+  resetEvent(eventId: string): Promise<void> {
+    return this.write(eventId, () => this.store.resetEvent(eventId));
+  }
+
+  // ---- everything else goes straight to the store ----
+
+  ping(): Promise<void> {
+    return this.store.ping();
+  }
+
+  close(): Promise<void> {
+    this.entries.clear();
+    return this.store.close();
+  }
+
+  getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
+    return this.store.getPosition(eventId, requestId);
+  }
+
+  getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null> {
+    return this.store.getClaimContext(eventId, requestId);
+  }
+
+  countActiveTokens(eventId: string, now: number): Promise<number> {
+    return this.store.countActiveTokens(eventId, now);
+  }
+
+  listExpiredTokens(eventId: string, now: number, limit: number): Promise<string[]> {
+    return this.store.listExpiredTokens(eventId, now, limit);
+  }
+
+  getSigningKeys(eventId: string): Promise<StoredSigningKey[]> {
+    return this.store.getSigningKeys(eventId);
+  }
+
+  addSigningKeyIfNone(eventId: string, key: StoredSigningKey): Promise<StoredSigningKey> {
+    return this.store.addSigningKeyIfNone(eventId, key);
+  }
+
+  tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {
+    return this.store.tryAcquireLock(name, owner, ttlMs, nowMs);
+  }
+
+  claimSecret(name: string, candidate: string): Promise<string> {
+    return this.store.claimSecret(name, candidate);
+  }
+
+  replaceSecret(name: string, expected: string, next: string): Promise<string | null> {
+    return this.store.replaceSecret(name, expected, next);
+  }
+
+  saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
+    return this.store.saveAuthorization(eventId, requestId, authorization);
+  }
+
+  getAuthorization(eventId: string, requestId: string): Promise<string | null> {
+    return this.store.getAuthorization(eventId, requestId);
+  }
+}

@@ -1,0 +1,134 @@
+// The hot-read cache in front of a shared store: polling reads reach the store at most once per TTL per
+// event, concurrent misses share one read, and this node's own writes are visible at once. The clock is
+// injected and the backing store's reads are held by hand: no sleeps.
+
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { HotReadCache, withHotReadCache } from '../../src/store/hot-read-cache.ts';
+import { StoreUnavailableError, type Counters } from '../../src/store/port.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+
+/** An in-memory store whose counter reads are counted and, when `hold` is on, wait for `release()`. */
+class CountingStore extends SqliteStore {
+  reads = 0;
+  hold = false;
+  failNext: Error | null = null;
+  private held: (() => void)[] = [];
+
+  constructor() {
+    super({ path: ':memory:' });
+  }
+
+  override async getCounters(eventId: string): Promise<Counters> {
+    this.reads += 1;
+    const hold = this.hold;
+    const failure = this.failNext;
+    this.failNext = null;
+    // The answer is the state when the read was sent; a held read is a reply delayed on its way back.
+    const answer = await super.getCounters(eventId);
+    if (hold) await new Promise<void>((resolve) => this.held.push(resolve));
+    if (failure) throw failure;
+    return answer;
+  }
+
+  /** Lets every held read go on (waiting for the first one to arrive), and waits until they have answered. */
+  async release(): Promise<void> {
+    while (this.held.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    const held = this.held;
+    this.held = [];
+    for (const resume of held) resume();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+function setup(ttlMs = 250) {
+  const backing = new CountingStore();
+  const clock = { ms: 1_000 };
+  const cache = new HotReadCache(backing, { ttlMs, nowMs: () => clock.ms });
+  return { backing, clock, cache, event: `hot-${randomUUID()}` };
+}
+
+describe('hot-read cache', () => {
+  it('answers repeated polls within the TTL from memory, then reads the store again', async () => {
+    const { backing, clock, cache, event } = setup();
+    await backing.incrementServing(event, 5, 1);
+    for (let i = 0; i < 1000; i++) assert.equal(await cache.getServingCounter(event), 5);
+    assert.equal(backing.reads, 1);
+    clock.ms += 249;
+    assert.equal((await cache.getCounters(event)).serving, 5);
+    assert.equal(backing.reads, 1);
+    clock.ms += 1;
+    await cache.getServingCounter(event);
+    assert.equal(backing.reads, 2);
+  });
+
+  it('shows writes made by other nodes within the TTL', async () => {
+    const { backing, clock, cache, event } = setup();
+    assert.equal(await cache.getServingCounter(event), 0);
+    await backing.incrementServing(event, 3, 1); // another node, straight to the shared store
+    assert.equal(await cache.getServingCounter(event), 0);
+    clock.ms += 250;
+    assert.equal(await cache.getServingCounter(event), 3);
+  });
+
+  it("shows this node's own writes at once (read-your-writes for the control panel)", async () => {
+    const { cache, event } = setup();
+    assert.equal(await cache.getServingCounter(event), 0);
+    assert.equal(await cache.incrementServing(event, 7, 1), 7);
+    assert.equal(await cache.getServingCounter(event), 7);
+    await cache.assignPositions(event, [{ requestId: randomUUID(), entryTime: 1 }]);
+    assert.equal((await cache.getCounters(event)).queue, 1);
+    await cache.resetEvent(event);
+    assert.deepEqual(await cache.getCounters(event), {
+      queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0,
+    });
+  });
+
+  it('shares one store read among concurrent misses', async () => {
+    const { backing, cache, event } = setup();
+    backing.hold = true;
+    const polls = Array.from({ length: 500 }, () => cache.getServingCounter(event));
+    await backing.release();
+    assert.deepEqual(new Set(await Promise.all(polls)), new Set([0]));
+    assert.equal(backing.reads, 1);
+  });
+
+  it('does not keep a read that was in flight while this node wrote', async () => {
+    const { backing, cache, event } = setup();
+    backing.hold = true;
+    const before = cache.getServingCounter(event); // its reply (0) arrives after the write
+    backing.hold = false;
+    assert.equal(await cache.incrementServing(event, 2, 1), 2);
+    assert.equal(await cache.getServingCounter(event), 2, 'a read started after the write sees it');
+    await backing.release();
+    assert.equal(await before, 0);
+    assert.equal(await cache.getServingCounter(event), 2, 'the older read did not overwrite the entry');
+  });
+
+  it('does not cache a failed read: the next poll tries the store again', async () => {
+    const { backing, cache, event } = setup();
+    backing.failNext = new StoreUnavailableError('down');
+    await assert.rejects(cache.getServingCounter(event), StoreUnavailableError);
+    assert.equal(await cache.getServingCounter(event), 0);
+    assert.equal(backing.reads, 2);
+  });
+
+  it('keeps events apart, and hands out copies that callers cannot corrupt', async () => {
+    const { backing, cache, event } = setup();
+    const other = `${event}-other`;
+    await backing.incrementServing(other, 4, 1);
+    assert.equal(await cache.getServingCounter(event), 0);
+    assert.equal(await cache.getServingCounter(other), 4);
+    const counters = await cache.getCounters(other);
+    counters.serving = 99;
+    assert.equal(await cache.getServingCounter(other), 4);
+  });
+
+  it('is left out with a TTL of 0, and refuses a TTL beyond 5 s', () => {
+    const backing = new CountingStore();
+    assert.equal(withHotReadCache(backing, { ttlMs: 0 }), backing);
+    assert.ok(withHotReadCache(backing, { ttlMs: 250 }) instanceof HotReadCache);
+    assert.throws(() => new HotReadCache(backing, { ttlMs: 5001 }), RangeError);
+  });
+});
