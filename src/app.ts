@@ -11,8 +11,10 @@ import { EventBus } from './events/bus.ts';
 import { SseSink } from './events/sse-sink.ts';
 import { WebhookSink } from './events/webhook-sink.ts';
 import { buildHttpServer } from './http/server.ts';
+import { maxSizeInletRoutes, periodicInletJobs } from './inlet/in-server.ts';
 import { JobScheduler } from './jobs/scheduler.ts';
 import { Metrics } from './observability/metrics.ts';
+import { oidcAdapter } from './oidc/adapter.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/port.ts';
 import { KeyRing } from './tokens/keys.ts';
@@ -79,6 +81,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   metrics.watchEvents(room);
   await room.start();
 
+  const oidc = oidcAdapter({ room, publicUrl: () => publicUrl, clock });
   const http = await buildHttpServer({
     room,
     sse,
@@ -97,7 +100,9 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     logLevel: config.logLevel,
     logRequests: config.logRequests,
     clockMs: clock,
-    plugins: options.plugins,
+    // The OpenID Connect adapter (/oidc, issuer = public URL + /oidc) serves the events configured for it.
+    plugins: [...(options.plugins ?? []), oidc.routes],
+    privatePlugins: [maxSizeInletRoutes({ room, metrics }), oidc.privateRoutes],
   });
   bus.onSinkError = (sink, error) => http.log.error({ err: error, sink: sink.name }, 'event sink failed');
 
@@ -123,6 +128,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
         for (const eventId of room.catalog.ids()) await room.emitMetrics(eventId);
       },
     });
+    for (const job of periodicInletJobs({ room, metrics, log: http.log, clock })) scheduler.start(job);
   }
 
   await http.listen({ host: config.host, port: config.port });

@@ -2,7 +2,7 @@
 
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { startNode } from '../app.ts';
+import { startNode, type AnteroomNode } from '../app.ts';
 import {
   ConfigError,
   defaultEventDefaults,
@@ -11,9 +11,19 @@ import {
   type EventDefaults,
   type ServerConfig,
 } from '../config/config.ts';
-import { loadOrCreateCredentials, type AdminCredentials } from '../config/credentials.ts';
+import {
+  STORED_CREDENTIALS_NAME,
+  claimStoredCredentials,
+  loadOrCreateCredentials,
+  type AdminCredentials,
+} from '../config/credentials.ts';
 import { DEFAULT_EVENT_ID, EVENT_ID_PATTERN } from '../domain/settings.ts';
+import { DEFAULT_HOT_READ_TTL_MS, MAX_HOT_READ_TTL_MS } from '../store/hot-read-cache.ts';
+import { DEFAULT_REDIS_KEY_PREFIX, checkRedisKeyPrefix, describeStoreLocation, openStore } from '../store/open-store.ts';
+import type { Store } from '../store/port.ts';
+import { pageUrls, webPlugins } from '../web/index.ts';
 import { booleanValue, integerIn, nonEmpty, oneOf } from './option-parsers.ts';
+import { MAX_WORKERS, checkWorkersStore, isWorkerProcess, reportListening, runPrimary, shouldStartWorkers } from './workers.ts';
 
 const env = (name: string) => `ANTEROOM_${name}`;
 const defaults = defaultEventDefaults();
@@ -28,7 +38,10 @@ export function serveCommand(): Command {
     .addOption(opt('--host <host>', 'address to listen on', 'HOST').default('127.0.0.1'))
     .addOption(opt('--port <port>', 'port to listen on (0 = any free port)', 'PORT').default(8080).argParser(integerIn(0, 65535)))
     .addOption(opt('--data-dir <dir>', 'directory for the database and generated credentials', 'DATA_DIR').default('./data'))
-    .addOption(opt('--store <location>', 'sqlite:<path> (default <data-dir>/anteroom.db) or memory', 'STORE'))
+    .addOption(opt('--store <location>', 'sqlite:<path> (default <data-dir>/anteroom.db), memory, redis[s]://[user:password@]host:port[/db] or redis[s]-cluster://host:port,host:port', 'STORE'))
+    .addOption(opt('--redis-key-prefix <prefix>', 'Redis store: prefix of every key, to share one Redis between deployments', 'REDIS_KEY_PREFIX').default(DEFAULT_REDIS_KEY_PREFIX))
+    .addOption(opt('--hot-read-ttl-ms <ms>', 'Redis store: serve serving_num/waiting_num from memory for this long (0 = read Redis every time)', 'HOT_READ_TTL_MS').default(DEFAULT_HOT_READ_TTL_MS).argParser(integerIn(0, MAX_HOT_READ_TTL_MS)))
+    .addOption(opt('--workers <n>', 'worker processes sharing the port (needs a Redis store)', 'WORKERS').default(1).argParser(integerIn(1, MAX_WORKERS)))
     .addOption(
       opt('--sqlite-synchronous <mode>', 'full: an acknowledged write survives power loss; normal: survives a crash only', 'SQLITE_SYNCHRONOUS')
         .default('full')
@@ -102,61 +115,117 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     joinBatchWindowMs: o.joinBatchWindowMs as number,
     logLevel: String(o.logLevel),
     logRequests: o.logRequests as boolean,
+    redisKeyPrefix: checkRedisKeyPrefix(String(o.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX)),
+    hotReadTtlMs: (o.hotReadTtlMs as number | undefined) ?? DEFAULT_HOT_READ_TTL_MS,
+    workers: (o.workers as number | undefined) ?? 1,
   };
 }
 
-function banner(config: ServerConfig, node: { publicUrl: string; privateUrl: string }, creds: {
+interface CredentialsSource {
   credentials: AdminCredentials;
   generated: boolean;
-  file: string;
-}): string {
+  /** Where they are kept: the data-dir file (SQLite) or the shared store (Redis). */
+  file?: string;
+  location?: string;
+}
+
+function banner(config: ServerConfig, node: { publicUrl: string; privateUrl: string }, creds: CredentialsSource): string {
   const lines = [
     '',
     'Anteroom waiting room is running',
     `  public API     ${node.publicUrl}`,
     `  private API    ${node.privateUrl}`,
+    ...pageLines(config, node.publicUrl),
     `  events         ${config.events.map((e) => e.event_id).join(', ')}`,
-    `  store          ${config.store.kind === 'sqlite' ? `sqlite:${config.store.path}` : config.store.kind}`,
+    `  store          ${describeStoreLocation(config)}`,
+    ...((config.workers ?? 1) > 1 ? [`  workers        ${config.workers} processes`] : []),
   ];
   if (creds.generated) {
     lines.push(
       '',
-      `Admin credentials were generated and saved to ${creds.file} (mode 0600).`,
-      'They are shown this once; later starts only name the file.',
+      creds.file
+        ? `Admin credentials were generated and saved to ${creds.file} (mode 0600).`
+        : `Admin credentials were generated and saved in ${creds.location}, shared by every node.`,
+      `They are shown this once; later starts only name ${creds.file ? 'the file' : 'where they are'}.`,
       `  admin token        ${creds.credentials.adminToken}`,
       `  access key ID      ${creds.credentials.accessKeyId}`,
       `  secret access key  ${creds.credentials.secretAccessKey}`,
     );
   } else {
-    lines.push('', `Admin credentials: see ${creds.file} (or the --admin-token / --access-key-id flags).`);
+    lines.push('', `Admin credentials: see ${creds.file ?? creds.location} (or the --admin-token / --access-key-id flags).`);
   }
   lines.push('', `Try: curl -s -X POST ${node.publicUrl}/assign_queue_num -d '{"event_id":"${config.events[0]?.event_id}"}'`, '');
   return lines.join('\n');
 }
 
+function pageLines(config: ServerConfig, publicUrl: string): string[] {
+  const pages = pageUrls(publicUrl, config);
+  return [
+    pages.built ? `  waiting room   ${pages.waitingRoom}` : '  pages          not built: run `npm run build:web`, then restart',
+    ...(pages.built ? [`  control panel  ${pages.controlPanel}`] : []),
+    `  sample API     ${pages.store} (needs a waiting-room access token)`,
+  ];
+}
+
+/**
+ * Opens the store and finds the admin credentials: in the data-dir file for the embedded store, in the store
+ * itself when it is shared (Redis), so that every node uses the same ones.
+ */
+async function openStoreAndCredentials(config: ServerConfig): Promise<{ store: Store; creds: CredentialsSource }> {
+  const given = { adminToken: config.adminToken, accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey };
+  const store = await openStore(config);
+  if (config.store.kind !== 'redis') return { store, creds: loadOrCreateCredentials(config.dataDir, given) };
+  try {
+    const claimed = await claimStoredCredentials(store, given);
+    const location = `Redis ${store.description}, key ${config.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX}secret:${STORED_CREDENTIALS_NAME}`;
+    return { store, creds: { ...claimed, location } };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
 async function runServe(raw: Record<string, unknown>): Promise<void> {
   const config = configFromOptions(raw);
-  const creds = loadOrCreateCredentials(config.dataDir, {
-    adminToken: config.adminToken,
-    accessKeyId: config.accessKeyId,
-    secretAccessKey: config.secretAccessKey,
-  });
-  const node = await startNode(config, { credentials: creds.credentials });
-  process.stdout.write(`${banner(config, node, creds)}\n`);
-
-  let stopping = false;
+  checkWorkersStore(config);
+  const { store, creds } = await openStoreAndCredentials(config);
+  if (shouldStartWorkers(config)) {
+    // The primary only checked the store and settled the credentials; each worker opens its own connection.
+    await store.close();
+    await runPrimary({
+      count: config.workers ?? 1,
+      onListening: (urls) => process.stdout.write(`${banner(config, urls, creds)}\n`),
+    });
+    return;
+  }
+  // Signal handlers come first: a supervisor may send SIGTERM as soon as it sees the banner (or before).
+  let node: AnteroomNode | undefined;
+  let stopSignal: string | undefined;
   const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    node.http.log.info({ signal }, 'shutting down: answering requests in flight');
-    node.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        node.http.log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    if (stopSignal) return;
+    stopSignal = signal;
+    if (node) shutDown(node, signal);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+
+  // The sample store verifies tokens issued by this server, whose URL is known once it listens.
+  let publicUrl = '';
+  node = await startNode(config, { credentials: creds.credentials, store, plugins: webPlugins(config, () => publicUrl) });
+  publicUrl = node.publicUrl;
+  if (stopSignal) return shutDown(node, stopSignal);
+  // A worker of --workers N reports to the primary, which prints the banner once for all of them.
+  if (isWorkerProcess()) reportListening(node, stop);
+  else process.stdout.write(`${banner(config, node, creds)}\n`);
+}
+
+function shutDown(node: AnteroomNode, signal: string): void {
+  node.http.log.info({ signal }, 'shutting down: answering requests in flight');
+  node.close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      node.http.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
 }

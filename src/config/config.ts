@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { defaultSettings, EVENT_ID_PATTERN, type EventSettings } from '../domain/settings.ts';
+import { inletSettings } from '../inlet/inlet-config.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -38,12 +39,32 @@ export interface ServerConfig {
   joinBatchWindowMs: number;
   logLevel: string;
   logRequests: boolean;
+  /** Redis store: prepended to every key, so several deployments can share one Redis. Default "ar:". */
+  redisKeyPrefix?: string | undefined;
+  /** Redis store: how long this process serves the serving/waiting counters from memory (0 = never). Default 250. */
+  hotReadTtlMs?: number | undefined;
+  /** Worker processes sharing the listening port (--workers); 1 (default) = this process serves. */
+  workers?: number | undefined;
 }
 
 const WebhookSchema = Type.Object(
   {
     url: Type.String({ pattern: '^https?://', maxLength: 2048 }),
     secret: Type.String({ minLength: 16, maxLength: 256 }),
+  },
+  { additionalProperties: false },
+);
+
+/** OpenID Connect client of the event (docs/oidc.md); client_id = event_id. */
+const OidcSchema = Type.Object(
+  {
+    /** Optional: generated (50 alphanumerics) and kept in the store when absent. */
+    client_secret: Type.Optional(Type.String({ pattern: '^[\\x21-\\x7E]{16,256}$' })),
+    /** Absolute http(s) URLs with a host and no fragment, compared exactly. */
+    redirect_uris: Type.Array(Type.String({ pattern: '^https?://[^\\s#/?]+[^\\s#]*$', maxLength: 2048 }), {
+      minItems: 1,
+      maxItems: 100,
+    }),
   },
   { additionalProperties: false },
 );
@@ -58,6 +79,9 @@ const EventFileSchema = Type.Object(
     enable_events_generation: Type.Optional(Type.Boolean()),
     issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
     webhooks: Type.Optional(Type.Array(WebhookSchema, { maxItems: 20 })),
+    /** Checked by inletSettings, whose messages name the field at fault. */
+    inlet: Type.Optional(Type.Unknown()),
+    oidc: Type.Optional(OidcSchema),
   },
   { additionalProperties: true },
 );
@@ -69,7 +93,7 @@ const ConfigFileSchema = Type.Object({ events: EventListSchema }, { additionalPr
 export type EventFileEntry = Static<typeof EventFileSchema>;
 
 /** Event settings given by flags: defaults for every event, and the whole event when no file is given. */
-export type EventDefaults = Omit<EventSettings, 'event_id' | 'webhooks'>;
+export type EventDefaults = Omit<EventSettings, 'event_id' | 'webhooks' | 'inlet'>;
 
 export function readEventsFile(path: string, defaults: EventDefaults): EventSettings[] {
   let parsed: unknown;
@@ -105,6 +129,12 @@ export function readEventsFile(path: string, defaults: EventDefaults): EventSett
       'issuer',
     ] as const;
     for (const key of keys) if (entry[key] !== undefined) Object.assign(settings, { [key]: entry[key] });
+    if (entry.inlet !== undefined) {
+      const inlet = inletSettings(entry.inlet);
+      if (typeof inlet === 'string') throw new ConfigError(`config file ${path}: event "${entry.event_id}": ${inlet}`);
+      settings.inlet = inlet;
+    }
+    if (entry.oidc !== undefined) settings.oidc = { ...entry.oidc, redirect_uris: [...entry.oidc.redirect_uris] };
     return settings;
   });
 }
@@ -117,8 +147,12 @@ export function parseStoreLocation(value: string | undefined, dataDir: string): 
     if (path === '') throw new ConfigError('--store sqlite:<path> needs a path');
     return { kind: 'sqlite', path: resolve(path) };
   }
-  if (/^(redis|rediss|redis-cluster):\/\//.test(value)) return { kind: 'redis', url: value };
-  throw new ConfigError(`--store must be sqlite:<path>, memory or redis://host:port (got "${value}")`);
+  if (/^(redis|rediss|redis-cluster|rediss-cluster):\/\//.test(value)) return { kind: 'redis', url: value };
+  // Never echo a password: whatever precedes an '@' may be credentials.
+  const shown = value.replace(/^.*@/, '…@');
+  throw new ConfigError(
+    `--store must be sqlite:<path>, memory, redis[s]://host:port or redis[s]-cluster://host:port,host:port (got "${shown}")`,
+  );
 }
 
 export function defaultEventDefaults(): EventDefaults {

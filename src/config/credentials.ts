@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Store } from '../store/port.ts';
 
 export interface AdminCredentials {
   adminToken: string;
@@ -67,5 +68,42 @@ export function loadOrCreateCredentials(
     },
     generated,
     file,
+  };
+}
+
+/** Name of the generated credentials in a shared store (Redis key <prefix>secret:admin-credentials). */
+export const STORED_CREDENTIALS_NAME = 'admin-credentials';
+
+/**
+ * The same for a store shared by several nodes (Redis): the generated values live in the store, so every
+ * node — and every node started later — uses the same ones, with nothing to copy between machines. The
+ * first node to start stores them (`generated`: only it prints them); the others read them. Values given
+ * explicitly still win, and when all three are given nothing is stored.
+ */
+export async function claimStoredCredentials(
+  store: Pick<Store, 'claimSecret' | 'description'>,
+  given: Partial<AdminCredentials>,
+): Promise<{ credentials: AdminCredentials; generated: boolean; location: string }> {
+  const location = `the store (${store.description}, secret "${STORED_CREDENTIALS_NAME}")`;
+  if (given.adminToken && given.accessKeyId && given.secretAccessKey) {
+    return { credentials: given as AdminCredentials, generated: false, location };
+  }
+  const candidate = JSON.stringify(generateCredentials());
+  const storedText = await store.claimSecret(STORED_CREDENTIALS_NAME, candidate);
+  const stored = JSON.parse(storedText) as Record<string, unknown>;
+  for (const field of ['adminToken', 'accessKeyId', 'secretAccessKey'] as const) {
+    if (typeof stored[field] !== 'string' || stored[field] === '') {
+      throw new Error(`the credentials in ${location} are missing "${field}"; delete them to generate new ones`);
+    }
+  }
+  const values = stored as unknown as AdminCredentials;
+  return {
+    credentials: {
+      adminToken: given.adminToken ?? values.adminToken,
+      accessKeyId: given.accessKeyId ?? values.accessKeyId,
+      secretAccessKey: given.secretAccessKey ?? values.secretAccessKey,
+    },
+    generated: storedText === candidate,
+    location,
   };
 }

@@ -19,6 +19,8 @@ export const Errors = {
   invalidRequestBody: define(400, 'Invalid request body'),
   invalidEventId: define(400, 'Invalid event ID'),
   invalidEventOrRequestId: define(400, 'Invalid event or request ID'),
+  /** POST /private/inlet/max_size for an event configured without the MaxSize inlet. */
+  maxSizeInletNotConfigured: define(400, 'Event has no max_size inlet'),
   missingParameters: (names: string[]) =>
     new ContractError(400, `Missing required request parameters: [${names.join(', ')}]`),
   forbidden: define(403, 'Forbidden'),

@@ -16,7 +16,41 @@ export interface EventSettings {
   /** Token issuer; when absent the server's public base URL is used. */
   issuer?: string;
   webhooks: WebhookTarget[];
+  /** Who moves the serving counter from inside the server (spec/integrations.md §3); none = manual. */
+  inlet?: InletSettings;
+  /** The event as an OpenID Connect client (spec/integrations.md §2); absent = no OIDC for this event. */
+  oidc?: OidcClientSettings;
 }
+
+/** OpenID Connect client of one event: client_id = event_id. */
+export interface OidcClientSettings {
+  /** When absent, one is generated (50 alphanumerics) and kept in the store, shared by every node. */
+  client_secret?: string;
+  /** The only redirect URIs accepted, compared exactly (no prefix or pattern matching). */
+  redirect_uris: string[];
+}
+
+/** "Site struggling" signal of the periodic inlet: non-2xx, or the JSON value at json_path > threshold. */
+export interface PauseCheckSettings {
+  url: string;
+  json_path?: string;
+  threshold?: number;
+  /** Seconds to wait for the answer before treating the site as struggling. */
+  timeout: number;
+}
+
+export type InletSettings =
+  | {
+      strategy: 'periodic';
+      /** Seconds between increments. */
+      interval: number;
+      increment_by: number;
+      /** Epoch seconds; increments happen while start_time < now < end_time (end_time 0 = no end). */
+      start_time: number;
+      end_time: number;
+      pause_check?: PauseCheckSettings;
+    }
+  | { strategy: 'max_size'; max_size: number };
 
 export const DEFAULT_EVENT_ID = 'Sample';
 

@@ -14,7 +14,7 @@ import { JoinBatcher } from './join-batcher.ts';
 import type { EventSettings } from './settings.ts';
 import type { EventBus } from '../events/bus.ts';
 import { envelope } from '../events/envelope.ts';
-import type { Counters, Store } from '../store/port.ts';
+import type { Counters, JoinRequest, Store } from '../store/port.ts';
 import type { KeyRing, PublicJwk } from '../tokens/keys.ts';
 import type { TokenSet, TokenSigner } from '../tokens/signer.ts';
 
@@ -42,6 +42,13 @@ export interface WaitingRoomDeps {
   /** Issuer used when an event has none configured: the server's public base URL (known once listening). */
   defaultIssuer: () => string;
   joinBatch?: { maxBatch?: number; windowMs?: number };
+  /**
+   * Asynchronous intake (AWS: an SQS queue and a worker that numbers the joins later). When set, a join is
+   * answered once `intake` has accepted it, before it has a position: clients handle that through
+   * /queue_num's 202 (spec: "A runtime with asynchronous intake may answer before the position exists").
+   * Default: positions are stored before the join is answered.
+   */
+  intake?: (eventId: string, joins: readonly JoinRequest[]) => Promise<void>;
 }
 
 /** Upper bound of the expired_tokens list, so one call stays a bounded response. */
@@ -67,7 +74,14 @@ export class WaitingRoom {
     this.bus = deps.bus;
     this.clock = deps.clock;
     this.defaultIssuer = deps.defaultIssuer;
-    this.joins = new JoinBatcher((eventId, joins) => this.store.assignPositions(eventId, joins), deps.joinBatch);
+    const intake = deps.intake;
+    this.joins = new JoinBatcher(
+      intake
+        ? // Positions are not known yet: 0 stands for "numbered later" (assignQueueNum does not use them).
+          async (eventId, joins) => (await intake(eventId, joins), joins.map(() => 0))
+        : (eventId, joins) => this.store.assignPositions(eventId, joins),
+      deps.joinBatch,
+    );
   }
 
   private now(): number {

@@ -25,6 +25,8 @@ export interface RouteSpec {
   schema?: FastifySchema;
   cache?: CachePolicy;
   invalidQuery?: () => ContractError;
+  /** Overrides the server's body limit for this route. */
+  bodyLimit?: number;
   handler: (request: FastifyRequest, reply: FastifyReply) => Promise<Answer<unknown>>;
 }
 
@@ -53,6 +55,7 @@ export function mountRoutes(app: FastifyInstance, routes: readonly RouteSpec[], 
       method: route.method,
       url: route.url,
       ...(route.schema ? { schema: route.schema } : {}),
+      ...(route.bodyLimit ? { bodyLimit: route.bodyLimit } : {}),
       ...(route.method === 'POST' ? { preValidation: options.parseBody } : {}),
       config: { cache: route.cache, invalidQuery: route.invalidQuery },
       handler: async (request, reply) => {

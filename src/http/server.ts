@@ -13,6 +13,7 @@ import { privateAuthHook, type PrivateCredentials } from './auth/private-auth.ts
 import { secretsEqual } from './auth/constant-time.ts';
 import { acceptAnyContentType, parseJsonBody } from './json-body.ts';
 import { privateRoutes } from './private-routes.ts';
+import type { MountOptions } from './route-table.ts';
 import { publicRoutes } from './public-routes.ts';
 
 export interface HttpServerOptions {
@@ -31,6 +32,8 @@ export interface HttpServerOptions {
   clockMs?: () => number;
   /** Extra routes mounted by other parts (web pages, OIDC, inlet endpoints). */
   plugins?: ((app: FastifyInstance) => Promise<void> | void)[];
+  /** Extra routes under the private base path, behind its authentication (e.g. the MaxSize inlet). */
+  privatePlugins?: ((scope: FastifyInstance, mount: MountOptions) => Promise<void> | void)[];
 }
 
 export const BODY_LIMIT = 16 * 1024;
@@ -78,14 +81,25 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     done();
   });
 
+  // Event streams never end by themselves: end them when the server starts closing, or closing would wait for
+  // every subscriber (a control panel left open) forever.
+  app.addHook('preClose', async () => {
+    await options.sse.close();
+  });
+
   app.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
   app.setNotFoundHandler(async () => {
     throw Errors.notFound();
   });
 
-  // Operations endpoints: never behind the API key or credentials (probes and scrapers call them).
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  // Operations endpoints: never behind the API key or credentials (probes and scrapers call them). Never
+  // cacheable either (spec: everything else is no-store): a CDN must not answer a probe from its cache.
+  app.get('/healthz', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+    return { status: 'ok' };
+  });
   app.get('/readyz', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
     try {
       await options.room.store.ping();
       return { status: 'ready', store: options.room.store.description };
@@ -95,7 +109,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     }
   });
   app.get('/metrics', async (_request, reply) => {
-    reply.header('content-type', options.metrics.registry.contentType);
+    reply.header('content-type', options.metrics.registry.contentType).header('cache-control', 'no-store');
     return options.metrics.registry.metrics();
   });
 
@@ -115,7 +129,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     async (privateScope) => {
       // Authenticate before the body is parsed: an unauthenticated caller learns nothing about its body.
       privateScope.addHook('preValidation', privateAuthHook(options.credentials, clockMs));
-      privateRoutes(privateScope, options.room, options.sse, { parseBody: parseJsonBody, pollTtl: options.pollTtl });
+      const mount = { parseBody: parseJsonBody, pollTtl: options.pollTtl };
+      privateRoutes(privateScope, options.room, options.sse, mount);
+      for (const plugin of options.privatePlugins ?? []) await plugin(privateScope, mount);
     },
     { prefix: options.privateBasePath },
   );

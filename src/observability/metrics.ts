@@ -11,6 +11,8 @@ export class Metrics {
   readonly jobRuns: Counter<'job' | 'outcome'>;
   readonly joinBatchSize: Histogram;
   readonly webhookDeliveries: Counter<'outcome'>;
+  readonly inletAdmitted: Counter<'event_id' | 'strategy'>;
+  readonly inletDecisions: Counter<'event_id' | 'strategy' | 'outcome'>;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'anteroom_' });
@@ -43,6 +45,18 @@ export class Metrics {
       name: 'anteroom_webhook_deliveries_total',
       help: 'Webhook deliveries by outcome (delivered, failed after retries, dropped from a full queue)',
       labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.inletAdmitted = new Counter({
+      name: 'anteroom_inlet_admitted_total',
+      help: 'Serving-counter increments made by inlet strategies in this node, by event and strategy',
+      labelNames: ['event_id', 'strategy'],
+      registers: [this.registry],
+    });
+    this.inletDecisions = new Counter({
+      name: 'anteroom_inlet_decisions_total',
+      help: 'Inlet ticks and reports by outcome (moved, paused, before_start, ended, no_capacity, nothing_reported)',
+      labelNames: ['event_id', 'strategy', 'outcome'],
       registers: [this.registry],
     });
   }

@@ -83,6 +83,13 @@ export interface Store {
    * Request IDs are lowercase UUIDs, new to the event; a duplicate fails the whole batch, writing nothing.
    */
   assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]>;
+  /**
+   * Like assignPositions, for intake that may deliver a join more than once (AWS SQS redelivers a message
+   * whose batch partly failed): a request ID that already has a position keeps it and its entry time, and
+   * its current position is returned; a request ID repeated inside the batch gets one position. New request
+   * IDs get the next positions in batch order. One atomic unit. Returns one position per join.
+   */
+  assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]>;
   getPosition(eventId: string, requestId: string): Promise<PositionRecord | null>;
 
   getCounters(eventId: string): Promise<Counters>;
@@ -110,7 +117,10 @@ export interface Store {
    */
   advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance>;
 
-  /** Deletes every position, token and counter of the event; keeps its keys and settings. One atomic unit. */
+  /**
+   * Deletes every position, token, counter and OpenID Connect authorization of the event; keeps its keys and
+   * settings. One atomic unit.
+   */
   resetEvent(eventId: string): Promise<void>;
 
   getSigningKeys(eventId: string): Promise<StoredSigningKey[]>;
@@ -119,6 +129,26 @@ export interface Store {
 
   /** Leader lock for interval jobs: true if `owner` holds `name` until now + ttlMs. */
   tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean>;
+
+  /**
+   * A value generated once and shared by every node (e.g. the generated admin credentials): stores
+   * `candidate` under `name` unless a value is stored already, and returns the stored value (the winner of
+   * any race). The caller knows it created the value when the answer equals its own candidate. One atomic unit.
+   */
+  claimSecret(name: string, candidate: string): Promise<string>;
+  /**
+   * Compare-and-set of a value kept by claimSecret (e.g. rotating a secret): stores `next` under `name` only
+   * if `expected` is the value stored now, and returns the value stored afterwards (`next` if it was set,
+   * else the current value; null if nothing is stored under `name`). One atomic unit.
+   */
+  replaceSecret(name: string, expected: string, next: string): Promise<string | null>;
+
+  /**
+   * Binds an OpenID Connect authorization request (opaque text) to a request ID of the event, replacing any
+   * earlier one; false, storing nothing, when the request ID has no position. Deleted by resetEvent.
+   */
+  saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean>;
+  getAuthorization(eventId: string, requestId: string): Promise<string | null>;
 }
 
 /**

@@ -75,6 +75,65 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       assert.deepEqual(all, Array.from({ length: 200 }, (_, i) => i + 1));
     });
 
+    describe('assignPositionsIfAbsent (intake that may deliver a join twice)', () => {
+      it('a redelivered join keeps its position and entry time; new joins continue the numbering', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+        assert.deepEqual(
+          await store.assignPositionsIfAbsent(event, [{ requestId: a, entryTime: 100 }, { requestId: b, entryTime: 100 }]),
+          [1, 2],
+        );
+        // The batch is delivered again with one new message: only the new request ID is numbered.
+        assert.deepEqual(
+          await store.assignPositionsIfAbsent(event, [
+            { requestId: b, entryTime: 105 },
+            { requestId: c, entryTime: 105 },
+            { requestId: a, entryTime: 105 },
+          ]),
+          [2, 3, 1],
+        );
+        assert.deepEqual(await store.getPosition(event, a), { position: 1, entryTime: 100 });
+        assert.deepEqual(await store.getPosition(event, b), { position: 2, entryTime: 100 });
+        assert.deepEqual(await store.getPosition(event, c), { position: 3, entryTime: 105 });
+        assert.equal((await store.getCounters(event)).queue, 3);
+      });
+
+      it('a request ID repeated inside one batch gets one position', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [a, b] = [randomUUID(), randomUUID()];
+        assert.deepEqual(
+          await store.assignPositionsIfAbsent(event, [
+            { requestId: a, entryTime: 1 },
+            { requestId: b, entryTime: 1 },
+            { requestId: a, entryTime: 2 },
+          ]),
+          [1, 2, 1],
+        );
+        assert.equal((await store.getCounters(event)).queue, 2);
+      });
+
+      it('a batch of only known request IDs changes nothing', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const ids = await join(store, event, 2, 7);
+        assert.deepEqual(await store.assignPositionsIfAbsent(event, ids.map((requestId) => ({ requestId, entryTime: 9 }))), [1, 2]);
+        assert.equal((await store.getCounters(event)).queue, 2);
+        assert.deepEqual(await store.getPosition(event, ids[1]!), { position: 2, entryTime: 7 });
+      });
+
+      it('concurrent redeliveries of the same batch number each request ID once, without gaps', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const batch = Array.from({ length: 10 }, () => ({ requestId: randomUUID(), entryTime: 1 }));
+        const results = await Promise.all(Array.from({ length: 5 }, () => store.assignPositionsIfAbsent(event, batch)));
+        for (const result of results) assert.deepEqual(result, results[0]);
+        assert.deepEqual([...results[0]!].sort((x, y) => x - y), Array.from({ length: 10 }, (_, i) => i + 1));
+        assert.equal((await store.getCounters(event)).queue, 10);
+      });
+    });
+
     it('an unknown request ID has no position', async () => {
       const store = await open();
       assert.equal(await store.getPosition(freshEvent(), randomUUID()), null);
@@ -377,6 +436,85 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       assert.equal(await store.tryAcquireLock(lock, 'node-a', 1000, 10_600), true);
       assert.equal(await store.tryAcquireLock(lock, 'node-b', 1000, 11_599), false);
       assert.equal(await store.tryAcquireLock(lock, 'node-b', 1000, 11_600), true);
+    });
+
+    it('claimSecret keeps the first value stored under a name (the winner of a race) and returns it to everyone', async () => {
+      const store = await open();
+      const name = `secret-${freshEvent()}`;
+      const candidates = ['a', 'b', 'c'].map((c) => `${c}-${randomUUID()}`);
+      const results = await Promise.all(candidates.map((candidate) => store.claimSecret(name, candidate)));
+      assert.equal(new Set(results).size, 1);
+      assert.ok(candidates.includes(results[0]!));
+      assert.equal(await store.claimSecret(name, 'later'), results[0]);
+    });
+
+    it('claimSecret keeps names apart and values byte for byte', async () => {
+      const store = await open();
+      const base = `secret-${freshEvent()}`;
+      const value = JSON.stringify({ adminToken: 'x+/=', note: 'é ✓ "quoted"\n' });
+      assert.equal(await store.claimSecret(`${base}:one`, value), value);
+      assert.equal(await store.claimSecret(`${base}:two`, 'other'), 'other');
+      assert.equal(await store.claimSecret(`${base}:one`, 'ignored'), value);
+    });
+
+    it('replaceSecret swaps the stored value only when it is the expected one', async () => {
+      const store = await open();
+      const name = `secret-${freshEvent()}`;
+      assert.equal(await store.replaceSecret(name, 'anything', 'next'), null, 'nothing stored: nothing replaced');
+      assert.equal(await store.claimSecret(name, 'first'), 'first', 'replaceSecret must not have stored a value');
+      assert.equal(await store.replaceSecret(name, 'stale', 'second'), 'first');
+      assert.equal(await store.replaceSecret(name, 'first', 'second'), 'second');
+      assert.equal(await store.claimSecret(name, 'ignored'), 'second');
+    });
+
+    it('concurrent replaceSecret calls from the same value agree on one winner', async () => {
+      const store = await open();
+      const name = `secret-${freshEvent()}`;
+      await store.claimSecret(name, 'v0');
+      const candidates = Array.from({ length: 5 }, (_, i) => `v1-${i}-${randomUUID()}`);
+      const results = await Promise.all(candidates.map((candidate) => store.replaceSecret(name, 'v0', candidate)));
+      assert.equal(new Set(results).size, 1);
+      assert.ok(candidates.includes(results[0]!));
+    });
+
+    describe('OpenID Connect authorizations', () => {
+      it('are bound to a request ID that has a position, and read back as stored', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [a, b] = await join(store, event, 2, 100);
+        const value = JSON.stringify({ redirect_uri: 'https://rp.example/cb?x=1', state: 'é ✓ "q"', nonce: 'n' });
+        assert.equal(await store.saveAuthorization(event, a!, value), true);
+        assert.equal(await store.getAuthorization(event, a!), value);
+        assert.equal(await store.getAuthorization(event, b!), null);
+        assert.equal(await store.getAuthorization(freshEvent(), a!), null, 'events are independent');
+      });
+
+      it('saving again replaces the earlier one', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [a] = await join(store, event, 1, 100);
+        await store.saveAuthorization(event, a!, 'one');
+        assert.equal(await store.saveAuthorization(event, a!, 'two'), true);
+        assert.equal(await store.getAuthorization(event, a!), 'two');
+      });
+
+      it('are refused for a request ID without a position', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const id = randomUUID();
+        assert.equal(await store.saveAuthorization(event, id, 'x'), false);
+        assert.equal(await store.getAuthorization(event, id), null);
+      });
+
+      it('are deleted by resetEvent, with the positions', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [a] = await join(store, event, 1, 100);
+        await store.saveAuthorization(event, a!, 'x');
+        await store.resetEvent(event);
+        assert.equal(await store.getAuthorization(event, a!), null);
+        assert.equal(await store.saveAuthorization(event, a!, 'y'), false);
+      });
     });
 
     it('ping answers while the store is reachable', async () => {

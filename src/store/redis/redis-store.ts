@@ -15,13 +15,17 @@
 //   ar:{E}:to  zset      open sessions only, same members: active tokens = ZCOUNT exp ≥ now, O(log n)
 //   ar:{E}:tp  zset      token positions (score = member = position): tokens held in a range of positions
 //   ar:{E}:k   hash      signing keys: kid → JSON [createdAt, private JWK, public JWK]
+//   ar:{E}:oa  hash      OpenID Connect: request ID (as in ar:{E}:rq) → its authorization request (JSON)
 //   ar:lock:<name> hash  job leader lock {o owner, x expires at (ms, caller's clock)}, with a Redis TTL
+//   ar:secret:<name> string  a value generated once and shared by every node (the generated admin
+//                        credentials, JSON): readable by anyone who can read this Redis, like the signing keys
 //
 // Memory: a queued visitor costs one entry of ar:{E}:rq (≈ 80 bytes of used_memory, see
 // bench/redis-memory.ts); entry times cost one run per distinct second, not one per visitor.
 //
 // Failure behaviour: a call made while Redis is unreachable waits at most `readyTimeoutMs` for the client to
-// reconnect, then fails with StoreUnavailableError; a command sent on a connection that then hangs fails
+// reconnect, then fails with StoreUnavailableError (and later calls fail at once, until the client is
+// connected again); a command sent on a connection that then hangs fails
 // after `commandTimeoutMs`. Nothing is queued for later: a write the caller was told failed must not run
 // afterwards, and a write whose reply was lost with the connection is not re-sent (it may have run).
 // The client reconnects by itself (at most one second apart), so calls succeed again once Redis is back.
@@ -48,7 +52,7 @@ import {
   encodeTokenClaims,
   POSITION_PREFIX_BYTES,
 } from './encoding.ts';
-import { RedisScripts, type EventKeys, type RedisClient } from './scripts.ts';
+import { RedisScripts, type EventKeys, type RawTokenClaim, type RedisClient } from './scripts.ts';
 
 export interface RedisStoreOptions {
   /**
@@ -98,7 +102,15 @@ export function createRedisClient(
  */
 export function createRedisClusterClient(
   nodes: readonly { host: string; port: number }[],
-  options: { commandTimeoutMs?: number; connectTimeoutMs?: number } = {},
+  options: {
+    commandTimeoutMs?: number;
+    connectTimeoutMs?: number;
+    /** ACL user and password, the same on every node. */
+    username?: string | undefined;
+    password?: string | undefined;
+    /** TLS to every node (rediss-cluster://). */
+    tls?: boolean;
+  } = {},
 ): Cluster {
   return new Cluster([...nodes], {
     enableOfflineQueue: false,
@@ -109,6 +121,9 @@ export function createRedisClusterClient(
       connectTimeout: options.connectTimeoutMs ?? 1500,
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0,
+      ...(options.username ? { username: options.username } : {}),
+      ...(options.password ? { password: options.password } : {}),
+      ...(options.tls ? { tls: {} } : {}),
     },
   });
 }
@@ -136,6 +151,10 @@ export class RedisStore implements Store {
   private readonly prefix: string;
   private readonly readyTimeoutMs: number;
   private readyWaiter: Promise<void> | null = null;
+  /** Set when a wait for the connection timed out; cleared when the client is ready again. */
+  private unreachable = false;
+  /** The client's last connection error (e.g. WRONGPASS), to say why Redis is unavailable. */
+  private lastConnectionError: string | null = null;
   private closed = false;
 
   constructor(options: RedisStoreOptions) {
@@ -153,6 +172,13 @@ export class RedisStore implements Store {
       this.client.on('error', () => {});
     }
     this.scripts = new RedisScripts(this.client);
+    this.client.on('ready', () => {
+      this.unreachable = false;
+      this.lastConnectionError = null;
+    });
+    this.client.on('error', (error: Error) => {
+      this.lastConnectionError = error.message;
+    });
   }
 
   private keys(eventId: string): EventKeys {
@@ -167,6 +193,8 @@ export class RedisStore implements Store {
       openByExp: `${base}to`,
       tokenPositions: `${base}tp`,
       signingKeys: `${base}k`,
+      authorizations: `${base}oa`,
+      closedSessions: `${base}cs`,
     };
   }
 
@@ -180,6 +208,11 @@ export class RedisStore implements Store {
     }
   }
 
+  private unavailable(): StoreUnavailableError {
+    const why = this.lastConnectionError ? ` (${this.lastConnectionError})` : '';
+    return new StoreUnavailableError(`Redis ${this.description} unavailable: ${this.client.status}${why}`);
+  }
+
   private async connected(): Promise<void> {
     const client = this.client;
     if (this.closed) throw new StoreUnavailableError(`Redis ${this.description}: the store is closed`);
@@ -187,6 +220,9 @@ export class RedisStore implements Store {
     if (client.status === 'end') {
       throw new StoreUnavailableError(`Redis ${this.description}: the client was closed`);
     }
+    // Once a wait has timed out, fail at once until the client reconnects: callers queued behind one
+    // another (e.g. join batches of one event) must not each wait readyTimeoutMs during an outage.
+    if (this.unreachable) throw this.unavailable();
     if (client.status === 'wait') client.connect().catch(() => {}); // a lazyConnect client passed in
     this.readyWaiter ??= new Promise<void>((resolve) => {
       client.once('ready', () => {
@@ -196,10 +232,10 @@ export class RedisStore implements Store {
     });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new StoreUnavailableError(`Redis ${this.description} unavailable: ${client.status}`)),
-        this.readyTimeoutMs,
-      );
+      timer = setTimeout(() => {
+        this.unreachable = true;
+        reject(this.unavailable());
+      }, this.readyTimeoutMs);
     });
     try {
       await Promise.race([this.readyWaiter, timeout]);
@@ -236,6 +272,12 @@ export class RedisStore implements Store {
     const args = joins.map((join) => ({ requestId: encodeRequestId(join.requestId), entryTime: join.entryTime }));
     const first = await this.call(() => this.scripts.assignPositions(this.keys(eventId), args));
     return joins.map((_, i) => first + i);
+  }
+
+  async assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    if (joins.length === 0) return [];
+    const args = joins.map((join) => ({ requestId: encodeRequestId(join.requestId), entryTime: join.entryTime }));
+    return this.call(() => this.scripts.assignPositionsIfAbsent(this.keys(eventId), args));
   }
 
   async getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
@@ -339,5 +381,40 @@ export class RedisStore implements Store {
     return this.call(() =>
       this.scripts.tryAcquireLock(`${this.prefix}lock:${name}`, owner, ttlMs, nowMs, LOCK_GRACE_MS),
     );
+  }
+
+  async claimSecret(name: string, candidate: string): Promise<string> {
+    return this.call(() => this.scripts.claimSecret(`${this.prefix}secret:${name}`, candidate));
+  }
+
+  async replaceSecret(name: string, expected: string, next: string): Promise<string | null> {
+    return this.call(() => this.scripts.replaceSecret(`${this.prefix}secret:${name}`, expected, next));
+  }
+
+  // ---- for the composite store (Redis + DynamoDB token records, src/store/dynamodb/), not the port ----
+
+  /** The Redis half of issuing a token set: see lua/claimTokenPosition.lua. */
+  async claimTokenPosition(eventId: string, requestId: string): Promise<RawTokenClaim> {
+    return this.call(() => this.scripts.claimTokenPosition(this.keys(eventId), encodeRequestId(requestId)));
+  }
+
+  /** Counts a session closed elsewhere in completed/abandoned, once per request ID; true if counted now. */
+  async countClosedSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
+    return this.call(() => this.scripts.countClosedSession(this.keys(eventId), encodeRequestId(requestId), status));
+  }
+
+  /** How many times the event was reset (token records of an older generation belong to a previous run). */
+  async resetGeneration(eventId: string): Promise<number> {
+    return Number((await this.call(() => this.client.hget(this.keys(eventId).counters, 'g'))) ?? 0);
+  }
+
+  async saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
+    return this.call(() =>
+      this.scripts.saveAuthorization(this.keys(eventId), encodeRequestId(requestId), authorization),
+    );
+  }
+
+  async getAuthorization(eventId: string, requestId: string): Promise<string | null> {
+    return this.call(() => this.client.hget(this.keys(eventId).authorizations, encodeRequestId(requestId)));
   }
 }

@@ -19,6 +19,10 @@ export interface EventKeys {
   openByExp: string;
   tokenPositions: string;
   signingKeys: string;
+  /** OpenID Connect authorization requests bound to request IDs. */
+  authorizations: string;
+  /** Composite store only: sessions closed in DynamoDB and already counted (request ID -> status). */
+  closedSessions: string;
 }
 
 type ScriptArg = string | number | Buffer;
@@ -28,15 +32,21 @@ type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
 const SCRIPTS = {
   syncExpirySwitch: { keys: 1 },
   assignPositions: { keys: 3 },
+  assignPositionsIfAbsent: { keys: 3 },
   getPosition: { keys: 2, readOnly: true },
   incrementServing: { keys: 2 },
   getClaimContext: { keys: 5, readOnly: true },
   issueTokenIfAbsent: { keys: 6 },
   closeSession: { keys: 3 },
   advanceExpiry: { keys: 4 },
-  resetEvent: { keys: 8 },
+  resetEvent: { keys: 10 },
   addSigningKeyIfNone: { keys: 1 },
   tryAcquireLock: { keys: 1 },
+  claimSecret: { keys: 1 },
+  replaceSecret: { keys: 1 },
+  saveAuthorization: { keys: 2 },
+  claimTokenPosition: { keys: 3 },
+  countClosedSession: { keys: 2 },
 } as const satisfies Record<string, { keys: number; readOnly?: boolean }>;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -81,6 +91,12 @@ export type RawIssueResult =
   | { outcome: 'expired' }
   | { outcome: 'no-position' };
 
+/** Composite store: the Redis half of issuing a token set (see claimTokenPosition.lua). */
+export type RawTokenClaim =
+  | { outcome: 'claimed'; position: number; generation: number }
+  | { outcome: 'expired' }
+  | { outcome: 'no-position' };
+
 export interface RawExpiryAdvance {
   previousMaxExpired: number;
   maxExpired: number;
@@ -119,6 +135,14 @@ export class RedisScripts {
     // Entry times are compared as strings inside the script, so they must be spelled one way.
     for (const join of joins) args.push(join.requestId, String(Math.trunc(join.entryTime)));
     return Number(await this.run('assignPositions', [k.counters, k.positions, k.runs], args));
+  }
+
+  /** One position per join, in join order; request IDs that have a position keep it. */
+  async assignPositionsIfAbsent(k: EventKeys, joins: readonly JoinArgs[]): Promise<number[]> {
+    const args: ScriptArg[] = [];
+    for (const join of joins) args.push(join.requestId, String(Math.trunc(join.entryTime)));
+    const reply = (await this.run('assignPositionsIfAbsent', [k.counters, k.positions, k.runs], args)) as unknown[];
+    return reply.map(Number);
   }
 
   async getPosition(k: EventKeys, requestId: Buffer): Promise<{ position: number; entryTime: number } | null> {
@@ -201,7 +225,10 @@ export class RedisScripts {
     // The counters hash must come first: the script keeps its expiry switch time.
     await this.run(
       'resetEvent',
-      [k.counters, k.positions, k.runs, k.history, k.tokens, k.tokensByExp, k.openByExp, k.tokenPositions],
+      [
+        k.counters, k.positions, k.runs, k.history, k.tokens, k.tokensByExp, k.openByExp, k.tokenPositions,
+        k.authorizations, k.closedSessions,
+      ],
       [],
     );
   }
@@ -214,5 +241,41 @@ export class RedisScripts {
   async tryAcquireLock(lockKey: string, owner: string, ttlMs: number, nowMs: number, graceMs: number): Promise<boolean> {
     const reply = await this.run('tryAcquireLock', [lockKey], [owner, Math.trunc(nowMs), Math.trunc(ttlMs), graceMs]);
     return Number(reply) === 1;
+  }
+
+  async claimSecret(key: string, candidate: string): Promise<string> {
+    return String(await this.run('claimSecret', [key], [candidate]));
+  }
+
+  /** Compare-and-set; null when nothing is stored under the key. */
+  async replaceSecret(key: string, expected: string, next: string): Promise<string | null> {
+    const reply = await this.run('replaceSecret', [key], [expected, next]);
+    return isNil(reply) ? null : String(reply);
+  }
+
+  async claimTokenPosition(k: EventKeys, requestId: Buffer): Promise<RawTokenClaim> {
+    const reply = (await this.run('claimTokenPosition', [k.counters, k.positions, k.tokenPositions], [requestId])) as [
+      string,
+      unknown?,
+      unknown?,
+    ];
+    const [outcome, position, generation] = reply;
+    switch (outcome) {
+      case 'claimed':
+        return { outcome, position: Number(position), generation: Number(generation) };
+      case 'expired':
+      case 'no-position':
+        return { outcome };
+      default:
+        throw new Error(`claimTokenPosition.lua answered ${String(outcome)}`);
+    }
+  }
+
+  async countClosedSession(k: EventKeys, requestId: Buffer, status: 1 | -1): Promise<boolean> {
+    return Number(await this.run('countClosedSession', [k.counters, k.closedSessions], [requestId, String(status)])) === 1;
+  }
+
+  async saveAuthorization(k: EventKeys, requestId: Buffer, value: string): Promise<boolean> {
+    return Number(await this.run('saveAuthorization', [k.positions, k.authorizations], [requestId, value])) === 1;
   }
 }

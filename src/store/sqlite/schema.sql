@@ -60,3 +60,18 @@ CREATE TABLE IF NOT EXISTS locks (
   owner TEXT NOT NULL,
   expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+-- Values generated once and shared by every process that opens the database (e.g. admin credentials).
+CREATE TABLE IF NOT EXISTS secrets (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- OpenID Connect: the authorization request a visitor joined with, bound to their request ID (deleted with
+-- the event's positions by a reset).
+CREATE TABLE IF NOT EXISTS oidc_authorizations (
+  event_id TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  authorization_request TEXT NOT NULL,
+  PRIMARY KEY (event_id, request_id)
+) WITHOUT ROWID;

@@ -169,6 +169,30 @@ export class SqliteStore implements Store {
     });
   }
 
+  async assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    if (joins.length === 0) return [];
+    return this.transaction(eventId, () => {
+      const row = this.ensureEvent(eventId);
+      const assigned = new Map<string, number>();
+      let position = row.queue;
+      const positions = joins.map((join) => {
+        const known = assigned.get(join.requestId);
+        if (known !== undefined) return known;
+        const existing = this.sql.getPosition.get(eventId, join.requestId) as { position: number } | undefined;
+        if (existing) {
+          assigned.set(join.requestId, existing.position);
+          return existing.position;
+        }
+        position += 1;
+        this.sql.insertPosition.run(eventId, position, join.requestId, join.entryTime);
+        assigned.set(join.requestId, position);
+        return position;
+      });
+      if (position !== row.queue) this.sql.setQueue.run(position, eventId);
+      return positions;
+    });
+  }
+
   async getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
     const row = this.sql.getPosition.get(eventId, requestId) as
       | { position: number; entry_time: number }
@@ -313,6 +337,7 @@ export class SqliteStore implements Store {
       this.sql.deletePositions.run(eventId);
       this.sql.deleteTokens.run(eventId);
       this.sql.deleteHistory.run(eventId);
+      this.sql.deleteAuthorizations.run(eventId);
       this.sql.zeroCounters.run(eventId);
     });
   }
@@ -343,6 +368,30 @@ export class SqliteStore implements Store {
       const row = this.sql.getLock.get(name) as { owner: string };
       return row.owner === owner;
     });
+  }
+
+  async claimSecret(name: string, candidate: string): Promise<string> {
+    return this.transaction(null, () => {
+      this.sql.insertSecret.run(name, candidate);
+      return (this.sql.getSecret.get(name) as { value: string }).value;
+    });
+  }
+
+  async replaceSecret(name: string, expected: string, next: string): Promise<string | null> {
+    return this.transaction(null, () => {
+      this.sql.replaceSecret.run(next, name, expected);
+      return (this.sql.getSecret.get(name) as { value: string } | undefined)?.value ?? null;
+    });
+  }
+
+  async saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
+    // One statement, so the position check and the write are one atomic unit.
+    return Number(this.sql.saveAuthorization.run(eventId, requestId, authorization).changes) === 1;
+  }
+
+  async getAuthorization(eventId: string, requestId: string): Promise<string | null> {
+    const row = this.sql.getAuthorization.get(eventId, requestId) as { authorization_request: string } | undefined;
+    return row?.authorization_request ?? null;
   }
 }
 
@@ -404,5 +453,16 @@ function prepareStatements(db: DatabaseSync) {
        WHERE locks.owner = excluded.owner OR locks.expires_at <= ?4`,
     ),
     getLock: s('SELECT owner FROM locks WHERE name = ?'),
+    insertSecret: s('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)'),
+    getSecret: s('SELECT value FROM secrets WHERE name = ?'),
+    replaceSecret: s('UPDATE secrets SET value = ? WHERE name = ? AND value = ?'),
+    saveAuthorization: s(
+      `INSERT OR REPLACE INTO oidc_authorizations (event_id, request_id, authorization_request)
+       SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM positions WHERE event_id = ?1 AND request_id = ?2)`,
+    ),
+    getAuthorization: s(
+      'SELECT authorization_request FROM oidc_authorizations WHERE event_id = ? AND request_id = ?',
+    ),
+    deleteAuthorizations: s('DELETE FROM oidc_authorizations WHERE event_id = ?'),
   };
 }
