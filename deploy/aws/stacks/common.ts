@@ -1,0 +1,49 @@
+// Pieces every stack uses: VWR-style parameters, alarms, and conditions on whole constructs.
+
+import { CfnCondition, CfnParameter, CfnResource, Duration, Fn, type Stack } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+
+export const TRUE_FALSE = ['true', 'false'];
+
+export function stringParameter(stack: Stack, name: string, description: string, extra: Partial<ConstructorParameters<typeof CfnParameter>[2]> = {}): CfnParameter {
+  return new CfnParameter(stack, name, { type: 'String', description, ...extra });
+}
+
+export function numberParameter(stack: Stack, name: string, description: string, defaultValue: number): CfnParameter {
+  return new CfnParameter(stack, name, { type: 'Number', description, default: defaultValue, minValue: 0 });
+}
+
+export function isTrue(stack: Stack, id: string, parameter: CfnParameter): CfnCondition {
+  return new CfnCondition(stack, id, { expression: Fn.conditionEquals(parameter.valueAsString, 'true') });
+}
+
+/** VWR's alarm shape: the metric's maximum over one minute above 0, missing data is fine. */
+export function alarmAboveZero(scope: Construct, id: string, metric: IMetric, description: string): Alarm {
+  return new Alarm(scope, id, {
+    metric,
+    threshold: 0,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    evaluationPeriods: 1,
+    datapointsToAlarm: 1,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+    alarmDescription: description,
+  });
+}
+
+/** Errors > 0 and Throttles > 0 alarms of a function (VWR had both for every function). */
+export function functionAlarms(scope: Construct, id: string, fn: IFunction): Alarm[] {
+  const period = Duration.minutes(1);
+  return [
+    alarmAboveZero(scope, `${id}ErrorsAlarm`, fn.metricErrors({ period, statistic: 'Maximum' }), 'Errors > 0'),
+    alarmAboveZero(scope, `${id}ThrottlesAlarm`, fn.metricThrottles({ period, statistic: 'Maximum' }), 'Throttles > 0'),
+  ];
+}
+
+/** Puts every CloudFormation resource under `construct` under `condition`. */
+export function conditionAll(construct: Construct, condition: CfnCondition): void {
+  for (const child of construct.node.findAll()) {
+    if (child instanceof CfnResource) child.cfnOptions.condition = condition;
+  }
+}

@@ -1,0 +1,412 @@
+// The core stack (VWR's virtual-waiting-room-on-aws template): public and private REST APIs and everything
+// behind them, running Anteroom's TypeScript core in Lambda.
+//
+//   CloudFront ──(x-api-key origin header, per-path cache policies)──▶ public REST API ──▶ PublicApi λ ──▶ SQS intake
+//                                                                                                            │ (DLQ)
+//   IAM-signed callers (ProtectedAPIGroup) ──▶ private REST API ──▶ PrivateApi λ              IntakeConsumer λ
+//   EventBridge schedules ──▶ ExpiryJob λ, MetricsJob λ                                                      │
+//   every λ above: in the VPC ──▶ ElastiCache for Redis (TLS + AUTH) — counters, positions, history
+//                               ──▶ DynamoDB (token records, sessions), Secrets Manager (signing keys),
+//                                   EventBridge bus (events) — through VPC endpoints, no internet egress.
+
+import { Aws, CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  EndpointType,
+  GatewayResponse,
+  LambdaIntegration,
+  MethodLoggingLevel,
+  ResponseType,
+  RestApi,
+  AuthorizationType,
+  AccessLogFormat,
+  LogGroupLogDestination,
+  ApiKeySourceType,
+} from 'aws-cdk-lib/aws-apigateway';
+import {
+  AllowedMethods,
+  CachePolicy,
+  CacheQueryStringBehavior,
+  CacheHeaderBehavior,
+  CacheCookieBehavior,
+  Distribution,
+  OriginProtocolPolicy,
+  OriginRequestPolicy,
+  ViewerProtocolPolicy,
+  CachedMethods,
+  type BehaviorOptions,
+} from 'aws-cdk-lib/aws-cloudfront';
+import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  GatewayVpcEndpointAwsService,
+  InterfaceVpcEndpointAwsService,
+  Port,
+  SecurityGroup,
+  SubnetType,
+  Vpc,
+} from 'aws-cdk-lib/aws-ec2';
+import { CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
+import { EventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { Effect, Group, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
+import { lambdaCode, type CodeSource } from '../lambda-code.ts';
+import { alarmAboveZero, conditionAll, functionAlarms, isTrue, numberParameter, stringParameter, TRUE_FALSE } from './common.ts';
+
+/** VWR's API stage name: the invoke URLs end in /api. */
+export const STAGE = 'api';
+
+/** Public routes and their methods (every path also answers OPTIONS, unauthenticated). */
+export const PUBLIC_ROUTES = {
+  assign_queue_num: 'POST',
+  queue_num: 'GET',
+  serving_num: 'GET',
+  waiting_num: 'GET',
+  generate_token: 'POST',
+  public_key: 'GET',
+  'jwks.json': 'GET',
+  queue_pos_expiry: 'GET',
+} as const;
+
+export const PRIVATE_ROUTES = {
+  generate_token: 'POST',
+  increment_serving_counter: 'POST',
+  num_active_tokens: 'GET',
+  expired_tokens: 'GET',
+  update_session: 'POST',
+  reset_initial_state: 'POST',
+} as const;
+
+/**
+ * CloudFront cache policies per path, in seconds. The functions answer with Cache-Control (spec: polling
+ * paths max-age=1, a 200 of /queue_num 60, keys 300, everything else no-store) and CloudFront honours it
+ * between minTtl and maxTtl; defaultTtl applies only to an answer without Cache-Control.
+ */
+export const CACHE_POLICIES = {
+  poll: { paths: ['/serving_num', '/waiting_num'], query: ['event_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
+  expiry: { paths: ['/queue_pos_expiry'], query: ['event_id', 'request_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
+  queue: { paths: ['/queue_num'], query: ['event_id', 'request_id'], minTtl: 0, defaultTtl: 0, maxTtl: 60 },
+  key: { paths: ['/public_key', '/jwks.json'], query: ['event_id'], minTtl: 0, defaultTtl: 300, maxTtl: 300 },
+} as const;
+
+export interface CoreStackProps extends StackProps {
+  code: CodeSource;
+  /** ElastiCache node type. Default cache.r7g.large (see docs/aws.md, cost notes). */
+  redisNodeType?: string;
+}
+
+export class CoreStack extends Stack {
+  constructor(scope: Construct, id: string, props: CoreStackProps) {
+    super(scope, id, props);
+    this.templateOptions.description =
+      'Anteroom - Virtual Waiting Room on AWS, core: public and private REST APIs, Redis, DynamoDB, EventBridge (Lambda, TypeScript)';
+
+    // ---- parameters: VWR's names and defaults ----
+    const eventId = stringParameter(this, 'EventId', 'Unique ID for this instance of the waiting room', {
+      minLength: 1,
+      allowedPattern: '^[A-Za-z0-9._~-]{1,128}$',
+      constraintDescription: 'Letters, digits and . _ ~ - (at most 128).',
+    });
+    const validityPeriod = numberParameter(this, 'ValidityPeriod', 'Token validity period in seconds', 3600);
+    const enableEvents = stringParameter(this, 'EnableEventsGeneration', 'If set to true, metrics related to the Waiting Room will be written to its event bus every minute', { allowedValues: TRUE_FALSE, default: 'false' });
+    const redisPort = numberParameter(this, 'RedisPort', 'Port to use when connecting to Redis', 1785);
+    const enableExpiry = stringParameter(this, 'EnableQueuePositionExpiry', 'If set to false, expiry period is not applied to queue position', { allowedValues: TRUE_FALSE, default: 'true' });
+    const expiryPeriod = numberParameter(this, 'QueuePositionExpiryPeriod', 'Time in seconds after which a served queue position that claimed no token can no longer obtain one', 900);
+    const incrOnExpiry = stringParameter(this, 'IncrSvcOnQueuePositionExpiry', 'If set to true, serving counter is automatically advanced based on expired queue positions', { allowedValues: TRUE_FALSE, default: 'false' });
+    const eventsOn = isTrue(this, 'GenerateWaitingRoomEvents', enableEvents);
+    const expiryOn = isTrue(this, 'SetQueuePositionExpiredEvents', enableExpiry);
+
+    // ---- network: isolated subnets in two AZs; AWS services through VPC endpoints ----
+    const vpc = new Vpc(this, 'WaitingRoomVpc', {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'isolated', subnetType: SubnetType.PRIVATE_ISOLATED, cidrMask: 24 }],
+      gatewayEndpoints: { DynamoDbEndpoint: { service: GatewayVpcEndpointAwsService.DYNAMODB } },
+    });
+    const functionsSg = new SecurityGroup(this, 'FunctionSecurityGroup', { vpc, description: 'Anteroom functions', allowAllOutbound: true });
+    for (const [name, service] of [
+      ['SqsEndpoint', InterfaceVpcEndpointAwsService.SQS],
+      ['SecretsManagerEndpoint', InterfaceVpcEndpointAwsService.SECRETS_MANAGER],
+      ['EventBridgeEndpoint', InterfaceVpcEndpointAwsService.EVENTBRIDGE],
+    ] as const) {
+      vpc.addInterfaceEndpoint(name, { service, privateDnsEnabled: true, subnets: { subnetType: SubnetType.PRIVATE_ISOLATED } });
+    }
+
+    // ---- ElastiCache for Redis: TLS in transit, AUTH token from Secrets Manager, Multi-AZ ----
+    const redisAuth = new Secret(this, 'RedisAuthToken', {
+      description: 'ElastiCache AUTH token of the waiting room',
+      generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'password', excludePunctuation: true, passwordLength: 64 },
+    });
+    const redisSg = new SecurityGroup(this, 'RedisSecurityGroup', { vpc, description: 'Anteroom Redis', allowAllOutbound: false });
+    redisSg.addIngressRule(functionsSg, Port.tcp(redisPort.valueAsNumber), 'Anteroom functions');
+    const subnetGroup = new CfnSubnetGroup(this, 'RedisSubnetGroup', {
+      description: 'Anteroom Redis subnets',
+      subnetIds: vpc.isolatedSubnets.map((s) => s.subnetId),
+    });
+    const redis = new CfnReplicationGroup(this, 'RedisReplicationGroup', {
+      replicationGroupDescription: 'Anteroom counters, positions and serving history',
+      engine: 'redis',
+      engineVersion: '7.1',
+      cacheNodeType: props.redisNodeType ?? 'cache.r7g.large',
+      numCacheClusters: 2,
+      automaticFailoverEnabled: true,
+      multiAzEnabled: true,
+      port: redisPort.valueAsNumber,
+      cacheSubnetGroupName: subnetGroup.ref,
+      securityGroupIds: [redisSg.securityGroupId],
+      transitEncryptionEnabled: true,
+      atRestEncryptionEnabled: true,
+      authToken: redisAuth.secretValueFromJson('password').unsafeUnwrap(),
+      snapshotRetentionLimit: 1,
+    });
+
+    // ---- DynamoDB: token records and sessions (layout: src/store/dynamodb/token-table.ts) ----
+    const table = new Table(this, 'TokenTable', {
+      partitionKey: { name: TOKEN_TABLE.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: TOKEN_TABLE.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      encryption: TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TOKEN_TABLE.ttlAttribute,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    table.addGlobalSecondaryIndex({
+      indexName: TOKEN_TABLE.expiryIndex,
+      partitionKey: { name: TOKEN_TABLE.expiryIndexPartitionKey, type: AttributeType.STRING },
+      sortKey: { name: TOKEN_TABLE.expiryIndexSortKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.INCLUDE,
+      nonKeyAttributes: ['status'],
+    });
+
+    // ---- SQS intake of joins, with a dead-letter queue ----
+    const deadLetters = new Queue(this, 'WaitingRoomDeadLetterQueue', {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    const intakeQueue = new Queue(this, 'WaitingRoomQueue', {
+      // Six times the consumer's timeout (AWS's advice for Lambda event sources).
+      visibilityTimeout: Duration.seconds(180),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // The consumer is idempotent per request ID, so a redelivery is harmless; give transient failures room.
+      deadLetterQueue: { queue: deadLetters, maxReceiveCount: 5 },
+    });
+
+    // ---- EventBridge bus for the events ----
+    const bus = new EventBus(this, 'WaitingRoomEventBus', { eventBusName: Fn.join('-', [Aws.STACK_NAME, 'events']) });
+
+    // ---- the REST APIs (created first: the functions need their IDs for the token issuer) ----
+    const accessLogs = new LogGroup(this, 'ApiAccessLogGroup', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const stageOptions = {
+      stageName: STAGE,
+      loggingLevel: MethodLoggingLevel.ERROR,
+      accessLogDestination: new LogGroupLogDestination(accessLogs),
+      accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+      metricsEnabled: true,
+    };
+    const publicApi = new RestApi(this, 'PublicWaitingRoomApi', {
+      restApiName: Fn.join('-', [Aws.STACK_NAME, 'public']) as string,
+      description: 'Anteroom public API (behind CloudFront)',
+      endpointTypes: [EndpointType.REGIONAL],
+      deployOptions: stageOptions,
+      cloudWatchRole: false,
+      apiKeySourceType: ApiKeySourceType.HEADER,
+    });
+    const privateApi = new RestApi(this, 'PrivateWaitingRoomApi', {
+      restApiName: Fn.join('-', [Aws.STACK_NAME, 'private']) as string,
+      description: 'Anteroom private API (IAM authentication)',
+      endpointTypes: [EndpointType.REGIONAL],
+      deployOptions: stageOptions,
+      cloudWatchRole: false,
+    });
+    // RestApi adds an "Endpoint" output of its own; the outputs below are VWR's.
+    publicApi.node.tryRemoveChild('Endpoint');
+    privateApi.node.tryRemoveChild('Endpoint');
+    const apiUrl = (api: RestApi) => Fn.join('', ['https://', api.restApiId, '.execute-api.', Aws.REGION, '.', Aws.URL_SUFFIX, `/${STAGE}`]);
+    const publicIssuer = apiUrl(publicApi);
+    const privateIssuer = apiUrl(privateApi);
+
+    // ---- functions ----
+    const signingKeysPrefix = Fn.join('', [Aws.STACK_NAME, '/anteroom/signing-keys/']);
+    const environment = {
+      EVENT_ID: eventId.valueAsString,
+      VALIDITY_PERIOD: validityPeriod.valueAsString,
+      ENABLE_EVENTS_GENERATION: enableEvents.valueAsString,
+      ENABLE_QUEUE_POSITION_EXPIRY: enableExpiry.valueAsString,
+      QUEUE_POSITION_EXPIRY_PERIOD: expiryPeriod.valueAsString,
+      INCR_SVC_ON_QUEUE_POSITION_EXPIRY: incrOnExpiry.valueAsString,
+      ISSUER: publicIssuer,
+      REDIS_HOST: redis.attrPrimaryEndPointAddress,
+      REDIS_PORT: redis.attrPrimaryEndPointPort,
+      REDIS_TLS: 'true',
+      REDIS_AUTH_SECRET_ARN: redisAuth.secretArn,
+      TOKEN_TABLE_NAME: table.tableName,
+      EVENT_BUS_NAME: bus.eventBusName,
+      SIGNING_KEYS_SECRET_PREFIX: signingKeysPrefix,
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+    const signingKeysAccess = new PolicyStatement({
+      sid: 'SigningKeysInSecretsManager',
+      effect: Effect.ALLOW,
+      actions: ['secretsmanager:CreateSecret', 'secretsmanager:GetSecretValue'],
+      resources: [Fn.join('', ['arn:', Aws.PARTITION, ':secretsmanager:', Aws.REGION, ':', Aws.ACCOUNT_ID, ':secret:', signingKeysPrefix, '*'])],
+    });
+    const makeFunction = (name: string, bundle: string, handler: string, timeout: number, extraEnv: Record<string, string> = {}) => {
+      const fn = new LambdaFn(this, name, {
+        description: `Anteroom ${name}`,
+        runtime: Runtime.NODEJS_24_X,
+        architecture: Architecture.ARM_64,
+        handler: `index.${handler}`,
+        code: lambdaCode(this, bundle, props.code),
+        memorySize: 1024,
+        timeout: Duration.seconds(timeout),
+        vpc,
+        vpcSubnets: { subnetType: SubnetType.PRIVATE_ISOLATED },
+        securityGroups: [functionsSg],
+        environment: { ...environment, ...extraEnv },
+        logGroup: new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+      });
+      // Every function opens the runtime: Redis AUTH, and the signing key (created by the first one to start).
+      redisAuth.grantRead(fn);
+      fn.addToRolePolicy(signingKeysAccess);
+      functionAlarms(this, name, fn);
+      return fn;
+    };
+
+    const publicFn = makeFunction('PublicApiFunction', 'public-api', 'handler', 10, { INTAKE_QUEUE_URL: intakeQueue.queueUrl });
+    intakeQueue.grantSendMessages(publicFn);
+    table.grantReadWriteData(publicFn);
+    bus.grantPutEventsTo(publicFn);
+
+    const privateFn = makeFunction('PrivateApiFunction', 'private-api', 'handler', 10);
+    table.grantReadWriteData(privateFn);
+    bus.grantPutEventsTo(privateFn);
+
+    const consumerFn = makeFunction('IntakeConsumerFunction', 'intake-consumer', 'handler', 30);
+    consumerFn.addEventSource(
+      new SqsEventSource(intakeQueue, { batchSize: 500, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true }),
+    );
+
+    const expiryFn = makeFunction('ExpiryJobFunction', 'jobs', 'expiry', 60);
+    bus.grantPutEventsTo(expiryFn);
+    const expiryRule = new Rule(this, 'ExpiryJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(expiryFn)] });
+    conditionAll(expiryRule, expiryOn);
+
+    const metricsFn = makeFunction('MetricsJobFunction', 'jobs', 'metrics', 60);
+    table.grantReadData(metricsFn);
+    bus.grantPutEventsTo(metricsFn);
+    const metricsRule = new Rule(this, 'MetricsJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(metricsFn)] });
+    conditionAll(metricsRule, eventsOn);
+
+    // ---- API resources: one per VWR path, each with an OPTIONS method for CORS preflights ----
+    for (const api of [publicApi, privateApi]) {
+      new GatewayResponse(this, `${api.node.id}Default4xx`, { restApi: api, type: ResponseType.DEFAULT_4XX, responseHeaders: { 'Access-Control-Allow-Origin': "'*'" } });
+      new GatewayResponse(this, `${api.node.id}Default5xx`, { restApi: api, type: ResponseType.DEFAULT_5XX, responseHeaders: { 'Access-Control-Allow-Origin': "'*'" } });
+    }
+    const publicIntegration = new LambdaIntegration(publicFn);
+    for (const [path, method] of Object.entries(PUBLIC_ROUTES)) {
+      const resource = publicApi.root.addResource(path);
+      // CloudFront adds x-api-key; a caller that bypasses it is refused by API Gateway (403).
+      resource.addMethod(method, publicIntegration, { apiKeyRequired: true });
+      resource.addMethod('OPTIONS', publicIntegration);
+    }
+    const privateIntegration = new LambdaIntegration(privateFn);
+    for (const [path, method] of Object.entries(PRIVATE_ROUTES)) {
+      const resource = privateApi.root.addResource(path);
+      resource.addMethod(method, privateIntegration, { authorizationType: AuthorizationType.IAM });
+      resource.addMethod('OPTIONS', privateIntegration, { authorizationType: AuthorizationType.NONE });
+    }
+
+    // The origin key: generated at deployment, never in the template's text.
+    const originKey = new Secret(this, 'PublicApiOriginKey', {
+      description: 'x-api-key CloudFront sends to the public API',
+      generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'key', excludePunctuation: true, passwordLength: 40 },
+    });
+    const originKeyValue = originKey.secretValueFromJson('key').unsafeUnwrap();
+    const apiKey = publicApi.addApiKey('PublicApiKey', { value: originKeyValue, description: 'CloudFront origin key' });
+    const usagePlan = publicApi.addUsagePlan('PublicUsagePlan', {
+      description: 'CloudFront origin',
+      apiStages: [{ api: publicApi, stage: publicApi.deploymentStage }],
+    });
+    usagePlan.addApiKey(apiKey);
+
+    // ---- CloudFront in front of the public API, with a cache policy per path ----
+    const origin = new HttpOrigin(Fn.join('', [publicApi.restApiId, '.execute-api.', Aws.REGION, '.', Aws.URL_SUFFIX]), {
+      originPath: `/${STAGE}`,
+      protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
+      customHeaders: { 'x-api-key': originKeyValue },
+    });
+    const additionalBehaviors: Record<string, BehaviorOptions> = {};
+    for (const [name, policy] of Object.entries(CACHE_POLICIES)) {
+      const cachePolicy = new CachePolicy(this, `${name[0]!.toUpperCase()}${name.slice(1)}CachePolicy`, {
+        cachePolicyName: Fn.join('-', [Aws.STACK_NAME, name]),
+        comment: `Anteroom ${policy.paths.join(', ')}`,
+        minTtl: Duration.seconds(policy.minTtl),
+        defaultTtl: Duration.seconds(policy.defaultTtl),
+        maxTtl: Duration.seconds(policy.maxTtl),
+        queryStringBehavior: CacheQueryStringBehavior.allowList(...policy.query),
+        headerBehavior: CacheHeaderBehavior.none(),
+        cookieBehavior: CacheCookieBehavior.none(),
+        enableAcceptEncodingGzip: true,
+        enableAcceptEncodingBrotli: true,
+      });
+      for (const path of policy.paths) {
+        additionalBehaviors[path] = {
+          origin,
+          viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
+          allowedMethods: AllowedMethods.ALLOW_GET_HEAD_OPTIONS,
+          cachedMethods: CachedMethods.CACHE_GET_HEAD,
+          cachePolicy,
+          compress: true,
+        };
+      }
+    }
+    const distribution = new Distribution(this, 'PublicApiCloudFront', {
+      comment: 'Anteroom public API',
+      defaultBehavior: {
+        origin,
+        viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
+        allowedMethods: AllowedMethods.ALLOW_ALL,
+        cachePolicy: CachePolicy.CACHING_DISABLED,
+        originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      },
+      additionalBehaviors,
+    });
+
+    // ---- who may call the private API: members of this group (and roles given the same permission) ----
+    const group = new Group(this, 'ProtectedAPIGroup');
+    group.addToPolicy(
+      new PolicyStatement({ effect: Effect.ALLOW, actions: ['execute-api:Invoke'], resources: [privateApi.arnForExecuteApi('*', '/*', STAGE)] }),
+    );
+
+    // ---- alarms: 4xx/5xx per API (VWR's), dead letters waiting ----
+    const minute = Duration.minutes(1);
+    for (const [id, api] of [['PublicApi', publicApi], ['PrivateApi', privateApi]] as const) {
+      alarmAboveZero(this, `${id}4xxAlarm`, api.metricClientError({ period: minute, statistic: 'Maximum' }), '4xx errors > 0');
+      alarmAboveZero(this, `${id}5xxAlarm`, api.metricServerError({ period: minute, statistic: 'Maximum' }), '5xx errors > 0');
+    }
+    alarmAboveZero(
+      this,
+      'DeadLetterQueueAlarm',
+      deadLetters.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+      'Joins in the dead-letter queue > 0 (visitors who were answered but never numbered)',
+    );
+
+    // ---- outputs: VWR's names ----
+    new CfnOutput(this, 'PublicApiInvokeURL', { value: Fn.join('', ['https://', distribution.distributionDomainName]), description: 'Public API Invoke URL' });
+    new CfnOutput(this, 'PrivateApiInvokeURL', { value: privateIssuer, description: 'Private API Invoke URL' });
+    new CfnOutput(this, 'PublicTokenIssuer', { value: publicIssuer, description: 'Public Token Issuer' });
+    new CfnOutput(this, 'PrivateTokenIssuer', { value: privateIssuer, description: 'Private Token Issuer' });
+    new CfnOutput(this, 'ProtectedAPIGroupName', { value: group.groupName, description: 'IAM group allowed to call the private API' });
+    new CfnOutput(this, 'EventBusName', { value: bus.eventBusName, description: 'EventBridge bus receiving the waiting room events' });
+    new CfnOutput(this, 'TokenTableName', { value: table.tableName, description: 'DynamoDB table of token records' });
+    new CfnOutput(this, 'DeadLetterQueueURL', { value: deadLetters.queueUrl, description: 'Joins that could not be numbered' });
+  }
+}

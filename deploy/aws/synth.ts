@@ -1,0 +1,32 @@
+// `npm run synth`: synthesises the seven stacks and writes their templates to deploy/aws/templates as
+// <name>.template.json — deterministic (no asset hashes, timestamps or construct paths), ready to commit and
+// to publish next to the Lambda zips.
+//
+//   node deploy/aws/synth.ts [--bucket <name>] [--key-prefix <prefix>]
+//
+// For `cdk deploy`, see deploy/aws/cdk.json and docs/aws.md.
+
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DEFAULT_CODE_SOURCE } from './lambda-code.ts';
+import { buildApp, TEMPLATE_NAMES } from './templates.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { values } = parseArgs({ options: { bucket: { type: 'string' }, 'key-prefix': { type: 'string' } } });
+const code = {
+  mode: 'bucket' as const,
+  bucket: values.bucket ?? DEFAULT_CODE_SOURCE.bucket,
+  keyPrefix: values['key-prefix'] ?? DEFAULT_CODE_SOURCE.keyPrefix,
+};
+const { app } = buildApp({ outdir: join(here, 'cdk.out'), code });
+const assembly = app.synth();
+const out = join(here, 'templates');
+mkdirSync(out, { recursive: true });
+for (const name of Object.values(TEMPLATE_NAMES)) {
+  const artifact = assembly.getStackByName(name);
+  const text = `${JSON.stringify(JSON.parse(readFileSync(join(assembly.directory, artifact.templateFile), 'utf8')), null, 1)}\n`;
+  writeFileSync(join(out, `${name}.template.json`), text);
+  console.log(`deploy/aws/templates/${name}.template.json`);
+}

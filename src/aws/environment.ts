@@ -1,0 +1,95 @@
+// The configuration of the Lambda functions, read from their environment. The CDK stacks in deploy/aws set
+// exactly these variables, from the stack parameters of VWR's templates (EventId, ValidityPeriod, ...).
+
+import { defaultSettings, EVENT_ID_PATTERN, type EventSettings } from '../domain/settings.ts';
+
+export interface AwsConfig {
+  /** One waiting room per stack, as VWR deployed it. */
+  event: EventSettings;
+  redis: {
+    host: string;
+    port: number;
+    /** ElastiCache in transit encryption (rediss://). Default true. */
+    tls: boolean;
+    /** Secret holding the ElastiCache AUTH token ({"password": ...}); none = no AUTH. */
+    authSecretId?: string | undefined;
+    keyPrefix?: string | undefined;
+  };
+  /** DynamoDB table of token records; none = token records in Redis too. */
+  tokenTableName?: string | undefined;
+  /** EventBridge bus for the events; none = no event delivery. */
+  eventBusName?: string | undefined;
+  /** Secrets Manager name prefix of the signing keys; none = keys in Redis. */
+  signingKeysSecretPrefix?: string | undefined;
+  /** SQS queue of joins (public API only). */
+  intakeQueueUrl?: string | undefined;
+  /** max-age of the polling endpoints (0–5 s), as on any Anteroom node. */
+  pollTtl: number;
+  logLevel: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+export class AwsConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AwsConfigError';
+  }
+}
+
+function required(env: Env, name: string): string {
+  const value = env[name];
+  if (value === undefined || value === '') throw new AwsConfigError(`environment variable ${name} is required`);
+  return value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new AwsConfigError(`${name} must be a whole number from ${min} to ${max} (got "${text}")`);
+  }
+  return value;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (text === 'true' || text === 'false') return text === 'true';
+  throw new AwsConfigError(`${name} must be "true" or "false" (got "${text}")`);
+}
+
+const optional = (env: Env, name: string) => (env[name] === '' ? undefined : env[name]);
+
+export function awsConfigFromEnv(env: Env = process.env): AwsConfig {
+  const eventId = required(env, 'EVENT_ID');
+  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw new AwsConfigError(`EVENT_ID "${eventId}" is not a valid event ID`);
+  const defaults = defaultSettings(eventId);
+  const issuer = optional(env, 'ISSUER');
+  const event: EventSettings = {
+    ...defaults,
+    validity_period: integer(env, 'VALIDITY_PERIOD', defaults.validity_period, 1, 31_536_000),
+    enable_queue_position_expiry: flag(env, 'ENABLE_QUEUE_POSITION_EXPIRY', defaults.enable_queue_position_expiry),
+    queue_position_expiry_period: integer(env, 'QUEUE_POSITION_EXPIRY_PERIOD', defaults.queue_position_expiry_period, 1, 31_536_000),
+    incr_serving_on_expiry: flag(env, 'INCR_SVC_ON_QUEUE_POSITION_EXPIRY', defaults.incr_serving_on_expiry),
+    enable_events_generation: flag(env, 'ENABLE_EVENTS_GENERATION', defaults.enable_events_generation),
+    ...(issuer ? { issuer } : {}),
+  };
+  return {
+    event,
+    redis: {
+      host: required(env, 'REDIS_HOST'),
+      port: integer(env, 'REDIS_PORT', 6379, 1, 65_535),
+      tls: flag(env, 'REDIS_TLS', true),
+      authSecretId: optional(env, 'REDIS_AUTH_SECRET_ARN'),
+      keyPrefix: optional(env, 'REDIS_KEY_PREFIX'),
+    },
+    tokenTableName: optional(env, 'TOKEN_TABLE_NAME'),
+    eventBusName: optional(env, 'EVENT_BUS_NAME'),
+    signingKeysSecretPrefix: optional(env, 'SIGNING_KEYS_SECRET_PREFIX'),
+    intakeQueueUrl: optional(env, 'INTAKE_QUEUE_URL'),
+    pollTtl: integer(env, 'POLL_TTL', 1, 0, 5),
+    logLevel: optional(env, 'LOG_LEVEL') ?? 'warn',
+  };
+}

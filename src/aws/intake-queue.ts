@@ -1,0 +1,73 @@
+// Asynchronous intake of joins on AWS (VWR's design): the public API answers assign_queue_num once the join
+// is on an SQS queue; src/aws/intake-consumer.ts numbers the joins in batches. One message per join.
+
+export interface IntakeMessage {
+  event_id: string;
+  request_id: string;
+  /** Epoch seconds of the join (the position's entry_time). */
+  entry_time: number;
+}
+
+export interface IntakeQueue {
+  send(messages: readonly IntakeMessage[]): Promise<void>;
+}
+
+export function encodeIntakeMessage(message: IntakeMessage): string {
+  return JSON.stringify({ event_id: message.event_id, request_id: message.request_id, entry_time: message.entry_time });
+}
+
+/** The message, or null when the body is not one (a message nobody should have sent). */
+export function decodeIntakeMessage(body: string): IntakeMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const { event_id, request_id, entry_time } = value as Record<string, unknown>;
+  if (typeof event_id !== 'string' || typeof request_id !== 'string') return null;
+  if (typeof entry_time !== 'number' || !Number.isSafeInteger(entry_time)) return null;
+  return { event_id, request_id, entry_time };
+}
+
+/** SendMessageBatch takes at most 10 messages. */
+const SQS_BATCH = 10;
+
+/** The part of the SQS client this module uses. */
+export interface SqsClientLike {
+  send(command: unknown): Promise<unknown>;
+}
+interface SqsModule {
+  SQSClient: new (config: object) => SqsClientLike;
+  SendMessageBatchCommand: new (input: object) => unknown;
+}
+
+/**
+ * The SQS queue, through @aws-sdk/client-sqs. That package is part of the AWS Lambda Node.js runtime (the
+ * bundle marks @aws-sdk/* external) but not a dependency of this repository, so it is loaded when first
+ * needed; tests use their own IntakeQueue.
+ */
+export function sqsIntakeQueue(queueUrl: string, client?: SqsClientLike): IntakeQueue {
+  const moduleName = '@aws-sdk/client-sqs';
+  let loaded: Promise<{ client: SqsClientLike; module: SqsModule }> | undefined;
+  const load = () =>
+    (loaded ??= (import(moduleName) as Promise<SqsModule>).then((module) => ({ module, client: client ?? new module.SQSClient({}) })));
+  return {
+    async send(messages) {
+      const { module, client: sqs } = await load();
+      for (let i = 0; i < messages.length; i += SQS_BATCH) {
+        let entries = messages.slice(i, i + SQS_BATCH).map((m, j) => ({ Id: String(j), MessageBody: encodeIntakeMessage(m) }));
+        // Entries SQS refused are sent once more; a second refusal fails the joins (the visitor retries).
+        for (let attempt = 1; entries.length > 0; attempt++) {
+          const reply = (await sqs.send(new module.SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }))) as {
+            Failed?: { Id: string; Message?: string }[];
+          };
+          const failed = new Set((reply.Failed ?? []).map((f) => f.Id));
+          if (failed.size > 0 && attempt >= 2) throw new Error(`SQS refused ${failed.size} join(s): ${reply.Failed?.[0]?.Message ?? ''}`);
+          entries = entries.filter((e) => failed.has(e.Id));
+        }
+      }
+    },
+  };
+}

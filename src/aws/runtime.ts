@@ -1,0 +1,136 @@
+// One Lambda execution environment's Anteroom: the same WaitingRoom, KeyRing, TokenSigner and EventBus as
+// any node (src/app.ts), over the AWS store (Redis + DynamoDB), with keys in Secrets Manager and events to
+// EventBridge. Built once per execution environment, on the first invocation, and reused while it is warm.
+
+import { DynamoDBClient, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { epochSeconds, systemClock, type Clock } from '../domain/clock.ts';
+import { EventCatalog } from '../domain/event-catalog.ts';
+import { WaitingRoom } from '../domain/waiting-room.ts';
+import { EventBus } from '../events/bus.ts';
+import { EventBridgeSink } from '../events/eventbridge-sink.ts';
+import { CompositeStore } from '../store/dynamodb/composite-store.ts';
+import { TokenTable } from '../store/dynamodb/token-table.ts';
+import type { Store } from '../store/port.ts';
+import { RedisStore } from '../store/redis/redis-store.ts';
+import { KeyRing } from '../tokens/keys.ts';
+import { TokenSigner } from '../tokens/signer.ts';
+import type { AwsConfig } from './environment.ts';
+import type { IntakeQueue } from './intake-queue.ts';
+import { readRedisPassword, SecretsManagerKeyStore } from './secrets-key-store.ts';
+
+export interface AwsRuntime {
+  config: AwsConfig;
+  store: Store;
+  room: WaitingRoom;
+  bus: EventBus;
+  clock: Clock;
+  /** Waits until every event emitted so far has been delivered (call before a handler returns). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RuntimeParts {
+  store: Store;
+  /** Where events go; none = nowhere. */
+  events?: EventBridgeSink | undefined;
+  /** Asynchronous intake of joins (the public API); none = joins are numbered at once. */
+  intake?: IntakeQueue | undefined;
+  clock?: Clock;
+  log?: (message: string, detail?: unknown) => void;
+}
+
+export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Promise<AwsRuntime> {
+  const clock = parts.clock ?? systemClock;
+  const log = parts.log ?? ((message, detail) => console.error(message, detail ?? ''));
+  const bus = new EventBus();
+  if (parts.events) bus.subscribe(parts.events);
+  bus.onSinkError = (sink, error) => log(`event sink ${sink.name} failed`, error);
+  const keys = new KeyRing(parts.store, () => epochSeconds(clock));
+  const intake = parts.intake;
+  const room = new WaitingRoom({
+    store: parts.store,
+    catalog: new EventCatalog([config.event]),
+    keys,
+    signer: new TokenSigner(keys),
+    bus,
+    clock,
+    // The stacks always set ISSUER (VWR's PublicTokenIssuer); this is only a last resort.
+    defaultIssuer: () => config.event.issuer ?? 'urn:anteroom:aws',
+    ...(intake
+      ? {
+          intake: (eventId, joins) =>
+            intake.send(joins.map((j) => ({ event_id: eventId, request_id: j.requestId, entry_time: j.entryTime }))),
+        }
+      : {}),
+  });
+  await room.start();
+  return {
+    config,
+    store: parts.store,
+    room,
+    bus,
+    clock,
+    flush: async () => {
+      await parts.events?.flush();
+    },
+    close: async () => {
+      await room.joins.drain();
+      await bus.close();
+      await parts.store.close();
+    },
+  };
+}
+
+/** The production parts, from the configuration: Redis with AUTH from Secrets Manager, DynamoDB, EventBridge. */
+export async function openAwsParts(config: AwsConfig, intake?: IntakeQueue): Promise<RuntimeParts> {
+  const secrets = new SecretsManagerClient({});
+  const password = config.redis.authSecretId ? await readRedisPassword(secrets, config.redis.authSecretId) : undefined;
+  const url = new URL(`${config.redis.tls ? 'rediss' : 'redis'}://${config.redis.host}:${config.redis.port}`);
+  if (password) url.password = password;
+  const redis = new RedisStore({
+    url: url.toString(),
+    keyPrefix: config.redis.keyPrefix,
+    // A cold start in a VPC includes the TLS handshake: allow it more than a warm call needs.
+    readyTimeoutMs: 3000,
+    connectTimeoutMs: 3000,
+  });
+  const keys = config.signingKeysSecretPrefix
+    ? new SecretsManagerKeyStore({ client: secrets, prefix: config.signingKeysSecretPrefix })
+    : undefined;
+  let store: Store = redis;
+  if (config.tokenTableName) {
+    const dynamo = new DynamoDBClient({});
+    const tableName = config.tokenTableName;
+    store = new CompositeStore({
+      redis,
+      tokens: new TokenTable({ client: dynamo, tableName }),
+      keys,
+      pingTokens: async () => {
+        await dynamo.send(new DescribeTableCommand({ TableName: tableName }));
+      },
+    });
+  }
+  const events = config.eventBusName
+    ? new EventBridgeSink({ client: new EventBridgeClient({}), eventBusName: config.eventBusName })
+    : undefined;
+  return { store, events, intake };
+}
+
+/**
+ * A value built on first use and kept for the life of the execution environment; a failed build is not
+ * kept, so the next invocation tries again (e.g. Redis was briefly unreachable at cold start).
+ */
+export function once<T>(build: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => {
+    if (!value) {
+      value = build();
+      value.catch(() => {
+        value = undefined;
+      });
+    }
+    return value;
+  };
+}

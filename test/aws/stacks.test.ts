@@ -1,0 +1,232 @@
+// The CloudFormation templates, synthesised once from the CDK app, checked with aws-cdk-lib/assertions:
+// VWR's parameters, defaults and outputs, the architecture's load-bearing settings, and least privilege.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { buildApp, TEMPLATE_NAMES, type TemplateKey } from '../../deploy/aws/templates.ts';
+import { CACHE_POLICIES, PRIVATE_ROUTES, PUBLIC_ROUTES } from '../../deploy/aws/stacks/core.ts';
+
+const outdir = mkdtempSync(join(tmpdir(), 'anteroom-cdk-'));
+after(() => rmSync(outdir, { recursive: true, force: true }));
+const assembly = buildApp({ outdir }).app.synth();
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const json = (key: TemplateKey) => assembly.getStackByName(TEMPLATE_NAMES[key]).template as Json;
+const template = (key: TemplateKey) => Template.fromJSON(json(key));
+const resourcesOf = (key: TemplateKey, type: string) =>
+  Object.entries(json(key).Resources as Record<string, Json>).filter(([, r]) => r.Type === type);
+
+function parameterDefaults(key: TemplateKey): Record<string, unknown> {
+  return Object.fromEntries(Object.entries((json(key).Parameters ?? {}) as Record<string, Json>).map(([name, p]) => [name, p.Default]));
+}
+
+describe('CloudFormation templates', () => {
+  it('are the seven templates of VWR, by name', () => {
+    assert.deepEqual(
+      assembly.stacks.map((s) => s.stackName).sort(),
+      Object.values(TEMPLATE_NAMES).sort(),
+    );
+  });
+
+  it('core: VWR parameters and defaults', () => {
+    assert.deepEqual(parameterDefaults('core'), {
+      EventId: undefined,
+      ValidityPeriod: 3600,
+      EnableEventsGeneration: 'false',
+      RedisPort: 1785,
+      EnableQueuePositionExpiry: 'true',
+      QueuePositionExpiryPeriod: 900,
+      IncrSvcOnQueuePositionExpiry: 'false',
+    });
+    const p = json('core').Parameters as Json;
+    assert.deepEqual(p.EnableEventsGeneration.AllowedValues, ['true', 'false']);
+    assert.equal(p.ValidityPeriod.Type, 'Number');
+  });
+
+  it('getting-started: the same parameters, EventId defaulting to Sample, and nests core + authorizers + sample', () => {
+    assert.deepEqual(parameterDefaults('gettingStarted'), { ...parameterDefaults('core'), EventId: 'Sample' });
+    const nested = resourcesOf('gettingStarted', 'AWS::CloudFormation::Stack').map(([id]) => id).sort();
+    assert.deepEqual(nested, ['AuthorizersModuleStack', 'CoreModuleStack', 'SampleModuleStack']);
+    const core = json('gettingStarted').Resources.CoreModuleStack.Properties;
+    assert.deepEqual(Object.keys(core.Parameters).sort(), Object.keys(json('core').Parameters).sort());
+    assert.match(JSON.stringify(core.TemplateURL), /virtual-waiting-room-on-aws\.template\.json/);
+  });
+
+  it('authorizers, openid, sample and inlet stacks: VWR parameters and defaults', () => {
+    assert.deepEqual(parameterDefaults('authorizers'), { PublicAPIEndpoint: undefined, WaitingRoomEventID: undefined, IssuerURI: undefined });
+    assert.deepEqual(parameterDefaults('openid'), { PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, APIRegion: undefined, EventID: undefined });
+    assert.deepEqual(parameterDefaults('sample'), {
+      AuthorizerARN: undefined, APIGatewayRegion: undefined, PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, EventID: undefined,
+    });
+    assert.deepEqual(parameterDefaults('inlet'), {
+      EventId: undefined, PrivateCoreApiEndpoint: undefined, CoreApiRegion: undefined, InletStrategy: 'Periodic', IncrementBy: 10,
+      StartTime: 1626336061, EndTime: 0, CloudWatchAlarmName: '', MaxSize: 100,
+    });
+    assert.deepEqual(json('inlet').Parameters.InletStrategy.AllowedValues, ['Periodic', 'MaxSize']);
+    assert.deepEqual(parameterDefaults('cwLogsRole'), {});
+  });
+
+  it('outputs keep VWR names', () => {
+    const outputs = (key: TemplateKey) => Object.keys(json(key).Outputs ?? {});
+    for (const name of ['PublicApiInvokeURL', 'PrivateApiInvokeURL', 'PublicTokenIssuer', 'PrivateTokenIssuer']) {
+      assert.ok(outputs('core').includes(name), name);
+    }
+    assert.deepEqual(outputs('gettingStarted').sort(), ['ControlPanelURL', 'PrivateApiInvokeURL', 'PublicApiInvokeURL', 'WaitingRoomURL']);
+    assert.deepEqual(outputs('authorizers'), ['ApiGatewayAuthorizerArn']);
+    for (const name of ['IssuerURL', 'AuthorizationURL', 'TokenURL', 'UserInfoURL', 'PublicKeysURL', 'ConfigurationURL', 'ClientID', 'ClientSecretID', 'WaitingRoomWebContentBucket']) {
+      assert.ok(outputs('openid').includes(name), name);
+    }
+    assert.ok(outputs('sample').includes('WaitingRoomURL') && outputs('sample').includes('ControlPanelURL'));
+    assert.equal(json('inlet').Outputs.InletTopicARN.Condition, 'MaxSize');
+    // The public API is CloudFront; the issuer and private URL end in VWR's stage name.
+    assert.match(JSON.stringify(json('core').Outputs.PublicApiInvokeURL.Value), /PublicApiCloudFront/);
+    assert.match(JSON.stringify(json('core').Outputs.PublicTokenIssuer.Value), /\/api"/);
+  });
+
+  it('CloudFront: a cache policy per polling path with its TTLs; joins and claims are never cached', () => {
+    const resources = json('core').Resources as Record<string, Json>;
+    const [, distribution] = resourcesOf('core', 'AWS::CloudFront::Distribution')[0]!;
+    const config = distribution.Properties.DistributionConfig;
+    const behaviours = config.CacheBehaviors as Json[];
+    for (const policy of Object.values(CACHE_POLICIES)) {
+      for (const path of policy.paths) {
+        const behaviour = behaviours.find((b) => b.PathPattern === path);
+        assert.ok(behaviour, `behaviour for ${path}`);
+        const cache = resources[behaviour.CachePolicyId.Ref]!.Properties.CachePolicyConfig;
+        assert.deepEqual([cache.MinTTL, cache.DefaultTTL, cache.MaxTTL], [policy.minTtl, policy.defaultTtl, policy.maxTtl], path);
+        assert.deepEqual(cache.ParametersInCacheKeyAndForwardedToOrigin.QueryStringsConfig.QueryStrings, [...policy.query]);
+      }
+    }
+    assert.deepEqual(
+      behaviours.map((b) => b.PathPattern).sort(),
+      ['/jwks.json', '/public_key', '/queue_num', '/queue_pos_expiry', '/serving_num', '/waiting_num'],
+    );
+    // Default behaviour (assign_queue_num, generate_token, …): the managed CachingDisabled policy, all methods.
+    assert.equal(config.DefaultCacheBehavior.CachePolicyId, '4135ea2d-6df8-44a3-9df3-4b5a84be39ad');
+    assert.ok(config.DefaultCacheBehavior.AllowedMethods.includes('POST'));
+    // The origin key header CloudFront adds, from a generated secret (never in the template's text).
+    const origin = config.Origins[0];
+    assert.equal(origin.OriginPath, '/api');
+    const header = origin.OriginCustomHeaders.find((h: Json) => h.HeaderName === 'x-api-key');
+    assert.match(JSON.stringify(header.HeaderValue), /resolve:secretsmanager/);
+  });
+
+  it('public API: one resource per VWR path, API key required (CloudFront’s), OPTIONS open; private API: IAM', () => {
+    const t = template('core');
+    const methods = resourcesOf('core', 'AWS::ApiGateway::Method').map(([, m]) => m.Properties);
+    const publicCount = Object.keys(PUBLIC_ROUTES).length;
+    const privateCount = Object.keys(PRIVATE_ROUTES).length;
+    assert.equal(methods.filter((m) => m.ApiKeyRequired === true).length, publicCount);
+    assert.equal(methods.filter((m) => m.AuthorizationType === 'AWS_IAM').length, privateCount);
+    assert.equal(methods.filter((m) => m.HttpMethod === 'OPTIONS').length, publicCount + privateCount);
+    assert.ok(methods.filter((m) => m.HttpMethod === 'OPTIONS').every((m) => m.AuthorizationType === 'NONE' && !m.ApiKeyRequired));
+    t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'api' });
+    t.hasResourceProperties('AWS::IAM::Group', {});
+    t.hasResourceProperties('AWS::IAM::Policy', {
+      Groups: Match.anyValue(),
+      PolicyDocument: { Statement: [Match.objectLike({ Action: 'execute-api:Invoke', Effect: 'Allow' })] },
+    });
+  });
+
+  it('SQS intake: dead-letter queue after 5 receives, SSE, partial batch responses from the consumer', () => {
+    const t = template('core');
+    const queues = resourcesOf('core', 'AWS::SQS::Queue');
+    assert.equal(queues.length, 2);
+    const [dlqId] = queues.find(([id]) => id.startsWith('WaitingRoomDeadLetterQueue'))!;
+    t.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 5 },
+      VisibilityTimeout: 180,
+      SqsManagedSseEnabled: true,
+    });
+    t.hasResourceProperties('AWS::SQS::Queue', { MessageRetentionPeriod: 14 * 24 * 3600 });
+    t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: 500,
+    });
+  });
+
+  it('Redis with TLS and AUTH from Secrets Manager on RedisPort; functions in the VPC; DynamoDB token table', () => {
+    const t = template('core');
+    t.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      TransitEncryptionEnabled: true,
+      AtRestEncryptionEnabled: true,
+      MultiAZEnabled: true,
+      Port: { Ref: 'RedisPort' },
+      AuthToken: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.stringLikeRegexp('resolve:secretsmanager')])]) }),
+    });
+    const functions = resourcesOf('core', 'AWS::Lambda::Function');
+    assert.equal(functions.length, 5);
+    for (const [id, fn] of functions) {
+      assert.ok(fn.Properties.VpcConfig, `${id} in the VPC`);
+      assert.equal(fn.Properties.Environment.Variables.REDIS_TLS, 'true');
+    }
+    t.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: 'request_id', KeyType: 'HASH' }, { AttributeName: 'event_id', KeyType: 'RANGE' }],
+      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'by_exp' })],
+      TimeToLiveSpecification: { AttributeName: 'purge_at', Enabled: true },
+      BillingMode: 'PAY_PER_REQUEST',
+    });
+    t.hasResourceProperties('AWS::Events::EventBus', {});
+    // The schedules only exist when their feature is on (VWR's conditions).
+    const rules = resourcesOf('core', 'AWS::Events::Rule').map(([, r]) => [r.Properties.ScheduleExpression, r.Condition]);
+    assert.deepEqual(rules.sort(), [['rate(1 minute)', 'GenerateWaitingRoomEvents'], ['rate(1 minute)', 'SetQueuePositionExpiredEvents']]);
+  });
+
+  it('alarms: 4xx and 5xx per API, errors and throttles per function, dead letters waiting', () => {
+    const alarms = resourcesOf('core', 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    const by = (metric: string) => alarms.filter((a) => a.MetricName === metric);
+    assert.equal(by('4XXError').length, 2);
+    assert.equal(by('5XXError').length, 2);
+    assert.equal(by('Errors').length, 5);
+    assert.equal(by('Throttles').length, 5);
+    assert.equal(by('ApproximateNumberOfMessagesVisible').length, 1);
+    assert.ok(alarms.every((a) => a.Threshold === 0 && a.ComparisonOperator === 'GreaterThanThreshold'));
+    assert.equal(resourcesOf('authorizers', 'AWS::CloudWatch::Alarm').length, 2);
+  });
+
+  it('no IAM policy in any template grants every action on every resource', () => {
+    const statements = (key: TemplateKey) => {
+      const found: Json[] = [];
+      for (const [, resource] of Object.entries(json(key).Resources as Record<string, Json>)) {
+        const documents: Json[] = [];
+        if (resource.Type === 'AWS::IAM::Policy' || resource.Type === 'AWS::IAM::ManagedPolicy') documents.push(resource.Properties.PolicyDocument);
+        if (resource.Type === 'AWS::IAM::Role') for (const p of resource.Properties.Policies ?? []) documents.push(p.PolicyDocument);
+        for (const document of documents) found.push(...document.Statement);
+      }
+      return found;
+    };
+    const list = (v: unknown) => (Array.isArray(v) ? v : [v]);
+    let checked = 0;
+    for (const key of Object.keys(TEMPLATE_NAMES) as TemplateKey[]) {
+      for (const statement of statements(key)) {
+        checked++;
+        if (statement.Effect !== 'Allow') continue;
+        const anyAction = list(statement.Action).some((a) => a === '*' || /^[a-z0-9-]+:\*$/.test(String(a)));
+        const anyResource = list(statement.Resource).some((r) => r === '*');
+        assert.ok(!(anyAction && anyResource), `${key}: ${JSON.stringify(statement)}`);
+        assert.ok(!list(statement.Action).includes('*'), `${key}: Action "*"`);
+      }
+    }
+    assert.ok(checked > 10);
+  });
+
+  it('the inlet function may call only three routes of the core stack’s private API', () => {
+    const policies = resourcesOf('inlet', 'AWS::IAM::Policy').map(([, p]) => p.Properties.PolicyDocument.Statement).flat();
+    const invoke = policies.find((s: Json) => s.Action === 'execute-api:Invoke');
+    assert.equal(invoke.Resource.length, 3);
+    assert.match(JSON.stringify(invoke.Resource), /POST\/increment_serving_counter/);
+    const conditioned = resourcesOf('inlet', 'AWS::Lambda::Function').map(([, f]) => f.Condition).sort();
+    assert.deepEqual(conditioned, ['MaxSize', 'Periodic']);
+  });
+
+  it('the committed templates are what `npm run synth` writes now (deterministic, no asset hashes)', () => {
+    for (const name of Object.values(TEMPLATE_NAMES)) {
+      const committed = JSON.parse(readFileSync(new URL(`../../deploy/aws/templates/${name}.template.json`, import.meta.url), 'utf8'));
+      assert.deepEqual(committed, assembly.getStackByName(name).template, `${name}: run npm run synth`);
+      assert.doesNotMatch(JSON.stringify(committed), /cdk-hnb659fds|AssetParameters|aws:asset:/, name);
+    }
+  });
+});
