@@ -61,18 +61,29 @@ export function reportListening(urls: NodeUrls, stop: (reason: string) => void):
   process.once('disconnect', () => stop('primary exited'));
 }
 
+const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
 /** Lines in the shape of the workers' own (pino) log lines, so one log pipeline reads both. */
-function log(level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}): void {
-  const levels = { info: 30, warn: 40, error: 50 } as const;
-  process.stdout.write(`${JSON.stringify({ level: levels[level], time: Date.now(), pid: process.pid, role: 'primary', ...fields, msg })}\n`);
+function logger(minimum: string) {
+  const threshold = LEVELS[minimum] ?? LEVELS.info!;
+  return (level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}): void => {
+    const value = LEVELS[level]!;
+    if (value < threshold) return;
+    process.stdout.write(`${JSON.stringify({ level: value, time: Date.now(), pid: process.pid, role: 'primary', ...fields, msg })}\n`);
+  };
 }
 
 /**
  * Starts `count` workers running this same command, calls `onListening` once all of them listen, and keeps
  * `count` workers running until SIGTERM/SIGINT. Resolves once listening; exits the process itself.
  */
-export async function runPrimary(options: { count: number; onListening: (urls: NodeUrls) => void }): Promise<void> {
+export async function runPrimary(options: {
+  count: number;
+  logLevel: string;
+  onListening: (urls: NodeUrls) => void;
+}): Promise<void> {
   const { count } = options;
+  const log = logger(options.logLevel);
   let stopping = false;
   let started = false;
   const workers = new Set<Worker>();

@@ -83,17 +83,19 @@ export const STORED_CREDENTIALS_NAME = 'admin-credentials';
 export async function claimStoredCredentials(
   store: Pick<Store, 'claimSecret' | 'description'>,
   given: Partial<AdminCredentials>,
-): Promise<{ credentials: AdminCredentials; generated: boolean; location: string }> {
-  const location = `the store (${store.description}, secret "${STORED_CREDENTIALS_NAME}")`;
+): Promise<{ credentials: AdminCredentials; generated: boolean }> {
   if (given.adminToken && given.accessKeyId && given.secretAccessKey) {
-    return { credentials: given as AdminCredentials, generated: false, location };
+    return { credentials: given as AdminCredentials, generated: false };
   }
   const candidate = JSON.stringify(generateCredentials());
   const storedText = await store.claimSecret(STORED_CREDENTIALS_NAME, candidate);
   const stored = JSON.parse(storedText) as Record<string, unknown>;
   for (const field of ['adminToken', 'accessKeyId', 'secretAccessKey'] as const) {
     if (typeof stored[field] !== 'string' || stored[field] === '') {
-      throw new Error(`the credentials in ${location} are missing "${field}"; delete them to generate new ones`);
+      throw new Error(
+        `the credentials kept in ${store.description} (secret "${STORED_CREDENTIALS_NAME}") are missing "${field}"; ` +
+          'delete them to generate new ones',
+      );
     }
   }
   const values = stored as unknown as AdminCredentials;
@@ -104,6 +106,5 @@ export async function claimStoredCredentials(
       secretAccessKey: given.secretAccessKey ?? values.secretAccessKey,
     },
     generated: storedText === candidate,
-    location,
   };
 }

@@ -124,7 +124,7 @@ async function waitUntilReachable(store: RedisStore, waitMs: number): Promise<vo
     } catch (error) {
       if (Date.now() >= deadline) {
         await store.close();
-        throw new Error(`cannot reach the store ${store.description}: ${(error as Error).message}`);
+        throw new Error(`cannot reach the store ${store.description}: ${(error as Error).message}`, { cause: error });
       }
       await sleep(100);
     }

@@ -45,7 +45,7 @@ describe('one node on a 3-primary Redis Cluster', () => {
     dir = mkdtempSync(joinPath(tmpdir(), 'anteroom-cluster-'));
     const config = joinPath(dir, 'events.json');
     writeFileSync(config, JSON.stringify({ events: events.map((event) => ({ event_id: event.id })) }));
-    [node] = await startNodes(1, cluster.url, ['--redis-key-prefix', prefix, '--admin-token', ADMIN_TOKEN, '--config', config]);
+    node = (await startNodes(1, cluster.url, ['--redis-key-prefix', prefix, '--admin-token', ADMIN_TOKEN, '--config', config]))[0]!;
   });
   after(async () => {
     await stopNodes(node ? [node] : []);

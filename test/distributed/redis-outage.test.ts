@@ -102,8 +102,8 @@ describe('nodes while Redis is away', () => {
 
   before(async () => {
     redis = await startRedisServer();
-    [node] = await startNodes(1, redis.url, ['--redis-key-prefix', freshPrefix(), ...CREDENTIAL_ARGS]);
-    url = node!.url;
+    node = (await startNodes(1, redis.url, ['--redis-key-prefix', freshPrefix(), ...CREDENTIAL_ARGS]))[0]!;
+    url = node.url;
   });
   after(async () => {
     await stopNodes(node ? [node] : []);
@@ -178,7 +178,7 @@ describe('a Redis crash during a join storm (appendonly yes, appendfsync always)
   it('every request ID acknowledged before or after the crash keeps its position; numbering stays gap-free', async () => {
     const urls = nodes.map((node) => node.url);
     const storm = joinStorm(() => urls, 32);
-    await waitFor('acknowledged joins before the crash', () => storm.acknowledged.length >= 800, 15_000, 5);
+    await waitFor('acknowledged joins before the crash', () => storm.acknowledged.length >= 500, 15_000, 5);
     await redis.kill('SIGKILL');
     const beforeCrash = storm.acknowledged.length;
     await redis.restart();
