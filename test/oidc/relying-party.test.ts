@@ -46,7 +46,7 @@ describe('OpenID Connect with openid-client', () => {
       state,
       nonce,
     });
-    const { joined } = await enterWaitingRoom(node, authorizationUrl);
+    const { joined } = await enterWaitingRoom(authorizationUrl);
     assert.equal(joined.event_id, clientId);
 
     const early = await continueLogin(node, clientId, joined.request_id);
@@ -112,7 +112,7 @@ describe('OpenID Connect with openid-client', () => {
       scope: 'openid',
       state: 'a&b=c d',
     });
-    const { joined } = await enterWaitingRoom(node, url);
+    const { joined } = await enterWaitingRoom(url);
     await serveUpTo(node, SHOP, joined.queue_number);
     const callback = String((await continueLogin(node, SHOP, joined.request_id)).body.redirect_to);
     assert.equal(callback, `${REDIRECT_URI_WITH_QUERY}&code=${joined.request_id}&state=a%26b%3Dc+d`);
@@ -145,7 +145,7 @@ describe('OpenID Connect with openid-client', () => {
       nonce,
       state: 's',
     });
-    const { joined } = await enterWaitingRoom(node, url);
+    const { joined } = await enterWaitingRoom(url);
     await serveUpTo(node, SHOP, joined.queue_number);
     const callback = new URL(String((await continueLogin(node, SHOP, joined.request_id)).body.redirect_to));
     const checks = { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: 's' };
@@ -165,7 +165,7 @@ describe('OpenID Connect with openid-client', () => {
       code_challenge_method: 'S256',
       state: 's',
     });
-    const { joined } = await enterWaitingRoom(node, url);
+    const { joined } = await enterWaitingRoom(url);
     await serveUpTo(node, SHOP, joined.queue_number);
     const callback = new URL(String((await continueLogin(node, SHOP, joined.request_id)).body.redirect_to));
     // A 401 with a Basic challenge, which oauth4webapi reports as a WWW-Authenticate challenge error.

@@ -28,7 +28,8 @@ export function oidcEvents(): EventSettings[] {
  * moved by hand only in tests that do not hand tokens to openid-client afterwards).
  */
 export function startOidcNode(events: EventSettings[] = oidcEvents()): Promise<TestNode> {
-  return startTestNode({ events }, { clock: new TestClock(Math.floor(Date.now() / 1000) * 1000) });
+  const clock = new TestClock(Math.floor(Date.now() / 1000) * 1000) as TestClock & (() => number);
+  return startTestNode({ events }, { clock });
 }
 
 export const issuerOf = (node: TestNode) => `${node.url}/oidc`;
@@ -75,7 +76,7 @@ export interface Joined {
  * What a browser does from the authorization URL to the queue: follow /authorize's 302 to the login page,
  * load it, and make its join call with the parameters of its URL. Returns the page URL and the join answer.
  */
-export async function enterWaitingRoom(node: TestNode, authorizationUrl: URL | string): Promise<{ loginUrl: URL; joined: Joined }> {
+export async function enterWaitingRoom(authorizationUrl: URL | string): Promise<{ loginUrl: URL; joined: Joined }> {
   const redirect = await fetch(authorizationUrl, { redirect: 'manual' });
   assert.equal(redirect.status, 302, await redirect.clone().text());
   const loginUrl = new URL(redirect.headers.get('location') ?? '', authorizationUrl);
@@ -85,7 +86,7 @@ export async function enterWaitingRoom(node: TestNode, authorizationUrl: URL | s
   assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
   const join = await postJson(new URL('join', loginUrl), Object.fromEntries(loginUrl.searchParams));
   assert.equal(join.status, 200, JSON.stringify(join.body));
-  return { loginUrl, joined: join.body as Joined };
+  return { loginUrl, joined: join.body as unknown as Joined };
 }
 
 /** The login page's call once the serving counter reaches its position. */
@@ -118,7 +119,7 @@ export const basic = (id: string, secret: string) =>
 /** A served visitor of SHOP who joined through /authorize with these extra parameters; returns the code. */
 export async function servedCode(node: TestNode, extra: Record<string, string> = {}): Promise<string> {
   const url = new URL(`${issuerOf(node)}/authorize?${new URLSearchParams(authorizeParams(extra))}`);
-  const { joined } = await enterWaitingRoom(node, url);
+  const { joined } = await enterWaitingRoom(url);
   await serveUpTo(node, SHOP, joined.queue_number);
   return joined.request_id;
 }
