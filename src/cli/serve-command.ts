@@ -3,6 +3,7 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { startNode, type AnteroomNode } from '../app.ts';
+import { OIDC_BASE_PATH } from '../oidc/adapter.ts';
 import {
   ConfigError,
   defaultEventDefaults,
@@ -137,6 +138,9 @@ function banner(config: ServerConfig, node: { publicUrl: string; privateUrl: str
     `  private API    ${node.privateUrl}`,
     ...pageLines(config, node.publicUrl),
     `  events         ${config.events.map((e) => e.event_id).join(', ')}`,
+    ...(config.events.some((e) => e.oidc)
+      ? [`  OIDC issuer    ${node.publicUrl}${OIDC_BASE_PATH} (client secrets: GET ${node.privateUrl}/oidc/client?event_id=…)`]
+      : []),
     `  store          ${describeStoreLocation(config)}`,
     ...((config.workers ?? 1) > 1 ? [`  workers        ${config.workers} processes`] : []),
   ];
@@ -194,24 +198,26 @@ async function runServe(raw: Record<string, unknown>): Promise<void> {
     await store.close();
     await runPrimary({
       count: config.workers ?? 1,
+      logLevel: config.logLevel,
       onListening: (urls) => process.stdout.write(`${banner(config, urls, creds)}\n`),
     });
     return;
   }
   // Signal handlers come first: a supervisor may send SIGTERM as soon as it sees the banner (or before).
-  let node: AnteroomNode | undefined;
+  const running: { node?: AnteroomNode } = {};
   let stopSignal: string | undefined;
   const stop = (signal: string) => {
     if (stopSignal) return;
     stopSignal = signal;
-    if (node) shutDown(node, signal);
+    if (running.node) shutDown(running.node, signal);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 
   // The sample store verifies tokens issued by this server, whose URL is known once it listens.
   let publicUrl = '';
-  node = await startNode(config, { credentials: creds.credentials, store, plugins: webPlugins(config, () => publicUrl) });
+  const node = await startNode(config, { credentials: creds.credentials, store, plugins: webPlugins(config, () => publicUrl) });
+  running.node = node;
   publicUrl = node.publicUrl;
   if (stopSignal) return shutDown(node, stopSignal);
   // A worker of --workers N reports to the primary, which prints the banner once for all of them.
