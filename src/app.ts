@@ -2,6 +2,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { cdnPurgeHook, type PurgeHook } from './cdn/purge-hook.ts';
 import type { ServerConfig } from './config/config.ts';
 import type { AdminCredentials } from './config/credentials.ts';
 import { epochSeconds, systemClock, type Clock } from './domain/clock.ts';
@@ -67,6 +68,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   // Known for sure only once listening (port 0 picks a free port).
   let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
   const keys = new KeyRing(store, () => epochSeconds(clock));
+  let purgeCdn: PurgeHook | undefined;
   const room = new WaitingRoom({
     store,
     catalog: new EventCatalog(config.events),
@@ -76,6 +78,8 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     clock,
     defaultIssuer: () => publicUrl,
     joinBatch: { windowMs: config.joinBatchWindowMs },
+    // The hook logs through the HTTP server's logger, which exists by the time anyone can reset.
+    afterReset: config.cdnPurgeUrl ? (eventId) => purgeCdn?.(eventId) ?? Promise.resolve() : undefined,
   });
   room.joins.onBatch = (size) => metrics.joinBatchSize.observe(size);
   metrics.watchEvents(room);
@@ -104,6 +108,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     plugins: [...(options.plugins ?? []), oidc.routes],
     privatePlugins: [maxSizeInletRoutes({ room, metrics }), oidc.privateRoutes],
   });
+  if (config.cdnPurgeUrl) purgeCdn = cdnPurgeHook({ url: config.cdnPurgeUrl, token: config.cdnPurgeToken, log: http.log });
   bus.onSinkError = (sink, error) => http.log.error({ err: error, sink: sink.name }, 'event sink failed');
 
   const scheduler = new JobScheduler({

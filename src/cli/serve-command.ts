@@ -68,6 +68,8 @@ export function serveCommand(): Command {
     .addOption(opt('--poll-ttl <seconds>', 'Cache-Control max-age of serving_num, waiting_num and queue_pos_expiry', 'POLL_TTL').default(1).argParser(integerIn(0, 5)))
     .addOption(opt('--join-batch-window-ms <ms>', 'extra time to gather joins into one commit (0 = one event-loop turn)', 'JOIN_BATCH_WINDOW_MS').default(0).argParser(integerIn(0, 50)))
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'LOG_LEVEL').default('info').argParser(oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')))
+    .addOption(opt('--cdn-purge-url <url>', 'after reset_initial_state, POST {event_id, paths} here so a CDN drops cached answers', 'CDN_PURGE_URL'))
+    .addOption(opt('--cdn-purge-token <token>', 'bearer token sent to --cdn-purge-url', 'CDN_PURGE_TOKEN'))
     .addOption(opt('--log-requests [bool]', 'log one line per request', 'LOG_REQUESTS').default(false).argParser(booleanValue))
     .action(async (raw: Record<string, unknown>) => {
       await runServe(raw);
@@ -93,7 +95,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     : [{ ...eventDefaults, event_id: eventId, webhooks: [] }];
   const basePath = String(o.privateBasePath);
   if (!/^\/[A-Za-z0-9._~-]+$/.test(basePath)) throw new ConfigError('--private-base-path must look like /private');
-  for (const [flag, value] of [['--public-url', o.publicUrl], ['--issuer', o.issuer]] as const) {
+  for (const [flag, value] of [['--public-url', o.publicUrl], ['--issuer', o.issuer], ['--cdn-purge-url', o.cdnPurgeUrl]] as const) {
     if (value !== undefined && !URL.canParse(String(value))) throw new ConfigError(`${flag} must be a URL`);
   }
   return {
@@ -116,6 +118,8 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     joinBatchWindowMs: o.joinBatchWindowMs as number,
     logLevel: String(o.logLevel),
     logRequests: o.logRequests as boolean,
+    cdnPurgeUrl: o.cdnPurgeUrl as string | undefined,
+    cdnPurgeToken: o.cdnPurgeToken as string | undefined,
     redisKeyPrefix: checkRedisKeyPrefix(String(o.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX)),
     hotReadTtlMs: (o.hotReadTtlMs as number | undefined) ?? DEFAULT_HOT_READ_TTL_MS,
     workers: (o.workers as number | undefined) ?? 1,

@@ -39,6 +39,9 @@ export interface ServerConfig {
   joinBatchWindowMs: number;
   logLevel: string;
   logRequests: boolean;
+  /** POSTed {event_id, paths} after every reset, so a CDN drops answers from before it. */
+  cdnPurgeUrl?: string | undefined;
+  cdnPurgeToken?: string | undefined;
   /** Redis store: prepended to every key, so several deployments can share one Redis. Default "ar:". */
   redisKeyPrefix?: string | undefined;
   /** Redis store: how long this process serves the serving/waiting counters from memory (0 = never). Default 250. */

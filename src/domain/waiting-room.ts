@@ -49,6 +49,8 @@ export interface WaitingRoomDeps {
    * Default: positions are stored before the join is answered.
    */
   intake?: (eventId: string, joins: readonly JoinRequest[]) => Promise<void>;
+  /** Called after a reset is durable (the CDN purge hook); its failures are its own business. */
+  afterReset?: (eventId: string) => Promise<void>;
 }
 
 /** Upper bound of the expired_tokens list, so one call stays a bounded response. */
@@ -64,6 +66,7 @@ export class WaitingRoom {
   private readonly bus: EventBus;
   private readonly clock: Clock;
   private readonly defaultIssuer: () => string;
+  private readonly afterReset: ((eventId: string) => Promise<void>) | undefined;
   readonly joins: JoinBatcher;
 
   constructor(deps: WaitingRoomDeps) {
@@ -74,6 +77,7 @@ export class WaitingRoom {
     this.bus = deps.bus;
     this.clock = deps.clock;
     this.defaultIssuer = deps.defaultIssuer;
+    this.afterReset = deps.afterReset;
     const intake = deps.intake;
     this.joins = new JoinBatcher(
       intake
@@ -272,6 +276,7 @@ export class WaitingRoom {
   async resetInitialState(eventId: unknown): Promise<Answer<{ message: string }>> {
     const event = this.event(eventId);
     await this.store.resetEvent(event.event_id);
+    await this.afterReset?.(event.event_id);
     // The text VWR's clients know (its reset recreated a DynamoDB table).
     return ok({ message: 'Counters reset. DynamoDB table recreated.' });
   }

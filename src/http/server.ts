@@ -140,9 +140,30 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   return app;
 }
 
+/**
+ * While the store is down every request fails the same way: log that once a second with a count, not once
+ * per request (a polling crowd would flood the logs).
+ */
+const unavailableLog = { lastMs: 0, suppressed: 0 };
+
+function logFailure(error: FastifyError, request: FastifyRequest): void {
+  if (!(error instanceof StoreUnavailableError)) {
+    request.log.error({ err: error }, 'request failed');
+    return;
+  }
+  const now = Date.now();
+  if (now - unavailableLog.lastMs < 1000) {
+    unavailableLog.suppressed++;
+    return;
+  }
+  request.log.error({ err: error.message, similar_since_last: unavailableLog.suppressed }, 'store unavailable');
+  unavailableLog.lastMs = now;
+  unavailableLog.suppressed = 0;
+}
+
 function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const contract = toContractError(error, request);
-  if (contract.status >= 500) request.log.error({ err: error }, 'request failed');
+  if (contract.status >= 500) logFailure(error, request);
   reply
     .code(contract.status)
     .headers(contract.headers)

@@ -66,7 +66,7 @@ export function eventSettings(eventId: string, overrides: Partial<EventSettings>
 
 export async function startTestNode(
   overrides: Partial<ServerConfig> = {},
-  options: Partial<StartOptions> & { clock?: TestClock } = {},
+  options: Omit<Partial<StartOptions>, 'clock'> & { clock?: TestClock } = {},
 ): Promise<TestNode> {
   const clock = options.clock ?? new TestClock();
   const config = testConfig(overrides);
