@@ -27,6 +27,7 @@ export function progressLine(sample: SecondSample, counts: ProgressCounts): stri
     `p99 ${sample.p99.toFixed(1)} ms`,
     `errors ${sample.errorsPerSec.toFixed(0)}/s`,
     `client busy ${(sample.clientBusy * 100).toFixed(0)}%`,
+    sample.serverCpu === null ? '' : `server cpu ${(sample.serverCpu * 100).toFixed(0)}%`,
   ]
     .filter(Boolean)
     .join('  ');

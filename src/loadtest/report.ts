@@ -144,9 +144,11 @@ function charts(samples: SecondSample[]): string {
       { name: 'p95', color: '#f59e0b', values: col((s) => (s.requestsPerSec > 0 ? s.p95 : null)) },
       { name: 'p99', color: '#dc2626', values: col((s) => (s.requestsPerSec > 0 ? s.p99 : null)) },
     ], 'All public requests answered in each second, measured from the moment the visitor issued them (time waiting for a free connection included).'),
-    lineChart('client', 'Load generator', 'event loop busy, %', t, [
-      { name: 'busy %', color: '#64748b', values: col((s) => Math.round(s.clientBusy * 1000) / 10) },
-    ], `Above ${CLIENT_SATURATED * 100} % the load generator, not the server, limits the request rate and adds to the latency.`),
+    lineChart('cpu', 'Load generator and server', '% of one core', t, [
+      { name: 'load generator event loop busy', color: '#64748b', values: col((s) => Math.round(s.clientBusy * 1000) / 10) },
+      { name: 'server CPU (from its /metrics)', color: '#dc2626', values: col((s) => (s.serverCpu === null ? null : Math.round(s.serverCpu * 1000) / 10)) },
+    ], `Above ${CLIENT_SATURATED * 100} % busy the load generator, not the server, limits the request rate and adds to the latency. ` +
+      'A Node server near 100 % is CPU-bound (its signing threads can add more). If neither is near its limit while latency is high, the machine is short of CPU for both.'),
   ].join('\n');
 }
 
@@ -249,7 +251,7 @@ export function renderReport(result: LoadTestResult, context: ReportContext = {}
   ${fmt(s.plan.visitors, 0)} visitors arriving at ${fmt(s.plan.arrival_rate)}/s, admitted at ${fmt(s.plan.admit_rate)}/s, polling every ${fmt(s.plan.poll_interval_ms, 0)} ms,
   ${s.plan.reclaims} re-claims each, ${s.plan.connections} connections${s.plan.reset ? ', event reset first' : ''}<br>
   ${context.command ? `command: <code>${escapeHtml(context.command)}</code><br>` : ''}
-  load generator: Node ${escapeHtml(s.client.node)}, ${fmt(s.client.cpu_s)} s CPU, ${fmt(s.client.max_rss_mb)} MB max RSS, event loop ${fmt(s.client.busy_mean * 100, 0)} % busy on average
+  load generator: Node ${escapeHtml(s.client.node)}, ${fmt(s.client.cpu_s)} s CPU, ${fmt(s.client.max_rss_mb)} MB max RSS, event loop ${fmt(s.client.busy_mean * 100, 0)} % busy on average${s.server_cpu ? ` · server CPU ${fmt(s.server_cpu.mean * 100, 0)} % of a core on average (max ${fmt(s.server_cpu.max * 100, 0)} %)` : ''}
 </div>
 ${s.client.saturated_s > 0 ? `<p class="warning">The load generator was saturated for ${s.client.saturated_s} s (event loop ≥ ${CLIENT_SATURATED * 100} % busy): during those seconds rates and latencies show its limit rather than the server's. Run it on another machine or with fewer visitors to measure the server.</p>` : ''}
 <div class="cards">${cards.map(([v, l]) => `<div class="card"><b>${v}</b><span>${l}</span></div>`).join('')}</div>

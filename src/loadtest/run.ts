@@ -8,6 +8,7 @@ import { AdmissionDriver } from './admission.ts';
 import { ApiClient, parseJson, type Reply } from './http-client.ts';
 import type { LoadTestOptions } from './options.ts';
 import { privateSigner, type PrivateSigner } from './private-auth.ts';
+import { ServerObserver } from './server-observer.ts';
 import { Progress, type ProgressSink } from './progress.ts';
 import { buildSummary, type EndedBy, type LoadTestSummary } from './summary.ts';
 import { RunStats, type SecondSample } from './stats.ts';
@@ -69,10 +70,12 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
       if (reset.status !== 200) throw new LoadTestSetupError(`reset_initial_state answered ${describe(reset)}`);
     }
     const first = await controlApi.get(`/serving_num?${eventQuery}`);
-    const initialServing = Number((parseJson(first.body) as { serving_counter?: unknown } | null)?.serving_counter);
-    if (first.status !== 200 || Number.isNaN(initialServing)) {
+    const servingNow = Number((parseJson(first.body) as { serving_counter?: unknown } | null)?.serving_counter);
+    if (first.status !== 200 || Number.isNaN(servingNow)) {
       throw new LoadTestSetupError(`${options.target}/serving_num?${eventQuery} answered ${describe(first)}`);
     }
+    // After a reset the counter is 0 by contract: the FIFO verdict must not trust a /serving_num that says otherwise.
+    const initialServing = options.reset ? 0 : servingNow;
 
     const wheel = new TimerWheel(() => performance.now() - origin);
     const stats = new RunStats();
@@ -87,6 +90,7 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
       onPlaced: (position) => driver.notePosition(position),
       onFinished: () => end('journey'),
     });
+    const observer = new ServerObserver(controlApi, options.eventId);
     let elu = performance.eventLoopUtilization();
     const clientBusy = () => {
       const now = performance.eventLoopUtilization();
@@ -100,11 +104,13 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
       served: journey.served,
       servingCounter: driver.counter,
       highestPosition: driver.highestPosition,
-      serverWaitingNum: journey.serverWaitingNum,
+      serverWaitingNum: observer.waitingNum,
       clientBusy: clientBusy(),
+      serverCpu: observer.cpu,
     });
     const counts = () => ({ planned: options.visitors, finished: journey.finished, failed: journey.failed });
 
+    await observer.start();
     const startedAt = wheel.now();
     wheel.start();
     driver.start();
@@ -120,6 +126,7 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     journey.stop();
     driver.stop();
     wheel.stop();
+    observer.stop();
     clearInterval(sampler);
     clearTimeout(deadline);
     io.signal?.removeEventListener('abort', onAbort);

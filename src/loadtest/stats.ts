@@ -118,13 +118,15 @@ export interface Gauges {
   served: number;
   servingCounter: number;
   highestPosition: number;
-  /** Last waiting_num the server answered, null before the first one. */
+  /** The server's waiting_num, read once a second; null before the first answer. */
   serverWaitingNum: number | null;
   /**
    * Share of the interval the load generator's event loop was busy (0–1). Near 1 the generator itself is the
    * bottleneck: latencies then include its own queueing and the request rate is its limit, not the server's.
    */
   clientBusy: number;
+  /** The server's CPU use (1 = one core), when it publishes /metrics; else null. */
+  serverCpu: number | null;
 }
 
 export interface SecondSample extends Gauges {

@@ -30,7 +30,7 @@ export interface LoadTestSummary {
   visitors: { planned: number; joined: number; placed: number; served: number; done: number; failed: number; unfinished: number };
   /** Joins answered per second, from the first join sent to the last join answered. */
   joins_per_s: number;
-  /** First token sets per second, from the first to the last one. */
+  /** First token sets per second, from the first increment of the counter to the last token set. */
   admissions_per_s: number;
   requests: { total: number; per_s: number; peak_per_s: number };
   latency_ms: Partial<Record<Endpoint, LatencySummary>>;
@@ -47,6 +47,8 @@ export interface LoadTestSummary {
    * seconds at ≥ 90 %, when figures describe the generator's limit more than the server's.
    */
   client: { node: string; cpu_s: number; max_rss_mb: number; busy_mean: number; busy_max: number; saturated_s: number };
+  /** The server's CPU use in cores (1 = one core), from its /metrics; null when it publishes none. */
+  server_cpu: { mean: number; max: number } | null;
 }
 
 export interface SummaryInput {
@@ -100,6 +102,15 @@ function firstReaching(acked: readonly IncrementRecord[], position: number): Inc
   return found;
 }
 
+function serverCpuSummary(stats: RunStats): LoadTestSummary['server_cpu'] {
+  const readings = stats.samples.map((x) => x.serverCpu).filter((x): x is number => x !== null);
+  if (readings.length === 0) return null;
+  return {
+    mean: round(readings.reduce((sum, x) => sum + x, 0) / readings.length, 3),
+    max: round(readings.reduce((max, x) => Math.max(max, x), 0), 3),
+  };
+}
+
 export function buildSummary(input: SummaryInput): LoadTestSummary {
   const { options: o, visitors, stats } = input;
   const joinedVisitors = visitors.filter((v) => v.requestId !== null);
@@ -107,7 +118,15 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
   const failed = visitors.filter((v) => v.state === 'failed');
   const done = visitors.filter((v) => v.state === 'done').length;
   const joinSpan = span([...joinedVisitors.map((v) => v.joinSentAt), ...joinedVisitors.map((v) => v.joinedAt)]);
-  const tokenSpan = span(served.map((v) => v.tokenAt));
+  // Admissions run from the first increment (or first claim, if the counter already covered someone) to the
+  // last token set: measured from first to last token alone, tokens clumped by the poll interval inflate it.
+  let admissionStart = input.increments[0]?.sentAt ?? Infinity;
+  let lastToken = -Infinity;
+  for (const v of served) {
+    admissionStart = Math.min(admissionStart, v.claimSentAt);
+    lastToken = Math.max(lastToken, v.tokenAt);
+  }
+  const tokenSpan = served.length > 0 ? (lastToken - admissionStart) / 1000 : 0;
 
   const latency: Partial<Record<Endpoint, LatencySummary>> = {};
   const byEndpoint: Partial<Record<Endpoint, Record<string, number>>> = {};
@@ -176,6 +195,7 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
       busy_max: stats.samples.reduce((max, x) => Math.max(max, x.clientBusy), 0),
       saturated_s: stats.samples.filter((x) => x.clientBusy >= CLIENT_SATURATED).length,
     },
+    server_cpu: serverCpuSummary(stats),
   };
 }
 
@@ -199,6 +219,7 @@ export function formatSummary(s: LoadTestSummary): string {
       ` (admission → token p50 ${fmt(s.admission_to_token_ms.p50)} ms, p99 ${fmt(s.admission_to_token_ms.p99)} ms)`,
     `  client      ${s.client.cpu_s} s CPU, ${s.client.max_rss_mb} MB max RSS, event loop busy ${fmt(s.client.busy_mean * 100)} % ` +
       `on average (max ${fmt(s.client.busy_max * 100)} %), Node ${s.client.node}`,
+    ...(s.server_cpu ? [`  server      CPU ${fmt(s.server_cpu.mean * 100)} % of a core on average (max ${fmt(s.server_cpu.max * 100)} %), from its /metrics`] : []),
     ...(s.client.saturated_s > 0 ? [`  WARNING     the load generator was saturated for ${s.client.saturated_s} s: rates and latencies then show its limit, not the server's`] : []),
     '',
     `  latency (ms)                   count       p50       p95       p99       max`,

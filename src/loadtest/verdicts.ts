@@ -32,7 +32,7 @@ export interface VerdictInput {
   eventId: string;
   visitors: readonly Visitor[];
   increments: readonly IncrementRecord[];
-  /** The serving counter read before the run. */
+  /** The serving counter before the run: 0 after a reset, else what /serving_num answered. */
   initialServing: number;
   /** 1 when the event was reset before the run (positions must be exactly 1..N); null: any contiguous block. */
   expectFirstPosition: number | null;

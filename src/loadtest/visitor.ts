@@ -66,9 +66,6 @@ export class Journey {
   failed = 0;
   /** Join attempts that got no answer or a 5xx: each may have consumed a position nobody holds. */
   joinsUnanswered = 0;
-  /** Last waiting_num the server answered, and when. */
-  serverWaitingNum: number | null = null;
-  private serverWaitingAt = -1;
   private stopped = false;
   private launched = 0;
   private readonly deps: JourneyDeps;
@@ -235,15 +232,9 @@ export class Journey {
     });
   };
 
+  /** Load only (the answer is not used: the run's observer charts the server's count). */
   private pollWaitingNum(): void {
-    this.call('waiting_num', 'GET', `/waiting_num?${this.eventQuery}`).then((reply) => {
-      if (reply.status !== 200 || reply.sentAt < this.serverWaitingAt) return;
-      const n = numberField(parseJson(reply.body), 'waiting_num');
-      if (!Number.isNaN(n)) {
-        this.serverWaitingNum = n;
-        this.serverWaitingAt = reply.sentAt;
-      }
-    });
+    void this.call('waiting_num', 'GET', `/waiting_num?${this.eventQuery}`);
   }
 
   private claimBody(v: Visitor): string {
@@ -254,8 +245,9 @@ export class Journey {
     if (this.stopped) return;
     v.state = 'claiming';
     const body = this.claimBody(v);
-    // A double click: two first claims at once must still yield one token set (VWR raced here).
-    const twice = this.o.doubleClaimEvery > 0 && v.index % this.o.doubleClaimEvery === this.o.doubleClaimEvery - 1 && v.attempts === 0;
+    // A double click on the very first claim: two claims at once must still yield one token set (VWR raced here).
+    const first = v.attempts === 0 && v.refusedClaimsSentAt === null;
+    const twice = first && this.o.doubleClaimEvery > 0 && v.index % this.o.doubleClaimEvery === this.o.doubleClaimEvery - 1;
     const sends = [this.call('generate_token', 'POST', '/generate_token', body)];
     if (twice) sends.push(this.call('generate_token', 'POST', '/generate_token', body));
     Promise.all(sends).then((replies) => this.onClaim(v, replies));

@@ -56,6 +56,19 @@ describe('anteroom loadtest (command line)', () => {
     rmSync(join(report, '..'), { recursive: true, force: true });
   });
 
+  it('credentials given as flags win over ANTEROOM_* credentials of another kind in the environment', async () => {
+    const { code, stdout, stderr } = await anteroom(
+      [
+        'loadtest', '--target', node.publicUrl, '--visitors', '20', '--arrival-rate', '200/s', '--admit-rate', '200/s',
+        '--poll-interval', '100ms', '--reset', '--access-key-id', TEST_CREDENTIALS.accessKeyId,
+        '--secret-access-key', TEST_CREDENTIALS.secretAccessKey,
+      ],
+      { ANTEROOM_ADMIN_TOKEN: 'a-stale-token-from-the-environment' },
+    );
+    assert.equal(code, 0, stderr + stdout);
+    assert.match(stdout, /PASS/);
+  });
+
   it('refuses a target that is not loopback, exit status 2', async () => {
     const { code, stderr } = await anteroom(['loadtest', '--target', 'https://waitingroom.example.com', '--admin-token', 'x'.repeat(20)]);
     assert.equal(code, 2);

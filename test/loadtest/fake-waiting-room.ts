@@ -15,7 +15,7 @@ export type Bug =
   | 'different-reclaim'
   /** /public_key publishes a key other than the signing key. */
   | 'foreign-key'
-  /** Lets visitors in 5 positions ahead of the counter (and says so on /serving_num). */
+  /** Lets visitors in up to 1000 positions ahead of the counter (and says so on /serving_num). */
   | 'ahead-of-counter';
 
 export const FAKE_ADMIN_TOKEN = 'fake-admin-token-0123456789';
@@ -49,20 +49,22 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
+// RSA key generation is slow; every fake of a test file can share the same two pairs.
+type CryptoKeyPair = { privateKey: CryptoKey; publicKey: CryptoKey };
+let keyPairs: Promise<CryptoKeyPair[]> | null = null;
+
 export async function startFakeWaitingRoom(bug: Bug, eventId = 'Sample'): Promise<FakeWaitingRoom> {
-  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+  keyPairs ??= Promise.all([generateKeyPair('RS256', { extractable: true }), generateKeyPair('RS256', { extractable: true })]);
+  const [{ privateKey, publicKey }, foreign] = (await keyPairs) as [CryptoKeyPair, CryptoKeyPair];
   const kid = randomBytes(16).toString('hex');
-  const published: JWK =
-    bug === 'foreign-key'
-      ? await exportJWK((await generateKeyPair('RS256', { extractable: true })).publicKey)
-      : await exportJWK(publicKey);
+  const published: JWK = await exportJWK(bug === 'foreign-key' ? foreign.publicKey : publicKey);
   const publicJwk = { ...published, alg: 'RS256', kid };
 
   let queue = 0;
   let serving = 0;
   let issued = 0;
   const entries = new Map<string, Entry>();
-  const lead = bug === 'ahead-of-counter' ? 5 : 0;
+  const lead = bug === 'ahead-of-counter' ? 1000 : 0;
 
   const sign = async (requestId: string, entry: Entry, key: CryptoKey) => {
     const now = Math.floor(Date.now() / 1000);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { cpuSecondsFrom } from '../../src/loadtest/server-observer.ts';
 import { LatencyHistogram, percentilesOf, RunStats } from '../../src/loadtest/stats.ts';
 import { TimerWheel } from '../../src/loadtest/timer-wheel.ts';
 
@@ -60,7 +61,7 @@ describe('run statistics', () => {
     const s = new RunStats();
     for (let i = 0; i < 50; i++) s.record('serving_num', 200, 2);
     s.joins = 10;
-    const gauges = { joined: 10, waiting: 4, served: 6, servingCounter: 6, highestPosition: 10, serverWaitingNum: null, clientBusy: 0.5 };
+    const gauges = { joined: 10, waiting: 4, served: 6, servingCounter: 6, highestPosition: 10, serverWaitingNum: null, clientBusy: 0.5, serverCpu: null };
     const first = s.sample(500, gauges);
     assert.equal(first.requestsPerSec, 100);
     assert.equal(first.joinsPerSec, 20);
@@ -127,5 +128,14 @@ describe('timer wheel', () => {
     assert.equal(ran, true);
     assert.equal((wheel.error as Error).message, 'bug');
     wheel.stop();
+  });
+});
+
+describe('server CPU from /metrics', () => {
+  it('reads process_cpu_seconds_total with or without a prefix and labels', () => {
+    assert.equal(cpuSecondsFrom('# HELP x\nanteroom_process_cpu_seconds_total 12.5\n'), 12.5);
+    assert.equal(cpuSecondsFrom('process_cpu_seconds_total{instance="a"} 3e1\n'), 30);
+    assert.equal(cpuSecondsFrom('anteroom_process_cpu_user_seconds_total 4\n'), null);
+    assert.equal(cpuSecondsFrom('{"error":"Not found"}'), null);
   });
 });
