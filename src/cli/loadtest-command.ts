@@ -51,13 +51,13 @@ export function loadtestCommand(): Command {
     .addHelpText('after', HELP_AFTER)
     // Usage errors exit with 2, like invalid values; 1 is kept for a failed verdict.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
-    .action(async (raw: Record<string, unknown>) => {
+    .action(async (raw: Record<string, unknown>, command: Command) => {
       // Loaded on use: `anteroom serve` must not need the load tester's HTTP client.
       const { parseLoadTestOptions } = await import('../loadtest/options.ts');
       const { runLoadTest } = await import('../loadtest/run.ts');
       const { formatSummary } = await import('../loadtest/summary.ts');
       const { redactArgs, renderReport } = await import('../loadtest/report.ts');
-      const options = parseLoadTestOptions(raw);
+      const options = parseLoadTestOptions(preferFlagsOverEnvironment(raw, command));
 
       const abort = new AbortController();
       const interrupt = () => {
@@ -78,4 +78,21 @@ export function loadtestCommand(): Command {
       if (options.json) process.stdout.write(`\n${JSON.stringify(result.summary)}\n`);
       process.exitCode = result.summary.ok ? 0 : 1;
     });
+}
+
+/**
+ * `anteroom serve` reads the same ANTEROOM_* credentials, so an environment may hold both a bearer token and a
+ * key pair: a credential given as a flag wins over one from the environment, and between two from the
+ * environment the bearer token wins. Two kinds given as flags stay an error.
+ */
+function preferFlagsOverEnvironment(raw: Record<string, unknown>, command: Command): Record<string, unknown> {
+  const fromEnv = (key: string) => command.getOptionValueSource(key) === 'env';
+  const bearer = raw.adminToken !== undefined;
+  const sigv4 = raw.accessKeyId !== undefined || raw.secretAccessKey !== undefined;
+  if (!bearer || !sigv4) return raw;
+  const bearerFromEnv = fromEnv('adminToken');
+  const sigv4FromEnv = ['accessKeyId', 'secretAccessKey'].every((k) => raw[k] === undefined || fromEnv(k));
+  if (bearerFromEnv && !sigv4FromEnv) return { ...raw, adminToken: undefined };
+  if (sigv4FromEnv) return { ...raw, accessKeyId: undefined, secretAccessKey: undefined, sessionToken: undefined };
+  return raw;
 }

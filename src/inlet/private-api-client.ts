@@ -2,8 +2,7 @@
 // path including the private prefix, as the server verifies it) or the admin bearer token. Works against
 // any Anteroom node, and against VWR's own private API (same paths and answers).
 
-import type { PrivateAuth } from '../loadtest/options.ts';
-import { privateSigner } from '../loadtest/private-auth.ts';
+import { privateSigner, type PrivateAuth } from '../http/auth/client-signer.ts';
 import type { PrivateApi } from './private-api.ts';
 
 export type { PrivateAuth };

@@ -5,7 +5,7 @@
 
 import type { ApiClient } from './http-client.ts';
 import { parseJson } from './http-client.ts';
-import type { PrivateSigner } from './private-auth.ts';
+import type { PrivateSigner } from '../http/auth/client-signer.ts';
 import type { IncrementRecord } from './records.ts';
 import type { RunStats } from './stats.ts';
 import type { TimerWheel } from './timer-wheel.ts';

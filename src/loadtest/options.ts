@@ -4,9 +4,9 @@
 import { ConfigError } from '../config/config.ts';
 import { EVENT_ID_PATTERN } from '../domain/settings.ts';
 
-export type PrivateAuth =
-  | { kind: 'bearer'; token: string }
-  | { kind: 'sigv4'; accessKeyId: string; secretAccessKey: string; region: string; sessionToken?: string | undefined };
+import type { PrivateAuth } from '../http/auth/client-signer.ts';
+
+export type { PrivateAuth };
 
 export interface LoadTestOptions {
   /** Public base URL without a trailing slash, e.g. http://127.0.0.1:8080 */

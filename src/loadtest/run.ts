@@ -7,7 +7,7 @@ import type { JWK } from 'jose';
 import { AdmissionDriver } from './admission.ts';
 import { ApiClient, parseJson, type Reply } from './http-client.ts';
 import type { LoadTestOptions } from './options.ts';
-import { privateSigner, type PrivateSigner } from './private-auth.ts';
+import { privateSigner, type PrivateSigner } from '../http/auth/client-signer.ts';
 import { ServerObserver } from './server-observer.ts';
 import { Progress, type ProgressSink } from './progress.ts';
 import { buildSummary, type EndedBy, type LoadTestSummary } from './summary.ts';

@@ -4,9 +4,10 @@
 // time. The payload hash is always computed from the body we received: a client-supplied
 // X-Amz-Content-Sha256 must equal it (the signer would otherwise trust the header).
 
-import { createHash, createHmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { secretsEqual } from './constant-time.ts';
+import { NodeSha256 } from './sha256.ts';
 
 export interface SigV4Credentials {
   accessKeyId: string;
@@ -31,36 +32,6 @@ const SERVICE = 'execute-api';
 const MAX_SKEW_MS = 15 * 60 * 1000;
 const AUTH_PATTERN =
   /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([a-z0-9-]+)\/([a-z0-9-]+)\/aws4_request,\s*SignedHeaders=([a-z0-9;-]+),\s*Signature=([0-9a-f]{64})$/;
-
-/** node:crypto behind the hash interface the signer expects (HMAC when constructed with a secret). */
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-
-function toBytes(data: SourceData): Uint8Array | string {
-  if (typeof data === 'string') return data;
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
-
-class NodeSha256 {
-  private readonly secret: Uint8Array | string | undefined;
-  private hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
-  constructor(secret?: SourceData) {
-    this.secret = secret === undefined ? undefined : toBytes(secret);
-    this.hash = this.fresh();
-  }
-  private fresh() {
-    return this.secret === undefined ? createHash('sha256') : createHmac('sha256', this.secret);
-  }
-  update(data: SourceData): void {
-    this.hash.update(toBytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return this.hash.digest();
-  }
-  reset(): void {
-    this.hash = this.fresh();
-  }
-}
 
 function header(headers: SignedRequest['headers'], name: string): string | undefined {
   const value = headers[name];

@@ -1,39 +1,13 @@
-// Credentials on private-API calls: the admin bearer token, or AWS Signature Version 4 computed by AWS's
+// Client side of private-API authentication (load test, inlet strategies): the admin bearer token, or AWS Signature Version 4 computed by AWS's
 // own signer (@smithy/signature-v4, service execute-api) — what VWR's inlet strategies send.
 
-import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { PrivateAuth } from './options.ts';
+import { NodeSha256 } from './sha256.ts';
 
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-
-function bytes(data: SourceData): Uint8Array | string {
-  if (typeof data === 'string') return data;
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
-
-/** node:crypto SHA-256 (HMAC when given a secret) behind the interface the signer expects. */
-class Sha256 {
-  private readonly secret: Uint8Array | string | undefined;
-  private hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
-  constructor(secret?: SourceData) {
-    this.secret = secret === undefined ? undefined : bytes(secret);
-    this.hash = this.fresh();
-  }
-  private fresh() {
-    return this.secret === undefined ? createHash('sha256') : createHmac('sha256', this.secret);
-  }
-  update(data: SourceData): void {
-    this.hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return this.hash.digest();
-  }
-  reset(): void {
-    this.hash = this.fresh();
-  }
-}
+/** How a client authenticates to the private API. */
+export type PrivateAuth =
+  | { kind: 'bearer'; token: string }
+  | { kind: 'sigv4'; accessKeyId: string; secretAccessKey: string; region: string; sessionToken?: string | undefined };
 
 export interface PrivateCall {
   method: 'GET' | 'POST';
@@ -61,7 +35,7 @@ export function privateSigner(auth: PrivateAuth): PrivateSigner {
       secretAccessKey: auth.secretAccessKey,
       ...(auth.sessionToken ? { sessionToken: auth.sessionToken } : {}),
     },
-    sha256: Sha256,
+    sha256: NodeSha256,
   });
   return async (call) => {
     const headers: Record<string, string> = { host: call.host };
