@@ -73,30 +73,38 @@ export function mountRoutes(app: FastifyInstance, routes: readonly RouteSpec[], 
     if (route.method === 'GET') methods.add('HEAD');
     methodsByUrl.set(route.url, methods);
   }
-  for (const [url, methods] of methodsByUrl) {
-    const allowed = [...methods, 'OPTIONS'];
+  for (const [url, methods] of methodsByUrl) mountPreflightAndMethodGuard(app, url, [...methods]);
+}
+
+/**
+ * For one path: OPTIONS answers the CORS preflight (never authenticated), and every method the path does
+ * not serve answers 405 with Allow. `methods` are the served ones (HEAD is added for GET).
+ */
+export function mountPreflightAndMethodGuard(app: FastifyInstance, url: string, methods: readonly string[]): void {
+  const served = new Set(methods);
+  if (served.has('GET')) served.add('HEAD');
+  const allowed = [...served, 'OPTIONS'];
+  app.route({
+    method: 'OPTIONS',
+    url,
+    handler: async (_request, reply) => {
+      reply
+        .code(204)
+        .header('access-control-allow-origin', '*')
+        .header('cache-control', 'no-store')
+        .header('access-control-allow-methods', allowed.join(','))
+        .header('access-control-allow-headers', ALLOWED_HEADERS)
+        .header('access-control-max-age', '600');
+    },
+  });
+  const others = ALL_METHODS.filter((m) => !served.has(m));
+  if (others.length > 0) {
     app.route({
-      method: 'OPTIONS',
+      method: others,
       url,
-      handler: async (_request, reply) => {
-        reply
-          .code(204)
-          .header('access-control-allow-origin', '*')
-          .header('cache-control', 'no-store')
-          .header('access-control-allow-methods', allowed.join(','))
-          .header('access-control-allow-headers', ALLOWED_HEADERS)
-          .header('access-control-max-age', '600');
+      handler: async () => {
+        throw Errors.methodNotAllowed(allowed);
       },
     });
-    const others = ALL_METHODS.filter((m) => !methods.has(m));
-    if (others.length > 0) {
-      app.route({
-        method: others,
-        url,
-        handler: async () => {
-          throw Errors.methodNotAllowed(allowed);
-        },
-      });
-    }
   }
 }

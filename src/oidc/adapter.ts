@@ -18,7 +18,7 @@ import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import type { Answer, WaitingRoom } from '../domain/waiting-room.ts';
 import { tokenFromAuthorization } from '../authorizer/extract.ts';
 import { parseJsonBody } from '../http/json-body.ts';
-import { ALLOWED_HEADERS, mountRoutes, type MountOptions } from '../http/route-table.ts';
+import { mountPreflightAndMethodGuard, mountRoutes, type MountOptions } from '../http/route-table.ts';
 import { EventBody, EventQuery } from '../http/schemas.ts';
 import type { PublicJwk } from '../tokens/keys.ts';
 import {
@@ -288,8 +288,6 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
 
 // ---- HTTP details of the OAuth2 endpoints ----
 
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-
 /**
  * An OAuth2 endpoint: its OAuth2 errors rendered as `{"error", "error_description"}` with their status and
  * challenge headers (anything else goes to the server's error handler: 5xx, never a stack trace); never
@@ -314,27 +312,7 @@ function mountOAuthRoute(
       }
     },
   });
-  const allowed = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'];
-  app.route({
-    method: 'OPTIONS',
-    url,
-    handler: async (_request, reply) => {
-      reply
-        .code(204)
-        .header('access-control-allow-origin', '*')
-        .header('cache-control', 'no-store')
-        .header('access-control-allow-methods', allowed.join(','))
-        .header('access-control-allow-headers', ALLOWED_HEADERS)
-        .header('access-control-max-age', '600');
-    },
-  });
-  app.route({
-    method: ALL_METHODS.filter((m) => !allowed.includes(m)),
-    url,
-    handler: async () => {
-      throw Errors.methodNotAllowed(allowed);
-    },
-  });
+  mountPreflightAndMethodGuard(app, url, methods);
 }
 
 function redirect(reply: FastifyReply, location: string): FastifyReply {

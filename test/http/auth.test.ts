@@ -10,14 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { AwsClient } from 'aws4fetch';
 import { startTestNode, TEST_CREDENTIALS, type TestNode } from '../support/node.ts';
-
-type Body = Record<string, unknown>;
-
-async function read<T = Body>(response: Promise<Response>): Promise<{ status: number; headers: Headers; text: string; body: T }> {
-  const res = await response;
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, body: (text === '' ? undefined : JSON.parse(text)) as T };
-}
+import { type Body, read } from '../support/api-calls.ts';
 
 const FORBIDDEN = { error: 'Forbidden' };
 const MISSING = { error: 'Missing Authentication Token' };

@@ -6,20 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { startTestNode, TEST_CREDENTIALS, type TestNode } from '../support/node.ts';
-
-type Body = Record<string, unknown>;
-
-async function read<T = Body>(response: Promise<Response>): Promise<{ status: number; headers: Headers; text: string; body: T }> {
-  const res = await response;
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  return { status: res.status, headers: res.headers, text, body: body as T };
-}
+import { type Body, read } from '../support/api-calls.ts';
 
 const INVALID_BODY = { error: 'Invalid request body' };
 const ALLOW_HEADERS = 'Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-Content-Sha256';

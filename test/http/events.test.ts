@@ -10,8 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Envelope } from '../../src/events/envelope.ts';
 import { WebhookSink } from '../../src/events/webhook-sink.ts';
 import { eventSettings, startTestNode, TEST_CREDENTIALS, type TestNode } from '../support/node.ts';
-
-type Body = Record<string, unknown>;
+import { type Body, collectEvents } from '../support/api-calls.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -38,12 +37,6 @@ async function claim(node: TestNode, requestId: string, eventId = 'Sample'): Pro
   const res = await node.post('/generate_token', { event_id: eventId, request_id: requestId });
   await res.body?.cancel();
   return res.status;
-}
-
-function collectEvents(node: TestNode): { events: Envelope[]; stop: () => void } {
-  const events: Envelope[] = [];
-  const stop = node.bus.subscribe({ name: `test-${randomUUID()}`, deliver: (e) => events.push(e) });
-  return { events, stop };
 }
 
 function assertEnvelope(event: Envelope, type: string, node: TestNode): void {

@@ -11,61 +11,12 @@ import { after, before, describe, it } from 'node:test';
 import { importJWK, jwtVerify, type JWK } from 'jose';
 import type { Envelope } from '../../src/events/envelope.ts';
 import { eventSettings, startTestNode, TestClock, type TestNode } from '../support/node.ts';
-
-type Body = Record<string, unknown>;
-
-interface Read<T> {
-  status: number;
-  headers: Headers;
-  text: string;
-  body: T;
-}
-
-async function read<T = Body>(response: Promise<Response>): Promise<Read<T>> {
-  const res = await response;
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, body: (text === '' ? undefined : JSON.parse(text)) as T };
-}
-
-interface TokenBody {
-  access_token: string;
-  refresh_token: string;
-  id_token: string;
-  token_type: string;
-  expires_in: number;
-  error?: string;
-}
-
-async function join(node: TestNode, eventId = 'Sample'): Promise<string> {
-  const res = await read<{ api_request_id: string }>(node.post('/assign_queue_num', { event_id: eventId }));
-  assert.equal(res.status, 200, res.text);
-  return res.body.api_request_id;
-}
-
-async function positionOf(node: TestNode, requestId: string, eventId = 'Sample'): Promise<number> {
-  const res = await read<{ queue_number: number }>(node.get(`/queue_num?event_id=${eventId}&request_id=${requestId}`));
-  assert.equal(res.status, 200, res.text);
-  return res.body.queue_number;
-}
+import { type Body, read, type TokenBody, join, positionOf, serveUpTo, servedVisitor } from '../support/api-calls.ts';
 
 function increment(node: TestNode, by: unknown, eventId: unknown = 'Sample') {
   return read<{ serving_num?: number; error?: string }>(
     node.admin('POST', '/increment_serving_counter', { event_id: eventId, increment_by: by }),
   );
-}
-
-async function serveUpTo(node: TestNode, value: number, eventId = 'Sample'): Promise<void> {
-  const { serving } = await node.room.counters(eventId);
-  if (value !== serving) assert.equal((await increment(node, value - serving, eventId)).status, 200);
-}
-
-/** A visitor who joined and is being served. */
-async function servedVisitor(node: TestNode, eventId = 'Sample'): Promise<string> {
-  const id = await join(node, eventId);
-  const position = await positionOf(node, id, eventId);
-  const { serving } = await node.room.counters(eventId);
-  if (serving < position) await serveUpTo(node, position, eventId);
-  return id;
 }
 
 function claim(node: TestNode, requestId: string, eventId = 'Sample') {

@@ -6,45 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose';
 import { waitingOf } from '../../src/domain/waiting-room.ts';
-import type { Envelope } from '../../src/events/envelope.ts';
 import { eventSettings, startTestNode, type TestNode } from '../support/node.ts';
-
-type Body = Record<string, unknown>;
-
-interface Read<T> {
-  status: number;
-  headers: Headers;
-  text: string;
-  body: T;
-}
-
-async function read<T = Body>(response: Promise<Response>): Promise<Read<T>> {
-  const res = await response;
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, body: (text === '' ? undefined : JSON.parse(text)) as T };
-}
-
-interface TokenBody {
-  access_token: string;
-  refresh_token: string;
-  id_token: string;
-  token_type: string;
-  expires_in: number;
-}
+import { type Body, read, type TokenBody, join, positionOf, serveUpTo, collectEvents } from '../support/api-calls.ts';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-async function join(node: TestNode, eventId = 'Sample'): Promise<string> {
-  const res = await read<{ api_request_id: string }>(node.post('/assign_queue_num', { event_id: eventId }));
-  assert.equal(res.status, 200, res.text);
-  return res.body.api_request_id;
-}
-
-async function positionOf(node: TestNode, requestId: string, eventId = 'Sample'): Promise<number> {
-  const res = await read<{ queue_number: number }>(node.get(`/queue_num?event_id=${eventId}&request_id=${requestId}`));
-  assert.equal(res.status, 200, res.text);
-  return res.body.queue_number;
-}
 
 async function serve(node: TestNode, by: number, eventId = 'Sample'): Promise<number> {
   const res = await read<{ serving_num: number }>(
@@ -52,12 +17,6 @@ async function serve(node: TestNode, by: number, eventId = 'Sample'): Promise<nu
   );
   assert.equal(res.status, 200, res.text);
   return res.body.serving_num;
-}
-
-/** Moves the serving counter exactly to `value`. */
-async function serveUpTo(node: TestNode, value: number, eventId = 'Sample'): Promise<void> {
-  const { serving } = await node.room.counters(eventId);
-  if (value !== serving) await serve(node, value - serving, eventId);
 }
 
 function claim(node: TestNode, requestId: string, eventId = 'Sample', extra: Body = {}) {
@@ -70,12 +29,6 @@ async function publicKey(node: TestNode, eventId = 'Sample') {
   const res = await read<JWK>(node.get(`/public_key?event_id=${eventId}`));
   assert.equal(res.status, 200, res.text);
   return importJWK(res.body, 'RS256');
-}
-
-function collectEvents(node: TestNode): { events: Envelope[]; stop: () => void } {
-  const events: Envelope[] = [];
-  const stop = node.bus.subscribe({ name: `test-${randomUUID()}`, deliver: (e) => events.push(e) });
-  return { events, stop };
 }
 
 const nowSeconds = (node: TestNode) => Math.floor(node.clock.now() / 1000);
