@@ -11,13 +11,11 @@
 // pinned. Two workers pinned to one core measure the cost of the extra process, not a gain: on a machine
 // with spare cores, run with BENCH_PIN=0 (or adapt SERVER_CPU) to see workers scale.
 
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { pinnedCommand, startChildNode, type ChildNode } from '../test/support/child-node.ts';
+import { startChildNode, type ChildNode } from '../test/support/child-node.ts';
+import { runLoad, type LoadResult } from './load-runner.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -28,30 +26,13 @@ const LOAD_CPU = PIN ? 0 : undefined;
 const APPENDFSYNC = (process.env.BENCH_APPENDFSYNC ?? 'everysec') as 'everysec' | 'always';
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
-interface LoadResult {
-  rps: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  p50: number;
-  p99: number;
-}
-
 interface Row {
   label: string;
   joins?: LoadResult;
   polls?: LoadResult;
 }
 
-async function load(spec: Record<string, unknown>): Promise<LoadResult> {
-  const script = fileURLToPath(new URL('./load.ts', import.meta.url));
-  const [command, argv] = pinnedCommand(LOAD_CPU, [process.execPath, script, JSON.stringify(spec)]);
-  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  await once(child, 'exit');
-  return JSON.parse(out.trim().split('\n').pop() as string) as LoadResult;
-}
+const load = (spec: Record<string, unknown>) => runLoad(spec, LOAD_CPU);
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const errors = (r: LoadResult) => r.non2xx + r.errors + r.timeouts;

@@ -3,6 +3,7 @@
 // stack trace or internal message ever reaches a client.
 
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ContractError, Errors } from '../domain/errors.ts';
 import type { WaitingRoom } from '../domain/waiting-room.ts';
@@ -11,6 +12,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { StoreUnavailableError } from '../store/port.ts';
 import { privateAuthHook, type PrivateCredentials } from './auth/private-auth.ts';
 import { secretsEqual } from './auth/constant-time.ts';
+import { fastPoll } from './fast-poll.ts';
 import { acceptAnyContentType, parseJsonBody } from './json-body.ts';
 import { privateRoutes } from './private-routes.ts';
 import type { MountOptions } from './route-table.ts';
@@ -40,7 +42,18 @@ export const BODY_LIMIT = 16 * 1024;
 
 export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
   const clockMs = options.clockMs ?? Date.now;
+  const answerFastPoll = fastPoll({
+    room: options.room,
+    pollTtl: options.pollTtl,
+    publicApiKey: options.publicApiKey,
+    count: (route) => options.metrics.countFastPoll(route),
+  });
   const app = Fastify({
+    // The polling fast path answers before Fastify routes; everything else goes to Fastify's handler.
+    serverFactory: (handler) =>
+      createServer((req, res) => {
+        if (!answerFastPoll(req, res)) handler(req, res);
+      }),
     logger: {
       level: options.logLevel ?? 'info',
       redact: {

@@ -7,6 +7,8 @@ import type { WaitingRoom } from '../domain/waiting-room.ts';
 export class Metrics {
   readonly registry = new Registry();
   readonly requests: Counter<'route' | 'method' | 'status'>;
+  /** Polls answered by src/http/fast-poll.ts since the last scrape, by route. */
+  private readonly fastPolls = new Map<string, number>();
   readonly latency: Histogram<'route' | 'method'>;
   readonly jobRuns: Counter<'job' | 'outcome'>;
   readonly joinBatchSize: Histogram;
@@ -16,11 +18,19 @@ export class Metrics {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'anteroom_' });
+    const fastPolls = this.fastPolls;
     this.requests = new Counter({
       name: 'anteroom_http_requests_total',
       help: 'HTTP requests answered, by route, method and status code',
       labelNames: ['route', 'method', 'status'],
       registers: [this.registry],
+      // Polls answered by the fast path are counted in plain integers and added here, at scrape time.
+      collect() {
+        for (const [route, n] of fastPolls) {
+          if (n > 0) this.inc({ route, method: 'GET', status: '200' }, n);
+          fastPolls.set(route, 0);
+        }
+      },
     });
     this.latency = new Histogram({
       name: 'anteroom_http_request_duration_seconds',
@@ -62,6 +72,11 @@ export class Metrics {
   }
 
   private readonly requestChildren = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+
+  /** Counts a poll answered by the fast path (not in the latency histogram: it never reaches Fastify). */
+  countFastPoll(route: string): void {
+    this.fastPolls.set(route, (this.fastPolls.get(route) ?? 0) + 1);
+  }
 
   /** Counts one answered request; label children are cached because label hashing shows on the hot path. */
   observeRequest(route: string, method: string, status: number, elapsedMs: number): void {

@@ -72,6 +72,14 @@ export class HotReadCache implements Store {
     return (await this.counters(eventId)).serving;
   }
 
+  peekCounters(eventId: string): Counters | undefined {
+    const entry = this.entries.get(eventId);
+    if (entry?.value && entry.fetchedAt !== undefined && this.nowMs() - entry.fetchedAt < this.ttlMs) return entry.value;
+    // Stale or missing: start the refresh now so the next poll finds it; this one takes the slow path.
+    void Promise.resolve(this.counters(eventId)).catch(() => {});
+    return undefined;
+  }
+
   /** The cached value itself (callers copy it before handing it out). */
   private counters(eventId: string): Counters | Promise<Counters> {
     let entry = this.entries.get(eventId);

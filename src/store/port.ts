@@ -93,6 +93,12 @@ export interface Store {
   getPosition(eventId: string, requestId: string): Promise<PositionRecord | null>;
 
   getCounters(eventId: string): Promise<Counters>;
+  /**
+   * The event's counters if this process already holds them in memory, fresh enough to answer a poll
+   * (the SQLite store's exact copy, the hot-read cache's entry); undefined otherwise. Never reads the
+   * backend and never blocks: the polling fast path (src/http/fast-poll.ts) falls back to getCounters.
+   */
+  peekCounters?(eventId: string): Counters | undefined;
   getServingCounter(eventId: string): Promise<number>;
   /** Adds `by` (may be negative) and records when each new highest value was first reached. */
   incrementServing(eventId: string, by: number, now: number): Promise<number>;

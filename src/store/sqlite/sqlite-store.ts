@@ -77,6 +77,18 @@ function toTokenRecord(row: TokenRow): TokenRecord {
   };
 }
 
+function toCounters(row: EventRow): Counters {
+  return {
+    queue: row.queue,
+    serving: row.serving,
+    tokens: row.tokens,
+    expired: row.expired,
+    completed: row.completed,
+    abandoned: row.abandoned,
+    maxExpired: row.max_expired,
+  };
+}
+
 export class SqliteStore implements Store {
   readonly description: string;
   private readonly db: DatabaseSync;
@@ -201,16 +213,12 @@ export class SqliteStore implements Store {
   }
 
   async getCounters(eventId: string): Promise<Counters> {
-    const row = this.eventRow(eventId);
-    return {
-      queue: row.queue,
-      serving: row.serving,
-      tokens: row.tokens,
-      expired: row.expired,
-      completed: row.completed,
-      abandoned: row.abandoned,
-      maxExpired: row.max_expired,
-    };
+    return toCounters(this.eventRow(eventId));
+  }
+
+  peekCounters(eventId: string): Counters | undefined {
+    const row = this.rows.get(eventId);
+    return row && toCounters(row);
   }
 
   async getServingCounter(eventId: string): Promise<number> {
