@@ -4,6 +4,7 @@
 // thread pool (crypto.sign with a callback), so it does not block the event loop and uses both cores.
 
 import { sign } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { buildClaims, TOKEN_USES, type TokenRecord } from '../domain/claims.ts';
 import type { KeyRing, SigningKey } from './keys.ts';
@@ -20,9 +21,32 @@ function encodeSegment(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
+/**
+ * At most this many signatures run at once. Signing happens in libuv's thread pool (4 threads); on a busy
+ * machine with few cores, four CPU-bound signers would take the event loop's share of the CPU and every other
+ * request would wait behind them. Leaving one core to the event loop keeps joins and polls answered while
+ * tokens are being issued.
+ */
+const MAX_CONCURRENT_SIGNATURES = Math.max(1, Math.min(4, availableParallelism() - 1));
+let signing = 0;
+const waiting: (() => void)[] = [];
+
+async function withSigningSlot<T>(work: () => Promise<T>): Promise<T> {
+  // A finishing signature hands its slot straight to the next waiter, so the bound is never exceeded.
+  if (signing < MAX_CONCURRENT_SIGNATURES) signing++;
+  else await new Promise<void>((resolve) => waiting.push(resolve));
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else signing--;
+  }
+}
+
 async function signJwt(key: SigningKey, claims: object): Promise<string> {
   const input = `${encodeSegment({ alg: 'RS256', kid: key.kid, typ: 'JWT' })}.${encodeSegment(claims)}`;
-  const signature = await signAsync('sha256', Buffer.from(input), key.privateKey);
+  const signature = await withSigningSlot(() => signAsync('sha256', Buffer.from(input), key.privateKey));
   return `${input}.${signature.toString('base64url')}`;
 }
 
