@@ -73,6 +73,8 @@ describe('anteroom serve: generated credentials', () => {
     const file = join(dir, 'credentials.json');
     const creds = JSON.parse(readFileSync(file, 'utf8')) as { adminToken: string; secretAccessKey: string };
     assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(statSync(join(dir, 'anteroom.db')).mode & 0o777, 0o600, 'the database holds private keys');
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
     assert.ok(first.output().includes(creds.adminToken), 'first start prints the generated token');
     first.process.kill('SIGTERM');
     assert.equal(await first.exited, 0);

@@ -2,7 +2,7 @@
 // mutating method is one transaction. WAL journal; `synchronous` FULL by default so an acknowledged join
 // survives a power loss as well as a kill -9 (NORMAL survives kill -9 only; see docs/operations.md).
 
-import { readFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, readFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
@@ -104,6 +104,9 @@ export class SqliteStore implements Store {
     if (!inMemory) mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
     this.description = inMemory ? 'memory' : `sqlite:${options.path}`;
     this.db = new DatabaseSync(options.path);
+    // The database holds the events' private signing keys: owner-only, like the credentials file. SQLite
+    // creates its -wal and -shm files with the database file's mode.
+    if (!inMemory) chmodSync(options.path, 0o600);
     if (!inMemory) this.db.exec('PRAGMA journal_mode = WAL');
     this.db.exec(`PRAGMA synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     this.db.exec('PRAGMA busy_timeout = 5000');
