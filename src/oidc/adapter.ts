@@ -128,7 +128,9 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     }
     const outcome = checkAuthorizationRequest(rawParameters(parameters), clients);
     if (outcome.kind !== 'valid') return answerUnfinished(request, reply, outcome);
-    return redirect(reply, `${basePath}/login?${loginPageQuery(outcome.request)}`);
+    // Relative to <basePath>/authorize, so it holds under any prefix the server is reached through (e.g. API
+    // Gateway's stage: /api/oidc/authorize → /api/oidc/login).
+    return redirect(reply, `login?${loginPageQuery(outcome.request)}`);
   }
 
   async function login(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

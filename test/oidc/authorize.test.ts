@@ -99,8 +99,11 @@ describe('OIDC /authorize', () => {
     assert.equal(response.status, 302);
     assert.equal(response.headers.get('cache-control'), 'no-store');
     const location = response.headers.get('location') ?? '';
-    assert.ok(location.startsWith('/oidc/login?'), location);
-    const query = new URL(location, node.url).searchParams;
+    // Relative to /oidc/authorize: it holds under any path prefix (API Gateway's stage).
+    assert.ok(location.startsWith('login?'), location);
+    const loginUrl = new URL(location, `${issuerOf(node)}/authorize`);
+    assert.equal(loginUrl.pathname, '/oidc/login');
+    const query = loginUrl.searchParams;
     assert.equal(query.get('state'), state);
     assert.equal(query.get('nonce'), 'n+1');
     assert.equal(query.get('redirect_uri'), REDIRECT_URI);
@@ -115,7 +118,7 @@ describe('OIDC /authorize', () => {
       body: new URLSearchParams(authorizeParams()).toString(),
     });
     assert.equal(response.status, 302);
-    assert.ok(response.headers.get('location')?.startsWith('/oidc/login?'));
+    assert.ok(response.headers.get('location')?.startsWith('login?'));
   });
 
   it('an unknown client, an event without OIDC or a missing client_id → 400 and never a redirect', async () => {
