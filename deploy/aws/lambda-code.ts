@@ -30,6 +30,7 @@ export const LAMBDA_BUNDLES: readonly LambdaBundle[] = [
   { name: 'jobs', entry: 'src/aws/jobs.ts', redis: true },
   { name: 'authorizer', entry: 'src/aws/authorizer.ts', redis: false },
   { name: 'inlet', entry: 'src/aws/inlet.ts', redis: false },
+  { name: 'oidc', entry: 'src/aws/oidc.ts', redis: true },
 ];
 
 export type CodeMode = 'bucket' | 'asset';

@@ -38,10 +38,10 @@ export function buildApp(options: { outdir?: string; code?: CodeSource } = {}): 
     inlet: make((p) => new InletStrategyStack(app, TEMPLATE_NAMES.inlet, p)),
     sample: make((p) => new SampleStack(app, TEMPLATE_NAMES.sample, p)),
     cwLogsRole: make((p) => new ApiGatewayCloudWatchLogsRoleStack(app, TEMPLATE_NAMES.cwLogsRole, p)),
+    openid: make((p) => new OpenIdStack(app, TEMPLATE_NAMES.openid, p)),
   };
-  // Both need published templates / bundles: see their files.
+  // Needs published templates: see its file.
   if (code.mode === 'bucket') {
-    stacks.openid = make((p) => new OpenIdStack(app, TEMPLATE_NAMES.openid, p));
     stacks.gettingStarted = make((p) => new GettingStartedStack(app, TEMPLATE_NAMES.gettingStarted, p));
   }
   return { app, stacks };

@@ -12,6 +12,9 @@ import { Metrics } from '../observability/metrics.ts';
 import { ALLOWED_HEADERS } from '../http/route-table.ts';
 import type { AwsRuntime } from './runtime.ts';
 
+/** Extra public routes for the app (e.g. the OpenID Connect adapter's), as `plugins` of the HTTP server. */
+type PublicPlugins = NonNullable<Parameters<typeof buildHttpServer>[0]['plugins']>;
+
 /** The base path of the private routes inside the Fastify app (API Gateway serves them at its root). */
 const PRIVATE_BASE_PATH = '/private';
 
@@ -26,8 +29,8 @@ export interface HttpApp {
  * The public API app: its private routes exist (they are part of the shared server) but no credential can
  * open them, so a public request can never reach one.
  */
-export async function publicHttpApp(runtime: AwsRuntime): Promise<HttpApp> {
-  const app = await buildApp(runtime, {});
+export async function publicHttpApp(runtime: AwsRuntime, plugins: PublicPlugins = []): Promise<HttpApp> {
+  const app = await buildApp(runtime, {}, plugins);
   return { app, extraHeaders: {}, pathPrefix: '' };
 }
 
@@ -44,7 +47,11 @@ export async function privateHttpApp(runtime: AwsRuntime): Promise<HttpApp> {
   return { app, extraHeaders: { authorization: `Bearer ${token}` }, pathPrefix: PRIVATE_BASE_PATH };
 }
 
-async function buildApp(runtime: AwsRuntime, credentials: { adminToken?: string }): Promise<FastifyInstance> {
+async function buildApp(
+  runtime: AwsRuntime,
+  credentials: { adminToken?: string },
+  plugins: PublicPlugins = [],
+): Promise<FastifyInstance> {
   const app = await buildHttpServer({
     room: runtime.room,
     sse: new SseSink(),
@@ -54,6 +61,7 @@ async function buildApp(runtime: AwsRuntime, credentials: { adminToken?: string 
     privateBasePath: PRIVATE_BASE_PATH,
     logLevel: runtime.config.logLevel,
     clockMs: runtime.clock,
+    plugins,
   });
   await app.ready();
   return app;

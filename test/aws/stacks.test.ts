@@ -213,6 +213,34 @@ describe('CloudFormation templates', () => {
     assert.ok(checked > 10);
   });
 
+  it('openid: one function serves /oidc/{proxy+} and the polling paths of its login page, issuer = stage URL + /oidc', () => {
+    const t = template('openid');
+    const resources = json('openid').Resources as Record<string, Json>;
+    const paths = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::ApiGateway::Resource')
+      .map((r) => r.Properties.PathPart as string)
+      .sort();
+    assert.deepEqual(paths, ['oidc', 'queue_num', 'serving_num', 'waiting_num', '{proxy+}']);
+    const methods = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::Method');
+    const functions = resourcesOf('openid', 'AWS::Lambda::Function');
+    assert.equal(functions.length, 1);
+    const [fnId, fn] = functions[0]!;
+    // Every method is a Lambda proxy integration of that one function; the polling paths are GET only.
+    for (const method of methods) {
+      assert.equal(method.Properties.Integration.Type, 'AWS_PROXY');
+      assert.match(JSON.stringify(method.Properties.Integration.Uri), new RegExp(fnId));
+    }
+    assert.deepEqual(methods.map((m) => m.Properties.HttpMethod).sort(), ['ANY', 'GET', 'GET', 'GET']);
+    t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'api' });
+    const env = fn.Properties.Environment.Variables as Json;
+    assert.deepEqual(Object.keys(env).sort(), ['CLIENT_SECRET_ID', 'EVENT_ID', 'ISSUER', 'NODE_OPTIONS', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID']);
+    assert.match(JSON.stringify(env.PUBLIC_URL), /\/api"\]/);
+    // CDK flattens the nested join: the issuer is the same parts as PUBLIC_URL, then /oidc.
+    const parts = (value: Json) => (value['Fn::Join'] as [string, unknown[]])[1].map((p) => JSON.stringify(p)).join('');
+    assert.equal(parts(json('openid').Outputs.IssuerURL.Value), parts(env.PUBLIC_URL).replace(/"\/api"$/, '"/api/oidc"'));
+    assert.match(JSON.stringify(fn.Properties.Code), /oidc\.zip/);
+  });
+
   it('the inlet function may call only three routes of the core stack’s private API', () => {
     const policies = resourcesOf('inlet', 'AWS::IAM::Policy').map(([, p]) => p.Properties.PolicyDocument.Statement).flat();
     const invoke = policies.find((s: Json) => s.Action === 'execute-api:Invoke');

@@ -1,0 +1,112 @@
+// Lambda function behind the OpenID stack's REST API (deploy/aws/stacks/openid.ts, stage `api`): the OpenID
+// Connect adapter of src/oidc under /oidc, and the public polling routes its login page calls relative to
+// itself (`../serving_num`, `../waiting_num`, `../queue_num` from /api/oidc/login = /api/serving_num, ...).
+// One Fastify app, like the public API's, plus the adapter's routes; API Gateway routes only those paths here.
+//
+// Joins: POST /oidc/join numbers the visitor at once, in this function (no SQS intake). It must: the join answers
+// the visitor's queue number and binds the authorization request to the request ID in the same call, which an
+// asynchronous intake cannot do (the position would not exist yet). The numbering is the store's own atomic
+// assignment, the one the intake consumer uses, so both paths share one queue; only the public API's
+// assign_queue_num (VWR's contract: answer before numbering) goes through SQS.
+//
+// The OIDC client (client_id = the event ID) comes from the stack's secrets, read at cold start: the
+// redirect-URI allow-list (REDIRECT_URIS_SECRET_ID, JSON {"redirect_uris": [...]}) and the client secret
+// (CLIENT_SECRET_ID, the secret string itself). A changed allow-list takes effect in new execution environments.
+// The issuer is PUBLIC_URL (the API's stage URL, https://<api>.execute-api.<region>.<suffix>/api) + /oidc.
+
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { OidcClientSettings } from '../domain/settings.ts';
+import { oidcAdapter } from '../oidc/adapter.ts';
+import { proxyHandler, publicHttpApp, type HttpApp } from './api-gateway.ts';
+import { AwsConfigError, awsConfigFromEnv, type AwsConfig } from './environment.ts';
+import { createRuntime, once, openAwsParts, type AwsRuntime } from './runtime.ts';
+
+type Env = Record<string, string | undefined>;
+
+export interface OidcFunctionConfig {
+  /** The stage URL the adapter is served under; the issuer is this + /oidc. No trailing slash. */
+  publicUrl: string;
+  /** Secret holding {"redirect_uris": [...]}. */
+  redirectUrisSecretId: string;
+  /** Secret holding the client secret; none = generated and kept in the store (src/oidc/client-secrets.ts). */
+  clientSecretId?: string | undefined;
+}
+
+export function oidcConfigFromEnv(env: Env = process.env): OidcFunctionConfig {
+  const text = env.PUBLIC_URL;
+  if (!text) throw new AwsConfigError('environment variable PUBLIC_URL is required');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new AwsConfigError(`PUBLIC_URL must be an absolute URL (got "${text}")`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash) {
+    throw new AwsConfigError(`PUBLIC_URL must be an http(s) URL without query or fragment (got "${text}")`);
+  }
+  const redirectUrisSecretId = env.REDIRECT_URIS_SECRET_ID;
+  if (!redirectUrisSecretId) throw new AwsConfigError('environment variable REDIRECT_URIS_SECRET_ID is required');
+  return {
+    publicUrl: text.replace(/\/+$/, ''),
+    redirectUrisSecretId,
+    clientSecretId: env.CLIENT_SECRET_ID || undefined,
+  };
+}
+
+/** The same rule as the configuration file's (src/config/config.ts): absolute http(s), a host, no fragment. */
+const REDIRECT_URI = /^https?:\/\/[^\s#/?]+[^\s#]*$/;
+const CLIENT_SECRET = /^[\x21-\x7E]{16,256}$/;
+
+/** The OIDC client settings of the stack's event, from its secrets. */
+export async function readOidcClientSettings(
+  client: Pick<SecretsManagerClient, 'send'>,
+  config: Pick<OidcFunctionConfig, 'redirectUrisSecretId' | 'clientSecretId'>,
+): Promise<OidcClientSettings> {
+  const read = async (id: string) => (await client.send(new GetSecretValueCommand({ SecretId: id }))).SecretString ?? '';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await read(config.redirectUrisSecretId));
+  } catch {
+    throw new AwsConfigError(`secret ${config.redirectUrisSecretId} must be JSON {"redirect_uris": [...]}`);
+  }
+  const uris = (parsed as { redirect_uris?: unknown } | null)?.redirect_uris;
+  if (!Array.isArray(uris) || uris.length > 100 || !uris.every((u) => typeof u === 'string' && u.length <= 2048 && REDIRECT_URI.test(u))) {
+    throw new AwsConfigError(
+      `secret ${config.redirectUrisSecretId}: redirect_uris must be a list of at most 100 absolute http(s) URLs without fragment`,
+    );
+  }
+  const settings: OidcClientSettings = { redirect_uris: [...(uris as string[])] };
+  if (config.clientSecretId) {
+    const secret = await read(config.clientSecretId);
+    // Never echoed: the message names the secret, not its value.
+    if (!CLIENT_SECRET.test(secret)) throw new AwsConfigError(`secret ${config.clientSecretId} must be 16-256 printable ASCII characters`);
+    settings.client_secret = secret;
+  }
+  return settings;
+}
+
+/** The stack's configuration with its event made an OIDC client. */
+export function withOidcClient(config: AwsConfig, oidc: OidcClientSettings): AwsConfig {
+  return { ...config, event: { ...config.event, oidc } };
+}
+
+/** The OpenID function's app: the public routes (for the login page's polling) and the OIDC adapter at /oidc. */
+export async function oidcHttpApp(runtime: AwsRuntime, publicUrl: string): Promise<HttpApp> {
+  const oidc = oidcAdapter({ room: runtime.room, publicUrl: () => publicUrl, clock: runtime.clock });
+  return publicHttpApp(runtime, [oidc.routes]);
+}
+
+/** The handler over a runtime built by `runtime` (tests give local stand-ins; production, openAwsParts). */
+export function createOidcHandler(runtime: () => Promise<AwsRuntime>, publicUrl: () => string): ReturnType<typeof proxyHandler> {
+  return proxyHandler(runtime, (rt) => oidcHttpApp(rt, publicUrl()));
+}
+
+const runtime = once(async () => {
+  const settings = await readOidcClientSettings(new SecretsManagerClient({}), oidcConfigFromEnv());
+  const config = withOidcClient(awsConfigFromEnv(), settings);
+  // No intake queue: joins are numbered at once (see above).
+  return createRuntime(config, await openAwsParts(config));
+});
+
+// The runtime has checked the environment by the time the app is built.
+export const handler = createOidcHandler(runtime, () => oidcConfigFromEnv().publicUrl);
