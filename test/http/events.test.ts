@@ -10,28 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import type { Envelope } from '../../src/events/envelope.ts';
 import { WebhookSink } from '../../src/events/webhook-sink.ts';
 import { eventSettings, startTestNode, TEST_CREDENTIALS, type TestNode } from '../support/node.ts';
-import { type Body, collectEvents } from '../support/api-calls.ts';
+import { type Body, collectEvents, join, servedVisitor } from '../support/api-calls.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-
-async function join(node: TestNode, eventId = 'Sample'): Promise<string> {
-  const res = await node.post('/assign_queue_num', { event_id: eventId });
-  assert.equal(res.status, 200);
-  return ((await res.json()) as { api_request_id: string }).api_request_id;
-}
-
-/** A visitor who joined and whose position is being served. */
-async function servedVisitor(node: TestNode, eventId = 'Sample'): Promise<string> {
-  const id = await join(node, eventId);
-  const { queue, serving } = await node.room.counters(eventId);
-  if (serving < queue) {
-    const res = await node.admin('POST', '/increment_serving_counter', { event_id: eventId, increment_by: queue - serving });
-    assert.equal(res.status, 200);
-    await res.body?.cancel();
-  }
-  return id;
-}
 
 async function claim(node: TestNode, requestId: string, eventId = 'Sample'): Promise<number> {
   const res = await node.post('/generate_token', { event_id: eventId, request_id: requestId });
