@@ -1,6 +1,6 @@
 // Request bodies. VWR's control panel posts JSON as text/plain (the browser default), so bodies are parsed
-// as JSON whatever the Content-Type says. The raw bytes are kept for SigV4's payload hash; parsing happens
-// in a preValidation hook so that, on the private API, authentication is checked before the body.
+// as JSON whatever the Content-Type says. Parsing happens in a preValidation hook, after the private API's
+// authentication, which hashes the raw bytes for SigV4 before they are replaced by their JSON value.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Errors } from '../domain/errors.ts';
@@ -14,7 +14,6 @@ export function acceptAnyContentType(app: FastifyInstance): void {
 export async function parseJsonBody(request: FastifyRequest): Promise<void> {
   const raw = request.body;
   if (!Buffer.isBuffer(raw)) return;
-  request.rawBody = raw;
   if (raw.length === 0) {
     request.body = undefined;
     return;

@@ -10,12 +10,8 @@ export type CachePolicy = 'poll' | 'queue' | 'key';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    cache?: CachePolicy;
     /** The contract error for a query parameter that is present but malformed (e.g. repeated). */
     invalidQuery?: () => ContractError;
-  }
-  interface FastifyRequest {
-    rawBody?: Buffer;
   }
 }
 
@@ -57,7 +53,7 @@ export function mountRoutes(app: FastifyInstance, routes: readonly RouteSpec[], 
       ...(route.schema ? { schema: route.schema } : {}),
       ...(route.bodyLimit ? { bodyLimit: route.bodyLimit } : {}),
       ...(route.method === 'POST' ? { preValidation: options.parseBody } : {}),
-      config: { cache: route.cache, invalidQuery: route.invalidQuery },
+      config: { invalidQuery: route.invalidQuery },
       handler: async (request, reply) => {
         const answer = await route.handler(request, reply);
         // Only a 200 may be cached (spec: every 202/4xx/5xx is no-store); errors are rendered elsewhere.
