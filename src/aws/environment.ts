@@ -30,6 +30,31 @@ export interface AwsConfig {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * The variables that make a function part of one core stack's waiting room: its event settings and where
+ * its store, keys and events are. The core stack sets them on its own functions and also publishes them as
+ * one JSON document (its CoreSettings secret), which stacks built on it (the OpenID stack) read at cold
+ * start instead of importing each value (src/aws/core-settings.ts).
+ */
+export const CORE_SETTING_NAMES = [
+  'EVENT_ID',
+  'VALIDITY_PERIOD',
+  'ENABLE_EVENTS_GENERATION',
+  'ENABLE_QUEUE_POSITION_EXPIRY',
+  'QUEUE_POSITION_EXPIRY_PERIOD',
+  'INCR_SVC_ON_QUEUE_POSITION_EXPIRY',
+  'ISSUER',
+  'REDIS_HOST',
+  'REDIS_PORT',
+  'REDIS_TLS',
+  'REDIS_AUTH_SECRET_ARN',
+  'TOKEN_TABLE_NAME',
+  'EVENT_BUS_NAME',
+  'SIGNING_KEYS_SECRET_PREFIX',
+] as const;
+
+export type CoreSettingName = (typeof CORE_SETTING_NAMES)[number];
+
 export class AwsConfigError extends Error {
   constructor(message: string) {
     super(message);

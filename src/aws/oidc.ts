@@ -1,7 +1,7 @@
 // Lambda function behind the OpenID stack's REST API (deploy/aws/stacks/openid.ts, stage `api`): the OpenID
-// Connect adapter of src/oidc under /oidc, and the public polling routes its login page calls relative to
-// itself (`../serving_num`, `../waiting_num`, `../queue_num` from /api/oidc/login = /api/serving_num, ...).
-// One Fastify app, like the public API's, plus the adapter's routes; API Gateway routes only those paths here.
+// Connect adapter of src/oidc under /oidc. Its login page polls the core stack's public API through CloudFront
+// (PUBLIC_API_URL = VWR's PublicAPIEndpoint parameter), whose one-second cache absorbs the polling, as VWR's
+// login page did; this function serves only the OIDC paths.
 //
 // Joins: POST /oidc/join numbers the visitor at once, in this function (no SQS intake). It must: the join answers
 // the visitor's queue number and binds the authorization request to the request ID in the same call, which an
@@ -9,15 +9,19 @@
 // assignment, the one the intake consumer uses, so both paths share one queue; only the public API's
 // assign_queue_num (VWR's contract: answer before numbering) goes through SQS.
 //
-// The OIDC client (client_id = the event ID) comes from the stack's secrets, read at cold start: the
-// redirect-URI allow-list (REDIRECT_URIS_SECRET_ID, JSON {"redirect_uris": [...]}) and the client secret
-// (CLIENT_SECRET_ID, the secret string itself). A changed allow-list takes effect in new execution environments.
+// The waiting room is the core stack's: at cold start the function reads the core's settings document
+// (CORE_SETTINGS_SECRET_ARN, src/aws/core-settings.ts) for the event settings, Redis, the token table, the
+// event bus and the signing keys, and runs inside the core's VPC (the stack imports its subnets and security
+// group). The OIDC client (client_id = the event ID) comes from the stack's own secrets: the redirect-URI
+// allow-list (REDIRECT_URIS_SECRET_ID, JSON {"redirect_uris": [...]}) and the client secret (CLIENT_SECRET_ID,
+// the secret string itself). A changed allow-list or core setting takes effect in new execution environments.
 // The issuer is PUBLIC_URL (the API's stage URL, https://<api>.execute-api.<region>.<suffix>/api) + /oidc.
 
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { OidcClientSettings } from '../domain/settings.ts';
 import { oidcAdapter } from '../oidc/adapter.ts';
 import { proxyHandler, publicHttpApp, type HttpApp } from './api-gateway.ts';
+import { readCoreSettings } from './core-settings.ts';
 import { AwsConfigError, awsConfigFromEnv, type AwsConfig } from './environment.ts';
 import { createRuntime, once, openAwsParts, type AwsRuntime } from './runtime.ts';
 
@@ -26,31 +30,36 @@ type Env = Record<string, string | undefined>;
 export interface OidcFunctionConfig {
   /** The stage URL the adapter is served under; the issuer is this + /oidc. No trailing slash. */
   publicUrl: string;
+  /** The core stack's public API (its CloudFront URL), which the login page polls. */
+  publicApiUrl: string;
   /** Secret holding {"redirect_uris": [...]}. */
   redirectUrisSecretId: string;
   /** Secret holding the client secret; none = generated and kept in the store (src/oidc/client-secrets.ts). */
   clientSecretId?: string | undefined;
 }
 
-export function oidcConfigFromEnv(env: Env = process.env): OidcFunctionConfig {
-  const text = env.PUBLIC_URL;
-  if (!text) throw new AwsConfigError('environment variable PUBLIC_URL is required');
+/** An absolute http(s) URL without query or fragment, from the environment; no trailing slash. */
+function baseUrl(env: Env, name: string): string {
+  const text = env[name];
+  if (!text) throw new AwsConfigError(`environment variable ${name} is required`);
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new AwsConfigError(`PUBLIC_URL must be an absolute URL (got "${text}")`);
+    throw new AwsConfigError(`${name} must be an absolute URL (got "${text}")`);
   }
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash) {
-    throw new AwsConfigError(`PUBLIC_URL must be an http(s) URL without query or fragment (got "${text}")`);
+    throw new AwsConfigError(`${name} must be an http(s) URL without query or fragment (got "${text}")`);
   }
+  return text.replace(/\/+$/, '');
+}
+
+export function oidcConfigFromEnv(env: Env = process.env): OidcFunctionConfig {
+  const publicUrl = baseUrl(env, 'PUBLIC_URL');
+  const publicApiUrl = baseUrl(env, 'PUBLIC_API_URL');
   const redirectUrisSecretId = env.REDIRECT_URIS_SECRET_ID;
   if (!redirectUrisSecretId) throw new AwsConfigError('environment variable REDIRECT_URIS_SECRET_ID is required');
-  return {
-    publicUrl: text.replace(/\/+$/, ''),
-    redirectUrisSecretId,
-    clientSecretId: env.CLIENT_SECRET_ID || undefined,
-  };
+  return { publicUrl, publicApiUrl, redirectUrisSecretId, clientSecretId: env.CLIENT_SECRET_ID || undefined };
 }
 
 /** The same rule as the configuration file's (src/config/config.ts): absolute http(s), a host, no fragment. */
@@ -90,23 +99,32 @@ export function withOidcClient(config: AwsConfig, oidc: OidcClientSettings): Aws
   return { ...config, event: { ...config.event, oidc } };
 }
 
-/** The OpenID function's app: the public routes (for the login page's polling) and the OIDC adapter at /oidc. */
-export async function oidcHttpApp(runtime: AwsRuntime, publicUrl: string): Promise<HttpApp> {
-  const oidc = oidcAdapter({ room: runtime.room, publicUrl: () => publicUrl, clock: runtime.clock });
+/** The OpenID function's app: the OIDC adapter at /oidc (with the public routes of any Anteroom app). */
+export async function oidcHttpApp(runtime: AwsRuntime, config: Pick<OidcFunctionConfig, 'publicUrl' | 'publicApiUrl'>): Promise<HttpApp> {
+  const oidc = oidcAdapter({ room: runtime.room, publicUrl: () => config.publicUrl, publicApiUrl: config.publicApiUrl, clock: runtime.clock });
   return publicHttpApp(runtime, [oidc.routes]);
 }
 
 /** The handler over a runtime built by `runtime` (tests give local stand-ins; production, openAwsParts). */
-export function createOidcHandler(runtime: () => Promise<AwsRuntime>, publicUrl: () => string): ReturnType<typeof proxyHandler> {
-  return proxyHandler(runtime, (rt) => oidcHttpApp(rt, publicUrl()));
+export function createOidcHandler(
+  runtime: () => Promise<AwsRuntime>,
+  config: () => Pick<OidcFunctionConfig, 'publicUrl' | 'publicApiUrl'>,
+): ReturnType<typeof proxyHandler> {
+  return proxyHandler(runtime, (rt) => oidcHttpApp(rt, config()));
+}
+
+/** The function's configuration at cold start: the core's settings and the stack's OIDC client. */
+export async function oidcAwsConfig(secrets: Pick<SecretsManagerClient, 'send'>, env: Env = process.env): Promise<AwsConfig> {
+  const oidc = oidcConfigFromEnv(env);
+  const [coreEnv, settings] = await Promise.all([readCoreSettings(secrets, env), readOidcClientSettings(secrets, oidc)]);
+  return withOidcClient(awsConfigFromEnv(coreEnv), settings);
 }
 
 const runtime = once(async () => {
-  const settings = await readOidcClientSettings(new SecretsManagerClient({}), oidcConfigFromEnv());
-  const config = withOidcClient(awsConfigFromEnv(), settings);
+  const config = await oidcAwsConfig(new SecretsManagerClient({}));
   // No intake queue: joins are numbered at once (see above).
   return createRuntime(config, await openAwsParts(config));
 });
 
 // The runtime has checked the environment by the time the app is built.
-export const handler = createOidcHandler(runtime, () => oidcConfigFromEnv().publicUrl);
+export const handler = createOidcHandler(runtime, () => oidcConfigFromEnv());

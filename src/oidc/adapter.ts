@@ -35,7 +35,7 @@ import { ClientSecrets } from './client-secrets.ts';
 import { OidcClients, type OidcClient } from './clients.ts';
 import { discoveryDocument } from './discovery.ts';
 import { OAuthError, OAuthErrors, OidcErrors } from './errors.ts';
-import { ERROR_PAGE_HEADERS, LOGIN_PAGE_HEADERS, errorPageHtml, loginPageHtml } from './login-page.ts';
+import { ERROR_PAGE_HEADERS, errorPageHtml, loginPageHeaders, loginPageHtml } from './login-page.ts';
 import { isFormEncoded, rawParameters } from './parameters.ts';
 import { exchangeCode } from './token-checks.ts';
 import { userInfoClaims } from './userinfo.ts';
@@ -49,6 +49,12 @@ export interface OidcAdapterOptions {
   clock: Clock;
   /** Path of the adapter on the public listener; the issuer is publicUrl + basePath. Default /oidc. */
   basePath?: string;
+  /**
+   * Absolute base URL of the public API the login page polls (serving_num, waiting_num), when it is not this
+   * server's: on AWS, the core stack's CloudFront URL, whose 1-second cache absorbs the polling. Default: this
+   * server's public API, relative to the page.
+   */
+  publicApiUrl?: string | undefined;
 }
 
 export interface OidcAdapter {
@@ -87,9 +93,13 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   const issuer = () => `${options.publicUrl()}${basePath}`;
   const clients = new OidcClients(room.catalog);
   const secrets = new ClientSecrets(room.store);
-  // From <basePath>/login back to the root, where the public API is.
-  const publicApiFromPage = '../'.repeat(basePath.split('/').length - 1);
-  const loginPage = loginPageHtml(publicApiFromPage);
+  // From <basePath>/login back to the root, where the public API is; or the public API given.
+  const publicApi = options.publicApiUrl ? new URL(options.publicApiUrl) : undefined;
+  if (publicApi && (!/^https?:$/.test(publicApi.protocol) || publicApi.search || publicApi.hash)) {
+    throw new Error(`the public API URL must be http(s) without query or fragment (got "${options.publicApiUrl}")`);
+  }
+  const loginPage = loginPageHtml(publicApi ? publicApi.href.replace(/\/*$/, '/') : '../'.repeat(basePath.split('/').length - 1));
+  const loginHeaders = loginPageHeaders(publicApi?.origin);
 
   /** The keys of every client: a relying party finds its own by `kid`. */
   async function publishedKeys(): Promise<{ keys: PublicJwk[] }> {
@@ -137,7 +147,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     // Checked again: the page's URL is in the visitor's hands.
     const outcome = checkAuthorizationRequest(rawParameters(queryOf(request)), clients);
     if (outcome.kind !== 'valid') return answerUnfinished(request, reply, outcome);
-    return reply.code(200).headers(LOGIN_PAGE_HEADERS).send(loginPage);
+    return reply.code(200).headers(loginHeaders).send(loginPage);
   }
 
   async function token(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

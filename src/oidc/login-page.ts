@@ -124,30 +124,36 @@ const SCRIPT = `
 
 const cspHash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
-/** Headers of the page: only its own inline style and script run; it talks to its own origin only. */
-export const LOGIN_PAGE_HEADERS: Readonly<Record<string, string>> = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': [
-    "default-src 'none'",
-    `script-src ${cspHash(SCRIPT)}`,
-    `style-src ${cspHash(STYLE)}`,
-    "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; '),
-  // The page's URL carries state and nonce: do not hand it to the relying party as a Referer.
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'cache-control': 'no-store',
-};
+/**
+ * Headers of the page: only its own inline style and script run; it talks to its own origin only, and to
+ * `publicApiOrigin` when the public API it polls is elsewhere (e.g. behind a CDN, src/aws/oidc.ts).
+ */
+export function loginPageHeaders(publicApiOrigin?: string): Readonly<Record<string, string>> {
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': [
+      "default-src 'none'",
+      `script-src ${cspHash(SCRIPT)}`,
+      `style-src ${cspHash(STYLE)}`,
+      publicApiOrigin ? `connect-src 'self' ${publicApiOrigin}` : "connect-src 'self'",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+    // The page's URL carries state and nonce: do not hand it to the relying party as a Referer.
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'cache-control': 'no-store',
+  };
+}
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 /**
- * The page. `publicApi` is the public API's path relative to the page (e.g. "../" when the adapter is at
- * /oidc and the public API at the root), so the same page works behind a proxy that adds a path prefix.
+ * The page. `publicApi` is where it polls the public API: a path relative to the page (e.g. "../" when the
+ * adapter is at /oidc and the public API at the root), so the same page works behind a proxy that adds a path
+ * prefix, or an absolute base URL ending in "/".
  */
 export function loginPageHtml(publicApi: string): string {
   return `<!doctype html>

@@ -1,15 +1,16 @@
 // The OpenID stack's Lambda function (src/aws/oidc.ts), invoked with realistic API Gateway proxy events of its
-// REST API (/oidc/{proxy+} and the login page's polling paths), against a real redis-server, dynalite and a
-// local Secrets Manager holding the stack's client secret and redirect-URI allow-list.
+// REST API (/oidc/{proxy+}), against a real redis-server, dynalite and a local Secrets Manager holding the core
+// stack's settings document and the OpenID stack's client secret and redirect-URI allow-list. The login page's
+// polling goes to the core stack's public API function, over the same store.
 
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { decodeJwt } from 'jose';
-import { privateHttpApp, proxyHandler } from '../../src/aws/api-gateway.ts';
+import { privateHttpApp, proxyHandler, publicHttpApp } from '../../src/aws/api-gateway.ts';
 import { awsConfigFromEnv, type AwsConfig } from '../../src/aws/environment.ts';
-import { createOidcHandler, oidcConfigFromEnv, readOidcClientSettings, withOidcClient } from '../../src/aws/oidc.ts';
+import { createOidcHandler, oidcAwsConfig, oidcConfigFromEnv, readOidcClientSettings } from '../../src/aws/oidc.ts';
 import { createRuntime, once, type AwsRuntime } from '../../src/aws/runtime.ts';
 import { SecretsManagerKeyStore } from '../../src/aws/secrets-key-store.ts';
 import { CompositeStore } from '../../src/store/dynamodb/composite-store.ts';
@@ -30,30 +31,45 @@ after(() => Promise.all([redis.destroy(), dynamo.close(), secretsManager.close()
 const API = 'oid1234567';
 const STAGE_URL = `https://${API}.execute-api.us-east-1.amazonaws.com/api`;
 const ISSUER = `${STAGE_URL}/oidc`;
+const PUBLIC_API_URL = 'https://d1234abcd.cloudfront.net';
 const REDIRECT_URI = 'https://app.example.com/oauth2/idpresponse';
 const CLIENT_SECRET = 'Abcdefghij0123456789Abcdefghij0123456789Abcdefghij';
 
 secrets.set('openid-stack/client_secret', CLIENT_SECRET);
 secrets.set('openid-stack/redirect_uris', JSON.stringify({ redirect_uris: [REDIRECT_URI], unused: 'x1y2z3w4' }));
 
-/** The environment of the OpenID function: the core stack's store settings plus the OpenID stack's own. */
-const env: Record<string, string> = {
+/** The core stack's settings document (its CoreSettings secret): what its own functions run with. */
+const coreSettings: Record<string, string> = {
   EVENT_ID: 'Sample',
   VALIDITY_PERIOD: '3600',
+  ENABLE_EVENTS_GENERATION: 'false',
   ENABLE_QUEUE_POSITION_EXPIRY: 'true',
   QUEUE_POSITION_EXPIRY_PERIOD: '900',
+  INCR_SVC_ON_QUEUE_POSITION_EXPIRY: 'false',
   ISSUER: 'https://pub1234567.execute-api.us-east-1.amazonaws.com/api',
   REDIS_HOST: '127.0.0.1',
   REDIS_PORT: String(redis.port),
   REDIS_TLS: 'false',
-  REDIS_KEY_PREFIX: `ar-aws-oidc-${process.pid}:`,
   TOKEN_TABLE_NAME: tableName,
   SIGNING_KEYS_SECRET_PREFIX: 'stack-oidc/anteroom/signing-keys/',
-  LOG_LEVEL: 'silent',
+};
+secrets.set('core-stack/settings', JSON.stringify(coreSettings));
+const KEY_PREFIX = `ar-aws-oidc-${process.pid}:`;
+
+/** The environment of the OpenID function, as deploy/aws/stacks/openid.ts sets it. */
+const env: Record<string, string> = {
+  EVENT_ID: 'Sample',
+  CORE_SETTINGS_SECRET_ARN: 'core-stack/settings',
   PUBLIC_URL: STAGE_URL,
+  PUBLIC_API_URL,
   CLIENT_SECRET_ID: 'openid-stack/client_secret',
   REDIRECT_URIS_SECRET_ID: 'openid-stack/redirect_uris',
+  // Test-only: a key prefix of this process's own, and no logging.
+  REDIS_KEY_PREFIX: KEY_PREFIX,
+  LOG_LEVEL: 'silent',
 };
+/** The core stack's functions run with the settings themselves. */
+const coreEnv = { ...coreSettings, REDIS_KEY_PREFIX: KEY_PREFIX, LOG_LEVEL: 'silent' };
 
 const clock = new TestClock();
 const runtimes: AwsRuntime[] = [];
@@ -76,10 +92,12 @@ function environment(config: () => Promise<AwsConfig>) {
 
 // What src/aws/oidc.ts's handler does at cold start, with the local Secrets Manager.
 const oidcFunction = createOidcHandler(
-  environment(async () => withOidcClient(awsConfigFromEnv(env), await readOidcClientSettings(secretsClient, oidcConfigFromEnv(env)))),
-  () => oidcConfigFromEnv(env).publicUrl,
+  environment(() => oidcAwsConfig(secretsClient, env)),
+  () => oidcConfigFromEnv(env),
 );
-const privateApi = proxyHandler(environment(async () => awsConfigFromEnv(env)), privateHttpApp);
+const coreConfig = async () => awsConfigFromEnv(coreEnv);
+const publicApi = proxyHandler(environment(coreConfig), (runtime) => publicHttpApp(runtime));
+const privateApi = proxyHandler(environment(coreConfig), privateHttpApp);
 
 /** An event of the OpenID API's /oidc/{proxy+} resource. */
 function oidcEvent(input: Parameters<typeof apiGatewayEvent>[0]): APIGatewayProxyEvent {
@@ -101,12 +119,35 @@ describe('AWS OpenID function', () => {
   it('reads its environment and secrets, and refuses a missing PUBLIC_URL or a malformed allow-list', async () => {
     assert.deepEqual(oidcConfigFromEnv({ ...env, PUBLIC_URL: `${STAGE_URL}/` }).publicUrl, STAGE_URL);
     assert.throws(() => oidcConfigFromEnv({ ...env, PUBLIC_URL: '' }), /PUBLIC_URL is required/);
+    assert.throws(() => oidcConfigFromEnv({ ...env, PUBLIC_API_URL: '' }), /PUBLIC_API_URL is required/);
+    assert.throws(() => oidcConfigFromEnv({ ...env, PUBLIC_API_URL: 'https://d1.cloudfront.net/?x=1' }), /PUBLIC_API_URL must be an http\(s\) URL/);
     assert.deepEqual(await readOidcClientSettings(secretsClient, oidcConfigFromEnv(env)), {
       redirect_uris: [REDIRECT_URI],
       client_secret: CLIENT_SECRET,
     });
     secrets.set('bad/redirect_uris', JSON.stringify({ redirect_uris: ['javascript:alert(1)'] }));
     await assert.rejects(readOidcClientSettings(secretsClient, { redirectUrisSecretId: 'bad/redirect_uris' }), /redirect_uris must be/);
+  });
+
+  it('runs over the core stack’s waiting room: its settings document, refused when absent, malformed or of another event', async () => {
+    const config = await oidcAwsConfig(secretsClient, env);
+    assert.equal(config.event.event_id, 'Sample');
+    assert.equal(config.redis.port, redis.port);
+    assert.equal(config.tokenTableName, tableName);
+    assert.equal(config.signingKeysSecretPrefix, coreSettings.SIGNING_KEYS_SECRET_PREFIX);
+    assert.equal(config.event.issuer, coreSettings.ISSUER);
+    assert.deepEqual(config.event.oidc?.redirect_uris, [REDIRECT_URI]);
+    // The core's settings in effect, whatever the function's own environment says of them.
+    assert.equal((await oidcAwsConfig(secretsClient, { ...env, VALIDITY_PERIOD: '60' })).event.validity_period, 3600);
+
+    await assert.rejects(oidcAwsConfig(secretsClient, { ...env, EVENT_ID: 'Other' }), /EventID "Other" is not the event of its core stack \("Sample"\)/);
+    await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: '' }), /CORE_SETTINGS_SECRET_ARN is required/);
+    secrets.set('core-stack/not-json', 'redis://nope');
+    await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: 'core-stack/not-json' }), /as a JSON object/);
+    secrets.set('core-stack/other-secret', JSON.stringify({ password: 'x' }));
+    await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: 'core-stack/other-secret' }), /names no EVENT_ID/);
+    secrets.set('core-stack/number', JSON.stringify({ ...coreSettings, REDIS_PORT: 6379 }));
+    await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: 'core-stack/number' }), /REDIS_PORT must be a string/);
   });
 
   it('carries a relying party through discovery → authorize → login → join → serve → token → userInfo', async () => {
@@ -133,9 +174,9 @@ describe('AWS OpenID function', () => {
     );
     assert.equal(login.statusCode, 200);
     assert.match(String(login.headers?.['content-type']), /text\/html/);
-    // The page polls the public API relative to itself: /api/oidc/login → /api/serving_num.
-    assert.match(login.body, /data-public-api="\.\.\/"/);
-    assert.equal(new URL('../serving_num', loginUrl).pathname, '/api/serving_num');
+    // The page polls the core's public API through CloudFront, and its CSP lets it.
+    assert.match(login.body, new RegExp(`data-public-api="${PUBLIC_API_URL}/"`));
+    assert.match(String(login.headers?.['content-security-policy']), new RegExp(`connect-src 'self' ${PUBLIC_API_URL};`));
 
     // The join numbers the visitor at once (no SQS intake) and answers the position.
     const joined = await oidcFunction(oidcEvent({ method: 'POST', path: '/oidc/join', body: authorizeQuery }));
@@ -143,13 +184,13 @@ describe('AWS OpenID function', () => {
     const { request_id: requestId, queue_number: queueNumber } = json(joined) as { request_id: string; queue_number: number };
     assert.equal(queueNumber, 1);
 
-    // The polling paths the page calls, served by the same function (resources /serving_num, ...).
-    const position = await oidcFunction(apiGatewayEvent({ method: 'GET', path: '/queue_num', query: { event_id: 'Sample', request_id: requestId }, apiId: API }));
+    // What the page polls: the core stack's public API sees the visitor the OpenID function numbered.
+    const position = await publicApi(apiGatewayEvent({ method: 'GET', path: '/queue_num', query: { event_id: 'Sample', request_id: requestId } }));
     assert.equal(position.statusCode, 200);
     assert.equal(json(position).queue_number, 1);
-    const waiting = await oidcFunction(apiGatewayEvent({ method: 'GET', path: '/waiting_num', query: { event_id: 'Sample' }, apiId: API }));
+    const waiting = await publicApi(apiGatewayEvent({ method: 'GET', path: '/waiting_num', query: { event_id: 'Sample' } }));
     assert.deepEqual(json(waiting), { waiting_num: 1 });
-    const before = await oidcFunction(apiGatewayEvent({ method: 'GET', path: '/serving_num', query: { event_id: 'Sample' }, apiId: API }));
+    const before = await publicApi(apiGatewayEvent({ method: 'GET', path: '/serving_num', query: { event_id: 'Sample' } }));
     assert.deepEqual(json(before), { serving_counter: 0 });
 
     const early = await oidcFunction(oidcEvent({ method: 'POST', path: '/oidc/continue', body: { client_id: 'Sample', request_id: requestId } }));
@@ -158,7 +199,7 @@ describe('AWS OpenID function', () => {
     // The core stack's private API moves the counter (the same store).
     const served = await privateApi(apiGatewayEvent({ method: 'POST', path: '/increment_serving_counter', body: { event_id: 'Sample', increment_by: 1 } }));
     assert.equal(served.statusCode, 200);
-    const after = await oidcFunction(apiGatewayEvent({ method: 'GET', path: '/serving_num', query: { event_id: 'Sample' }, apiId: API }));
+    const after = await publicApi(apiGatewayEvent({ method: 'GET', path: '/serving_num', query: { event_id: 'Sample' } }));
     assert.deepEqual(json(after), { serving_counter: 1 });
 
     const proceed = await oidcFunction(oidcEvent({ method: 'POST', path: '/oidc/continue', body: { client_id: 'Sample', request_id: requestId } }));
@@ -201,7 +242,7 @@ describe('AWS OpenID function', () => {
   it('answers 503 when the store cannot be reached at cold start', async () => {
     const broken = createOidcHandler(async () => {
       throw new Error('redis down');
-    }, () => STAGE_URL);
+    }, () => oidcConfigFromEnv(env));
     const original = console.error;
     console.error = () => {};
     try {

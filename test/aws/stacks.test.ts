@@ -9,6 +9,8 @@ import { after, describe, it } from 'node:test';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { buildApp, TEMPLATE_NAMES, type TemplateKey } from '../../deploy/aws/templates.ts';
 import { CACHE_POLICIES, PRIVATE_ROUTES, PUBLIC_ROUTES } from '../../deploy/aws/stacks/core.ts';
+import { CORE_EXPORTS } from '../../deploy/aws/stacks/core-exports.ts';
+import { CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'anteroom-cdk-'));
 after(() => rmSync(outdir, { recursive: true, force: true }));
@@ -21,6 +23,23 @@ const resourcesOf = (key: TemplateKey, type: string) =>
 
 function parameterDefaults(key: TemplateKey): Record<string, unknown> {
   return Object.fromEntries(Object.entries((json(key).Parameters ?? {}) as Record<string, Json>).map(([name, p]) => [name, p.Default]));
+}
+
+/**
+ * A template value with its intrinsic functions evaluated: Ref and Fn::GetAtt become `<name>` (or what `refs`
+ * answers), Fn::ImportValue what `imports` answers for the evaluated export name.
+ */
+function evaluate(value: unknown, refs: (name: string) => string | undefined = () => undefined, imports: (name: string) => unknown = (n) => `<import ${n}>`): unknown {
+  const again = (v: unknown) => evaluate(v, refs, imports);
+  if (Array.isArray(value)) return value.map(again);
+  if (value === null || typeof value !== 'object') return value;
+  const v = value as Json;
+  if ('Ref' in v) return refs(v.Ref) ?? `<${v.Ref}>`;
+  if ('Fn::GetAtt' in v) return `<${v['Fn::GetAtt'].join('.')}>`;
+  if ('Fn::Join' in v) return (again(v['Fn::Join'][1]) as unknown[]).flat().join(v['Fn::Join'][0]);
+  if ('Fn::Split' in v) return String(again(v['Fn::Split'][1])).split(v['Fn::Split'][0]);
+  if ('Fn::ImportValue' in v) return imports(String(again(v['Fn::ImportValue'])));
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, again(x)]));
 }
 
 describe('CloudFormation templates', () => {
@@ -57,7 +76,10 @@ describe('CloudFormation templates', () => {
 
   it('authorizers, openid, sample and inlet stacks: VWR parameters and defaults', () => {
     assert.deepEqual(parameterDefaults('authorizers'), { PublicAPIEndpoint: undefined, WaitingRoomEventID: undefined, IssuerURI: undefined });
-    assert.deepEqual(parameterDefaults('openid'), { PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, APIRegion: undefined, EventID: undefined });
+    // VWR's four, and the core stack it runs over (no default: it cannot be guessed).
+    assert.deepEqual(parameterDefaults('openid'), {
+      PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, APIRegion: undefined, EventID: undefined, CoreStackName: undefined,
+    });
     assert.deepEqual(parameterDefaults('sample'), {
       AuthorizerARN: undefined, APIGatewayRegion: undefined, PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, EventID: undefined,
     });
@@ -74,7 +96,8 @@ describe('CloudFormation templates', () => {
     for (const name of ['PublicApiInvokeURL', 'PrivateApiInvokeURL', 'PublicTokenIssuer', 'PrivateTokenIssuer']) {
       assert.ok(outputs('core').includes(name), name);
     }
-    assert.deepEqual(outputs('gettingStarted').sort(), ['ControlPanelURL', 'PrivateApiInvokeURL', 'PublicApiInvokeURL', 'WaitingRoomURL']);
+    assert.deepEqual(outputs('gettingStarted').sort(), ['ControlPanelURL', 'CoreStackName', 'PrivateApiInvokeURL', 'PublicApiInvokeURL', 'WaitingRoomURL']);
+    assert.deepEqual(json('core').Outputs.CoreStackName.Value, { Ref: 'AWS::StackName' });
     assert.deepEqual(outputs('authorizers'), ['ApiGatewayAuthorizerArn']);
     for (const name of ['IssuerURL', 'AuthorizationURL', 'TokenURL', 'UserInfoURL', 'PublicKeysURL', 'ConfigurationURL', 'ClientID', 'ClientSecretID', 'WaitingRoomWebContentBucket']) {
       assert.ok(outputs('openid').includes(name), name);
@@ -213,32 +236,88 @@ describe('CloudFormation templates', () => {
     assert.ok(checked > 10);
   });
 
-  it('openid: one function serves /oidc/{proxy+} and the polling paths of its login page, issuer = stage URL + /oidc', () => {
+  it('openid: one function serves /oidc/{proxy+}, issuer = stage URL + /oidc, its login page polls PublicAPIEndpoint', () => {
     const t = template('openid');
     const resources = json('openid').Resources as Record<string, Json>;
     const paths = Object.values(resources)
       .filter((r) => r.Type === 'AWS::ApiGateway::Resource')
       .map((r) => r.Properties.PathPart as string)
       .sort();
-    assert.deepEqual(paths, ['oidc', 'queue_num', 'serving_num', 'waiting_num', '{proxy+}']);
+    assert.deepEqual(paths, ['oidc', '{proxy+}']);
     const methods = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::Method');
     const functions = resourcesOf('openid', 'AWS::Lambda::Function');
     assert.equal(functions.length, 1);
     const [fnId, fn] = functions[0]!;
-    // Every method is a Lambda proxy integration of that one function; the polling paths are GET only.
-    for (const method of methods) {
-      assert.equal(method.Properties.Integration.Type, 'AWS_PROXY');
-      assert.match(JSON.stringify(method.Properties.Integration.Uri), new RegExp(fnId));
-    }
-    assert.deepEqual(methods.map((m) => m.Properties.HttpMethod).sort(), ['ANY', 'GET', 'GET', 'GET']);
+    assert.equal(methods.length, 1);
+    assert.equal(methods[0]!.Properties.HttpMethod, 'ANY');
+    assert.equal(methods[0]!.Properties.Integration.Type, 'AWS_PROXY');
+    assert.match(JSON.stringify(methods[0]!.Properties.Integration.Uri), new RegExp(fnId));
     t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'api' });
     const env = fn.Properties.Environment.Variables as Json;
-    assert.deepEqual(Object.keys(env).sort(), ['CLIENT_SECRET_ID', 'EVENT_ID', 'ISSUER', 'NODE_OPTIONS', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID']);
+    assert.deepEqual(Object.keys(env).sort(), [
+      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'NODE_OPTIONS', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
+    ]);
+    assert.deepEqual(env.PUBLIC_API_URL, { Ref: 'PublicAPIEndpoint' });
+    assert.deepEqual(env.EVENT_ID, { Ref: 'EventID' });
     assert.match(JSON.stringify(env.PUBLIC_URL), /\/api"\]/);
     // CDK flattens the nested join: the issuer is the same parts as PUBLIC_URL, then /oidc.
     const parts = (value: Json) => (value['Fn::Join'] as [string, unknown[]])[1].map((p) => JSON.stringify(p)).join('');
     assert.equal(parts(json('openid').Outputs.IssuerURL.Value), parts(env.PUBLIC_URL).replace(/"\/api"$/, '"/api/oidc"'));
     assert.match(JSON.stringify(fn.Properties.Code), /oidc\.zip/);
+  });
+
+  it('core: its CoreSettings document holds exactly the settings its own functions run with', () => {
+    const secrets = resourcesOf('core', 'AWS::SecretsManager::Secret').filter(([id]) => id.startsWith('CoreSettings'));
+    assert.equal(secrets.length, 1);
+    const [settingsId, settings] = secrets[0]!;
+    const document = JSON.parse(String(evaluate(settings.Properties.SecretString))) as Record<string, string>;
+    assert.deepEqual(Object.keys(document).sort(), [...CORE_SETTING_NAMES].sort());
+    assert.equal(document.EVENT_ID, '<EventId>');
+    assert.equal(document.VALIDITY_PERIOD, '<ValidityPeriod>');
+    for (const [id, fn] of resourcesOf('core', 'AWS::Lambda::Function')) {
+      const variables = evaluate(fn.Properties.Environment.Variables) as Record<string, string>;
+      for (const name of CORE_SETTING_NAMES) assert.equal(document[name], variables[name], `${id}: ${name}`);
+    }
+    assert.deepEqual(json('core').Outputs.CoreSettingsSecretArn.Value, { Ref: settingsId });
+  });
+
+  it('openid over core: every import is a core export, and the function gets the core functions’ network and resources', () => {
+    const coreName = 'my-core';
+    const stackName = (name: string) => (name === 'AWS::StackName' ? coreName : undefined);
+    // The core's exports, by name, with their values.
+    const exported = new Map<string, unknown>();
+    for (const output of Object.values(json('core').Outputs as Record<string, Json>)) {
+      if (output.Export) exported.set(String(evaluate(output.Export.Name, stackName)), evaluate(output.Value, stackName));
+    }
+    assert.deepEqual([...exported.keys()].sort(), Object.keys(CORE_EXPORTS).map((n) => `${coreName}-${n}`).sort());
+    // The OpenID stack deployed with CoreStackName = the core's name: every import resolves.
+    const used = new Set<string>();
+    const resolved = (value: unknown) =>
+      evaluate(value, (n) => (n === 'CoreStackName' ? coreName : undefined), (name) => {
+        assert.ok(exported.has(name), `import ${name} is not exported by the core`);
+        used.add(name);
+        return exported.get(name);
+      });
+    const [, fn] = resourcesOf('openid', 'AWS::Lambda::Function')[0]!;
+    const openidFn = resolved(fn.Properties) as Json;
+    const [, coreFn] = resourcesOf('core', 'AWS::Lambda::Function').find(([id]) => id.startsWith('PublicApiFunction'))!;
+    const publicFn = evaluate(coreFn.Properties) as Json;
+    // Same subnets and security group (the one Redis admits) as the core's functions.
+    assert.deepEqual(openidFn.VpcConfig, publicFn.VpcConfig);
+    assert.equal(openidFn.Environment.Variables.CORE_SETTINGS_SECRET_ARN, `<${Object.keys(json('core').Resources).find((id) => id.startsWith('CoreSettings'))}>`);
+    // What its role may touch: its own two secrets, and of the core: settings, Redis AUTH, token table, bus, keys.
+    const statements = resourcesOf('openid', 'AWS::IAM::Policy').flatMap(([, p]) => resolved(p.Properties.PolicyDocument.Statement) as Json[]);
+    const resourcesFor = (action: string) => statements.filter((s) => [s.Action].flat().includes(action)).flatMap((s) => [s.Resource].flat()).sort();
+    const coreResources = Object.keys(json('core').Resources);
+    const coreId = (prefix: string) => coreResources.find((id) => id.startsWith(prefix))!;
+    assert.deepEqual(resourcesFor('secretsmanager:DescribeSecret'), [
+      `<${coreId('CoreSettings')}>`, `<${coreId('RedisAuthToken')}>`, '<ClientSecret6773D8CE>', '<RedirectUris' + 'C70872F3>',
+    ].sort());
+    assert.deepEqual(resourcesFor('dynamodb:PutItem'), [`<${coreId('TokenTable')}.Arn>`, `<${coreId('TokenTable')}.Arn>/index/*`]);
+    assert.deepEqual(resourcesFor('events:PutEvents'), [`<${coreId('WaitingRoomEventBus')}.Arn>`]);
+    assert.deepEqual(resourcesFor('secretsmanager:CreateSecret'), [`arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${coreName}/anteroom/signing-keys/*`]);
+    assert.ok(!statements.some((s) => [s.Action].flat().some((a: string) => /^dynamodb:(Scan|DeleteItem|BatchWriteItem)$/.test(a))));
+    assert.deepEqual([...used].sort(), [...exported.keys()].sort());
   });
 
   it('the inlet function may call only three routes of the core stack’s private API', () => {

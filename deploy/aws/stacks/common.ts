@@ -1,7 +1,8 @@
 // Pieces every stack uses: VWR-style parameters, alarms, and conditions on whole constructs.
 
-import { CfnCondition, CfnParameter, CfnResource, Duration, Fn, type Stack } from 'aws-cdk-lib';
+import { Aws, CfnCondition, CfnParameter, CfnResource, Duration, Fn, type Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 
@@ -46,4 +47,17 @@ export function conditionAll(construct: Construct, condition: CfnCondition): voi
   for (const child of construct.node.findAll()) {
     if (child instanceof CfnResource) child.cfnOptions.condition = condition;
   }
+}
+
+/**
+ * Access to the signing keys in Secrets Manager: read them, and create the event's key (the first function to
+ * start does), under the stack's name prefix only.
+ */
+export function signingKeysAccess(prefix: string): PolicyStatement {
+  return new PolicyStatement({
+    sid: 'SigningKeysInSecretsManager',
+    effect: Effect.ALLOW,
+    actions: ['secretsmanager:CreateSecret', 'secretsmanager:GetSecretValue'],
+    resources: [Fn.join('', ['arn:', Aws.PARTITION, ':secretsmanager:', Aws.REGION, ':', Aws.ACCOUNT_ID, ':secret:', prefix, '*'])],
+  });
 }

@@ -9,7 +9,7 @@
 //                               ──▶ DynamoDB (token records, sessions), Secrets Manager (signing keys),
 //                                   EventBridge bus (events) — through VPC endpoints, no internet egress.
 
-import { Aws, CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Fn, RemovalPolicy, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   EndpointType,
   GatewayResponse,
@@ -57,7 +57,9 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
-import { alarmAboveZero, conditionAll, functionAlarms, isTrue, numberParameter, stringParameter, TRUE_FALSE } from './common.ts';
+import { CORE_SETTING_NAMES, type CoreSettingName } from '../../../src/aws/environment.ts';
+import { alarmAboveZero, conditionAll, functionAlarms, isTrue, numberParameter, signingKeysAccess, stringParameter, TRUE_FALSE } from './common.ts';
+import { exportCoreValues } from './core-exports.ts';
 
 /** VWR's API stage name: the invoke URLs end in /api. */
 export const STAGE = 'api';
@@ -235,7 +237,7 @@ export class CoreStack extends Stack {
 
     // ---- functions ----
     const signingKeysPrefix = Fn.join('', [Aws.STACK_NAME, '/anteroom/signing-keys/']);
-    const environment = {
+    const environment: Record<CoreSettingName | 'NODE_OPTIONS', string> = {
       EVENT_ID: eventId.valueAsString,
       VALIDITY_PERIOD: validityPeriod.valueAsString,
       ENABLE_EVENTS_GENERATION: enableEvents.valueAsString,
@@ -252,12 +254,7 @@ export class CoreStack extends Stack {
       SIGNING_KEYS_SECRET_PREFIX: signingKeysPrefix,
       NODE_OPTIONS: '--enable-source-maps',
     };
-    const signingKeysAccess = new PolicyStatement({
-      sid: 'SigningKeysInSecretsManager',
-      effect: Effect.ALLOW,
-      actions: ['secretsmanager:CreateSecret', 'secretsmanager:GetSecretValue'],
-      resources: [Fn.join('', ['arn:', Aws.PARTITION, ':secretsmanager:', Aws.REGION, ':', Aws.ACCOUNT_ID, ':secret:', signingKeysPrefix, '*'])],
-    });
+    const signingKeys = signingKeysAccess(signingKeysPrefix);
     const makeFunction = (name: string, bundle: string, handler: string, timeout: number, extraEnv: Record<string, string> = {}) => {
       const fn = new LambdaFn(this, name, {
         description: `Anteroom ${name}`,
@@ -275,7 +272,7 @@ export class CoreStack extends Stack {
       });
       // Every function opens the runtime: Redis AUTH, and the signing key (created by the first one to start).
       redisAuth.grantRead(fn);
-      fn.addToRolePolicy(signingKeysAccess);
+      fn.addToRolePolicy(signingKeys);
       functionAlarms(this, name, fn);
       return fn;
     };
@@ -399,6 +396,25 @@ export class CoreStack extends Stack {
       'Joins in the dead-letter queue > 0 (visitors who were answered but never numbered)',
     );
 
+    // ---- for stacks built on this one (the OpenID stack): the settings document and the exports ----
+    // Secrets Manager rather than SSM Parameter Store: the functions' isolated subnets already reach it
+    // through a VPC endpoint (keys, Redis AUTH); an SSM endpoint would cost more than this one document.
+    const coreSettings = new Secret(this, 'CoreSettings', {
+      description: 'Anteroom: settings of this waiting room for functions of stacks built on it (no secret values)',
+      secretStringValue: SecretValue.unsafePlainText(
+        this.toJsonString(Object.fromEntries(CORE_SETTING_NAMES.map((name) => [name, environment[name]]))),
+      ),
+    });
+    exportCoreValues(this, {
+      CoreSettingsSecretArn: coreSettings.secretArn,
+      FunctionSubnetIds: Fn.join(',', vpc.isolatedSubnets.map((s) => s.subnetId)),
+      FunctionSecurityGroupId: functionsSg.securityGroupId,
+      RedisAuthSecretArn: redisAuth.secretArn,
+      TokenTableArn: table.tableArn,
+      EventBusArn: bus.eventBusArn,
+      SigningKeysSecretPrefix: signingKeysPrefix,
+    });
+
     // ---- outputs: VWR's names ----
     new CfnOutput(this, 'PublicApiInvokeURL', { value: Fn.join('', ['https://', distribution.distributionDomainName]), description: 'Public API Invoke URL' });
     new CfnOutput(this, 'PrivateApiInvokeURL', { value: privateIssuer, description: 'Private API Invoke URL' });
@@ -407,6 +423,7 @@ export class CoreStack extends Stack {
     new CfnOutput(this, 'ProtectedAPIGroupName', { value: group.groupName, description: 'IAM group allowed to call the private API' });
     new CfnOutput(this, 'EventBusName', { value: bus.eventBusName, description: 'EventBridge bus receiving the waiting room events' });
     new CfnOutput(this, 'TokenTableName', { value: table.tableName, description: 'DynamoDB table of token records' });
+    new CfnOutput(this, 'CoreStackName', { value: Aws.STACK_NAME, description: 'This stack\'s name: the CoreStackName of an OpenID stack for this event' });
     new CfnOutput(this, 'DeadLetterQueueURL', { value: deadLetters.queueUrl, description: 'Joins that could not be numbered' });
   }
 }

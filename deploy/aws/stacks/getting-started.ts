@@ -58,5 +58,7 @@ export class GettingStartedStack extends Stack {
     new CfnOutput(this, 'PrivateApiInvokeURL', { value: core.getAtt('Outputs.PrivateApiInvokeURL').toString() });
     new CfnOutput(this, 'WaitingRoomURL', { value: sample.getAtt('Outputs.WaitingRoomURL').toString() });
     new CfnOutput(this, 'ControlPanelURL', { value: sample.getAtt('Outputs.ControlPanelURL').toString() });
+    // The nested core stack's generated name, for an OpenID stack's CoreStackName.
+    new CfnOutput(this, 'CoreStackName', { value: core.getAtt('Outputs.CoreStackName').toString() });
   }
 }

@@ -1,42 +1,50 @@
 // The OpenID stack (VWR's virtual-waiting-room-on-aws-openid template): the waiting room as an OpenID Connect
 // identity provider (spec/integrations.md §2), under /oidc of its own REST API (stage `api`).
 //
-// One function (the `oidc` bundle, src/aws/oidc.ts) serves /oidc/{proxy+} (discovery, keys, authorize, the
-// login page and its join/continue calls, token, userInfo) and the three public paths the login page polls
-// relative to itself (/api/oidc/login → /api/serving_num, /api/waiting_num, /api/queue_num). The issuer is the
-// stage URL (PUBLIC_URL) + /oidc. The client is the event: its redirect-URI allow-list and secret are the two
-// secrets below, read at cold start.
+// One function (the `oidc` bundle, src/aws/oidc.ts) serves /oidc/{proxy+}: discovery, keys, authorize, the
+// login page and its join/continue calls, token, userInfo. The issuer is the stage URL (PUBLIC_URL) + /oidc.
+// The login page polls the core's public API through CloudFront (VWR's PublicAPIEndpoint parameter). The
+// client is the event: its redirect-URI allow-list and secret are the two secrets below, read at cold start.
 //
-// NOT YET CONNECTED TO THE STORE: the function numbers joins and signs tokens in process, over the waiting room's
-// Redis, token table and signing keys, like the core stack's functions. VWR's parameters of this template
-// (endpoints, region, event ID) do not carry them, so the function gets no VPC, REDIS_* or TOKEN_TABLE_NAME /
-// SIGNING_KEYS_SECRET_PREFIX here and, deployed as is, answers 503. Wiring that (e.g. exports of the core
-// stack, or extra parameters) changes this template's parameters and is left open (docs/aws.md).
+// The function joins visitors and signs tokens in process, over the core stack's waiting room: it runs in the
+// core's VPC and reads the core's settings document, both found through the core stack's exports
+// (deploy/aws/stacks/core-exports.ts) under the one parameter VWR's template did not have, CoreStackName.
+// VWR's PrivateAPIEndpoint and APIRegion are kept so its parameter files deploy unchanged; nothing here calls
+// the private API, and the stack must be in its core stack's region anyway (exports are regional).
 
 import { Aws, CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Distribution, ViewerProtocolPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import { Architecture, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { EventBus } from 'aws-cdk-lib/aws-events';
+import { ManagedPolicy } from 'aws-cdk-lib/aws-iam';
+import { Architecture, CfnFunction, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
-import { alarmAboveZero, functionAlarms, stringParameter } from './common.ts';
-
-/** The public API paths the login page polls, served by the OpenID function too. */
-export const OPENID_POLLING_PATHS = ['serving_num', 'waiting_num', 'queue_num'] as const;
+import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
+import { alarmAboveZero, functionAlarms, signingKeysAccess, stringParameter } from './common.ts';
+import { importCoreValue, type CoreExport } from './core-exports.ts';
 
 export class OpenIdStack extends Stack {
   constructor(scope: Construct, id: string, props: StackProps & { code: CodeSource }) {
     super(scope, id, props);
     this.templateOptions.description = 'Anteroom - Virtual Waiting Room on AWS, OpenID Connect adapter';
     const publicApi = stringParameter(this, 'PublicAPIEndpoint', 'Public endpoint URL for the virtual waiting room APIs');
-    // VWR's; unused here: the function reaches the store itself, not the private API.
+    // VWR's; kept for its parameter files (see above).
     stringParameter(this, 'PrivateAPIEndpoint', 'Private endpoint URL for the virtual waiting room APIs');
     stringParameter(this, 'APIRegion', 'AWS region name for the public and private waiting room APIs');
     const eventId = stringParameter(this, 'EventID', 'Event ID of waiting room');
+    const coreStackName = stringParameter(
+      this,
+      'CoreStackName',
+      'Name of the core stack (virtual-waiting-room-on-aws) of this event, in this region: its CoreStackName output',
+      { allowedPattern: '^[A-Za-z][A-Za-z0-9-]{0,127}$', constraintDescription: 'A CloudFormation stack name.' },
+    );
+    const core = (name: CoreExport) => importCoreValue(coreStackName.valueAsString, name);
 
     // Per event: the client secret (50 alphanumeric characters) and the redirect-URI allow-list.
     const clientSecret = new Secret(this, 'ClientSecret', {
@@ -83,10 +91,11 @@ export class OpenIdStack extends Stack {
       memorySize: 1024,
       timeout: Duration.seconds(10),
       environment: {
+        // Checked against the core's own at cold start.
         EVENT_ID: eventId.valueAsString,
-        // The issuer of the waiting room's own tokens (VWR's PublicTokenIssuer); OIDC tokens carry the OIDC issuer.
-        ISSUER: publicApi.valueAsString,
+        CORE_SETTINGS_SECRET_ARN: core('CoreSettingsSecretArn'),
         PUBLIC_URL: stageUrl,
+        PUBLIC_API_URL: publicApi.valueAsString,
         CLIENT_SECRET_ID: clientSecret.secretName,
         REDIRECT_URIS_SECRET_ID: redirectUris.secretName,
         NODE_OPTIONS: '--enable-source-maps',
@@ -95,12 +104,26 @@ export class OpenIdStack extends Stack {
     });
     clientSecret.grantRead(fn);
     redirectUris.grantRead(fn);
+    // In the core's VPC, with the core functions' security group (the one Redis admits).
+    (fn.node.defaultChild as CfnFunction).vpcConfig = {
+      subnetIds: Fn.split(',', core('FunctionSubnetIds')),
+      securityGroupIds: [core('FunctionSecurityGroupId')],
+    };
+    fn.role?.addManagedPolicy(ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
+    // What a core function may use, no more: its settings, Redis AUTH, the token table, the bus, the keys.
+    Secret.fromSecretCompleteArn(this, 'CoreSettings', core('CoreSettingsSecretArn')).grantRead(fn);
+    Secret.fromSecretCompleteArn(this, 'CoreRedisAuthToken', core('RedisAuthSecretArn')).grantRead(fn);
+    // The calls the token-table adapter makes (src/store/dynamodb), on the table and its index.
+    Table.fromTableAttributes(this, 'CoreTokenTable', { tableArn: core('TokenTableArn'), globalIndexes: [TOKEN_TABLE.expiryIndex] }).grant(
+      fn,
+      ...['GetItem', 'PutItem', 'UpdateItem', 'Query', 'DescribeTable'].map((action) => `dynamodb:${action}`),
+    );
+    EventBus.fromEventBusArn(this, 'CoreEventBus', core('EventBusArn')).grantPutEventsTo(fn);
+    fn.addToRolePolicy(signingKeysAccess(core('SigningKeysSecretPrefix')));
     functionAlarms(this, 'APIHandler', fn);
 
     const integration = new LambdaIntegration(fn);
     api.root.addResource('oidc').addProxy({ defaultIntegration: integration, anyMethod: true });
-    // What the login page polls (same origin: no preflight).
-    for (const path of OPENID_POLLING_PATHS) api.root.addResource(path).addMethod('GET', integration);
     const minute = Duration.minutes(1);
     alarmAboveZero(this, '4XXErrorOpenIDApiAlarm', api.metricClientError({ period: minute, statistic: 'Maximum' }), '4xx errors > 0');
     alarmAboveZero(this, '5XXErrorOpenIDApiAlarm', api.metricServerError({ period: minute, statistic: 'Maximum' }), '5xx errors > 0');

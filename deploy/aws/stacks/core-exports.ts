@@ -1,0 +1,35 @@
+// What the core stack exports for stacks built on it (the OpenID stack), as CloudFormation exports named
+// `<core stack name>-<name>`: the resources their functions use, whose identity changes only when the resource
+// is replaced. The waiting room's settings (ValidityPeriod, Redis endpoint, ...) are deliberately not exports
+// (an export cannot change while another stack imports it, which would freeze the core's parameters): they are
+// in the CoreSettings secret, read by the function at cold start (src/aws/core-settings.ts).
+
+import { Aws, CfnOutput, Fn, type Stack } from 'aws-cdk-lib';
+
+export const CORE_EXPORTS = {
+  CoreSettingsSecretArn: 'Secret holding the settings document of this waiting room (no secret values)',
+  FunctionSubnetIds: 'Subnets of the functions, comma-separated',
+  FunctionSecurityGroupId: 'Security group of the functions (Redis admits it)',
+  RedisAuthSecretArn: 'Secret holding the ElastiCache AUTH token',
+  TokenTableArn: 'DynamoDB table of token records',
+  EventBusArn: 'EventBridge bus of the events',
+  SigningKeysSecretPrefix: 'Secrets Manager name prefix of the signing keys',
+} as const;
+
+export type CoreExport = keyof typeof CORE_EXPORTS;
+
+/** The core stack's outputs, each exported as `${AWS::StackName}-<name>`. */
+export function exportCoreValues(stack: Stack, values: Record<CoreExport, string>): void {
+  for (const name of Object.keys(CORE_EXPORTS) as CoreExport[]) {
+    new CfnOutput(stack, name, {
+      value: values[name],
+      description: CORE_EXPORTS[name],
+      exportName: Fn.join('-', [Aws.STACK_NAME, name]),
+    });
+  }
+}
+
+/** The value the core stack named `coreStackName` exports as `name`. */
+export function importCoreValue(coreStackName: string, name: CoreExport): string {
+  return Fn.importValue(Fn.join('-', [coreStackName, name]));
+}

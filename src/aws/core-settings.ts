@@ -1,0 +1,57 @@
+// The core stack's settings document, as a function of another stack reads it (the OpenID stack's).
+//
+// The core stack publishes, in its CoreSettings secret, the environment its own functions run with
+// (CORE_SETTING_NAMES: the event settings, Redis, the token table, the event bus, the signing keys). A function
+// of a stack built on it reads that document at cold start and runs over the same waiting room, with the
+// settings the core runs with *now*: a core stack update (say a new ValidityPeriod) reaches it on its next cold
+// start, and no CloudFormation export pins those values (an imported export cannot change while imported).
+//
+// Only the names in CORE_SETTING_NAMES are taken from the document; everything else stays the function's own.
+// The function's own EVENT_ID (the stack parameter) must be the core's: a mismatch is a deployment mistake
+// and is refused by name rather than served against another event.
+
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { AwsConfigError, CORE_SETTING_NAMES } from './environment.ts';
+
+type Env = Record<string, string | undefined>;
+
+/** The variables of the document, checked: a JSON object of strings, with at least EVENT_ID and REDIS_HOST. */
+export function parseCoreSettings(text: string, secretId: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AwsConfigError(`secret ${secretId} must hold the core stack's settings as a JSON object`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new AwsConfigError(`secret ${secretId} must hold the core stack's settings as a JSON object`);
+  }
+  const settings: Record<string, string> = {};
+  for (const name of CORE_SETTING_NAMES) {
+    const value = (parsed as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new AwsConfigError(`secret ${secretId}: ${name} must be a string`);
+    settings[name] = value;
+  }
+  for (const name of ['EVENT_ID', 'REDIS_HOST'] as const) {
+    if (!settings[name]) throw new AwsConfigError(`secret ${secretId} names no ${name}: is it a core stack's CoreSettings secret?`);
+  }
+  return settings;
+}
+
+/** The function's environment with the core's settings in effect; EVENT_ID must agree. */
+export function withCoreSettings(env: Env, core: Record<string, string>): Env {
+  const own = env.EVENT_ID;
+  if (own && own !== core.EVENT_ID) {
+    throw new AwsConfigError(`this stack's EventID "${own}" is not the event of its core stack ("${core.EVENT_ID}")`);
+  }
+  return { ...env, ...core };
+}
+
+/** Reads CORE_SETTINGS_SECRET_ARN and answers the environment to build the function's configuration from. */
+export async function readCoreSettings(client: Pick<SecretsManagerClient, 'send'>, env: Env = process.env): Promise<Env> {
+  const secretId = env.CORE_SETTINGS_SECRET_ARN;
+  if (!secretId) throw new AwsConfigError('environment variable CORE_SETTINGS_SECRET_ARN is required');
+  const reply = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
+  return withCoreSettings(env, parseCoreSettings(reply.SecretString ?? '', secretId));
+}
