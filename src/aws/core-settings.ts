@@ -15,7 +15,7 @@ import { AwsConfigError, CORE_SETTING_NAMES } from './environment.ts';
 
 type Env = Record<string, string | undefined>;
 
-/** The variables of the document, checked: a JSON object of strings, with at least EVENT_ID and REDIS_HOST. */
+/** The variables of the document, checked: a JSON object with every CORE_SETTING_NAMES variable as a string. */
 export function parseCoreSettings(text: string, secretId: string): Record<string, string> {
   let parsed: unknown;
   try {
@@ -27,22 +27,21 @@ export function parseCoreSettings(text: string, secretId: string): Record<string
     throw new AwsConfigError(`secret ${secretId} must hold the core stack's settings as a JSON object`);
   }
   const settings: Record<string, string> = {};
+  // Every name, always: a missing one would silently fall back to a default (keys or tokens in Redis, no
+  // AUTH, no events) and run beside the core over other data.
   for (const name of CORE_SETTING_NAMES) {
     const value = (parsed as Record<string, unknown>)[name];
-    if (value === undefined) continue;
+    if (value === undefined) throw new AwsConfigError(`secret ${secretId} names no ${name}: is it a core stack's CoreSettings secret?`);
     if (typeof value !== 'string') throw new AwsConfigError(`secret ${secretId}: ${name} must be a string`);
     settings[name] = value;
-  }
-  for (const name of ['EVENT_ID', 'REDIS_HOST'] as const) {
-    if (!settings[name]) throw new AwsConfigError(`secret ${secretId} names no ${name}: is it a core stack's CoreSettings secret?`);
   }
   return settings;
 }
 
 /** The function's environment with the core's settings in effect; EVENT_ID must agree. */
 export function withCoreSettings(env: Env, core: Record<string, string>): Env {
-  const own = env.EVENT_ID;
-  if (own && own !== core.EVENT_ID) {
+  const own = env.EVENT_ID ?? '';
+  if (own !== core.EVENT_ID) {
     throw new AwsConfigError(`this stack's EventID "${own}" is not the event of its core stack ("${core.EVENT_ID}")`);
   }
   return { ...env, ...core };

@@ -38,7 +38,7 @@ export interface OidcFunctionConfig {
   clientSecretId?: string | undefined;
 }
 
-/** An absolute http(s) URL without query or fragment, from the environment; no trailing slash. */
+/** An absolute https URL without credentials, query or fragment, from the environment; no trailing slash. */
 function baseUrl(env: Env, name: string): string {
   const text = env[name];
   if (!text) throw new AwsConfigError(`environment variable ${name} is required`);
@@ -48,10 +48,11 @@ function baseUrl(env: Env, name: string): string {
   } catch {
     throw new AwsConfigError(`${name} must be an absolute URL (got "${text}")`);
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash) {
-    throw new AwsConfigError(`${name} must be an http(s) URL without query or fragment (got "${text}")`);
+  // Also an empty "?" or "#", which URL reports as no search or hash at all.
+  if (url.protocol !== 'https:' || url.username || url.password || /[?#]/.test(text)) {
+    throw new AwsConfigError(`${name} must be an https URL without credentials, query or fragment (got "${text}")`);
   }
-  return text.replace(/\/+$/, '');
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
 
 export function oidcConfigFromEnv(env: Env = process.env): OidcFunctionConfig {

@@ -95,10 +95,12 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   const secrets = new ClientSecrets(room.store);
   // From <basePath>/login back to the root, where the public API is; or the public API given.
   const publicApi = options.publicApiUrl ? new URL(options.publicApiUrl) : undefined;
-  if (publicApi && (!/^https?:$/.test(publicApi.protocol) || publicApi.search || publicApi.hash)) {
-    throw new Error(`the public API URL must be http(s) without query or fragment (got "${options.publicApiUrl}")`);
+  if (publicApi && (!/^https?:$/.test(publicApi.protocol) || publicApi.username || publicApi.password || /[?#]/.test(options.publicApiUrl!))) {
+    throw new Error(`the public API URL must be http(s) without credentials, query or fragment (got "${options.publicApiUrl}")`);
   }
-  const loginPage = loginPageHtml(publicApi ? publicApi.href.replace(/\/*$/, '/') : '../'.repeat(basePath.split('/').length - 1));
+  const loginPage = loginPageHtml(
+    publicApi ? `${publicApi.origin}${publicApi.pathname.replace(/\/*$/, '/')}` : '../'.repeat(basePath.split('/').length - 1),
+  );
   const loginHeaders = loginPageHeaders(publicApi?.origin);
 
   /** The keys of every client: a relying party finds its own by `kid`. */

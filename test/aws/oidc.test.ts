@@ -50,7 +50,10 @@ const coreSettings: Record<string, string> = {
   REDIS_HOST: '127.0.0.1',
   REDIS_PORT: String(redis.port),
   REDIS_TLS: 'false',
+  // Present and empty (= none): the local Redis has no AUTH, and events go nowhere.
+  REDIS_AUTH_SECRET_ARN: '',
   TOKEN_TABLE_NAME: tableName,
+  EVENT_BUS_NAME: '',
   SIGNING_KEYS_SECRET_PREFIX: 'stack-oidc/anteroom/signing-keys/',
 };
 secrets.set('core-stack/settings', JSON.stringify(coreSettings));
@@ -120,7 +123,10 @@ describe('AWS OpenID function', () => {
     assert.deepEqual(oidcConfigFromEnv({ ...env, PUBLIC_URL: `${STAGE_URL}/` }).publicUrl, STAGE_URL);
     assert.throws(() => oidcConfigFromEnv({ ...env, PUBLIC_URL: '' }), /PUBLIC_URL is required/);
     assert.throws(() => oidcConfigFromEnv({ ...env, PUBLIC_API_URL: '' }), /PUBLIC_API_URL is required/);
-    assert.throws(() => oidcConfigFromEnv({ ...env, PUBLIC_API_URL: 'https://d1.cloudfront.net/?x=1' }), /PUBLIC_API_URL must be an http\(s\) URL/);
+    for (const bad of ['https://d1.cloudfront.net/?x=1', 'https://d1.cloudfront.net/?', 'https://d1.cloudfront.net#', 'http://d1.cloudfront.net', 'https://u:p@d1.cloudfront.net']) {
+      assert.throws(() => oidcConfigFromEnv({ ...env, PUBLIC_API_URL: bad }), /PUBLIC_API_URL must be an https URL without credentials, query or fragment/, bad);
+    }
+    assert.equal(oidcConfigFromEnv({ ...env, PUBLIC_API_URL: 'https://d1.cloudfront.net/prefix//' }).publicApiUrl, 'https://d1.cloudfront.net/prefix');
     assert.deepEqual(await readOidcClientSettings(secretsClient, oidcConfigFromEnv(env)), {
       redirect_uris: [REDIRECT_URI],
       client_secret: CLIENT_SECRET,
@@ -146,6 +152,11 @@ describe('AWS OpenID function', () => {
     await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: 'core-stack/not-json' }), /as a JSON object/);
     secrets.set('core-stack/other-secret', JSON.stringify({ password: 'x' }));
     await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: 'core-stack/other-secret' }), /names no EVENT_ID/);
+    // Every setting, always: without TOKEN_TABLE_NAME it would quietly keep tokens in Redis, beside the core.
+    const { TOKEN_TABLE_NAME: _, ...partial } = coreSettings;
+    secrets.set('core-stack/partial', JSON.stringify(partial));
+    await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: 'core-stack/partial' }), /names no TOKEN_TABLE_NAME/);
+    await assert.rejects(oidcAwsConfig(secretsClient, { ...env, EVENT_ID: '' }), /EventID "" is not the event of its core stack/);
     secrets.set('core-stack/number', JSON.stringify({ ...coreSettings, REDIS_PORT: 6379 }));
     await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: 'core-stack/number' }), /REDIS_PORT must be a string/);
   });

@@ -55,6 +55,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { EVENT_ID_PATTERN } from '../../../src/domain/settings.ts';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
 import { CORE_SETTING_NAMES, type CoreSettingName } from '../../../src/aws/environment.ts';
@@ -112,7 +113,7 @@ export class CoreStack extends Stack {
     // ---- parameters: VWR's names and defaults ----
     const eventId = stringParameter(this, 'EventId', 'Unique ID for this instance of the waiting room', {
       minLength: 1,
-      allowedPattern: '^[A-Za-z0-9._~-]{1,128}$',
+      allowedPattern: EVENT_ID_PATTERN,
       constraintDescription: 'Letters, digits and . _ ~ - (at most 128).',
     });
     const validityPeriod = numberParameter(this, 'ValidityPeriod', 'Token validity period in seconds', 3600);

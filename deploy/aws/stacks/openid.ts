@@ -25,6 +25,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3'
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
+import { EVENT_ID_PATTERN } from '../../../src/domain/settings.ts';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import { alarmAboveZero, functionAlarms, signingKeysAccess, stringParameter } from './common.ts';
 import { importCoreValue, type CoreExport } from './core-exports.ts';
@@ -37,7 +38,10 @@ export class OpenIdStack extends Stack {
     // VWR's; kept for its parameter files (see above).
     stringParameter(this, 'PrivateAPIEndpoint', 'Private endpoint URL for the virtual waiting room APIs');
     stringParameter(this, 'APIRegion', 'AWS region name for the public and private waiting room APIs');
-    const eventId = stringParameter(this, 'EventID', 'Event ID of waiting room');
+    const eventId = stringParameter(this, 'EventID', 'Event ID of waiting room', {
+      allowedPattern: EVENT_ID_PATTERN,
+      constraintDescription: 'The core stack\'s EventId: letters, digits and . _ ~ - (at most 128).',
+    });
     const coreStackName = stringParameter(
       this,
       'CoreStackName',
