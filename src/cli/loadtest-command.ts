@@ -43,7 +43,10 @@ export function loadtestCommand(): Command {
     .addOption(new Option('--reclaims <n>', 're-claims of the token after the first claim, 0–3 (idempotency)').default('3'))
     .addOption(new Option('--waiting-num-every <n>', 'also poll /waiting_num on a visitor\'s first poll and every n-th after (0 = never)').default('10'))
     .addOption(new Option('--double-claim-every <n>', 'every n-th visitor sends its first claim twice at once (0 = never)').default('10'))
-    .addOption(new Option('--connections <n>', 'HTTP connections to the public API').default('128'))
+    .addOption(new Option('--connections <n>', 'keep-alive connections for the visitors\' polls, and as many for their joins and claims').default('128'))
+    .addOption(
+      new Option('--pipelining <n>', 'polls in flight per polling connection (HTTP/1.1 pipelining, 1 = none); 0 = send polls through undici like the other requests').default('8'),
+    )
     .addOption(new Option('--reset', 'reset the event (reset_initial_state) first, so positions must be exactly 1..N'))
     .addOption(new Option('--report <file>', 'write a self-contained HTML report with charts to this file'))
     .addOption(new Option('--json', 'print the result as one JSON object on the last line of stdout'))

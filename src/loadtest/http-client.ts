@@ -1,6 +1,8 @@
-// A pooled HTTP/1.1 client for one base URL (undici Pool, keep-alive, no pipelining). Requests go through
-// `dispatch` with a minimal handler rather than `request`: no stream per response, which matters when one
-// process drives tens of thousands of polls per second. Never throws: a network error is status 0.
+// A pooled HTTP/1.1 client for one base URL (undici Pool, keep-alive, no pipelining by default). Requests go
+// through `dispatch` with a minimal handler rather than `request`: no stream per response. It carries the
+// joins, claims, the private API and the tester's own readings; the waiting visitors' polls, by far the most
+// requests, go through src/loadtest/poll-connections.ts unless `--pipelining 0`. Never throws: a network
+// error is status 0.
 
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
@@ -18,6 +20,8 @@ export interface Reply {
 
 export interface ApiClientOptions {
   connections: number;
+  /** Requests in flight at once on one connection (HTTP/1.1 pipelining); 1 = none. */
+  pipelining?: number;
   /** Added to every request (e.g. x-api-key). */
   headers?: Record<string, string>;
   /** The run's time origin (performance.now() at start), so sentAt/receivedAt are run-relative. */
@@ -34,6 +38,8 @@ export class ApiClient {
   private readonly getHeaders: Record<string, string>;
   private readonly postHeaders: Record<string, string>;
   private readonly origin: number;
+  /** undici holds back pipelining behind a "blocking" request (by default any but HEAD) until its headers arrive. */
+  private readonly blocking: boolean;
   inFlight = 0;
   private closing: Promise<void> | null = null;
 
@@ -45,10 +51,11 @@ export class ApiClient {
     this.getHeaders = { ...options.headers };
     this.postHeaders = { 'content-type': 'application/json', ...options.headers };
     this.origin = options.origin;
+    this.blocking = (options.pipelining ?? 1) <= 1;
     const timeout = options.timeoutMs ?? 30_000;
     this.pool = new Pool(url.origin, {
       connections: options.connections,
-      pipelining: 1,
+      pipelining: options.pipelining ?? 1,
       headersTimeout: timeout,
       bodyTimeout: timeout,
       connectTimeout: 10_000,
@@ -83,7 +90,7 @@ export class ApiClient {
         resolve(reply);
       };
       this.pool.dispatch(
-        { method, path: this.prefix + path, headers, ...(body === undefined ? {} : { body }) },
+        { method, path: this.prefix + path, headers, blocking: this.blocking, ...(body === undefined ? {} : { body }) },
         {
           onRequestStart() {},
           onResponseStart(_controller, statusCode, responseHeaders) {

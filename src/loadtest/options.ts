@@ -31,8 +31,13 @@ export interface LoadTestOptions {
   waitingNumEvery: number;
   /** Every n-th visitor sends its first claim twice at once, like a double click (0 = never). */
   doubleClaimEvery: number;
-  /** Connections of the public-API pool. */
+  /** Connections for the visitors' polls, and as many again (undici) for their joins and claims. */
   connections: number;
+  /**
+   * Polls (GETs) in flight per polling connection, HTTP/1.1 pipelining; 1 = keep-alive without pipelining;
+   * 0 = polls go through undici with everything else (about 4× the client CPU per poll).
+   */
+  pipelining: number;
   /** Reset the event (reset_initial_state) before the run, so positions must be exactly 1..N. */
   reset: boolean;
   publicApiKey?: string | undefined;
@@ -173,6 +178,7 @@ export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOpti
     waitingNumEvery: count('--waiting-num-every', raw.waitingNumEvery ?? 10, 0, 1_000_000),
     doubleClaimEvery: count('--double-claim-every', raw.doubleClaimEvery ?? 10, 0, 1_000_000),
     connections: count('--connections', raw.connections ?? 128, 1, 4096),
+    pipelining: count('--pipelining', raw.pipelining ?? 8, 0, 64),
     reset: raw.reset === true,
     publicApiKey: optionalString(raw.publicApiKey),
     reportPath: optionalString(raw.report),

@@ -249,7 +249,7 @@ export function renderReport(result: LoadTestResult, context: ReportContext = {}
 <div class="meta">
   ${date} · event <code>${escapeHtml(s.event_id)}</code> at <code>${escapeHtml(s.target)}</code> (private <code>${escapeHtml(s.private_target)}</code>)<br>
   ${fmt(s.plan.visitors, 0)} visitors arriving at ${fmt(s.plan.arrival_rate)}/s, admitted at ${fmt(s.plan.admit_rate)}/s, polling every ${fmt(s.plan.poll_interval_ms, 0)} ms,
-  ${s.plan.reclaims} re-claims each, ${s.plan.connections} connections${s.plan.reset ? ', event reset first' : ''}<br>
+  ${s.plan.reclaims} re-claims each, ${s.plan.connections} connections${s.plan.pipelining > 0 ? ` (polls pipelined ${s.plan.pipelining} deep)` : ''}${s.plan.reset ? ', event reset first' : ''}<br>
   ${context.command ? `command: <code>${escapeHtml(context.command)}</code><br>` : ''}
   load generator: Node ${escapeHtml(s.client.node)}, ${fmt(s.client.cpu_s)} s CPU, ${fmt(s.client.max_rss_mb)} MB max RSS, event loop ${fmt(s.client.busy_mean * 100, 0)} % busy on average${s.server_cpu ? ` · server CPU ${fmt(s.server_cpu.mean * 100, 0)} % of a core on average (max ${fmt(s.server_cpu.max * 100, 0)} %)` : ''}
 </div>
@@ -268,6 +268,7 @@ ${table(['Endpoint', 'Requests', 'p50', 'p95', 'p99', 'max'], latencyRows, [fals
 
 <h2>Errors</h2>
 ${errorRows.length === 0 ? '<p>No errors: every answer was a 200 or an expected 202.</p>' : table(['Endpoint', 'Status', 'Count'], errorRows, [false, false, true])}
+${s.errors.malformed_responses > 0 ? `<p class="note">${fmt(s.errors.malformed_responses, 0)} polling connections were closed because an answer could not be read as HTTP/1.1; the requests on them count as <code>network</code> errors.</p>` : ''}
 ${s.failure_reasons.length ? `<h3>Why visitors failed</h3>${table(['Visitors', 'Reason'], s.failure_reasons.map((f) => [fmt(f.visitors, 0), escapeHtml(f.reason)]), [true, false])}` : ''}
 
 <h2>Time in queue</h2>

@@ -13,6 +13,7 @@ import { Progress, type ProgressSink } from './progress.ts';
 import { buildSummary, type EndedBy, type LoadTestSummary } from './summary.ts';
 import { RunStats, type SecondSample } from './stats.ts';
 import { TimerWheel } from './timer-wheel.ts';
+import { PollConnections } from './poll-connections.ts';
 import { computeVerdicts, type Verdict } from './verdicts.ts';
 import { Journey } from './visitor.ts';
 
@@ -52,6 +53,11 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
   const cpuAtStart = process.cpuUsage();
   const apiKey = options.publicApiKey ? { 'x-api-key': options.publicApiKey } : undefined;
   const publicApi = new ApiClient(options.target, { connections: options.connections, origin, ...(apiKey ? { headers: apiKey } : {}) });
+  // The visitors' polls, pipelined on connections of their own (--pipelining 0: through publicApi instead).
+  const polls =
+    options.pipelining > 0
+      ? new PollConnections(options.target, { connections: options.connections, pipelining: options.pipelining, origin, ...(apiKey ? { headers: apiKey } : {}) })
+      : null;
   // Set-up and the public key go through their own connections, never queued behind visitors' polls.
   const controlApi = new ApiClient(options.target, { connections: 2, origin, ...(apiKey ? { headers: apiKey } : {}) });
   const privateApi = new ApiClient(options.privateTarget, { connections: 2, origin });
@@ -84,6 +90,7 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     const ended = new Promise<EndedBy>((resolve) => (end = resolve));
     const journey = new Journey({
       api: publicApi,
+      ...(polls ? { polls } : {}),
       wheel,
       stats,
       options,
@@ -135,7 +142,7 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     if (wheel.error) throw wheel.error;
 
     // Answers still in flight are dropped: the visitors who sent them count as unfinished.
-    await publicApi.close();
+    await Promise.all([publicApi.close(), polls?.close()]);
     progress?.note(`verifying ${journey.served * 3} tokens…`);
     const keyReply = await controlApi.get(`/public_key?${eventQuery}`);
     const publicKey: JWK | string = keyReply.status === 200 ? (parseJson(keyReply.body) as JWK) : `/public_key answered ${describe(keyReply)}`;
@@ -162,9 +169,10 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
       endedBy,
       elapsedMs,
       cpuMicros: cpu.user + cpu.system,
+      malformedResponses: polls?.protocolErrors ?? 0,
     });
     return { summary, samples: stats.samples, verdicts };
   } finally {
-    await Promise.all([publicApi.close(), controlApi.close(), privateApi.close()]);
+    await Promise.all([publicApi.close(), polls?.close(), controlApi.close(), privateApi.close()]);
   }
 }

@@ -23,6 +23,8 @@ export interface LoadTestSummary {
     reclaims: number;
     duration_limit_s: number;
     connections: number;
+    /** Polls in flight per polling connection (0 = polls through undici). */
+    pipelining: number;
     reset: boolean;
   };
   ended_by: EndedBy;
@@ -34,7 +36,13 @@ export interface LoadTestSummary {
   admissions_per_s: number;
   requests: { total: number; per_s: number; peak_per_s: number };
   latency_ms: Partial<Record<Endpoint, LatencySummary>>;
-  errors: { total: number; by_status: Record<string, number>; by_endpoint: Partial<Record<Endpoint, Record<string, number>>> };
+  errors: {
+    total: number;
+    by_status: Record<string, number>;
+    by_endpoint: Partial<Record<Endpoint, Record<string, number>>>;
+    /** Polling connections closed because an answer could not be framed as HTTP/1.1 (its requests count as "network"). */
+    malformed_responses: number;
+  };
   /** From the join's answer to the first token set. */
   time_in_queue_s: { count: number; p50: number; p95: number; p99: number; max: number };
   /** From the increment that let a visitor in (its answer) to that visitor's token set: the polling delay. */
@@ -60,6 +68,8 @@ export interface SummaryInput {
   endedBy: EndedBy;
   elapsedMs: number;
   cpuMicros: number;
+  /** Polling connections closed on an answer that could not be framed (src/loadtest/poll-connections.ts). */
+  malformedResponses?: number;
 }
 
 function span(times: number[]): number {
@@ -158,6 +168,7 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
       reclaims: o.reclaims,
       duration_limit_s: o.durationMs / 1000,
       connections: o.connections,
+      pipelining: o.pipelining,
       reset: o.reset,
     },
     ended_by: input.endedBy,
@@ -179,7 +190,7 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
       peak_per_s: stats.samples.reduce((peak, sample) => Math.max(peak, sample.requestsPerSec), 0),
     },
     latency_ms: latency,
-    errors: { total: stats.errors, by_status: stats.errorsByStatus(), by_endpoint: byEndpoint },
+    errors: { total: stats.errors, by_status: stats.errorsByStatus(), by_endpoint: byEndpoint, malformed_responses: input.malformedResponses ?? 0 },
     time_in_queue_s: percentilesOf(served.map((v) => (v.tokenAt - v.joinedAt) / 1000)),
     admission_to_token_ms: percentilesOf(admissionToToken(visitors, input.increments)),
     failure_reasons: [...reasons]
@@ -214,7 +225,8 @@ export function formatSummary(s: LoadTestSummary): string {
       `${fmt(s.visitors.done)} done, ${fmt(s.visitors.failed)} failed, ${fmt(s.visitors.unfinished)} unfinished`,
     `  rates       joins ${fmt(s.joins_per_s)}/s (planned ${fmt(s.plan.arrival_rate)}/s), admissions ${fmt(s.admissions_per_s)}/s (planned ${fmt(s.plan.admit_rate)}/s)`,
     `  requests    ${fmt(s.requests.total)} total, ${fmt(s.requests.per_s)}/s average, ${fmt(s.requests.peak_per_s)}/s peak in one second`,
-    `  errors      ${s.errors.total === 0 ? 'none' : Object.entries(s.errors.by_status).map(([k, n]) => `${k}: ${fmt(n)}`).join(', ')}`,
+    `  errors      ${s.errors.total === 0 ? 'none' : Object.entries(s.errors.by_status).map(([k, n]) => `${k}: ${fmt(n)}`).join(', ')}` +
+      (s.errors.malformed_responses > 0 ? ` (${fmt(s.errors.malformed_responses)} polling connections closed on a malformed answer)` : ''),
     `  in queue    p50 ${s.time_in_queue_s.p50} s, p95 ${s.time_in_queue_s.p95} s, p99 ${s.time_in_queue_s.p99} s, max ${s.time_in_queue_s.max} s` +
       ` (admission → token p50 ${fmt(s.admission_to_token_ms.p50)} ms, p99 ${fmt(s.admission_to_token_ms.p99)} ms)`,
     `  client      ${s.client.cpu_s} s CPU, ${s.client.max_rss_mb} MB max RSS, event loop busy ${fmt(s.client.busy_mean * 100)} % ` +

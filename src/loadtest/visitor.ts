@@ -5,7 +5,8 @@
 //   → claim (POST /generate_token; 202 = not yet, back to waiting; every n-th visitor claims twice at once)
 //   → re-claim (up to 3 times, must be byte-identical) → confirm (GET /queue_num: same position) → done
 //
-// No visitor owns a loop or a timer: each answer schedules the visitor's next step on the wheel. Only
+// No visitor owns a loop or a timer: each answer schedules the visitor's next step on the wheel. GETs (the
+// polls) and POSTs (join, claims) may go through different clients: pipelined polling connections and undici. Only
 // network errors, 429 and 5xx are retried (with back-off, honouring Retry-After); any other unexpected
 // status ends that visitor's journey as failed, with the reason recorded.
 
@@ -24,8 +25,16 @@ export type JourneyOptions = Pick<
   'eventId' | 'visitors' | 'arrivalRate' | 'pollIntervalMs' | 'reclaims' | 'waitingNumEvery' | 'doubleClaimEvery'
 >;
 
+/** What the visitors' GETs go through: the pipelined polling connections, or the ApiClient itself. */
+export interface GetClient {
+  get(path: string): Promise<Reply>;
+}
+
 export interface JourneyDeps {
+  /** Joins and claims (POST); also the GETs when `polls` is not given. */
   api: ApiClient;
+  /** The polls: /queue_num, /serving_num, /waiting_num. */
+  polls?: GetClient;
   wheel: TimerWheel;
   stats: RunStats;
   options: JourneyOptions;
@@ -69,12 +78,14 @@ export class Journey {
   private stopped = false;
   private launched = 0;
   private readonly deps: JourneyDeps;
+  private readonly polls: GetClient;
   private readonly o: JourneyOptions;
   private readonly eventQuery: string;
   private readonly eventBody: string;
 
   constructor(deps: JourneyDeps) {
     this.deps = deps;
+    this.polls = deps.polls ?? deps.api;
     this.o = deps.options;
     this.eventQuery = `event_id=${encodeURIComponent(this.o.eventId)}`;
     this.eventBody = JSON.stringify({ event_id: this.o.eventId });
@@ -107,7 +118,8 @@ export class Journey {
   }
 
   private call(endpoint: Endpoint, method: 'GET' | 'POST', path: string, body?: string): Promise<Reply> {
-    return this.deps.api.send(method, path, body).then((reply) => {
+    const sent = method === 'GET' ? this.polls.get(path) : this.deps.api.send(method, path, body);
+    return sent.then((reply) => {
       // Requests aborted by the end of the run are not the server's errors.
       if (!this.stopped) this.deps.stats.record(endpoint, reply.status, reply.receivedAt - reply.sentAt);
       return reply;

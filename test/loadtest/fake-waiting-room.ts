@@ -53,7 +53,16 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 type CryptoKeyPair = { privateKey: CryptoKey; publicKey: CryptoKey };
 let keyPairs: Promise<CryptoKeyPair[]> | null = null;
 
-export async function startFakeWaitingRoom(bug: Bug, eventId = 'Sample'): Promise<FakeWaitingRoom> {
+export interface FakeOptions {
+  /**
+   * Every n-th GET /serving_num gets a connection fault instead of an answer, in turn: the connection dropped
+   * without a word, a malformed answer, an answer with `Connection: close` (node:http then ignores whatever was
+   * pipelined behind it). Not a bug of the waiting room: the load tester must retry, count, and stay correct.
+   */
+  faultyPollEvery?: number;
+}
+
+export async function startFakeWaitingRoom(bug: Bug, eventId = 'Sample', fakeOptions: FakeOptions = {}): Promise<FakeWaitingRoom> {
   keyPairs ??= Promise.all([generateKeyPair('RS256', { extractable: true }), generateKeyPair('RS256', { extractable: true })]);
   const [{ privateKey, publicKey }, foreign] = (await keyPairs) as [CryptoKeyPair, CryptoKeyPair];
   const kid = randomBytes(16).toString('hex');
@@ -65,6 +74,8 @@ export async function startFakeWaitingRoom(bug: Bug, eventId = 'Sample'): Promis
   let issued = 0;
   const entries = new Map<string, Entry>();
   const lead = bug === 'ahead-of-counter' ? 1000 : 0;
+  let polls = 0;
+  let faults = 0;
 
   const sign = async (requestId: string, entry: Entry, key: CryptoKey) => {
     const now = Math.floor(Date.now() / 1000);
@@ -105,9 +116,23 @@ export async function startFakeWaitingRoom(bug: Bug, eventId = 'Sample'): Promis
         else send(res, 200, { queue_number: entry.position, entry_time: entry.entryTime, event_id: eventId, status: 1 });
         return;
       }
-      case 'GET /serving_num':
+      case 'GET /serving_num': {
+        const every = fakeOptions.faultyPollEvery ?? 0;
+        if (every > 0 && ++polls % every === 0) {
+          const fault = faults++ % 3;
+          if (fault === 0) {
+            req.socket.destroy();
+            return;
+          }
+          if (fault === 1) {
+            req.socket.end('HTTP/1.1 200 OK\r\nContent-Length: nope\r\n\r\n{}');
+            return;
+          }
+          res.setHeader('connection', 'close');
+        }
         send(res, 200, { serving_counter: serving + lead });
         return;
+      }
       case 'GET /waiting_num':
         send(res, 200, { waiting_num: Math.max(0, queue - issued) });
         return;

@@ -50,6 +50,8 @@ describe('load test options', () => {
     assert.equal(o.privateTarget, 'http://127.0.0.1:8080/private');
     assert.equal(o.pollIntervalMs, 1000);
     assert.equal(o.reclaims, 3);
+    assert.equal(o.connections, 128);
+    assert.equal(o.pipelining, 8, 'polls pipelined 8 deep');
     assert.deepEqual(o.auth, { kind: 'bearer', token: 'admin-token-0123456789' });
     // Planned journey: 1000 visitors admitted at 50/s = 20 s; twice that plus 30 s plus 4 polls.
     assert.equal(o.durationMs, 74_000);
@@ -70,6 +72,9 @@ describe('load test options', () => {
     assert.throws(() => parseLoadTestOptions({ ...base, arrivalRate: '0/s' }), /--arrival-rate/);
     assert.throws(() => parseLoadTestOptions({ ...base, reclaims: '4' }), /--reclaims/);
     assert.throws(() => parseLoadTestOptions({ ...base, pollInterval: '1ms' }), /--poll-interval/);
+    assert.throws(() => parseLoadTestOptions({ ...base, pipelining: '65' }), /--pipelining must be a whole number from 0 to 64/);
+    assert.throws(() => parseLoadTestOptions({ ...base, pipelining: '-1' }), /--pipelining/);
+    assert.equal(parseLoadTestOptions({ ...base, pipelining: '0' }).pipelining, 0);
     assert.throws(() => parseLoadTestOptions({ ...base, eventId: 'a b' }), /--event-id/);
     assert.throws(() => parseLoadTestOptions({ ...base, target: 'ftp://127.0.0.1' }), /--target/);
     assert.throws(() => parseLoadTestOptions({ ...base, target: 'http://127.0.0.1:8080/?x=1' }), /--target/);

@@ -126,6 +126,34 @@ describe('load test against a correct waiting room (in-process Anteroom, system 
   });
 });
 
+describe('load test over connections that fail (polls pipelined, and through undici)', () => {
+  for (const pipelining of ['8', '0']) {
+    it(`pipelining ${pipelining}: dropped, malformed and closing answers to polls are retried and counted; every verdict holds`, async () => {
+      const fake = await startFakeWaitingRoom('none', 'Sample', { faultyPollEvery: 50 });
+      let result: LoadTestResult;
+      try {
+        result = await runLoadTest(
+          smallRun(fake.url, fake.privateUrl, { visitors: '200', arrivalRate: '1000/s', admitRate: '200/s', adminToken: FAKE_ADMIN_TOKEN, pipelining }),
+        );
+      } finally {
+        await fake.close();
+      }
+      const s = result.summary;
+      assert.deepEqual(failing(result), [], JSON.stringify(s.verdicts));
+      assert.equal(s.ended_by, 'journey');
+      assert.equal(s.visitors.failed, 0, JSON.stringify(s.failure_reasons));
+      assert.equal(s.visitors.done, 200);
+      assert.equal(s.plan.pipelining, Number(pipelining));
+      // Every request is accounted for once: the per-endpoint counts add up to the total, errors to their statuses.
+      const counted = Object.values(s.latency_ms).reduce((sum, l) => sum + l.count, 0);
+      assert.equal(counted, s.requests.total);
+      assert.ok((s.errors.by_status.network ?? 0) > 0, JSON.stringify(s.errors));
+      assert.equal(s.errors.total, Object.values(s.errors.by_status).reduce((sum, n) => sum + n, 0));
+      if (pipelining !== '0') assert.ok(s.errors.malformed_responses > 0, JSON.stringify(s.errors));
+    });
+  }
+});
+
 describe('load test against deliberately broken waiting rooms', () => {
   async function runAgainst(bug: Bug, extra: Record<string, unknown> = {}): Promise<LoadTestResult> {
     const fake = await startFakeWaitingRoom(bug);
