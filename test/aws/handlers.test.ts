@@ -28,7 +28,6 @@ import { apiGatewayEvent, scheduledEvent, snsEvent, sqsEvent } from './events.ts
 import { fakeSecretsManager, serveAsApiGateway, startDynalite, startJsonService, TEST_AWS } from './local-aws.ts';
 
 const [redis, dynamo] = await Promise.all([startRedisServer(), startDynalite()]);
-const tableName = await dynamo.createTokenTable();
 const secrets = new Map<string, string>();
 const secretsManager = await startJsonService(fakeSecretsManager(secrets));
 const published: { Source: string; DetailType: string; Detail: string; EventBusName: string }[] = [];
@@ -59,7 +58,8 @@ function stackEnvironment(overrides: Record<string, string> = {}): Record<string
     REDIS_PORT: String(redis.port),
     REDIS_TLS: 'false',
     REDIS_KEY_PREFIX: `ar-aws-${process.pid}-${n}:`,
-    TOKEN_TABLE_NAME: tableName,
+    // Each stack has its own token table, as on AWS: records of one test's 'Sample' must not count in another's.
+    TOKEN_TABLE_NAME: `tokens-${process.pid}-stack-${n}`,
     EVENT_BUS_NAME: `bus-${n}`,
     SIGNING_KEYS_SECRET_PREFIX: `stack-${n}/anteroom/signing-keys/`,
     INTAKE_QUEUE_URL: `https://sqs.us-east-1.amazonaws.com/123456789012/intake-${n}`,
@@ -86,11 +86,13 @@ function deployment(overrides: Record<string, string> = {}, clock = new TestCloc
   const config = awsConfigFromEnv(env);
   const queue = new MemoryQueue();
   const runtimes: AwsRuntime[] = [];
+  const table = once(() => dynamo.createTokenTable(config.tokenTableName!));
   const environment = (intake?: IntakeQueue) =>
     once(async () => {
+      await table();
       const store = new CompositeStore({
         redis: new RedisStore({ url: redis.url, keyPrefix: config.redis.keyPrefix, readyTimeoutMs: 5000 }),
-        tokens: new TokenTable({ client: dynamo.client, tableName }),
+        tokens: new TokenTable({ client: dynamo.client, tableName: config.tokenTableName! }),
         keys: new SecretsManagerKeyStore({
           client: new SecretsManagerClient({ ...TEST_AWS, endpoint: secretsManager.endpoint }),
           prefix: config.signingKeysSecretPrefix!,
@@ -354,7 +356,7 @@ describe('AWS Lambda handlers', () => {
       const other = await createRuntime(d.config, {
         store: new CompositeStore({
           redis: new RedisStore({ url: redis.url, keyPrefix: d.config.redis.keyPrefix }),
-          tokens: new TokenTable({ client: dynamo.client, tableName }),
+          tokens: new TokenTable({ client: dynamo.client, tableName: d.config.tokenTableName! }),
           keys: new SecretsManagerKeyStore({
             client: new SecretsManagerClient({ ...TEST_AWS, endpoint: secretsManager.endpoint }),
             prefix: d.config.signingKeysSecretPrefix!,

@@ -22,8 +22,8 @@ export const TEST_AWS = {
 export interface LocalDynamo {
   endpoint: string;
   client: DynamoDBClient;
-  /** Creates a token table (the layout of tokenTableDefinition) and returns its name. */
-  createTokenTable(): Promise<string>;
+  /** Creates a token table (the layout of tokenTableDefinition), named `name` or a fresh name, and returns its name. */
+  createTokenTable(name?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -39,8 +39,7 @@ export async function startDynalite(): Promise<LocalDynamo> {
   return {
     endpoint,
     client,
-    async createTokenTable() {
-      const name = `tokens-${process.pid}-${++tables}`;
+    async createTokenTable(name = `tokens-${process.pid}-${++tables}`) {
       await client.send(new CreateTableCommand(tokenTableDefinition(name)));
       return name;
     },
