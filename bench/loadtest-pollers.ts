@@ -1,5 +1,6 @@
 // A crowd of waiting visitors polling once a second, measured from outside both processes: starts
-// `anteroom serve --store memory` on CPU 1, runs the real `anteroom loadtest` CLI on CPU 0 (visitors join at
+// `anteroom serve` on CPU 1 (on the embedded SQLite store by default; --store memory, or redis for a private
+// redis-server of its own), runs the real `anteroom loadtest` CLI on CPU 0 (visitors join at
 // --arrival-rate, admit 1/s, poll 1 s), and samples every second the CPU time of both processes
 // (/proc/<pid>/stat) and the requests the server counted (its /metrics). Over the steady part of the run —
 // from 5 s after the last visitor joined to 3 s before the end — it prints requests/s, each process's CPU
@@ -7,9 +8,9 @@
 // and, as the last line, its whole JSON result.
 //
 //   node bench/loadtest-pollers.ts [--visitors 50000] [--arrival-rate 2500/s] [--duration 60s]
-//        [--pipelining N] [--connections N] [--report docs/loadtest-pollers-50k.html]
+//        [--store embedded|memory|redis] [--pipelining N] [--connections N] [--report docs/loadtest-pollers-50k.html]
 //
-// Linux only (/proc). The server is stopped and its data directory removed at the end.
+// Linux only (/proc). The server (and its redis-server) are stopped and their data directories removed at the end.
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -21,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { parseDuration, parseRate } from '../src/loadtest/options.ts';
 import type { LoadTestSummary } from '../src/loadtest/summary.ts';
 import { pinnedCommand, startChildNode } from '../test/support/child-node.ts';
+import { startRedisServer, type RedisServer } from '../test/support/redis-server.ts';
 
 const BIN = fileURLToPath(new URL('../bin/anteroom.js', import.meta.url));
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -31,6 +33,7 @@ const { values: args } = parseArgs({
     visitors: { type: 'string', default: '50000' },
     'arrival-rate': { type: 'string', default: '2500/s' },
     duration: { type: 'string', default: '60s' },
+    store: { type: 'string', default: 'embedded' },
     pipelining: { type: 'string' },
     connections: { type: 'string' },
     report: { type: 'string' },
@@ -61,8 +64,12 @@ async function serverRequests(url: string): Promise<number> {
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
+  if (!['embedded', 'memory', 'redis'].includes(args.store)) throw new Error('--store must be embedded, memory or redis');
   const dataDir = mkdtempSync(join(tmpdir(), 'anteroom-pollers-'));
-  const server = await startChildNode(['--store', 'memory', '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN], {}, { cpu: 1 });
+  // Redis as in bench/redis.ts: AOF with fsync every second.
+  const redis: RedisServer | null = args.store === 'redis' ? await startRedisServer({ appendfsync: 'everysec' }) : null;
+  const store = args.store === 'memory' ? ['--store', 'memory'] : redis ? ['--store', redis.url] : [];
+  const server = await startChildNode([...store, '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN], {}, { cpu: 1 });
   const readings: Reading[] = [];
   try {
     const loadArgs = [
@@ -98,7 +105,7 @@ async function main(): Promise<void> {
     const window = readings.filter((r) => r.t >= from && r.t <= to);
     const summary = JSON.parse(stdout.trim().split('\n').pop()!) as LoadTestSummary;
     const s = summary.latency_ms.serving_num;
-    console.log(`\nsteady state, ${fmt(from, 1)}–${fmt(to, 1)} s after the tester started (every visitor joined and polling):`);
+    console.log(`\nstore: ${args.store}; steady state, ${fmt(from, 1)}–${fmt(to, 1)} s after the tester started (every visitor joined and polling):`);
     if (window.length >= 2) {
       const a = window[0]!;
       const b = window.at(-1)!;
@@ -123,6 +130,7 @@ async function main(): Promise<void> {
   } finally {
     server.process.kill('SIGTERM');
     await server.exited;
+    await redis?.destroy();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
