@@ -91,22 +91,30 @@ export function cloudWatchAlarmPauseCheck(alarmName: string, cloudWatch: CloudWa
   };
 }
 
+/** The part of @aws-sdk/client-cloudwatch's client the alarm check uses. */
+export interface CloudWatchClientLike {
+  send(command: unknown): Promise<unknown>;
+}
+
 /**
- * CloudWatch through @aws-sdk/client-cloudwatch, which the Lambda Node.js runtime provides (not a dependency
- * of this repository; loaded when first needed).
+ * CloudWatch through @aws-sdk/client-cloudwatch. The Lambda Node.js runtime provides that package (the bundle
+ * marks @aws-sdk/* external), so it is loaded when first needed; here it is a devDependency, and the tests
+ * pass a client pointed at a local endpoint.
  */
-export function runtimeCloudWatch(): CloudWatchLike {
+export function runtimeCloudWatch(client?: CloudWatchClientLike): CloudWatchLike {
   const moduleName = '@aws-sdk/client-cloudwatch';
   type Module = {
-    CloudWatchClient: new (config: object) => { send(command: unknown): Promise<{ MetricAlarms?: { StateValue?: string }[] }> };
+    CloudWatchClient: new (config: object) => CloudWatchClientLike;
     DescribeAlarmsCommand: new (input: object) => unknown;
   };
-  let loaded: Promise<{ module: Module; client: InstanceType<Module['CloudWatchClient']> }> | undefined;
+  let loaded: Promise<{ module: Module; client: CloudWatchClientLike }> | undefined;
   return {
     async describeAlarmState(alarmName) {
-      loaded ??= (import(moduleName) as Promise<Module>).then((module) => ({ module, client: new module.CloudWatchClient({}) }));
-      const { module, client } = await loaded;
-      const reply = await client.send(new module.DescribeAlarmsCommand({ AlarmNames: [alarmName] }));
+      loaded ??= (import(moduleName) as Promise<Module>).then((module) => ({ module, client: client ?? new module.CloudWatchClient({}) }));
+      const { module, client: cloudWatch } = await loaded;
+      const reply = (await cloudWatch.send(new module.DescribeAlarmsCommand({ AlarmNames: [alarmName] }))) as {
+        MetricAlarms?: { StateValue?: string }[];
+      };
       return reply.MetricAlarms?.[0]?.StateValue;
     },
   };

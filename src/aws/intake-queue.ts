@@ -44,9 +44,9 @@ interface SqsModule {
 }
 
 /**
- * The SQS queue, through @aws-sdk/client-sqs. That package is part of the AWS Lambda Node.js runtime (the
- * bundle marks @aws-sdk/* external) but not a dependency of this repository, so it is loaded when first
- * needed; tests use their own IntakeQueue.
+ * The SQS queue, through @aws-sdk/client-sqs. The Lambda Node.js runtime provides that package (the bundle
+ * marks @aws-sdk/* external), so it is loaded when first needed; here it is a devDependency, and the tests
+ * pass a client pointed at a local endpoint.
  */
 export function sqsIntakeQueue(queueUrl: string, client?: SqsClientLike): IntakeQueue {
   const moduleName = '@aws-sdk/client-sqs';

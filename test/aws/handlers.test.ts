@@ -1,19 +1,20 @@
 // The Lambda handlers of the AWS deployment, invoked with realistic API Gateway, SQS, EventBridge-schedule
-// and SNS events, against a real redis-server, dynalite (DynamoDB) and local Secrets Manager / EventBridge
-// endpoints driven by the real AWS SDK clients. Nothing here is mocked below the handlers' own inputs.
+// and SNS events, against a real redis-server, dynalite (DynamoDB) and local Secrets Manager / EventBridge /
+// SQS endpoints driven by the real AWS SDK clients. Nothing here is mocked below the handlers' own inputs.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyResult, SQSEvent } from 'aws-lambda';
 import { createVerifier } from '../../src/authorizer/verify.ts';
 import { privateHttpApp, proxyHandler, publicHttpApp } from '../../src/aws/api-gateway.ts';
 import { handler as authorizerHandler } from '../../src/aws/authorizer.ts';
 import { awsConfigFromEnv } from '../../src/aws/environment.ts';
 import { createIntakeConsumer } from '../../src/aws/intake-consumer.ts';
-import { encodeIntakeMessage, type IntakeMessage, type IntakeQueue } from '../../src/aws/intake-queue.ts';
+import { decodeIntakeMessage, encodeIntakeMessage, sqsIntakeQueue, type IntakeMessage, type IntakeQueue } from '../../src/aws/intake-queue.ts';
 import { createMaxSizeInletHandler, createPeriodicInletHandler, cloudWatchAlarmPauseCheck, privateApiFromEnv } from '../../src/aws/inlet.ts';
 import { createJobHandlers } from '../../src/aws/jobs.ts';
 import { createRuntime, once, type AwsRuntime } from '../../src/aws/runtime.ts';
@@ -25,11 +26,13 @@ import { RedisStore } from '../../src/store/redis/redis-store.ts';
 import { TestClock } from '../support/node.ts';
 import { startRedisServer } from '../support/redis-server.ts';
 import { apiGatewayEvent, scheduledEvent, snsEvent, sqsEvent } from './events.ts';
-import { fakeSecretsManager, serveAsApiGateway, startDynalite, startJsonService, TEST_AWS } from './local-aws.ts';
+import { fakeSecretsManager, fakeSqs, serveAsApiGateway, startDynalite, startJsonService, TEST_AWS, type SqsMessage } from './local-aws.ts';
 
 const [redis, dynamo] = await Promise.all([startRedisServer(), startDynalite()]);
 const secrets = new Map<string, string>();
 const secretsManager = await startJsonService(fakeSecretsManager(secrets));
+const sqsAccepted: SqsMessage[] = [];
+const sqs = await startJsonService(fakeSqs(sqsAccepted));
 const published: { Source: string; DetailType: string; Detail: string; EventBusName: string }[] = [];
 const eventBridge = await startJsonService({
   PutEvents(body) {
@@ -38,7 +41,7 @@ const eventBridge = await startJsonService({
     return { body: { FailedEntryCount: 0, Entries: entries.map(() => ({ EventId: randomUUID() })) } };
   },
 });
-after(() => Promise.all([redis.destroy(), dynamo.close(), secretsManager.close(), eventBridge.close()]));
+after(() => Promise.all([redis.destroy(), dynamo.close(), secretsManager.close(), eventBridge.close(), sqs.close()]));
 
 const ISSUER = 'https://pub1234567.execute-api.us-east-1.amazonaws.com/api';
 let deployments = 0;
@@ -68,15 +71,32 @@ function stackEnvironment(overrides: Record<string, string> = {}): Record<string
   };
 }
 
-/** The SQS queue: keeps what the public API sends, hands it to the consumer as an SQS event. */
-class MemoryQueue implements IntakeQueue {
-  readonly sent: IntakeMessage[] = [];
-  async send(messages: readonly IntakeMessage[]): Promise<void> {
-    this.sent.push(...messages);
+/**
+ * The stack's SQS queue: the public API sends joins through the real SQS client (sqsIntakeQueue) to the local
+ * SQS endpoint; deliver() hands what the queue accepted since the last call to the consumer as one SQS event
+ * (what Lambda's event source mapping does).
+ */
+class LocalSqsQueue implements IntakeQueue {
+  private readonly queue: IntakeQueue;
+  private readonly url: string;
+  constructor(url: string) {
+    this.url = url;
+    this.queue = sqsIntakeQueue(url, new SQSClient({ ...TEST_AWS, endpoint: sqs.endpoint }));
   }
-  /** The messages sent since the last call, as one SQS event (what Lambda's event source mapping delivers). */
+  send(messages: readonly IntakeMessage[]): Promise<void> {
+    return this.queue.send(messages);
+  }
+  private take(): SqsMessage[] {
+    const mine = sqsAccepted.filter((m) => m.queueUrl === this.url);
+    sqsAccepted.splice(0, sqsAccepted.length, ...sqsAccepted.filter((m) => m.queueUrl !== this.url));
+    return mine;
+  }
+  /** Accepted, not yet delivered. */
+  get sent(): IntakeMessage[] {
+    return sqsAccepted.filter((m) => m.queueUrl === this.url).map((m) => decodeIntakeMessage(m.body)!);
+  }
   deliver(): SQSEvent {
-    return sqsEvent(this.sent.splice(0).map((m) => ({ body: encodeIntakeMessage(m) })));
+    return sqsEvent(this.take().map((m) => ({ messageId: m.messageId, body: m.body })));
   }
 }
 
@@ -84,7 +104,7 @@ class MemoryQueue implements IntakeQueue {
 function deployment(overrides: Record<string, string> = {}, clock = new TestClock()) {
   const env = stackEnvironment(overrides);
   const config = awsConfigFromEnv(env);
-  const queue = new MemoryQueue();
+  const queue = new LocalSqsQueue(config.intakeQueueUrl!);
   const runtimes: AwsRuntime[] = [];
   const table = once(() => dynamo.createTokenTable(config.tokenTableName!));
   const environment = (intake?: IntakeQueue) =>

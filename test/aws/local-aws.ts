@@ -1,8 +1,10 @@
 // Local stand-ins for the AWS services the Lambda handlers use, so that everything runs on this machine:
 // - DynamoDB: dynalite (DynamoDB's API on local disk), talked to by the real @aws-sdk/client-dynamodb;
-// - Secrets Manager and EventBridge: a tiny HTTP endpoint speaking the AWS JSON protocol of the few
-//   operations used (CreateSecret, GetSecretValue, PutEvents), talked to by the real SDK clients.
+// - Secrets Manager, EventBridge, SQS and CloudWatch: a tiny HTTP endpoint speaking the AWS JSON protocol of
+//   the few operations used (CreateSecret, GetSecretValue, PutEvents, SendMessageBatch, DescribeAlarms),
+//   talked to by the real SDK clients.
 
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -99,6 +101,50 @@ export function fakeSecretsManager(secrets = new Map<string, string>()): Record<
       const value = secrets.get(id);
       if (value === undefined) return { status: 400, body: { __type: 'ResourceNotFoundException', message: `${id} not found` } };
       return { body: { Name: id, SecretString: value } };
+    },
+  };
+}
+
+/** A message SQS accepted: its queue, ID and body. */
+export interface SqsMessage {
+  queueUrl: string;
+  messageId: string;
+  body: string;
+}
+
+/**
+ * SQS's SendMessageBatch, keeping what it accepts in `accepted`. `refuse(id, body)` may turn an entry down, as
+ * SQS does with an entry it cannot take (the batch still succeeds; the entry is listed under Failed). The
+ * answer carries each body's MD5, which the SDK checks.
+ */
+export function fakeSqs(accepted: SqsMessage[], refuse: (entryId: string, body: string) => boolean = () => false): Record<string, JsonHandler> {
+  return {
+    SendMessageBatch(body) {
+      const queueUrl = String(body.QueueUrl);
+      const entries = body.Entries as { Id: string; MessageBody: string }[];
+      const Successful: { Id: string; MessageId: string; MD5OfMessageBody: string }[] = [];
+      const Failed: { Id: string; SenderFault: boolean; Code: string; Message: string }[] = [];
+      for (const entry of entries) {
+        if (refuse(entry.Id, entry.MessageBody)) {
+          Failed.push({ Id: entry.Id, SenderFault: false, Code: 'InternalError', Message: 'try again' });
+          continue;
+        }
+        const messageId = randomUUID();
+        accepted.push({ queueUrl, messageId, body: entry.MessageBody });
+        Successful.push({ Id: entry.Id, MessageId: messageId, MD5OfMessageBody: createHash('md5').update(entry.MessageBody).digest('hex') });
+      }
+      return { body: { Successful, Failed } };
+    },
+  };
+}
+
+/** CloudWatch's DescribeAlarms for metric alarms, from a map of alarm name → state. */
+export function fakeCloudWatch(alarms: Map<string, string>): Record<string, JsonHandler> {
+  return {
+    DescribeAlarms(body) {
+      const names = (body.AlarmNames as string[] | undefined) ?? [...alarms.keys()];
+      const found = names.filter((name) => alarms.has(name));
+      return { body: { MetricAlarms: found.map((name) => ({ AlarmName: name, StateValue: alarms.get(name) })), CompositeAlarms: [] } };
     },
   };
 }
