@@ -180,6 +180,9 @@ describe('a Redis crash during a join storm (appendonly yes, appendfsync always)
     const storm = joinStorm(() => urls, 32);
     await waitFor('acknowledged joins before the crash', () => storm.acknowledged.length >= 500, 15_000, 5);
     await redis.kill('SIGKILL');
+    // Stay down until the storm has met the outage: a restart faster than the nodes notice it would let every
+    // join wait in the client's queue and succeed, and this test would not test a crash at all.
+    await waitFor('a join refused while Redis is down', () => storm.failures() > 0, 15_000, 5);
     const beforeCrash = storm.acknowledged.length;
     await redis.restart();
     await waitFor('joins acknowledged after the restart', () => storm.acknowledged.length >= beforeCrash + 300, 15_000, 5);
