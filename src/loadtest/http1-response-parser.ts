@@ -21,6 +21,9 @@ export interface ParsedResponse {
 /** Return false when no request is waiting for this response (the connection is then in error). */
 export type ResponseSink = (response: ParsedResponse) => boolean;
 
+/** end()'s answer when the connection closed with a response begun and not complete: a network error, not a framing one. */
+export const CUT_SHORT = 'connection closed in the middle of a response';
+
 export const MAX_HEAD_BYTES = 16 * 1024;
 export const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_CHUNK_LINE = 1024;
@@ -58,11 +61,6 @@ export class Http1ResponseParser {
 
   constructor(sink: ResponseSink) {
     this.sink = sink;
-  }
-
-  /** After a response that closes the connection (or an error): the state the switch cannot narrow away. */
-  private get closed(): boolean {
-    return this.state === DONE;
   }
 
   /** True when some bytes of a response have arrived and the response is not complete yet. */
@@ -105,7 +103,6 @@ export class Http1ResponseParser {
           const problem = this.head(buf.toString('latin1', pos, at));
           if (problem !== null) return this.fail(problem);
           pos = at + 4;
-          if (this.closed && this.error === null && pos < end) return this.fail('bytes after the last response of a closing connection');
           break;
         }
         case BODY_LENGTH: {
@@ -113,10 +110,7 @@ export class Http1ResponseParser {
           this.body(buf, pos, pos + take);
           pos += take;
           this.remaining -= take;
-          if (this.remaining === 0) {
-            if (!this.emit()) return this.error;
-            if (this.closed && pos < end) return this.fail('bytes after the last response of a closing connection');
-          }
+          if (this.remaining === 0 && !this.emit()) return this.error;
           break;
         }
         case CHUNK_SIZE: {
@@ -170,10 +164,7 @@ export class Http1ResponseParser {
           }
           const empty = at === pos;
           pos = at + 2;
-          if (empty) {
-            if (!this.emit()) return this.error;
-            if (this.closed && pos < end) return this.fail('bytes after the last response of a closing connection');
-          }
+          if (empty && !this.emit()) return this.error;
           break;
         }
         case BODY_UNTIL_CLOSE: {
@@ -199,7 +190,7 @@ export class Http1ResponseParser {
       this.emit();
       return this.error;
     }
-    if (this.midResponse) return this.fail('connection closed in the middle of a response');
+    if (this.midResponse) return this.fail(CUT_SHORT);
     this.state = DONE;
     return null;
   }
@@ -234,14 +225,17 @@ export class Http1ResponseParser {
     const http10 = statusLine[7] === '0';
     let contentLength = -1;
     let chunked = false;
-    let connectionClose = http10;
+    let closeToken = false;
+    let keepAliveToken = false;
     let retryAfter: string | null = null;
     let from = lineEnd < 0 ? text.length : lineEnd + 2;
     while (from < text.length) {
       let to = text.indexOf('\r\n', from);
       if (to < 0) to = text.length;
       const colon = text.indexOf(':', from);
-      if (colon < 0 || colon >= to || colon === from) return `malformed header line "${text.slice(from, Math.min(to, from + 60))}"`;
+      // No colon, an empty name, or a line folded onto the previous one (obs-fold, RFC 9112 §5.2): malformed.
+      const firstChar = text.charCodeAt(from);
+      if (colon < 0 || colon >= to || colon === from || firstChar === 32 || firstChar === 9) return `malformed header line "${text.slice(from, Math.min(to, from + 60))}"`;
       const nameLength = colon - from;
       const last = text.charCodeAt(colon - 1);
       if (last === 32 || last === 9) return `malformed header line "${text.slice(from, Math.min(to, from + 60))}"`;
@@ -267,8 +261,8 @@ export class Http1ResponseParser {
         } else if (name === 'connection') {
           for (const token of value.toLowerCase().split(',')) {
             const t = token.trim();
-            if (t === 'close') connectionClose = true;
-            else if (t === 'keep-alive' && http10) connectionClose = false;
+            if (t === 'close') closeToken = true;
+            else if (t === 'keep-alive') keepAliveToken = true;
           }
         } else if (name === 'retry-after') {
           retryAfter = value;
@@ -285,7 +279,8 @@ export class Http1ResponseParser {
     }
     if (chunked && contentLength >= 0) return 'both Transfer-Encoding and Content-Length';
     this.status = status;
-    this.close = connectionClose;
+    // `close` wins over `keep-alive`, whatever their order; HTTP/1.0 closes unless it asks to keep alive.
+    this.close = closeToken || (http10 && !keepAliveToken);
     this.retryAfterMs = (status === 429 || status === 503) && retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) * 1000 : null;
     this.bodyBytes = 0;
     if (status === 204 || status === 304) {

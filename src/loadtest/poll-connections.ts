@@ -24,9 +24,15 @@
 // in request order on a connection) or with status 0. A connection whose bytes cannot be framed is destroyed
 // and every request on it fails with status 0 (counted in `protocolErrors`); a later flush opens a fresh one.
 // When the server announces the end of a connection (`Connection: close`, a body delimited by the close),
-// requests pipelined behind that response were never processed and are sent again once on another
-// connection; an unannounced close, a reset or a timeout fails what was in flight with status 0, and the
-// visitor's own retry (with back-off) takes over. Latency runs from get() to the end of that request's own
+// requests pipelined behind that response were never processed and are sent again on another connection
+// (each connection answers at least the response that announced its end, so this always progresses; a
+// request is re-sent at most MAX_RESENDS times); an unannounced close, a reset or a timeout fails what was in
+// flight with status 0, and the visitor's own retry (with back-off) takes over.
+//
+// Connection use: each flush fills the lowest-numbered connections first, so at a low poll rate the same few
+// connections carry every poll and stay alive, and only as many connections are open as the rate needs;
+// at a high rate every connection takes an equal share. A connection idle for `idleMs` is never written to
+// again: it is closed (by the timer, or by the flush that would have used it) and a new one opened. Latency runs from get() to the end of that request's own
 // response: it includes a wait for a free connection slot (as with undici) and, when pipelined, the
 // responses ahead of it on its connection.
 
@@ -34,7 +40,7 @@ import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { connect as tlsConnect } from 'node:tls';
 import type { Reply } from './http-client.ts';
-import { Http1ResponseParser, type ParsedResponse } from './http1-response-parser.ts';
+import { CUT_SHORT, Http1ResponseParser, type ParsedResponse } from './http1-response-parser.ts';
 
 export interface PollConnectionsOptions {
   /** Keep-alive connections to open (at most). */
@@ -48,8 +54,8 @@ export interface PollConnectionsOptions {
   /** A request not answered after this long fails, with everything else in flight on its connection. */
   timeoutMs?: number;
   /**
-   * A connection idle this long is closed by the client, before a server's keep-alive timeout (node:http: 5 s)
-   * can close it just as a request is written on it. Default 4 s.
+   * A connection idle this long is closed by the client, before a server's keep-alive timeout can close it just
+   * as a request is written on it (node:http's keepAliveTimeout is 5 s; many servers use 5 s). Default 4 s.
    */
   idleMs?: number;
 }
@@ -58,13 +64,15 @@ interface Pending {
   bytes: Buffer;
   sentAt: number;
   resolve: (reply: Reply) => void;
-  /** Already sent again after its connection closed before answering it. */
-  resent: boolean;
+  /** Times sent again after a connection announced its close before answering it. */
+  resends: number;
 }
 
 const DEFAULT_PIPELINING = 8;
-/** Request heads kept ready, by path: the polls' few distinct paths, not every visitor's /queue_num. */
+/** Request heads kept ready, by path: the polls' few distinct paths (a path naming a request ID is built each time). */
 const MAX_CACHED_PATHS = 256;
+/** More than any pipelining depth (64 at most): a request can be behind that many announced closes only on a pathological server. */
+const MAX_RESENDS = 64;
 
 class Connection {
   readonly socket: Socket;
@@ -85,7 +93,7 @@ class Connection {
 export class PollConnections {
   /** Connections destroyed because their bytes could not be framed as HTTP/1.1 responses. */
   protocolErrors = 0;
-  /** Requests sent again after their connection was closed by the server before answering them. */
+  /** Requests sent again after their connection was closed by the server before answering them (each time counted). */
   resent = 0;
   inFlight = 0;
   private readonly slots: Array<Connection | null>;
@@ -104,7 +112,6 @@ export class PollConnections {
   private queue: Pending[] = [];
   private queueHead = 0;
   private flushScheduled = false;
-  private next = 0;
   private closed = false;
   private readonly timer: NodeJS.Timeout;
 
@@ -145,7 +152,7 @@ export class PollConnections {
     const bytes = this.requestBytes(path);
     this.inFlight++;
     return new Promise<Reply>((resolve) => {
-      this.queue.push({ bytes, sentAt, resolve, resent: false });
+      this.queue.push({ bytes, sentAt, resolve, resends: 0 });
       this.scheduleFlush();
     });
   }
@@ -172,7 +179,7 @@ export class PollConnections {
     if (cached) return cached;
     if (/[\s]/.test(path)) throw new Error(`path contains white space: ${path.slice(0, 80)}`);
     const bytes = Buffer.from(`GET ${this.prefix}${path} HTTP/1.1\r\n${this.headerLines}\r\n`, 'latin1');
-    if (this.heads.size < MAX_CACHED_PATHS) this.heads.set(path, bytes);
+    if (this.heads.size < MAX_CACHED_PATHS && !path.includes('request_id=')) this.heads.set(path, bytes);
     return bytes;
   }
 
@@ -190,16 +197,19 @@ export class PollConnections {
     const n = this.slots.length;
     const batches = new Map<Connection, Pending[]>();
     let waiting = this.queue.length - this.queueHead;
-    // Spread evenly: each pass gives a connection at most an equal share of what is left, up to its free slots;
-    // another pass while some connections took less than their share and others have room.
+    const idleSince = this.now() - this.idleMs;
+    // Spread evenly from the first connection on: each pass gives a connection at most an equal share of what
+    // is left, up to its free slots; another pass while some connections took less than their share and others
+    // have room. Starting at slot 0 every time keeps a slow trickle of polls on the same connections.
     while (waiting > 0) {
       const share = Math.max(1, Math.ceil(waiting / n));
       let took = 0;
-      for (let k = 0; k < n && waiting > 0; k++) {
-        const index = (this.next + k) % n;
+      for (let index = 0; index < n && waiting > 0; index++) {
         let c = this.slots[index] ?? null;
+        // Idle too long: the server may be closing it right now. Nothing is in flight on it to resend.
+        if (c !== null && c.inFlight.length === 0 && !batches.has(c) && c.lastProgressAt < idleSince) this.drop(c, 'idle', true);
+        c = this.slots[index] ?? null;
         if (c === null) c = this.open(index);
-        else if (c.closing) continue; // its last response is on the way; replaced once it has gone
         const batch = batches.get(c);
         const free = this.pipelining - c.inFlight.length - (batch ? batch.length : 0);
         if (free <= 0) continue;
@@ -212,7 +222,6 @@ export class PollConnections {
       }
       if (took === 0) break;
     }
-    this.next = (this.next + 1) % n;
     if (this.queueHead === this.queue.length) {
       this.queue = [];
       this.queueHead = 0;
@@ -249,6 +258,8 @@ export class PollConnections {
     });
     socket.on('end', () => {
       const problem = c.parser.end();
+      // An answer cut short by the close is a network error; bytes that cannot be framed are malformed.
+      if (problem !== null && problem !== CUT_SHORT) this.protocolErrors++;
       this.drop(c, problem ?? 'connection closed by the server', c.closing);
     });
     socket.on('error', (error: Error) => this.drop(c, error.message, c.closing));
@@ -278,8 +289,8 @@ export class PollConnections {
     const orphans = c.inFlight.splice(0);
     let requeued = false;
     for (const p of orphans) {
-      if (announced && !p.resent && !this.closed) {
-        p.resent = true;
+      if (announced && p.resends < MAX_RESENDS && !this.closed) {
+        p.resends++;
         this.resent++;
         this.queue.push(p);
         requeued = true;
@@ -302,7 +313,7 @@ export class PollConnections {
       if (c === null) continue;
       if (c.inFlight.length > 0) {
         if (c.lastProgressAt < now - this.timeoutMs) this.drop(c, `no answer within ${this.timeoutMs} ms`, false);
-      } else if (c.lastProgressAt < now - this.idleMs && !c.socket.connecting) {
+      } else if (c.lastProgressAt < now - this.idleMs) {
         this.drop(c, 'idle', true);
       }
     }

@@ -52,12 +52,13 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
   const origin = performance.now();
   const cpuAtStart = process.cpuUsage();
   const apiKey = options.publicApiKey ? { 'x-api-key': options.publicApiKey } : undefined;
-  const publicApi = new ApiClient(options.target, { connections: options.connections, origin, ...(apiKey ? { headers: apiKey } : {}) });
   // The visitors' polls, pipelined on connections of their own (--pipelining 0: through publicApi instead).
+  // Made first: its constructor is the one that may throw (a header with a line break), before anything opens.
   const polls =
     options.pipelining > 0
       ? new PollConnections(options.target, { connections: options.connections, pipelining: options.pipelining, origin, ...(apiKey ? { headers: apiKey } : {}) })
       : null;
+  const publicApi = new ApiClient(options.target, { connections: options.connections, origin, ...(apiKey ? { headers: apiKey } : {}) });
   // Set-up and the public key go through their own connections, never queued behind visitors' polls.
   const controlApi = new ApiClient(options.target, { connections: 2, origin, ...(apiKey ? { headers: apiKey } : {}) });
   const privateApi = new ApiClient(options.privateTarget, { connections: 2, origin });

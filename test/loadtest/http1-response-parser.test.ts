@@ -85,6 +85,13 @@ describe('HTTP/1.1 response parser', () => {
     assert.deepEqual(parse([bytes('HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\na')]).responses, [
       { status: 200, body: 'a', retryAfterMs: null, close: false },
     ]);
+    // `close` wins over `keep-alive`, in one header or two, whatever the order.
+    for (const head of ['Connection: close, keep-alive\r\n', 'Connection: keep-alive\r\nConnection: close\r\n', 'Connection: close\r\nConnection: keep-alive\r\n']) {
+      for (const version of ['1.0', '1.1']) {
+        const { responses } = parse([bytes(`HTTP/${version} 200 OK\r\n${head}Content-Length: 1\r\n\r\na`)]);
+        assert.equal(responses[0]?.close, true, `HTTP/${version} ${head}`);
+      }
+    }
     for (const chunks of splits(bytes('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end'))) {
       const { responses, error, endError } = parse(chunks, { end: true });
       assert.equal(error, null);
@@ -107,6 +114,8 @@ describe('HTTP/1.1 response parser', () => {
       ['<html>hello</html>\r\n\r\n', /malformed status line/],
       ['HTTP/1.1 200 OK\r\nno colon here\r\n\r\n', /malformed header line/],
       ['HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok', /malformed header line/],
+      ['HTTP/1.1 200 OK\r\nX-Long: one\r\n  folded\r\nContent-Length: 0\r\n\r\n', /malformed header line/],
+      ['HTTP/1.1 200 OK\r\nX-Long: one\r\n\tfolded: 2\r\nContent-Length: 0\r\n\r\n', /malformed header line/],
       ['HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n', /invalid Content-Length/],
       ['HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\n', /invalid Content-Length/],
       ['HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab', /conflicting Content-Length/],

@@ -82,6 +82,15 @@ async function dribbleNow(socket: Socket, text: string): Promise<void> {
   }
 }
 
+/** Resolves once `check` holds, checked every few milliseconds; fails after 5 s. */
+async function waitUntil(check: () => boolean): Promise<void> {
+  const deadline = performance.now() + 5000;
+  while (!check()) {
+    if (performance.now() > deadline) assert.fail('condition not met within 5 s');
+    await sleep(5);
+  }
+}
+
 const servers: Server[] = [];
 const clients: PollConnections[] = [];
 afterEach(async () => {
@@ -220,8 +229,7 @@ describe('pipelined polling connections', () => {
     const polls = client(url, { connections: 1, pipelining: 1 });
     const first = await polls.get('/one');
     assert.deepEqual([first.status, JSON.parse(first.body).path], [200, '/one']);
-    await sleep(50);
-    assert.equal(polls.protocolErrors, 1);
+    await waitUntil(() => polls.protocolErrors === 1);
     const second = await polls.get('/two');
     assert.deepEqual([second.status, JSON.parse(second.body).path], [200, '/two']);
   });
@@ -247,6 +255,73 @@ describe('pipelined polling connections', () => {
     const b = await polls.get('/b');
     assert.deepEqual([b.status, JSON.parse(b.body).path], [200, '/b']);
     assert.equal(seen.length, 2);
+  });
+
+  it('at a low rate one connection carries every poll: keep-alive, no new connection per poll', async () => {
+    const { url, seen } = await scriptedServer((c, path) => {
+      c.socket.write(ok(JSON.stringify({ path })));
+    });
+    const polls = client(url, { connections: 128, pipelining: 8 });
+    for (let i = 0; i < 30; i++) {
+      const reply = await polls.get(`/p${i}`);
+      assert.deepEqual([reply.status, JSON.parse(reply.body).path], [200, `/p${i}`]);
+    }
+    assert.equal(seen.length, 1, `${seen.length} connections for 30 polls one after another`);
+  });
+
+  it('only as many connections are opened as the polls in flight need, from the first slot on', async () => {
+    const { url, seen } = await scriptedServer((c, path) => {
+      c.socket.write(ok(JSON.stringify({ path })));
+    });
+    const polls = client(url, { connections: 128, pipelining: 8 });
+    for (let round = 0; round < 5; round++) {
+      const replies = await Promise.all(Array.from({ length: 3 }, (_, i) => polls.get(`/r${round}-${i}`)));
+      assert.deepEqual(replies.map((r) => r.status), [200, 200, 200]);
+    }
+    assert.equal(seen.length, 3, 'three polls at a time: three connections, reused every round');
+  });
+
+  it('a server that closes after every answer: every pipelined poll is answered (sent again as often as needed)', async () => {
+    const { url, seen } = await scriptedServer((c, path, index) => {
+      // Answers the first request of each connection with Connection: close and ignores the rest.
+      if (index === 0) c.socket.end(ok(JSON.stringify({ path }), 'Connection: close\r\n'));
+    });
+    const polls = client(url, { connections: 1, pipelining: 4 });
+    const paths = Array.from({ length: 8 }, (_, i) => `/p${i}`);
+    const replies = await Promise.all(paths.map((p) => polls.get(p)));
+    assert.deepEqual(
+      replies.map((r) => [r.status, JSON.parse(r.body).path]),
+      paths.map((p) => [200, p]),
+    );
+    assert.equal(seen.length, 8, 'one connection per answer');
+    assert.ok(polls.resent > 0);
+    assert.equal(polls.protocolErrors, 0);
+    assert.equal(polls.inFlight, 0);
+  });
+
+  it('an answer nobody asked for, delimited by the end of the connection, counts as a protocol error too', async () => {
+    const { url } = await scriptedServer((c, path) => {
+      c.socket.end(ok(JSON.stringify({ path })) + 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end');
+    });
+    const polls = client(url, { connections: 1, pipelining: 1 });
+    const reply = await polls.get('/one');
+    assert.deepEqual([reply.status, JSON.parse(reply.body).path], [200, '/one']);
+    await waitUntil(() => polls.protocolErrors === 1);
+  });
+
+  it('a connection idle past idleMs is not written to again, even between two checks of the idle timer', async () => {
+    const { url, seen } = await scriptedServer((c, path) => {
+      c.socket.write(ok(JSON.stringify({ path })));
+    });
+    // The idle timer runs every 300 ms from here; the second poll goes out ~450 ms after the first answer.
+    const polls = client(url, { connections: 1, pipelining: 1, idleMs: 300 });
+    const started = performance.now();
+    assert.equal((await polls.get('/a')).status, 200);
+    await sleep(450 - (performance.now() - started));
+    const b = await polls.get('/b');
+    assert.deepEqual([b.status, JSON.parse(b.body).path], [200, '/b']);
+    assert.equal(seen.length, 2, 'the idle connection was replaced');
+    assert.deepEqual(seen[0]!.paths, ['/a']);
   });
 
   it('a refused connection fails the requests with status 0 and does not throw', async () => {

