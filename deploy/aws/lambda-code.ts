@@ -31,6 +31,7 @@ export const LAMBDA_BUNDLES: readonly LambdaBundle[] = [
   { name: 'authorizer', entry: 'src/aws/authorizer.ts', redis: false },
   { name: 'inlet', entry: 'src/aws/inlet.ts', redis: false },
   { name: 'oidc', entry: 'src/aws/oidc.ts', redis: true },
+  { name: 'cdn-purge', entry: 'src/aws/cloudfront-purge.ts', redis: false },
 ];
 
 export type CodeMode = 'bucket' | 'asset';

@@ -2,7 +2,7 @@
 // <name>.template.json — deterministic (no asset hashes, timestamps or construct paths), ready to commit and
 // to publish next to the Lambda zips.
 //
-//   node deploy/aws/synth.ts [--bucket <name>] [--key-prefix <prefix>]
+//   node deploy/aws/synth.ts [--bucket <name>] [--key-prefix <prefix>] [--redis-node-type cache.t4g.small]
 //
 // For `cdk deploy`, see deploy/aws/cdk.json and docs/aws.md.
 
@@ -14,13 +14,14 @@ import { DEFAULT_CODE_SOURCE } from './lambda-code.ts';
 import { buildApp, TEMPLATE_NAMES } from './templates.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const { values } = parseArgs({ options: { bucket: { type: 'string' }, 'key-prefix': { type: 'string' } } });
+const { values } = parseArgs({ options: { bucket: { type: 'string' }, 'key-prefix': { type: 'string' }, 'redis-node-type': { type: 'string' } } });
 const code = {
   mode: 'bucket' as const,
   bucket: values.bucket ?? DEFAULT_CODE_SOURCE.bucket,
   keyPrefix: values['key-prefix'] ?? DEFAULT_CODE_SOURCE.keyPrefix,
 };
-const { app } = buildApp({ outdir: join(here, 'cdk.out'), code });
+const redisNodeType = values['redis-node-type'];
+const { app } = buildApp({ outdir: join(here, 'cdk.out'), code, ...(redisNodeType ? { redisNodeType } : {}) });
 const assembly = app.synth();
 const out = join(here, 'templates');
 mkdirSync(out, { recursive: true });

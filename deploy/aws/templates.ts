@@ -20,7 +20,7 @@ export interface AnteroomApp {
   stacks: Partial<Record<TemplateKey, Stack>>;
 }
 
-export function buildApp(options: { outdir?: string; code?: CodeSource } = {}): AnteroomApp {
+export function buildApp(options: { outdir?: string; code?: CodeSource; redisNodeType?: string } = {}): AnteroomApp {
   const code = options.code ?? DEFAULT_CODE_SOURCE;
   const app = new App({
     ...(options.outdir ? { outdir: options.outdir } : {}),
@@ -33,7 +33,7 @@ export function buildApp(options: { outdir?: string; code?: CodeSource } = {}): 
   const props = { code, synthesizer: undefined as unknown as ReturnType<typeof synthesizer> };
   const make = <T extends Stack>(factory: (p: typeof props) => T): T => factory({ ...props, synthesizer: synthesizer() });
   const stacks: AnteroomApp['stacks'] = {
-    core: make((p) => new CoreStack(app, TEMPLATE_NAMES.core, p)),
+    core: make((p) => new CoreStack(app, TEMPLATE_NAMES.core, { ...p, ...(options.redisNodeType ? { redisNodeType: options.redisNodeType } : {}) })),
     authorizers: make((p) => new AuthorizersStack(app, TEMPLATE_NAMES.authorizers, p)),
     inlet: make((p) => new InletStrategyStack(app, TEMPLATE_NAMES.inlet, p)),
     sample: make((p) => new SampleStack(app, TEMPLATE_NAMES.sample, p)),

@@ -23,6 +23,8 @@ export interface AwsConfig {
   signingKeysSecretPrefix?: string | undefined;
   /** SQS queue of joins (public API only). */
   intakeQueueUrl?: string | undefined;
+  /** Queue of the CDN purge function: a reset asks it to invalidate CloudFront (private API only). */
+  cdnPurgeQueueUrl?: string | undefined;
   /** max-age of the polling endpoints (0–5 s), as on any Anteroom node. */
   pollTtl: number;
   logLevel: string;
@@ -114,6 +116,7 @@ export function awsConfigFromEnv(env: Env = process.env): AwsConfig {
     eventBusName: optional(env, 'EVENT_BUS_NAME'),
     signingKeysSecretPrefix: optional(env, 'SIGNING_KEYS_SECRET_PREFIX'),
     intakeQueueUrl: optional(env, 'INTAKE_QUEUE_URL'),
+    cdnPurgeQueueUrl: optional(env, 'CDN_PURGE_QUEUE_URL'),
     pollTtl: integer(env, 'POLL_TTL', 1, 0, 5),
     logLevel: optional(env, 'LOG_LEVEL') ?? 'warn',
   };

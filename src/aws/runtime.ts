@@ -16,6 +16,7 @@ import type { Store } from '../store/port.ts';
 import { RedisStore } from '../store/redis/redis-store.ts';
 import { KeyRing } from '../tokens/keys.ts';
 import { TokenSigner } from '../tokens/signer.ts';
+import type { PurgeHook } from '../cdn/purge-hook.ts';
 import type { AwsConfig } from './environment.ts';
 import type { IntakeQueue } from './intake-queue.ts';
 import { readRedisPassword, SecretsManagerKeyStore } from './secrets-key-store.ts';
@@ -37,6 +38,8 @@ export interface RuntimeParts {
   events?: EventBridgeSink | undefined;
   /** Asynchronous intake of joins (the public API); none = joins are numbered at once. */
   intake?: IntakeQueue | undefined;
+  /** Called after a reset is durable: the CDN purge (the private API's CloudFront invalidation). */
+  afterReset?: PurgeHook | undefined;
   clock?: Clock;
   log?: (message: string, detail?: unknown) => void;
 }
@@ -64,6 +67,7 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
             intake.send(joins.map((j) => ({ event_id: eventId, request_id: j.requestId, entry_time: j.entryTime }))),
         }
       : {}),
+    ...(parts.afterReset ? { afterReset: parts.afterReset } : {}),
   });
   await room.start();
   return {

@@ -5,148 +5,28 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyResult, SQSEvent } from 'aws-lambda';
 import { createVerifier } from '../../src/authorizer/verify.ts';
-import { privateHttpApp, proxyHandler, publicHttpApp } from '../../src/aws/api-gateway.ts';
+import { proxyHandler, publicHttpApp } from '../../src/aws/api-gateway.ts';
 import { handler as authorizerHandler } from '../../src/aws/authorizer.ts';
-import { awsConfigFromEnv } from '../../src/aws/environment.ts';
 import { createIntakeConsumer } from '../../src/aws/intake-consumer.ts';
-import { decodeIntakeMessage, encodeIntakeMessage, sqsIntakeQueue, type IntakeMessage, type IntakeQueue } from '../../src/aws/intake-queue.ts';
+import { encodeIntakeMessage } from '../../src/aws/intake-queue.ts';
 import { createMaxSizeInletHandler, createPeriodicInletHandler, cloudWatchAlarmPauseCheck, privateApiFromEnv } from '../../src/aws/inlet.ts';
-import { createJobHandlers } from '../../src/aws/jobs.ts';
-import { createRuntime, once, type AwsRuntime } from '../../src/aws/runtime.ts';
+import { createRuntime, once } from '../../src/aws/runtime.ts';
 import { SecretsManagerKeyStore } from '../../src/aws/secrets-key-store.ts';
-import { EventBridgeSink } from '../../src/events/eventbridge-sink.ts';
 import { CompositeStore } from '../../src/store/dynamodb/composite-store.ts';
 import { TokenTable } from '../../src/store/dynamodb/token-table.ts';
 import { RedisStore } from '../../src/store/redis/redis-store.ts';
 import { TestClock } from '../support/node.ts';
-import { startRedisServer } from '../support/redis-server.ts';
 import { apiGatewayEvent, scheduledEvent, snsEvent, sqsEvent } from './events.ts';
-import { fakeSecretsManager, fakeSqs, serveAsApiGateway, startDynalite, startJsonService, TEST_AWS, type SqsMessage } from './local-aws.ts';
+import { serveAsApiGateway, TEST_AWS } from './local-aws.ts';
+import { get, ISSUER, json, post, simulatedStack, startLocalAws } from './simulated-stack.ts';
 
-const [redis, dynamo] = await Promise.all([startRedisServer(), startDynalite()]);
-const secrets = new Map<string, string>();
-const secretsManager = await startJsonService(fakeSecretsManager(secrets));
-const sqsAccepted: SqsMessage[] = [];
-const sqs = await startJsonService(fakeSqs(sqsAccepted));
-const published: { Source: string; DetailType: string; Detail: string; EventBusName: string }[] = [];
-const eventBridge = await startJsonService({
-  PutEvents(body) {
-    const entries = body.Entries as (typeof published)[number][];
-    published.push(...entries);
-    return { body: { FailedEntryCount: 0, Entries: entries.map(() => ({ EventId: randomUUID() })) } };
-  },
-});
-after(() => Promise.all([redis.destroy(), dynamo.close(), secretsManager.close(), eventBridge.close(), sqs.close()]));
-
-const ISSUER = 'https://pub1234567.execute-api.us-east-1.amazonaws.com/api';
-let deployments = 0;
-
-/** The environment the CDK stack gives the functions (see deploy/aws/stacks/core.ts). */
-function stackEnvironment(overrides: Record<string, string> = {}): Record<string, string> {
-  const n = ++deployments;
-  return {
-    EVENT_ID: 'Sample',
-    VALIDITY_PERIOD: '3600',
-    ENABLE_QUEUE_POSITION_EXPIRY: 'true',
-    QUEUE_POSITION_EXPIRY_PERIOD: '900',
-    INCR_SVC_ON_QUEUE_POSITION_EXPIRY: 'false',
-    ENABLE_EVENTS_GENERATION: 'false',
-    ISSUER,
-    REDIS_HOST: '127.0.0.1',
-    REDIS_PORT: String(redis.port),
-    REDIS_TLS: 'false',
-    REDIS_KEY_PREFIX: `ar-aws-${process.pid}-${n}:`,
-    // Each stack has its own token table, as on AWS: records of one test's 'Sample' must not count in another's.
-    TOKEN_TABLE_NAME: `tokens-${process.pid}-stack-${n}`,
-    EVENT_BUS_NAME: `bus-${n}`,
-    SIGNING_KEYS_SECRET_PREFIX: `stack-${n}/anteroom/signing-keys/`,
-    INTAKE_QUEUE_URL: `https://sqs.us-east-1.amazonaws.com/123456789012/intake-${n}`,
-    LOG_LEVEL: 'silent',
-    ...overrides,
-  };
-}
-
-/**
- * The stack's SQS queue: the public API sends joins through the real SQS client (sqsIntakeQueue) to the local
- * SQS endpoint; deliver() hands what the queue accepted since the last call to the consumer as one SQS event
- * (what Lambda's event source mapping does).
- */
-class LocalSqsQueue implements IntakeQueue {
-  private readonly queue: IntakeQueue;
-  private readonly url: string;
-  constructor(url: string) {
-    this.url = url;
-    this.queue = sqsIntakeQueue(url, new SQSClient({ ...TEST_AWS, endpoint: sqs.endpoint }));
-  }
-  send(messages: readonly IntakeMessage[]): Promise<void> {
-    return this.queue.send(messages);
-  }
-  private take(): SqsMessage[] {
-    const mine = sqsAccepted.filter((m) => m.queueUrl === this.url);
-    sqsAccepted.splice(0, sqsAccepted.length, ...sqsAccepted.filter((m) => m.queueUrl !== this.url));
-    return mine;
-  }
-  /** Accepted, not yet delivered. */
-  get sent(): IntakeMessage[] {
-    return sqsAccepted.filter((m) => m.queueUrl === this.url).map((m) => decodeIntakeMessage(m.body)!);
-  }
-  deliver(): SQSEvent {
-    return sqsEvent(this.take().map((m) => ({ messageId: m.messageId, body: m.body })));
-  }
-}
-
-/** One deployed stack: its functions, each with its own execution environment (own connections). */
-function deployment(overrides: Record<string, string> = {}, clock = new TestClock()) {
-  const env = stackEnvironment(overrides);
-  const config = awsConfigFromEnv(env);
-  const queue = new LocalSqsQueue(config.intakeQueueUrl!);
-  const runtimes: AwsRuntime[] = [];
-  const table = once(() => dynamo.createTokenTable(config.tokenTableName!));
-  const environment = (intake?: IntakeQueue) =>
-    once(async () => {
-      await table();
-      const store = new CompositeStore({
-        redis: new RedisStore({ url: redis.url, keyPrefix: config.redis.keyPrefix, readyTimeoutMs: 5000 }),
-        tokens: new TokenTable({ client: dynamo.client, tableName: config.tokenTableName! }),
-        keys: new SecretsManagerKeyStore({
-          client: new SecretsManagerClient({ ...TEST_AWS, endpoint: secretsManager.endpoint }),
-          prefix: config.signingKeysSecretPrefix!,
-        }),
-      });
-      const events = new EventBridgeSink({
-        client: new EventBridgeClient({ ...TEST_AWS, endpoint: eventBridge.endpoint }),
-        eventBusName: config.eventBusName!,
-      });
-      const runtime = await createRuntime(config, { store, events, intake, clock: clock.now, log: () => {} });
-      runtimes.push(runtime);
-      return runtime;
-    });
-  const publicApi = proxyHandler(environment(queue), publicHttpApp);
-  const privateApi = proxyHandler(environment(), privateHttpApp);
-  const intake = createIntakeConsumer(environment(), () => {});
-  const jobs = createJobHandlers(environment());
-  return {
-    env,
-    config,
-    clock,
-    queue,
-    publicApi,
-    privateApi,
-    intake,
-    jobs,
-    events: () => published.filter((e) => e.EventBusName === config.eventBusName),
-    close: () => Promise.all(runtimes.map((r) => r.close())),
-  };
-}
-
-const json = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
-const get = (path: string, query: Record<string, string | string[]>) => apiGatewayEvent({ method: 'GET', path, query });
-const post = (path: string, body: unknown) => apiGatewayEvent({ method: 'POST', path, body });
+const aws = await startLocalAws();
+after(() => aws.close());
+const { redis, dynamo, secrets, sqsAccepted } = aws;
+const secretsManager = { endpoint: aws.secretsManagerEndpoint };
+const deployment = (overrides: Record<string, string> = {}, clock = new TestClock()) => simulatedStack(aws, overrides, clock);
 
 describe('AWS Lambda handlers', () => {
   it('carry a visitor through join → SQS intake → serve → token → update_session', async () => {
@@ -341,6 +221,9 @@ describe('AWS Lambda handlers', () => {
       assert.deepEqual(json(reply), { serving_num: 3 });
       const reset = await d.privateApi(post('/reset_initial_state', { event_id: 'Sample' }));
       assert.deepEqual(json(reset), { message: 'Counters reset. DynamoDB table recreated.' });
+      // The reset asked the CDN purge function, through its queue, to invalidate CloudFront (before answering).
+      const purgeRequests = sqsAccepted.filter((m) => m.queueUrl === d.config.cdnPurgeQueueUrl).map((m) => JSON.parse(m.body));
+      assert.deepEqual(purgeRequests, [{ event_id: 'Sample' }]);
       assert.deepEqual(json(await d.privateApi(get('/expired_tokens', { event_id: 'Sample' }))), [] as unknown as Record<string, unknown>);
     } finally {
       await d.close();

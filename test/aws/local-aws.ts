@@ -1,8 +1,9 @@
 // Local stand-ins for the AWS services the Lambda handlers use, so that everything runs on this machine:
 // - DynamoDB: dynalite (DynamoDB's API on local disk), talked to by the real @aws-sdk/client-dynamodb;
 // - Secrets Manager, EventBridge, SQS and CloudWatch: a tiny HTTP endpoint speaking the AWS JSON protocol of
-//   the few operations used (CreateSecret, GetSecretValue, PutEvents, SendMessageBatch, DescribeAlarms),
-//   talked to by the real SDK clients.
+//   the few operations used (CreateSecret, GetSecretValue, PutEvents, SendMessageBatch, SendMessage,
+//   DescribeAlarms), talked to by the real SDK clients;
+// - CloudFront: CreateInvalidation in its REST-XML protocol (startCloudFront).
 
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -134,6 +135,77 @@ export function fakeSqs(accepted: SqsMessage[], refuse: (entryId: string, body: 
         Successful.push({ Id: entry.Id, MessageId: messageId, MD5OfMessageBody: createHash('md5').update(entry.MessageBody).digest('hex') });
       }
       return { body: { Successful, Failed } };
+    },
+  };
+}
+
+/** SQS's SendMessage (one message), into the same `accepted` list as fakeSqs. */
+export function fakeSqsSendMessage(accepted: SqsMessage[]): Record<string, JsonHandler> {
+  return {
+    SendMessage(body) {
+      const messageId = randomUUID();
+      const text = String(body.MessageBody);
+      accepted.push({ queueUrl: String(body.QueueUrl), messageId, body: text });
+      return { body: { MessageId: messageId, MD5OfMessageBody: createHash('md5').update(text).digest('hex') } };
+    },
+  };
+}
+
+/** An invalidation CloudFront accepted. */
+export interface Invalidation {
+  distributionId: string;
+  callerReference: string;
+  paths: string[];
+}
+
+/**
+ * CloudFront's CreateInvalidation (REST-XML: POST /2020-05-31/distribution/{Id}/invalidation), keeping what it
+ * accepts; while `refusals` is above 0 it answers 403 AccessDenied instead, counting down.
+ */
+export async function startCloudFront(): Promise<{ endpoint: string; invalidations: Invalidation[]; refusals: number; close(): Promise<void> }> {
+  const state = { invalidations: [] as Invalidation[], refusals: 0 };
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const xml = Buffer.concat(chunks).toString('utf8');
+      const match = /^\/2020-05-31\/distribution\/([^/]+)\/invalidation$/.exec(request.url ?? '');
+      if (request.method !== 'POST' || !match) {
+        response.writeHead(404, { 'content-type': 'text/xml' }).end('<ErrorResponse><Error><Type>Sender</Type><Code>NoSuchResource</Code><Message>not here</Message></Error></ErrorResponse>');
+        return;
+      }
+      if (state.refusals > 0) {
+        state.refusals--;
+        response.writeHead(403, { 'content-type': 'text/xml' }).end('<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>not allowed</Message></Error><RequestId>r1</RequestId></ErrorResponse>');
+        return;
+      }
+      const paths = [...xml.matchAll(/<Path>([^<]*)<\/Path>/g)].map((m) => m[1]!);
+      const callerReference = /<CallerReference>([^<]*)<\/CallerReference>/.exec(xml)?.[1] ?? '';
+      state.invalidations.push({ distributionId: decodeURIComponent(match[1]!), callerReference, paths });
+      const id = `I${state.invalidations.length}`;
+      response.writeHead(201, { 'content-type': 'text/xml', location: `https://cloudfront.amazonaws.com${request.url}/${id}` });
+      response.end(
+        `<?xml version="1.0" encoding="UTF-8"?><Invalidation xmlns="http://cloudfront.amazonaws.com/doc/2020-05-31/"><Id>${id}</Id><Status>InProgress</Status>` +
+          `<CreateTime>2026-11-24T00:00:00Z</CreateTime><InvalidationBatch><Paths><Quantity>${paths.length}</Quantity><Items>${paths.map((p) => `<Path>${p}</Path>`).join('')}</Items></Paths>` +
+          `<CallerReference>${callerReference}</CallerReference></InvalidationBatch></Invalidation>`,
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get invalidations() {
+      return state.invalidations;
+    },
+    get refusals() {
+      return state.refusals;
+    },
+    set refusals(n: number) {
+      state.refusals = n;
+    },
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

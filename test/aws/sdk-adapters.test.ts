@@ -1,15 +1,19 @@
-// The two adapters that reach AWS through SDK clients the Lambda runtime provides: the SQS intake queue the
-// public API sends joins to, and the CloudWatch alarm the Periodic inlet pauses on. Each runs with the real
-// SDK client (request signing, the JSON protocol, SQS's MD5 check of the bodies) against a local endpoint.
+// The adapters that reach AWS through SDK clients the Lambda runtime provides: the SQS intake queue the public
+// API sends joins to, the CloudWatch alarm the Periodic inlet pauses on, and the CDN purge after a reset (SQS
+// then CloudFront). Each runs with the real SDK client (request signing, the JSON and REST-XML protocols,
+// SQS's MD5 check of the bodies) against a local endpoint.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
+import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { createCdnPurgeHandler, sqsPurgeHook } from '../../src/aws/cloudfront-purge.ts';
 import { cloudWatchAlarmPauseCheck, runtimeCloudWatch } from '../../src/aws/inlet.ts';
 import { decodeIntakeMessage, encodeIntakeMessage, sqsIntakeQueue, type IntakeMessage } from '../../src/aws/intake-queue.ts';
-import { fakeCloudWatch, fakeSqs, startJsonService, TEST_AWS, type SqsMessage } from './local-aws.ts';
+import { sqsEvent } from './events.ts';
+import { fakeCloudWatch, fakeSqs, fakeSqsSendMessage, startCloudFront, startJsonService, TEST_AWS, type SqsMessage } from './local-aws.ts';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/anteroom-intake';
 
@@ -109,5 +113,62 @@ describe('CloudWatch alarm pause check (runtimeCloudWatch over @aws-sdk/client-c
     const denied = await check('site-5xx', (await failing).endpoint);
     assert.equal(denied.state, 'ALARM');
     assert.match(denied.reason, /unreadable: not authorized to DescribeAlarms/);
+  });
+});
+
+describe('CDN purge after a reset (src/aws/cloudfront-purge.ts, over @aws-sdk/client-sqs and @aws-sdk/client-cloudfront)', () => {
+  const PURGE_QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/anteroom-cdn-purge';
+  const accepted: SqsMessage[] = [];
+  const sqs = startJsonService(fakeSqsSendMessage(accepted));
+  const cloudFront = startCloudFront();
+  after(async () => Promise.all([(await sqs).close(), (await cloudFront).close()]));
+  const purgeFunction = async (logs: string[] = []) =>
+    createCdnPurgeHandler({
+      distributionId: 'E2QWRUHEXAMPLE',
+      client: new CloudFrontClient({ ...TEST_AWS, endpoint: (await cloudFront).endpoint }),
+      log: (message) => logs.push(message),
+    });
+  const delivered = () => sqsEvent(accepted.splice(0).map((m) => ({ messageId: m.messageId, body: m.body })), 'anteroom-cdn-purge');
+
+  it('the private API’s hook puts {event_id} on the purge queue; the purge function invalidates every cacheable path of the distribution', async () => {
+    const hook = sqsPurgeHook(PURGE_QUEUE, { client: new SQSClient({ ...TEST_AWS, endpoint: (await sqs).endpoint }) });
+    await hook('Sample');
+    await hook('Sample');
+    assert.deepEqual(accepted.map((m) => [m.queueUrl, JSON.parse(m.body)]), [[PURGE_QUEUE, { event_id: 'Sample' }], [PURGE_QUEUE, { event_id: 'Sample' }]]);
+    const cf = await cloudFront;
+    const before = cf.invalidations.length;
+    assert.deepEqual(await (await purgeFunction())(delivered()), { batchItemFailures: [] });
+    const made = cf.invalidations.slice(before);
+    assert.equal(made.length, 2);
+    for (const invalidation of made) {
+      assert.equal(invalidation.distributionId, 'E2QWRUHEXAMPLE');
+      assert.deepEqual(invalidation.paths, ['/queue_num*', '/serving_num*', '/waiting_num*', '/queue_pos_expiry*', '/public_key*', '/jwks.json*']);
+    }
+    assert.notEqual(made[0]!.callerReference, made[1]!.callerReference, 'two resets are two invalidations, not one repeated');
+  });
+
+  it('a refused invalidation is a batch item failure (SQS delivers it again); a message that is no purge request is dropped', async () => {
+    const cf = await cloudFront;
+    const logs: string[] = [];
+    accepted.push(
+      { queueUrl: PURGE_QUEUE, messageId: 'refused', body: JSON.stringify({ event_id: 'Sample' }) },
+      { queueUrl: PURGE_QUEUE, messageId: 'junk', body: '{"event_id": "no spaces allowed"}' },
+    );
+    cf.refusals = 1;
+    const before = cf.invalidations.length;
+    assert.deepEqual(await (await purgeFunction(logs))(delivered()), { batchItemFailures: [{ itemIdentifier: 'refused' }] });
+    assert.equal(cf.invalidations.length, before);
+    assert.ok(logs.some((l) => /junk ignored/.test(l)), logs.join('\n'));
+    // Delivered again, it goes through.
+    accepted.push({ queueUrl: PURGE_QUEUE, messageId: 'refused', body: JSON.stringify({ event_id: 'Sample' }) });
+    assert.deepEqual(await (await purgeFunction())(delivered()), { batchItemFailures: [] });
+    assert.equal(cf.invalidations.length, before + 1);
+  });
+
+  it('a purge that cannot be queued is logged and never fails the reset that asked for it', async () => {
+    const logs: string[] = [];
+    const hook = sqsPurgeHook(PURGE_QUEUE, { client: new SQSClient({ ...TEST_AWS, endpoint: 'http://127.0.0.1:1', maxAttempts: 1 }), log: (m) => logs.push(m) });
+    await hook('Sample');
+    assert.match(logs.join('\n'), /CDN purge after the reset of Sample could not be requested/);
   });
 });

@@ -2,15 +2,18 @@
 // VWR's parameters, defaults and outputs, the architecture's load-bearing settings, and least privilege.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { buildApp, TEMPLATE_NAMES, type TemplateKey } from '../../deploy/aws/templates.ts';
 import { CACHE_POLICIES, PRIVATE_ROUTES, PUBLIC_ROUTES } from '../../deploy/aws/stacks/core.ts';
 import { CORE_EXPORTS } from '../../deploy/aws/stacks/core-exports.ts';
-import { CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
+import { awsConfigFromEnv, CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
+import { STORE_OPERATIONS } from '../../src/web/store-api.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'anteroom-cdk-'));
 after(() => rmSync(outdir, { recursive: true, force: true }));
@@ -20,6 +23,28 @@ const json = (key: TemplateKey) => assembly.getStackByName(TEMPLATE_NAMES[key]).
 const template = (key: TemplateKey) => Template.fromJSON(json(key));
 const resourcesOf = (key: TemplateKey, type: string) =>
   Object.entries(json(key).Resources as Record<string, Json>).filter(([, r]) => r.Type === type);
+
+/** The core's waiting-room functions: all but the CDN purge function, which works outside the VPC. */
+const roomFunctions = () => resourcesOf('core', 'AWS::Lambda::Function').filter(([id]) => !id.startsWith('CdnPurgeFunction'));
+
+/** Every IAM statement of a template (inline role policies, policies, managed policies). */
+function statementsOf(key: TemplateKey): Json[] {
+  const found: Json[] = [];
+  for (const [, resource] of Object.entries(json(key).Resources as Record<string, Json>)) {
+    const documents: Json[] = [];
+    if (resource.Type === 'AWS::IAM::Policy' || resource.Type === 'AWS::IAM::ManagedPolicy') documents.push(resource.Properties.PolicyDocument);
+    if (resource.Type === 'AWS::IAM::Role') for (const p of resource.Properties.Policies ?? []) documents.push(p.PolicyDocument);
+    for (const document of documents) found.push(...document.Statement);
+  }
+  return found;
+}
+
+/** The statements of the policy attached to the role of function `functionPrefix` of `key`. */
+function functionStatements(key: TemplateKey, functionPrefix: string): Json[] {
+  return resourcesOf(key, 'AWS::IAM::Policy')
+    .filter(([id]) => id.startsWith(`${functionPrefix}ServiceRole`))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Json[]);
+}
 
 function parameterDefaults(key: TemplateKey): Record<string, unknown> {
   return Object.fromEntries(Object.entries((json(key).Parameters ?? {}) as Record<string, Json>).map(([name, p]) => [name, p.Default]));
@@ -158,7 +183,7 @@ describe('CloudFormation templates', () => {
   it('SQS intake: dead-letter queue after 5 receives, SSE, partial batch responses from the consumer', () => {
     const t = template('core');
     const queues = resourcesOf('core', 'AWS::SQS::Queue');
-    assert.equal(queues.length, 2);
+    assert.equal(queues.length, 3, 'intake, its dead letters, CDN purge requests');
     const [dlqId] = queues.find(([id]) => id.startsWith('WaitingRoomDeadLetterQueue'))!;
     t.hasResourceProperties('AWS::SQS::Queue', {
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 5 },
@@ -181,7 +206,7 @@ describe('CloudFormation templates', () => {
       Port: { Ref: 'RedisPort' },
       AuthToken: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.stringLikeRegexp('resolve:secretsmanager')])]) }),
     });
-    const functions = resourcesOf('core', 'AWS::Lambda::Function');
+    const functions = roomFunctions();
     assert.equal(functions.length, 5);
     for (const [id, fn] of functions) {
       assert.ok(fn.Properties.VpcConfig, `${id} in the VPC`);
@@ -204,24 +229,15 @@ describe('CloudFormation templates', () => {
     const by = (metric: string) => alarms.filter((a) => a.MetricName === metric);
     assert.equal(by('4XXError').length, 2);
     assert.equal(by('5XXError').length, 2);
-    assert.equal(by('Errors').length, 5);
-    assert.equal(by('Throttles').length, 5);
+    assert.equal(by('Errors').length, 6);
+    assert.equal(by('Throttles').length, 6);
     assert.equal(by('ApproximateNumberOfMessagesVisible').length, 1);
     assert.ok(alarms.every((a) => a.Threshold === 0 && a.ComparisonOperator === 'GreaterThanThreshold'));
     assert.equal(resourcesOf('authorizers', 'AWS::CloudWatch::Alarm').length, 2);
   });
 
   it('no IAM policy in any template grants every action on every resource', () => {
-    const statements = (key: TemplateKey) => {
-      const found: Json[] = [];
-      for (const [, resource] of Object.entries(json(key).Resources as Record<string, Json>)) {
-        const documents: Json[] = [];
-        if (resource.Type === 'AWS::IAM::Policy' || resource.Type === 'AWS::IAM::ManagedPolicy') documents.push(resource.Properties.PolicyDocument);
-        if (resource.Type === 'AWS::IAM::Role') for (const p of resource.Properties.Policies ?? []) documents.push(p.PolicyDocument);
-        for (const document of documents) found.push(...document.Statement);
-      }
-      return found;
-    };
+    const statements = statementsOf;
     const list = (v: unknown) => (Array.isArray(v) ? v : [v]);
     let checked = 0;
     for (const key of Object.keys(TEMPLATE_NAMES) as TemplateKey[]) {
@@ -275,13 +291,13 @@ describe('CloudFormation templates', () => {
     assert.deepEqual(Object.keys(document).sort(), [...CORE_SETTING_NAMES].sort());
     assert.equal(document.EVENT_ID, '<EventId>');
     assert.equal(document.VALIDITY_PERIOD, '<ValidityPeriod>');
-    for (const [id, fn] of resourcesOf('core', 'AWS::Lambda::Function')) {
+    for (const [id, fn] of roomFunctions()) {
       const variables = evaluate(fn.Properties.Environment.Variables) as Record<string, string>;
       for (const name of CORE_SETTING_NAMES) assert.equal(document[name], variables[name], `${id}: ${name}`);
     }
     assert.deepEqual(json('core').Outputs.CoreSettingsSecretArn.Value, { Ref: settingsId });
     // ...and nothing the core functions all share is missing from it (NODE_OPTIONS is not a setting).
-    const shared = resourcesOf('core', 'AWS::Lambda::Function')
+    const shared = roomFunctions()
       .map(([, fn]) => Object.keys(fn.Properties.Environment.Variables as Json))
       .reduce((a, b) => a.filter((name) => b.includes(name)));
     assert.deepEqual(shared.filter((name) => name !== 'NODE_OPTIONS').sort(), [...CORE_SETTING_NAMES].sort());
@@ -354,6 +370,95 @@ describe('CloudFormation templates', () => {
     assert.match(JSON.stringify(invoke.Resource), /POST\/increment_serving_counter/);
     const conditioned = resourcesOf('inlet', 'AWS::Lambda::Function').map(([, f]) => f.Condition).sort();
     assert.deepEqual(conditioned, ['MaxSize', 'Periodic']);
+  });
+
+  it('a reset has CloudFront invalidated: the private API queues the request, a function outside the VPC may invalidate only this distribution', () => {
+    const t = template('core');
+    const [queueId, queue] = resourcesOf('core', 'AWS::SQS::Queue').find(([id]) => id.startsWith('CdnPurgeQueue'))!;
+    assert.equal(queue.Properties.MessageRetentionPeriod, 3600);
+    assert.equal(queue.Properties.SqsManagedSseEnabled, true);
+    const [purgeId, purge] = resourcesOf('core', 'AWS::Lambda::Function').find(([id]) => id.startsWith('CdnPurgeFunction'))!;
+    assert.equal(purge.Properties.VpcConfig, undefined, 'CloudFront’s API is not reachable from the VPC');
+    const [distributionId] = resourcesOf('core', 'AWS::CloudFront::Distribution')[0]!;
+    assert.deepEqual(purge.Properties.Environment.Variables.DISTRIBUTION_ID, { Ref: distributionId });
+    t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+      FunctionName: { Ref: purgeId },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const purgeActions = functionStatements('core', 'CdnPurgeFunction').flatMap((st) => [st.Action].flat());
+    assert.deepEqual(
+      purgeActions.filter((a: string) => !a.startsWith('sqs:')).sort(),
+      ['cloudfront:CreateInvalidation'],
+    );
+    const invalidate = functionStatements('core', 'CdnPurgeFunction').find((st) => st.Action === 'cloudfront:CreateInvalidation')!;
+    assert.match(JSON.stringify(invalidate.Resource), new RegExp(`distribution/.*${distributionId}`));
+    const [, privateFn] = roomFunctions().find(([id]) => id.startsWith('PrivateApiFunction'))!;
+    assert.deepEqual(privateFn.Properties.Environment.Variables.CDN_PURGE_QUEUE_URL, { Ref: queueId });
+    const send = functionStatements('core', 'PrivateApiFunction').find((st) => [st.Action].flat().includes('sqs:SendMessage'))!;
+    assert.deepEqual(send.Resource, { 'Fn::GetAtt': [queueId, 'Arn'] });
+  });
+
+  it('the token table is granted exactly the adapter’s calls: no Scan, batch or delete; the metrics job only queries', () => {
+    const tableActions = (prefix: string) =>
+      functionStatements('core', prefix)
+        .flatMap((st) => [st.Action].flat())
+        .filter((a: string) => a.startsWith('dynamodb:'))
+        .sort();
+    const adapter = ['dynamodb:DescribeTable', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
+    assert.deepEqual(tableActions('PublicApiFunction'), adapter);
+    assert.deepEqual(tableActions('PrivateApiFunction'), adapter);
+    assert.deepEqual(tableActions('MetricsJobFunction'), ['dynamodb:Query']);
+    assert.deepEqual(tableActions('IntakeConsumerFunction'), []);
+    assert.deepEqual(tableActions('ExpiryJobFunction'), []);
+  });
+
+  it('one invoke permission per API function, not two per method (a function policy holds 20 KB)', () => {
+    const permissions = (key: TemplateKey) => resourcesOf(key, 'AWS::Lambda::Permission').filter(([, p]) => p.Properties.Principal === 'apigateway.amazonaws.com');
+    assert.equal(permissions('core').length, 2);
+    assert.equal(permissions('openid').length, 1);
+    for (const [, p] of permissions('core')) assert.match(JSON.stringify(p.Properties.SourceArn), /\/\*\/\*\/\*/);
+  });
+
+  it('ValidityPeriod, QueuePositionExpiryPeriod and RedisPort only admit values the functions accept at start', () => {
+    for (const key of ['core', 'gettingStarted'] as const) {
+      const parameters = json(key).Parameters as Record<string, Json>;
+      for (const [name, min, max] of [['ValidityPeriod', 1, 31_536_000], ['QueuePositionExpiryPeriod', 1, 31_536_000], ['RedisPort', 1, 65_535]] as const) {
+        assert.deepEqual([parameters[name]!.MinValue, parameters[name]!.MaxValue], [min, max], `${key} ${name}`);
+      }
+    }
+    const env = { EVENT_ID: 'Sample', REDIS_HOST: 'redis' };
+    assert.throws(() => awsConfigFromEnv({ ...env, VALIDITY_PERIOD: '0' }), /VALIDITY_PERIOD/);
+    assert.throws(() => awsConfigFromEnv({ ...env, QUEUE_POSITION_EXPIRY_PERIOD: '0' }), /QUEUE_POSITION_EXPIRY_PERIOD/);
+    assert.throws(() => awsConfigFromEnv({ ...env, REDIS_PORT: '65536' }), /REDIS_PORT/);
+    assert.equal(awsConfigFromEnv({ ...env, VALIDITY_PERIOD: '31536000', QUEUE_POSITION_EXPIRY_PERIOD: '1', REDIS_PORT: '1' }).event.validity_period, 31_536_000);
+  });
+
+  it('sample API: GET and POST on each /store operation (the page buys with a POST) behind the authorizer; refusals carry CORS', () => {
+    const methods = resourcesOf('sample', 'AWS::ApiGateway::Method').map(([, m]) => m.Properties);
+    const guarded = methods.filter((m) => m.AuthorizationType === 'CUSTOM');
+    assert.deepEqual(guarded.map((m) => m.HttpMethod).sort(), ['GET', 'GET', 'GET', 'POST', 'POST', 'POST']);
+    const responses = resourcesOf('sample', 'AWS::ApiGateway::GatewayResponse').map(([, r]) => r.Properties);
+    assert.deepEqual(responses.map((r) => r.ResponseType).sort(), ['DEFAULT_4XX', 'DEFAULT_5XX']);
+    for (const r of responses) assert.equal(r.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin'], "'*'");
+    // The operations of the self-hosted sample store (src/web/store-api.ts), no more, no less.
+    const paths = resourcesOf('sample', 'AWS::ApiGateway::Resource').map(([, r]) => r.Properties.PathPart).filter((p) => p !== 'store');
+    assert.deepEqual(paths.sort(), [...STORE_OPERATIONS].sort());
+  });
+
+  it('`cdk deploy` sees every stack: the CDK CLI’s way of running deploy/aws/cdk-app.ts writes all of them to the assembly', () => {
+    const cliOut = mkdtempSync(join(tmpdir(), 'anteroom-cdk-cli-'));
+    try {
+      execFileSync(process.execPath, [fileURLToPath(new URL('../../deploy/aws/cdk-app.ts', import.meta.url))], {
+        env: { ...process.env, CDK_OUTDIR: cliOut, CDK_CONTEXT_JSON: '{}' },
+        stdio: 'ignore',
+      });
+      const manifest = JSON.parse(readFileSync(join(cliOut, 'manifest.json'), 'utf8')) as { artifacts: Record<string, { type: string }> };
+      const stacks = Object.entries(manifest.artifacts).filter(([, a]) => a.type === 'aws:cloudformation:stack').map(([name]) => name);
+      assert.deepEqual(stacks.sort(), Object.values(TEMPLATE_NAMES).sort());
+    } finally {
+      rmSync(cliOut, { recursive: true, force: true });
+    }
   });
 
   it('the committed templates are what `npm run synth` writes now (deterministic, no asset hashes)', () => {

@@ -12,9 +12,27 @@ export function stringParameter(stack: Stack, name: string, description: string,
   return new CfnParameter(stack, name, { type: 'String', description, ...extra });
 }
 
-export function numberParameter(stack: Stack, name: string, description: string, defaultValue: number): CfnParameter {
-  return new CfnParameter(stack, name, { type: 'Number', description, default: defaultValue, minValue: 0 });
+/** A Number parameter; give `range` when the functions accept less than every whole number ≥ 0, so a value they
+ * would refuse at cold start (answering 503 to everyone) is refused by CloudFormation instead. */
+export function numberParameter(
+  stack: Stack,
+  name: string,
+  description: string,
+  defaultValue: number,
+  range: { min: number; max?: number } = { min: 0 },
+): CfnParameter {
+  return new CfnParameter(stack, name, {
+    type: 'Number',
+    description,
+    default: defaultValue,
+    minValue: range.min,
+    ...(range.max !== undefined ? { maxValue: range.max } : {}),
+  });
 }
+
+/** The ranges src/aws/environment.ts accepts (awsConfigFromEnv). */
+export const SECONDS_RANGE = { min: 1, max: 31_536_000 };
+export const PORT_RANGE = { min: 1, max: 65_535 };
 
 export function isTrue(stack: Stack, id: string, parameter: CfnParameter): CfnCondition {
   return new CfnCondition(stack, id, { expression: Fn.conditionEquals(parameter.valueAsString, 'true') });
@@ -48,6 +66,11 @@ export function conditionAll(construct: Construct, condition: CfnCondition): voi
     if (child instanceof CfnResource) child.cfnOptions.condition = condition;
   }
 }
+
+/** The calls the token-table adapter makes (src/store/dynamodb/token-table.ts), DescribeTable for /readyz. */
+export const TOKEN_TABLE_ACTIONS = ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'DescribeTable'].map((action) => `dynamodb:${action}`);
+/** What counting active tokens needs (the metrics job). */
+export const TOKEN_TABLE_QUERY = ['dynamodb:Query'];
 
 /**
  * Access to the signing keys in Secrets Manager: read them, and create the event's key (the first function to

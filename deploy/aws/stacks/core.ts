@@ -59,7 +59,7 @@ import { EVENT_ID_PATTERN } from '../../../src/domain/settings.ts';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
 import { CORE_SETTING_NAMES, type CoreSettingName } from '../../../src/aws/environment.ts';
-import { alarmAboveZero, conditionAll, functionAlarms, isTrue, numberParameter, signingKeysAccess, stringParameter, TRUE_FALSE } from './common.ts';
+import { alarmAboveZero, conditionAll, functionAlarms, isTrue, numberParameter, PORT_RANGE, SECONDS_RANGE, signingKeysAccess, stringParameter, TOKEN_TABLE_ACTIONS, TOKEN_TABLE_QUERY, TRUE_FALSE } from './common.ts';
 import { exportCoreValues } from './core-exports.ts';
 
 /** VWR's API stage name: the invoke URLs end in /api. */
@@ -116,11 +116,11 @@ export class CoreStack extends Stack {
       allowedPattern: EVENT_ID_PATTERN,
       constraintDescription: 'Letters, digits and . _ ~ - (at most 128).',
     });
-    const validityPeriod = numberParameter(this, 'ValidityPeriod', 'Token validity period in seconds', 3600);
+    const validityPeriod = numberParameter(this, 'ValidityPeriod', 'Token validity period in seconds', 3600, SECONDS_RANGE);
     const enableEvents = stringParameter(this, 'EnableEventsGeneration', 'If set to true, metrics related to the Waiting Room will be written to its event bus every minute', { allowedValues: TRUE_FALSE, default: 'false' });
-    const redisPort = numberParameter(this, 'RedisPort', 'Port to use when connecting to Redis', 1785);
+    const redisPort = numberParameter(this, 'RedisPort', 'Port to use when connecting to Redis', 1785, PORT_RANGE);
     const enableExpiry = stringParameter(this, 'EnableQueuePositionExpiry', 'If set to false, expiry period is not applied to queue position', { allowedValues: TRUE_FALSE, default: 'true' });
-    const expiryPeriod = numberParameter(this, 'QueuePositionExpiryPeriod', 'Time in seconds after which a served queue position that claimed no token can no longer obtain one', 900);
+    const expiryPeriod = numberParameter(this, 'QueuePositionExpiryPeriod', 'Time in seconds after which a served queue position that claimed no token can no longer obtain one', 900, SECONDS_RANGE);
     const incrOnExpiry = stringParameter(this, 'IncrSvcOnQueuePositionExpiry', 'If set to true, serving counter is automatically advanced based on expired queue positions', { allowedValues: TRUE_FALSE, default: 'false' });
     const eventsOn = isTrue(this, 'GenerateWaitingRoomEvents', enableEvents);
     const expiryOn = isTrue(this, 'SetQueuePositionExpiredEvents', enableExpiry);
@@ -280,11 +280,12 @@ export class CoreStack extends Stack {
 
     const publicFn = makeFunction('PublicApiFunction', 'public-api', 'handler', 10, { INTAKE_QUEUE_URL: intakeQueue.queueUrl });
     intakeQueue.grantSendMessages(publicFn);
-    table.grantReadWriteData(publicFn);
+    // The token table: exactly the adapter's calls (no Scan, no batch or delete), as in the OpenID stack.
+    table.grant(publicFn, ...TOKEN_TABLE_ACTIONS);
     bus.grantPutEventsTo(publicFn);
 
     const privateFn = makeFunction('PrivateApiFunction', 'private-api', 'handler', 10);
-    table.grantReadWriteData(privateFn);
+    table.grant(privateFn, ...TOKEN_TABLE_ACTIONS);
     bus.grantPutEventsTo(privateFn);
 
     const consumerFn = makeFunction('IntakeConsumerFunction', 'intake-consumer', 'handler', 30);
@@ -298,7 +299,7 @@ export class CoreStack extends Stack {
     conditionAll(expiryRule, expiryOn);
 
     const metricsFn = makeFunction('MetricsJobFunction', 'jobs', 'metrics', 60);
-    table.grantReadData(metricsFn);
+    table.grant(metricsFn, ...TOKEN_TABLE_QUERY);
     bus.grantPutEventsTo(metricsFn);
     const metricsRule = new Rule(this, 'MetricsJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(metricsFn)] });
     conditionAll(metricsRule, eventsOn);
@@ -308,14 +309,16 @@ export class CoreStack extends Stack {
       new GatewayResponse(this, `${api.node.id}Default4xx`, { restApi: api, type: ResponseType.DEFAULT_4XX, responseHeaders: { 'Access-Control-Allow-Origin': "'*'" } });
       new GatewayResponse(this, `${api.node.id}Default5xx`, { restApi: api, type: ResponseType.DEFAULT_5XX, responseHeaders: { 'Access-Control-Allow-Origin': "'*'" } });
     }
-    const publicIntegration = new LambdaIntegration(publicFn);
+    // One invoke permission per function for the whole API, not two per method: a function's resource policy
+    // is limited to 20 KB, and one per method (32 for the public API) comes close with a long stack name.
+    const publicIntegration = new LambdaIntegration(publicFn, { scopePermissionToMethod: false });
     for (const [path, method] of Object.entries(PUBLIC_ROUTES)) {
       const resource = publicApi.root.addResource(path);
       // CloudFront adds x-api-key; a caller that bypasses it is refused by API Gateway (403).
       resource.addMethod(method, publicIntegration, { apiKeyRequired: true });
       resource.addMethod('OPTIONS', publicIntegration);
     }
-    const privateIntegration = new LambdaIntegration(privateFn);
+    const privateIntegration = new LambdaIntegration(privateFn, { scopePermissionToMethod: false });
     for (const [path, method] of Object.entries(PRIVATE_ROUTES)) {
       const resource = privateApi.root.addResource(path);
       resource.addMethod(method, privateIntegration, { authorizationType: AuthorizationType.IAM });
@@ -377,6 +380,34 @@ export class CoreStack extends Stack {
       },
       additionalBehaviors,
     });
+
+    // ---- CDN purge after a reset (src/aws/cloudfront-purge.ts): the private API function, in the VPC, cannot
+    // reach CloudFront's API; it puts the request on a queue, and a function outside the VPC invalidates ----
+    const purgeQueue = new Queue(this, 'CdnPurgeQueue', {
+      visibilityTimeout: Duration.seconds(180),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // A purge is worth retrying for a while, not forever: cached answers expire by themselves within 60 s.
+      retentionPeriod: Duration.hours(1),
+    });
+    const purgeFn = new LambdaFn(this, 'CdnPurgeFunction', {
+      description: 'Anteroom CdnPurgeFunction',
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      handler: 'index.handler',
+      code: lambdaCode(this, 'cdn-purge', props.code),
+      memorySize: 256,
+      timeout: Duration.seconds(30),
+      environment: { DISTRIBUTION_ID: distribution.distributionId, NODE_OPTIONS: '--enable-source-maps' },
+      logGroup: new LogGroup(this, 'CdnPurgeFunctionLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+    });
+    purgeFn.addEventSource(new SqsEventSource(purgeQueue, { batchSize: 10, reportBatchItemFailures: true }));
+    purgeFn.addToRolePolicy(
+      new PolicyStatement({ effect: Effect.ALLOW, actions: ['cloudfront:CreateInvalidation'], resources: [distribution.distributionArn] }),
+    );
+    functionAlarms(this, 'CdnPurgeFunction', purgeFn);
+    purgeQueue.grantSendMessages(privateFn);
+    privateFn.addEnvironment('CDN_PURGE_QUEUE_URL', purgeQueue.queueUrl);
 
     // ---- who may call the private API: members of this group (and roles given the same permission) ----
     const group = new Group(this, 'ProtectedAPIGroup');

@@ -5,7 +5,7 @@
 import { Aws, CfnOutput, CfnStack, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { sourceCodeMapping, type CodeSource } from '../lambda-code.ts';
-import { numberParameter, stringParameter, TRUE_FALSE } from './common.ts';
+import { numberParameter, PORT_RANGE, SECONDS_RANGE, stringParameter, TRUE_FALSE } from './common.ts';
 import { TEMPLATE_NAMES } from '../template-names.ts';
 
 export class GettingStartedStack extends Stack {
@@ -13,10 +13,10 @@ export class GettingStartedStack extends Stack {
     super(scope, id, props);
     this.templateOptions.description = 'Anteroom - Virtual Waiting Room on AWS, getting started (core + authorizers + sample)';
     const eventId = stringParameter(this, 'EventId', 'Unique ID for this instance of the waiting room', { minLength: 1, default: 'Sample' });
-    const validity = numberParameter(this, 'ValidityPeriod', 'Token validity period in seconds', 3600);
+    const validity = numberParameter(this, 'ValidityPeriod', 'Token validity period in seconds', 3600, SECONDS_RANGE);
     const events = stringParameter(this, 'EnableEventsGeneration', 'If set to true, metrics related to the Waiting Room will be written to its event bus every minute', { allowedValues: TRUE_FALSE, default: 'false' });
-    const redisPort = numberParameter(this, 'RedisPort', 'Port to use when connecting to Redis', 1785);
-    const expiryPeriod = numberParameter(this, 'QueuePositionExpiryPeriod', 'Time in seconds after which a served queue position that claimed no token can no longer obtain one', 900);
+    const redisPort = numberParameter(this, 'RedisPort', 'Port to use when connecting to Redis', 1785, PORT_RANGE);
+    const expiryPeriod = numberParameter(this, 'QueuePositionExpiryPeriod', 'Time in seconds after which a served queue position that claimed no token can no longer obtain one', 900, SECONDS_RANGE);
     const expiry = stringParameter(this, 'EnableQueuePositionExpiry', 'If set to false, expiry period is not applied to queue position', { allowedValues: TRUE_FALSE, default: 'true' });
     const incr = stringParameter(this, 'IncrSvcOnQueuePositionExpiry', 'If set to true, serving counter is automatically advanced based on expired queue positions', { allowedValues: TRUE_FALSE, default: 'false' });
 

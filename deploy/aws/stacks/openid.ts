@@ -9,8 +9,9 @@
 // The function joins visitors and signs tokens in process, over the core stack's waiting room: it runs in the
 // core's VPC and reads the core's settings document, both found through the core stack's exports
 // (deploy/aws/stacks/core-exports.ts) under the one parameter VWR's template did not have, CoreStackName.
-// VWR's PrivateAPIEndpoint and APIRegion are kept so its parameter files deploy unchanged; nothing here calls
-// the private API, and the stack must be in its core stack's region anyway (exports are regional).
+// VWR's PrivateAPIEndpoint and APIRegion are kept so its parameter files still name what they name (with
+// CoreStackName added, they deploy); nothing here calls the private API, and the stack must be in its core
+// stack's region anyway (exports are regional).
 
 import { Aws, CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
@@ -27,7 +28,7 @@ import type { Construct } from 'constructs';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
 import { EVENT_ID_PATTERN } from '../../../src/domain/settings.ts';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
-import { alarmAboveZero, functionAlarms, signingKeysAccess, stringParameter } from './common.ts';
+import { alarmAboveZero, functionAlarms, signingKeysAccess, stringParameter, TOKEN_TABLE_ACTIONS } from './common.ts';
 import { importCoreValue, type CoreExport } from './core-exports.ts';
 
 export class OpenIdStack extends Stack {
@@ -118,15 +119,12 @@ export class OpenIdStack extends Stack {
     Secret.fromSecretCompleteArn(this, 'CoreSettings', core('CoreSettingsSecretArn')).grantRead(fn);
     Secret.fromSecretCompleteArn(this, 'CoreRedisAuthToken', core('RedisAuthSecretArn')).grantRead(fn);
     // The calls the token-table adapter makes (src/store/dynamodb), on the table and its index.
-    Table.fromTableAttributes(this, 'CoreTokenTable', { tableArn: core('TokenTableArn'), globalIndexes: [TOKEN_TABLE.expiryIndex] }).grant(
-      fn,
-      ...['GetItem', 'PutItem', 'UpdateItem', 'Query', 'DescribeTable'].map((action) => `dynamodb:${action}`),
-    );
+    Table.fromTableAttributes(this, 'CoreTokenTable', { tableArn: core('TokenTableArn'), globalIndexes: [TOKEN_TABLE.expiryIndex] }).grant(fn, ...TOKEN_TABLE_ACTIONS);
     EventBus.fromEventBusArn(this, 'CoreEventBus', core('EventBusArn')).grantPutEventsTo(fn);
     fn.addToRolePolicy(signingKeysAccess(core('SigningKeysSecretPrefix')));
     functionAlarms(this, 'APIHandler', fn);
 
-    const integration = new LambdaIntegration(fn);
+    const integration = new LambdaIntegration(fn, { scopePermissionToMethod: false });
     api.root.addResource('oidc').addProxy({ defaultIntegration: integration, anyMethod: true });
     const minute = Duration.minutes(1);
     alarmAboveZero(this, '4XXErrorOpenIDApiAlarm', api.metricClientError({ period: minute, statistic: 'Maximum' }), '4xx errors > 0');

@@ -9,8 +9,10 @@ import {
   CfnAuthorizer,
   Cors,
   EndpointType,
+  GatewayResponse,
   MockIntegration,
   PassthroughBehavior,
+  ResponseType,
   RestApi,
   TokenAuthorizer,
 } from 'aws-cdk-lib/aws-apigateway';
@@ -20,6 +22,7 @@ import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { CfnPermission, Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { STORE_OPERATIONS } from '../../../src/web/store-api.ts';
 import { stringParameter } from './common.ts';
 
 export class SampleStack extends Stack {
@@ -78,14 +81,21 @@ export class SampleStack extends Stack {
         },
       ],
     });
+    // GET and POST, like the self-hosted sample store (src/web/store-api.ts): the sample page buys with a POST.
     const store = api.root.addResource('store');
-    for (const operation of ['search', 'checkout', 'layaway']) {
-      store.addResource(operation).addMethod('GET', success, {
-        authorizationType: AuthorizationType.CUSTOM,
-        authorizer,
-        methodResponses: [{ statusCode: '200', responseParameters: { 'method.response.header.Access-Control-Allow-Origin': true } }],
-      });
+    for (const operation of STORE_OPERATIONS) {
+      const resource = store.addResource(operation);
+      for (const method of ['GET', 'POST']) {
+        resource.addMethod(method, success, {
+          authorizationType: AuthorizationType.CUSTOM,
+          authorizer,
+          methodResponses: [{ statusCode: '200', responseParameters: { 'method.response.header.Access-Control-Allow-Origin': true } }],
+        });
+      }
     }
+    // The authorizer's 401/403 (and any other refusal) must be readable by the page on another origin.
+    new GatewayResponse(this, 'RestAPIDefault4xx', { restApi: api, type: ResponseType.DEFAULT_4XX, responseHeaders: { 'Access-Control-Allow-Origin': "'*'" } });
+    new GatewayResponse(this, 'RestAPIDefault5xx', { restApi: api, type: ResponseType.DEFAULT_5XX, responseHeaders: { 'Access-Control-Allow-Origin': "'*'" } });
     // The authorizer is invoked in the Region given (VWR's parameter), not the one CDK reads from the ARN.
     (authorizer.node.defaultChild as CfnAuthorizer).authorizerUri = Fn.join('', [
       'arn:', Aws.PARTITION, ':apigateway:', authorizerRegion.valueAsString, ':lambda:path/2015-03-31/functions/', authorizerArn.valueAsString, '/invocations',

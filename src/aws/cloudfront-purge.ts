@@ -1,0 +1,114 @@
+// After reset_initial_state the core stack's CloudFront distribution is invalidated, so the edge stops
+// serving answers from before the reset: the spec's "a configured CDN purge hook is called", on AWS (VWR
+// invalidated its distribution too). Without it CloudFront could keep answering a /queue_num position from
+// before the reset for up to 60 s (VWR #214).
+//
+// The private API function runs in the VPC, which has no route to CloudFront's API (there is no VPC endpoint
+// for it, and no NAT gateway by design), so the work is split in two over SQS, which the VPC reaches already:
+// - the private API's purge hook puts {event_id} on the purge queue (sqsPurgeHook); the reset is already
+//   durable by then, so a failure is logged, never turned into a failed reset;
+// - the purge function, outside the VPC, takes it off the queue and calls CreateInvalidation
+//   (createCdnPurgeHandler); a failed invalidation is reported as a batch item failure and retried by SQS.
+
+import { randomUUID } from 'node:crypto';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { CACHED_PATHS, type PurgeHook } from '../cdn/purge-hook.ts';
+import { EVENT_ID_PATTERN } from '../domain/settings.ts';
+
+/** The `send` of an AWS SDK v3 client (CloudFront, SQS). */
+export interface SdkClientLike {
+  send(command: unknown): Promise<unknown>;
+}
+
+/** Viewer paths to invalidate: every cacheable path, with any query string (the cache key holds event_id, request_id). */
+export const INVALIDATION_PATHS = CACHED_PATHS.map((path) => `${path}*`);
+
+type Log = (message: string, detail?: unknown) => void;
+const consoleLog: Log = (message, detail) => console.error(message, detail ?? '');
+
+/**
+ * Loads a client of the Lambda runtime's AWS SDK (the bundles mark @aws-sdk/* external) on first use; here the
+ * packages are devDependencies, and tests pass a client pointed at a local endpoint.
+ */
+function sdk<M>(moduleName: string, make: (module: M) => SdkClientLike, client?: SdkClientLike): () => Promise<{ module: M; client: SdkClientLike }> {
+  let loaded: Promise<{ module: M; client: SdkClientLike }> | undefined;
+  return () => {
+    loaded ??= (import(moduleName) as Promise<M>).then((module) => ({ module, client: client ?? make(module) }));
+    loaded.catch(() => (loaded = undefined));
+    return loaded;
+  };
+}
+
+type SqsModule = { SQSClient: new (config: object) => SdkClientLike; SendMessageCommand: new (input: object) => unknown };
+type CloudFrontModule = {
+  CloudFrontClient: new (config: object) => SdkClientLike;
+  CreateInvalidationCommand: new (input: object) => unknown;
+};
+
+/** The private API's purge hook: asks the purge function, through its queue, to invalidate after a reset. */
+export function sqsPurgeHook(queueUrl: string, options: { client?: SdkClientLike; log?: Log } = {}): PurgeHook {
+  const load = sdk<SqsModule>('@aws-sdk/client-sqs', (m) => new m.SQSClient({}), options.client);
+  const log = options.log ?? consoleLog;
+  return async (eventId) => {
+    try {
+      const { module, client } = await load();
+      await client.send(new module.SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify({ event_id: eventId }) }));
+    } catch (error) {
+      log(`CDN purge after the reset of ${eventId} could not be requested; cached answers expire by their max-age`, (error as Error).message);
+    }
+  };
+}
+
+/** The purge function: one CreateInvalidation of INVALIDATION_PATHS per purge request on the queue. */
+export function createCdnPurgeHandler(deps: { distributionId: string; client?: SdkClientLike; log?: Log }): (event: SQSEvent) => Promise<SQSBatchResponse> {
+  const load = sdk<CloudFrontModule>('@aws-sdk/client-cloudfront', (m) => new m.CloudFrontClient({}), deps.client);
+  const log = deps.log ?? consoleLog;
+  return async (event) => {
+    const { module, client } = await load();
+    const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+    for (const record of event.Records) {
+      const eventId = purgeRequestEventId(record.body);
+      if (eventId === null) {
+        // Nothing to retry: a message nobody should have sent.
+        log(`purge request ${record.messageId} ignored: not {"event_id": …}`);
+        continue;
+      }
+      try {
+        await client.send(
+          new module.CreateInvalidationCommand({
+            DistributionId: deps.distributionId,
+            InvalidationBatch: {
+              // Unique per request: CloudFront treats a repeated reference as the same invalidation.
+              CallerReference: `anteroom-reset-${eventId}-${randomUUID()}`,
+              Paths: { Quantity: INVALIDATION_PATHS.length, Items: INVALIDATION_PATHS },
+            },
+          }),
+        );
+        log(`CloudFront invalidation requested after the reset of ${eventId}`);
+      } catch (error) {
+        log(`CloudFront invalidation after the reset of ${eventId} failed; SQS will deliver it again`, (error as Error).message);
+        batchItemFailures.push({ itemIdentifier: record.messageId });
+      }
+    }
+    return { batchItemFailures };
+  };
+}
+
+const EVENT_ID = new RegExp(EVENT_ID_PATTERN);
+
+function purgeRequestEventId(body: string): string | null {
+  try {
+    const value = JSON.parse(body) as { event_id?: unknown };
+    return typeof value?.event_id === 'string' && EVENT_ID.test(value.event_id) ? value.event_id : null;
+  } catch {
+    return null;
+  }
+}
+
+let purge: ((event: SQSEvent) => Promise<SQSBatchResponse>) | undefined;
+/** The purge function's entry point (DISTRIBUTION_ID from the stack). */
+export const handler = (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const distributionId = process.env.DISTRIBUTION_ID;
+  if (!distributionId) throw new Error('DISTRIBUTION_ID is not set');
+  return (purge ??= createCdnPurgeHandler({ distributionId }))(event);
+};
