@@ -122,7 +122,7 @@ describe('CloudFormation templates', () => {
     for (const name of ['PublicApiInvokeURL', 'PrivateApiInvokeURL', 'PublicTokenIssuer', 'PrivateTokenIssuer']) {
       assert.ok(outputs('core').includes(name), name);
     }
-    assert.deepEqual(outputs('gettingStarted').sort(), ['ControlPanelURL', 'CoreStackName', 'PrivateApiInvokeURL', 'PublicApiInvokeURL', 'WaitingRoomURL']);
+    assert.deepEqual(outputs('gettingStarted').sort(), ['ControlPanelURL', 'CoreStackName', 'PrivateApiInvokeURL', 'PublicApiInvokeURL', 'SampleWebContentBucketName', 'WaitingRoomURL']);
     assert.deepEqual(json('core').Outputs.CoreStackName.Value, { Ref: 'AWS::StackName' });
     assert.deepEqual(outputs('authorizers'), ['ApiGatewayAuthorizerArn']);
     for (const name of ['IssuerURL', 'AuthorizationURL', 'TokenURL', 'UserInfoURL', 'PublicKeysURL', 'ConfigurationURL', 'ClientID', 'ClientSecretID', 'WaitingRoomWebContentBucket']) {

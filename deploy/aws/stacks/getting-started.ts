@@ -58,6 +58,8 @@ export class GettingStartedStack extends Stack {
     new CfnOutput(this, 'PrivateApiInvokeURL', { value: core.getAtt('Outputs.PrivateApiInvokeURL').toString() });
     new CfnOutput(this, 'WaitingRoomURL', { value: sample.getAtt('Outputs.WaitingRoomURL').toString() });
     new CfnOutput(this, 'ControlPanelURL', { value: sample.getAtt('Outputs.ControlPanelURL').toString() });
+    // Where to upload the pages (the sample stack does not load them itself).
+    new CfnOutput(this, 'SampleWebContentBucketName', { value: sample.getAtt('Outputs.SampleWebContentBucketName').toString() });
     // The nested core stack's generated name, for an OpenID stack's CoreStackName.
     new CfnOutput(this, 'CoreStackName', { value: core.getAtt('Outputs.CoreStackName').toString() });
   }
