@@ -69,7 +69,14 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
       : {}),
     ...(parts.afterReset ? { afterReset: parts.afterReset } : {}),
   });
-  await room.start();
+  try {
+    await room.start();
+  } catch (error) {
+    // A failed cold start is tried again by the next invocation (once()); without this its Redis client would
+    // go on reconnecting (with a wrong AUTH token, for ever) beside the next attempt's.
+    await Promise.allSettled([bus.close(), parts.store.close()]);
+    throw error;
+  }
   return {
     config,
     store: parts.store,

@@ -174,6 +174,28 @@ describe('AWS Lambda handlers', () => {
     }
   });
 
+  it('a cold start that fails closes the store it opened, so no client lingers reconnecting beside the next attempt', async () => {
+    const d = deployment({ REDIS_PORT: '1' });
+    const opened: RedisStore[] = [];
+    const closed = new Set<RedisStore>();
+    const runtime = once(async () => {
+      const store = new RedisStore({ url: 'redis://127.0.0.1:1', readyTimeoutMs: 100, connectTimeoutMs: 100 });
+      const close = store.close.bind(store);
+      store.close = async () => {
+        closed.add(store);
+        await close();
+      };
+      opened.push(store);
+      return createRuntime(d.config, { store, log: () => {} });
+    });
+    const consumer = createIntakeConsumer(runtime, () => {});
+    const event = () => sqsEvent([{ body: encodeIntakeMessage({ event_id: 'Sample', request_id: randomUUID(), entry_time: 1 }), messageId: 'm1' }]);
+    assert.deepEqual(await consumer(event()), { batchItemFailures: [{ itemIdentifier: 'm1' }] });
+    assert.deepEqual(await consumer(event()), { batchItemFailures: [{ itemIdentifier: 'm1' }] });
+    assert.equal(opened.length, 2, 'each invocation tried a cold start of its own');
+    assert.deepEqual(opened.map((store) => closed.has(store)), [true, true]);
+  });
+
   it('the public API validates before enqueueing, answers CORS preflights and never opens a private route', async () => {
     const d = deployment();
     try {
