@@ -14,11 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { CACHED_PATHS, type PurgeHook } from '../cdn/purge-hook.ts';
 import { EVENT_ID_PATTERN } from '../domain/settings.ts';
-
-/** The `send` of an AWS SDK v3 client (CloudFront, SQS). */
-export interface SdkClientLike {
-  send(command: unknown): Promise<unknown>;
-}
+import { runtimeSdk, type SdkClient } from './runtime-sdk.ts';
 
 /** Viewer paths to invalidate: every cacheable path, with any query string (the cache key holds event_id, request_id). */
 export const INVALIDATION_PATHS = CACHED_PATHS.map((path) => `${path}*`);
@@ -26,28 +22,15 @@ export const INVALIDATION_PATHS = CACHED_PATHS.map((path) => `${path}*`);
 type Log = (message: string, detail?: unknown) => void;
 const consoleLog: Log = (message, detail) => console.error(message, detail ?? '');
 
-/**
- * Loads a client of the Lambda runtime's AWS SDK (the bundles mark @aws-sdk/* external) on first use; here the
- * packages are devDependencies, and tests pass a client pointed at a local endpoint.
- */
-function sdk<M>(moduleName: string, make: (module: M) => SdkClientLike, client?: SdkClientLike): () => Promise<{ module: M; client: SdkClientLike }> {
-  let loaded: Promise<{ module: M; client: SdkClientLike }> | undefined;
-  return () => {
-    loaded ??= (import(moduleName) as Promise<M>).then((module) => ({ module, client: client ?? make(module) }));
-    loaded.catch(() => (loaded = undefined));
-    return loaded;
-  };
-}
-
-type SqsModule = { SQSClient: new (config: object) => SdkClientLike; SendMessageCommand: new (input: object) => unknown };
+type SqsModule = { SQSClient: new (config: object) => SdkClient; SendMessageCommand: new (input: object) => unknown };
 type CloudFrontModule = {
-  CloudFrontClient: new (config: object) => SdkClientLike;
+  CloudFrontClient: new (config: object) => SdkClient;
   CreateInvalidationCommand: new (input: object) => unknown;
 };
 
 /** The private API's purge hook: asks the purge function, through its queue, to invalidate after a reset. */
-export function sqsPurgeHook(queueUrl: string, options: { client?: SdkClientLike; log?: Log } = {}): PurgeHook {
-  const load = sdk<SqsModule>('@aws-sdk/client-sqs', (m) => new m.SQSClient({}), options.client);
+export function sqsPurgeHook(queueUrl: string, options: { client?: SdkClient; log?: Log } = {}): PurgeHook {
+  const load = runtimeSdk<SqsModule>('@aws-sdk/client-sqs', (m) => new m.SQSClient({}), options.client);
   const log = options.log ?? consoleLog;
   return async (eventId) => {
     try {
@@ -60,8 +43,8 @@ export function sqsPurgeHook(queueUrl: string, options: { client?: SdkClientLike
 }
 
 /** The purge function: one CreateInvalidation of INVALIDATION_PATHS per purge request on the queue. */
-export function createCdnPurgeHandler(deps: { distributionId: string; client?: SdkClientLike; log?: Log }): (event: SQSEvent) => Promise<SQSBatchResponse> {
-  const load = sdk<CloudFrontModule>('@aws-sdk/client-cloudfront', (m) => new m.CloudFrontClient({}), deps.client);
+export function createCdnPurgeHandler(deps: { distributionId: string; client?: SdkClient; log?: Log }): (event: SQSEvent) => Promise<SQSBatchResponse> {
+  const load = runtimeSdk<CloudFrontModule>('@aws-sdk/client-cloudfront', (m) => new m.CloudFrontClient({}), deps.client);
   const log = deps.log ?? consoleLog;
   return async (event) => {
     const { module, client } = await load();

@@ -13,6 +13,7 @@ import { describePeriodicOutcome, runPeriodicTick, type PeriodicInlet, type Peri
 import { httpPrivateApi } from '../inlet/private-api-client.ts';
 import type { PrivateApi } from '../inlet/private-api.ts';
 import { AwsConfigError } from './environment.ts';
+import { runtimeSdk, type SdkClient } from './runtime-sdk.ts';
 
 type Env = Record<string, string | undefined>;
 type Log = (message: string) => void;
@@ -91,27 +92,16 @@ export function cloudWatchAlarmPauseCheck(alarmName: string, cloudWatch: CloudWa
   };
 }
 
-/** The part of @aws-sdk/client-cloudwatch's client the alarm check uses. */
-export interface CloudWatchClientLike {
-  send(command: unknown): Promise<unknown>;
-}
-
-/**
- * CloudWatch through @aws-sdk/client-cloudwatch. The Lambda Node.js runtime provides that package (the bundle
- * marks @aws-sdk/* external), so it is loaded when first needed; here it is a devDependency, and the tests
- * pass a client pointed at a local endpoint.
- */
-export function runtimeCloudWatch(client?: CloudWatchClientLike): CloudWatchLike {
-  const moduleName = '@aws-sdk/client-cloudwatch';
+/** CloudWatch through the runtime's @aws-sdk/client-cloudwatch (src/aws/runtime-sdk.ts). */
+export function runtimeCloudWatch(client?: SdkClient): CloudWatchLike {
   type Module = {
-    CloudWatchClient: new (config: object) => CloudWatchClientLike;
+    CloudWatchClient: new (config: object) => SdkClient;
     DescribeAlarmsCommand: new (input: object) => unknown;
   };
-  let loaded: Promise<{ module: Module; client: CloudWatchClientLike }> | undefined;
+  const load = runtimeSdk<Module>('@aws-sdk/client-cloudwatch', (module) => new module.CloudWatchClient({}), client);
   return {
     async describeAlarmState(alarmName) {
-      loaded ??= (import(moduleName) as Promise<Module>).then((module) => ({ module, client: client ?? new module.CloudWatchClient({}) }));
-      const { module, client: cloudWatch } = await loaded;
+      const { module, client: cloudWatch } = await load();
       const reply = (await cloudWatch.send(new module.DescribeAlarmsCommand({ AlarmNames: [alarmName] }))) as {
         MetricAlarms?: { StateValue?: string }[];
       };

@@ -1,6 +1,8 @@
 // Asynchronous intake of joins on AWS (VWR's design): the public API answers assign_queue_num once the join
 // is on an SQS queue; src/aws/intake-consumer.ts numbers the joins in batches. One message per join.
 
+import { runtimeSdk, type SdkClient } from './runtime-sdk.ts';
+
 export interface IntakeMessage {
   event_id: string;
   request_id: string;
@@ -34,25 +36,14 @@ export function decodeIntakeMessage(body: string): IntakeMessage | null {
 /** SendMessageBatch takes at most 10 messages. */
 const SQS_BATCH = 10;
 
-/** The part of the SQS client this module uses. */
-export interface SqsClientLike {
-  send(command: unknown): Promise<unknown>;
-}
 interface SqsModule {
-  SQSClient: new (config: object) => SqsClientLike;
+  SQSClient: new (config: object) => SdkClient;
   SendMessageBatchCommand: new (input: object) => unknown;
 }
 
-/**
- * The SQS queue, through @aws-sdk/client-sqs. The Lambda Node.js runtime provides that package (the bundle
- * marks @aws-sdk/* external), so it is loaded when first needed; here it is a devDependency, and the tests
- * pass a client pointed at a local endpoint.
- */
-export function sqsIntakeQueue(queueUrl: string, client?: SqsClientLike): IntakeQueue {
-  const moduleName = '@aws-sdk/client-sqs';
-  let loaded: Promise<{ client: SqsClientLike; module: SqsModule }> | undefined;
-  const load = () =>
-    (loaded ??= (import(moduleName) as Promise<SqsModule>).then((module) => ({ module, client: client ?? new module.SQSClient({}) })));
+/** The SQS queue, through the runtime's @aws-sdk/client-sqs (src/aws/runtime-sdk.ts). */
+export function sqsIntakeQueue(queueUrl: string, client?: SdkClient): IntakeQueue {
+  const load = runtimeSdk<SqsModule>('@aws-sdk/client-sqs', (module) => new module.SQSClient({}), client);
   return {
     async send(messages) {
       const { module, client: sqs } = await load();

@@ -4,12 +4,13 @@
 // happens here: see privateHttpApp.
 
 import { privateHttpApp, proxyHandler } from './api-gateway.ts';
-import { sqsPurgeHook, type SdkClientLike } from './cloudfront-purge.ts';
+import { sqsPurgeHook } from './cloudfront-purge.ts';
 import { awsConfigFromEnv, type AwsConfig } from './environment.ts';
 import { createRuntime, once, openAwsParts, type RuntimeParts } from './runtime.ts';
+import type { SdkClient } from './runtime-sdk.ts';
 
 /** The private API's parts: reset_initial_state has the public CloudFront distribution invalidated. */
-export function withCdnPurge(config: AwsConfig, parts: RuntimeParts, sqs?: SdkClientLike): RuntimeParts {
+export function withCdnPurge(config: AwsConfig, parts: RuntimeParts, sqs?: SdkClient): RuntimeParts {
   const queueUrl = config.cdnPurgeQueueUrl;
   return queueUrl ? { ...parts, afterReset: sqsPurgeHook(queueUrl, sqs ? { client: sqs } : {}) } : parts;
 }
