@@ -26,7 +26,10 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { pinnedCommand } from '../test/support/child-node.ts';
 import { ApiClient, type Reply } from '../src/loadtest/http-client.ts';
+import { percentilesOf } from '../src/loadtest/stats.ts';
 import { TimerWheel } from '../src/loadtest/timer-wheel.ts';
+import type { GetClient } from '../src/loadtest/visitor.ts';
+import { median } from './proc-stats.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 const PATH = '/serving_num?event_id=Sample';
@@ -61,22 +64,15 @@ const { values: args } = parseArgs({
   },
 });
 
-interface GetClient {
-  get(path: string): Promise<Reply>;
-  close(): Promise<void>;
-}
+type PollClient = GetClient & { close(): Promise<void> };
 
-async function makeClient(name: string, target: string, connections: number, origin: number): Promise<GetClient> {
+async function makeClient(name: string, target: string, connections: number, origin: number): Promise<PollClient> {
   const undici = /^undici-p(\d+)$/.exec(name);
   if (undici) return new ApiClient(target, { connections, pipelining: Number(undici[1]), origin });
   const raw = /^raw(?:-p(\d+))?$/.exec(name);
   const { PollConnections } = await import('../src/loadtest/poll-connections.ts');
   if (raw) return new PollConnections(target, { connections, origin, ...(raw[1] ? { pipelining: Number(raw[1]) } : {}) });
   throw new Error(`unknown client ${name}`);
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 async function child(name: string): Promise<ChildResult> {
@@ -100,7 +96,7 @@ async function child(name: string): Promise<ChildResult> {
   const finish = (): ChildResult => {
     const cpu = process.cpuUsage(cpu0);
     const seconds = (performance.now() - t0) / 1000;
-    const sorted = Float64Array.from(latencies).sort();
+    const latency = percentilesOf(latencies);
     return {
       client: name,
       requests: done,
@@ -110,8 +106,8 @@ async function child(name: string): Promise<ChildResult> {
       rps: done / seconds,
       busy: performance.eventLoopUtilization(elu0).utilization,
       errors,
-      p50: percentile(sorted, 50),
-      p99: percentile(sorted, 99),
+      p50: latency.p50,
+      p99: latency.p99,
       rssMb: process.memoryUsage().rss / 1048576,
     };
   };
@@ -190,11 +186,6 @@ async function runChild(name: string, target: string): Promise<ChildResult> {
   proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   await once(proc, 'exit');
   return JSON.parse(out.trim().split('\n').pop()!) as ChildResult;
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 async function main(): Promise<void> {

@@ -14,7 +14,7 @@
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,11 +22,11 @@ import { parseArgs } from 'node:util';
 import { parseDuration, parseRate } from '../src/loadtest/options.ts';
 import type { LoadTestSummary } from '../src/loadtest/summary.ts';
 import { pinnedCommand, startChildNode } from '../test/support/child-node.ts';
+import { cpuSeconds } from './proc-stats.ts';
 import { startRedisServer, type RedisServer } from '../test/support/redis-server.ts';
 
 const BIN = fileURLToPath(new URL('../bin/anteroom.js', import.meta.url));
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
-const CLOCK_TICKS = 100; // getconf CLK_TCK on Linux x86_64
 
 const { values: args } = parseArgs({
   options: {
@@ -45,13 +45,6 @@ interface Reading {
   testerCpu: number;
   serverCpu: number;
   requests: number;
-}
-
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // After "pid (comm) ", utime and stime are the 12th and 13th fields.
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 async function serverRequests(url: string): Promise<number> {
@@ -90,9 +83,12 @@ async function main(): Promise<void> {
     const sample = async () => {
       try {
         const requests = await serverRequests(server.url);
-        readings.push({ t: (performance.now() - start) / 1000, testerCpu: cpuSeconds(tester.pid!), serverCpu: cpuSeconds(serverPid), requests });
+        const testerCpu = cpuSeconds(tester.pid);
+        const serverCpu = cpuSeconds(serverPid);
+        // null: the tester has exited (its /proc entry is gone); the last readings stand.
+        if (testerCpu !== null && serverCpu !== null) readings.push({ t: (performance.now() - start) / 1000, testerCpu, serverCpu, requests });
       } catch {
-        // The tester has exited (its /proc entry is gone): the last readings stand.
+        // The server stopped answering /metrics at the end: the last readings stand.
       }
     };
     const timer = setInterval(() => void sample(), 1000);

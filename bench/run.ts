@@ -5,11 +5,12 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pinnedCommand, startChildNode } from '../test/support/child-node.ts';
+import { cpuSeconds, median } from './proc-stats.ts';
 import { runLoad, type LoadResult } from './load-runner.ts';
 import { runRedisBench } from './redis.ts';
 
@@ -21,16 +22,6 @@ const LOAD_CPU = 0;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 const load = (spec: Record<string, unknown>) => runLoad(spec, LOAD_CPU);
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
-function cpuSeconds(pid: number | undefined): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
-  } catch {
-    return null;
-  }
-}
 
 interface PollRound {
   rps: number;
@@ -48,7 +39,6 @@ async function pollRound(url: string, pid: number | undefined, seconds: number):
   return { rps: r.rps, p99: r.p99, cpuMicros };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 async function startBare(): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
   const [command, argv] = pinnedCommand(SERVER_CPU, [process.execPath, here('./bare-server.ts')]);

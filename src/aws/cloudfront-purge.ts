@@ -8,16 +8,16 @@
 // - the private API's purge hook puts {event_id} on the purge queue (sqsPurgeHook); the reset is already
 //   durable by then, so a failure is logged, never turned into a failed reset;
 // - the purge function, outside the VPC, takes it off the queue and calls CreateInvalidation
-//   (createCdnPurgeHandler); a failed invalidation is reported as a batch item failure and retried by SQS.
+//   (createCdnPurgeHandler), once per batch; a failed invalidation is retried by SQS while it can still help.
 
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { CACHED_PATHS, type PurgeHook } from '../cdn/purge-hook.ts';
+import { STATE_PATHS, type PurgeHook } from '../cdn/purge-hook.ts';
 import { EVENT_ID_PATTERN } from '../domain/settings.ts';
 import { runtimeSdk, type SdkClient } from './runtime-sdk.ts';
 
-/** Viewer paths to invalidate: every cacheable path, with any query string (the cache key holds event_id, request_id). */
-export const INVALIDATION_PATHS = CACHED_PATHS.map((path) => `${path}*`);
+/** Viewer paths to invalidate: what a reset changes, with any query string (the cache key holds event_id, request_id). */
+export const INVALIDATION_PATHS = STATE_PATHS.map((path) => `${path}*`);
 
 type Log = (message: string, detail?: unknown) => void;
 const consoleLog: Log = (message, detail) => console.error(message, detail ?? '');
@@ -42,38 +42,43 @@ export function sqsPurgeHook(queueUrl: string, options: { client?: SdkClient; lo
   };
 }
 
-/** The purge function: one CreateInvalidation of INVALIDATION_PATHS per purge request on the queue. */
+/**
+ * The purge function: one CreateInvalidation of INVALIDATION_PATHS per batch of purge requests, whatever
+ * their number — every reset changes the same paths, and CloudFront lets only a few wildcard invalidations
+ * run at once. If it fails, the whole batch is reported failed and SQS delivers it again (the queue keeps a
+ * request no longer than a cached answer from before the reset can live).
+ */
 export function createCdnPurgeHandler(deps: { distributionId: string; client?: SdkClient; log?: Log }): (event: SQSEvent) => Promise<SQSBatchResponse> {
   const load = runtimeSdk<CloudFrontModule>('@aws-sdk/client-cloudfront', (m) => new m.CloudFrontClient({}), deps.client);
   const log = deps.log ?? consoleLog;
   return async (event) => {
-    const { module, client } = await load();
-    const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+    const requests: { messageId: string; eventId: string }[] = [];
     for (const record of event.Records) {
       const eventId = purgeRequestEventId(record.body);
-      if (eventId === null) {
-        // Nothing to retry: a message nobody should have sent.
-        log(`purge request ${record.messageId} ignored: not {"event_id": …}`);
-        continue;
-      }
-      try {
-        await client.send(
-          new module.CreateInvalidationCommand({
-            DistributionId: deps.distributionId,
-            InvalidationBatch: {
-              // Unique per request: CloudFront treats a repeated reference as the same invalidation.
-              CallerReference: `anteroom-reset-${eventId}-${randomUUID()}`,
-              Paths: { Quantity: INVALIDATION_PATHS.length, Items: INVALIDATION_PATHS },
-            },
-          }),
-        );
-        log(`CloudFront invalidation requested after the reset of ${eventId}`);
-      } catch (error) {
-        log(`CloudFront invalidation after the reset of ${eventId} failed; SQS will deliver it again`, (error as Error).message);
-        batchItemFailures.push({ itemIdentifier: record.messageId });
-      }
+      // Nothing to retry: a message nobody should have sent.
+      if (eventId === null) log(`purge request ${record.messageId} ignored: not {"event_id": …}`);
+      else requests.push({ messageId: record.messageId, eventId });
     }
-    return { batchItemFailures };
+    if (requests.length === 0) return { batchItemFailures: [] };
+    const events = [...new Set(requests.map((r) => r.eventId))].join(', ');
+    try {
+      const { module, client } = await load();
+      await client.send(
+        new module.CreateInvalidationCommand({
+          DistributionId: deps.distributionId,
+          InvalidationBatch: {
+            // Unique per request: CloudFront treats a repeated reference as the same invalidation.
+            CallerReference: `anteroom-reset-${randomUUID()}`,
+            Paths: { Quantity: INVALIDATION_PATHS.length, Items: INVALIDATION_PATHS },
+          },
+        }),
+      );
+      log(`CloudFront invalidation requested after the reset of ${events}`);
+      return { batchItemFailures: [] };
+    } catch (error) {
+      log(`CloudFront invalidation after the reset of ${events} failed; SQS will deliver it again`, (error as Error).message);
+      return { batchItemFailures: requests.map((r) => ({ itemIdentifier: r.messageId })) };
+    }
   };
 }
 

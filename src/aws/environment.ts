@@ -32,6 +32,10 @@ export interface AwsConfig {
 
 type Env = Record<string, string | undefined>;
 
+/** What the functions accept for a period in seconds and for a port (the stacks' parameters say the same). */
+export const SECONDS_RANGE = { min: 1, max: 31_536_000 } as const;
+export const PORT_RANGE = { min: 1, max: 65_535 } as const;
+
 /**
  * The variables that make a function part of one core stack's waiting room: its event settings and where
  * its store, keys and events are. The core stack sets them on its own functions and also publishes them as
@@ -96,9 +100,9 @@ export function awsConfigFromEnv(env: Env = process.env): AwsConfig {
   const issuer = optional(env, 'ISSUER');
   const event: EventSettings = {
     ...defaults,
-    validity_period: integer(env, 'VALIDITY_PERIOD', defaults.validity_period, 1, 31_536_000),
+    validity_period: integer(env, 'VALIDITY_PERIOD', defaults.validity_period, SECONDS_RANGE.min, SECONDS_RANGE.max),
     enable_queue_position_expiry: flag(env, 'ENABLE_QUEUE_POSITION_EXPIRY', defaults.enable_queue_position_expiry),
-    queue_position_expiry_period: integer(env, 'QUEUE_POSITION_EXPIRY_PERIOD', defaults.queue_position_expiry_period, 1, 31_536_000),
+    queue_position_expiry_period: integer(env, 'QUEUE_POSITION_EXPIRY_PERIOD', defaults.queue_position_expiry_period, SECONDS_RANGE.min, SECONDS_RANGE.max),
     incr_serving_on_expiry: flag(env, 'INCR_SVC_ON_QUEUE_POSITION_EXPIRY', defaults.incr_serving_on_expiry),
     enable_events_generation: flag(env, 'ENABLE_EVENTS_GENERATION', defaults.enable_events_generation),
     ...(issuer ? { issuer } : {}),
@@ -107,7 +111,7 @@ export function awsConfigFromEnv(env: Env = process.env): AwsConfig {
     event,
     redis: {
       host: required(env, 'REDIS_HOST'),
-      port: integer(env, 'REDIS_PORT', 6379, 1, 65_535),
+      port: integer(env, 'REDIS_PORT', 6379, PORT_RANGE.min, PORT_RANGE.max),
       tls: flag(env, 'REDIS_TLS', true),
       authSecretId: optional(env, 'REDIS_AUTH_SECRET_ARN'),
       keyPrefix: optional(env, 'REDIS_KEY_PREFIX'),

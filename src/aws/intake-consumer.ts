@@ -11,7 +11,8 @@ import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import type { JoinRequest } from '../store/port.ts';
 import { awsConfigFromEnv } from './environment.ts';
 import { decodeIntakeMessage } from './intake-queue.ts';
-import { createRuntime, once, openAwsParts, type AwsRuntime } from './runtime.ts';
+import { createRuntime, openAwsParts, type AwsRuntime } from './runtime.ts';
+import { once } from './once.ts';
 
 export interface IntakeOutcome {
   numbered: number;

@@ -5,7 +5,8 @@
 
 import type { ScheduledEvent } from 'aws-lambda';
 import { awsConfigFromEnv } from './environment.ts';
-import { createRuntime, once, openAwsParts, type AwsRuntime } from './runtime.ts';
+import { createRuntime, openAwsParts, type AwsRuntime } from './runtime.ts';
+import { once } from './once.ts';
 
 export interface JobHandlers {
   expiry: (event: ScheduledEvent) => Promise<void>;

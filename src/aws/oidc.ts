@@ -23,7 +23,8 @@ import { oidcAdapter } from '../oidc/adapter.ts';
 import { proxyHandler, publicHttpApp, type HttpApp } from './api-gateway.ts';
 import { readCoreSettings } from './core-settings.ts';
 import { AwsConfigError, awsConfigFromEnv, type AwsConfig } from './environment.ts';
-import { createRuntime, once, openAwsParts, type AwsRuntime } from './runtime.ts';
+import { createRuntime, openAwsParts, type AwsRuntime } from './runtime.ts';
+import { once } from './once.ts';
 
 type Env = Record<string, string | undefined>;
 

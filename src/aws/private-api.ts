@@ -6,7 +6,8 @@
 import { privateHttpApp, proxyHandler } from './api-gateway.ts';
 import { sqsPurgeHook } from './cloudfront-purge.ts';
 import { awsConfigFromEnv, type AwsConfig } from './environment.ts';
-import { createRuntime, once, openAwsParts, type RuntimeParts } from './runtime.ts';
+import { createRuntime, openAwsParts, type RuntimeParts } from './runtime.ts';
+import { once } from './once.ts';
 import type { SdkClient } from './runtime-sdk.ts';
 
 /** The private API's parts: reset_initial_state has the public CloudFront distribution invalidated. */

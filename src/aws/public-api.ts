@@ -4,7 +4,8 @@
 import { proxyHandler, publicHttpApp } from './api-gateway.ts';
 import { AwsConfigError, awsConfigFromEnv } from './environment.ts';
 import { sqsIntakeQueue } from './intake-queue.ts';
-import { createRuntime, once, openAwsParts } from './runtime.ts';
+import { createRuntime, openAwsParts } from './runtime.ts';
+import { once } from './once.ts';
 
 const runtime = once(async () => {
   const config = awsConfigFromEnv();

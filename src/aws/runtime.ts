@@ -128,20 +128,3 @@ export async function openAwsParts(config: AwsConfig, intake?: IntakeQueue): Pro
     : undefined;
   return { store, events, intake };
 }
-
-/**
- * A value built on first use and kept for the life of the execution environment; a failed build is not
- * kept, so the next invocation tries again (e.g. Redis was briefly unreachable at cold start).
- */
-export function once<T>(build: () => Promise<T>): () => Promise<T> {
-  let value: Promise<T> | undefined;
-  return () => {
-    if (!value) {
-      value = build();
-      value.catch(() => {
-        value = undefined;
-      });
-    }
-    return value;
-  };
-}

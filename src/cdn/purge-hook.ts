@@ -5,8 +5,10 @@
 
 import type { Logger } from 'pino';
 
+/** The cacheable public paths whose answers a reset changes (the keys are kept). */
+export const STATE_PATHS = ['/queue_num', '/serving_num', '/waiting_num', '/queue_pos_expiry'];
 /** The cacheable public paths (spec: "Caching headers"). */
-export const CACHED_PATHS = ['/queue_num', '/serving_num', '/waiting_num', '/queue_pos_expiry', '/public_key', '/jwks.json'];
+export const CACHED_PATHS = [...STATE_PATHS, '/public_key', '/jwks.json'];
 
 export interface CdnPurgeOptions {
   url: string;

@@ -35,7 +35,7 @@ export interface LoadTestOptions {
   connections: number;
   /**
    * Polls (GETs) in flight per polling connection, HTTP/1.1 pipelining; 1 = keep-alive without pipelining;
-   * 0 = polls go through undici with everything else (about 4× the client CPU per poll).
+   * 0 = polls go through undici with everything else (about 2.5× the client CPU per poll against a real server).
    */
   pipelining: number;
   /** Reset the event (reset_initial_state) before the run, so positions must be exactly 1..N. */

@@ -279,7 +279,7 @@ export class PollConnections {
 
   /**
    * Ends a connection. With `announced` (the server said it would close), requests it had not answered are
-   * sent again once elsewhere; otherwise they fail with status 0.
+   * sent again elsewhere (at most MAX_RESENDS times each); otherwise they fail with status 0.
    */
   private drop(c: Connection, reason: string, announced: boolean): void {
     const index = this.slots.indexOf(c);

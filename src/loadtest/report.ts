@@ -249,7 +249,7 @@ export function renderReport(result: LoadTestResult, context: ReportContext = {}
 <div class="meta">
   ${date} · event <code>${escapeHtml(s.event_id)}</code> at <code>${escapeHtml(s.target)}</code> (private <code>${escapeHtml(s.private_target)}</code>)<br>
   ${fmt(s.plan.visitors, 0)} visitors arriving at ${fmt(s.plan.arrival_rate)}/s, admitted at ${fmt(s.plan.admit_rate)}/s, polling every ${fmt(s.plan.poll_interval_ms, 0)} ms,
-  ${s.plan.reclaims} re-claims each, ${s.plan.connections} connections${s.plan.pipelining > 0 ? ` (polls pipelined ${s.plan.pipelining} deep)` : ''}${s.plan.reset ? ', event reset first' : ''}<br>
+  ${s.plan.reclaims} re-claims each, ${s.plan.connections} connections${s.plan.pipelining > 1 ? ` (polls pipelined ${s.plan.pipelining} deep)` : s.plan.pipelining === 1 ? ' (polls on their own connections, not pipelined)' : ''}${s.plan.reset ? ', event reset first' : ''}<br>
   ${context.command ? `command: <code>${escapeHtml(context.command)}</code><br>` : ''}
   load generator: Node ${escapeHtml(s.client.node)}, ${fmt(s.client.cpu_s)} s CPU, ${fmt(s.client.max_rss_mb)} MB max RSS, event loop ${fmt(s.client.busy_mean * 100, 0)} % busy on average${s.server_cpu ? ` · server CPU ${fmt(s.server_cpu.mean * 100, 0)} % of a core on average (max ${fmt(s.server_cpu.max * 100, 0)} %)` : ''}
 </div>

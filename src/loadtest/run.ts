@@ -91,7 +91,7 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     const ended = new Promise<EndedBy>((resolve) => (end = resolve));
     const journey = new Journey({
       api: publicApi,
-      ...(polls ? { polls } : {}),
+      polls: polls ?? publicApi,
       wheel,
       stats,
       options,

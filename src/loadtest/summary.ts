@@ -69,7 +69,7 @@ export interface SummaryInput {
   elapsedMs: number;
   cpuMicros: number;
   /** Polling connections closed on an answer that could not be framed (src/loadtest/poll-connections.ts). */
-  malformedResponses?: number;
+  malformedResponses: number;
 }
 
 function span(times: number[]): number {
@@ -190,7 +190,7 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
       peak_per_s: stats.samples.reduce((peak, sample) => Math.max(peak, sample.requestsPerSec), 0),
     },
     latency_ms: latency,
-    errors: { total: stats.errors, by_status: stats.errorsByStatus(), by_endpoint: byEndpoint, malformed_responses: input.malformedResponses ?? 0 },
+    errors: { total: stats.errors, by_status: stats.errorsByStatus(), by_endpoint: byEndpoint, malformed_responses: input.malformedResponses },
     time_in_queue_s: percentilesOf(served.map((v) => (v.tokenAt - v.joinedAt) / 1000)),
     admission_to_token_ms: percentilesOf(admissionToToken(visitors, input.increments)),
     failure_reasons: [...reasons]

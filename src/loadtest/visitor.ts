@@ -31,10 +31,10 @@ export interface GetClient {
 }
 
 export interface JourneyDeps {
-  /** Joins and claims (POST); also the GETs when `polls` is not given. */
+  /** Joins and claims (POST). */
   api: ApiClient;
-  /** The polls: /queue_num, /serving_num, /waiting_num. */
-  polls?: GetClient;
+  /** The polls: /queue_num, /serving_num, /waiting_num (the pipelined connections, or `api` itself). */
+  polls: GetClient;
   wheel: TimerWheel;
   stats: RunStats;
   options: JourneyOptions;
@@ -85,7 +85,7 @@ export class Journey {
 
   constructor(deps: JourneyDeps) {
     this.deps = deps;
-    this.polls = deps.polls ?? deps.api;
+    this.polls = deps.polls;
     this.o = deps.options;
     this.eventQuery = `event_id=${encodeURIComponent(this.o.eventId)}`;
     this.eventBody = JSON.stringify({ event_id: this.o.eventId });

@@ -375,7 +375,8 @@ describe('CloudFormation templates', () => {
   it('a reset has CloudFront invalidated: the private API queues the request, a function outside the VPC may invalidate only this distribution', () => {
     const t = template('core');
     const [queueId, queue] = resourcesOf('core', 'AWS::SQS::Queue').find(([id]) => id.startsWith('CdnPurgeQueue'))!;
-    assert.equal(queue.Properties.MessageRetentionPeriod, 3600);
+    assert.equal(queue.Properties.MessageRetentionPeriod, 60, 'no purge after a cached answer from before the reset has expired');
+    assert.equal(queue.Properties.VisibilityTimeout, 20);
     assert.equal(queue.Properties.SqsManagedSseEnabled, true);
     const [purgeId, purge] = resourcesOf('core', 'AWS::Lambda::Function').find(([id]) => id.startsWith('CdnPurgeFunction'))!;
     assert.equal(purge.Properties.VpcConfig, undefined, 'CloudFront’s API is not reachable from the VPC');

@@ -12,8 +12,9 @@ export function stringParameter(stack: Stack, name: string, description: string,
   return new CfnParameter(stack, name, { type: 'String', description, ...extra });
 }
 
-/** A Number parameter; give `range` when the functions accept less than every whole number ≥ 0, so a value they
- * would refuse at cold start (answering 503 to everyone) is refused by CloudFormation instead. */
+/** A Number parameter; give `range` when the functions accept less than every number ≥ 0, so a value out of
+ * their range (which they would refuse at cold start, answering 503 to everyone) is refused by CloudFormation
+ * instead. CloudFormation's Number also takes fractions, which the functions refuse too: a range cannot say so. */
 export function numberParameter(
   stack: Stack,
   name: string,
@@ -29,10 +30,6 @@ export function numberParameter(
     ...(range.max !== undefined ? { maxValue: range.max } : {}),
   });
 }
-
-/** The ranges src/aws/environment.ts accepts (awsConfigFromEnv). */
-export const SECONDS_RANGE = { min: 1, max: 31_536_000 };
-export const PORT_RANGE = { min: 1, max: 65_535 };
 
 export function isTrue(stack: Stack, id: string, parameter: CfnParameter): CfnCondition {
   return new CfnCondition(stack, id, { expression: Fn.conditionEquals(parameter.valueAsString, 'true') });

@@ -58,8 +58,8 @@ import type { Construct } from 'constructs';
 import { EVENT_ID_PATTERN } from '../../../src/domain/settings.ts';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
-import { CORE_SETTING_NAMES, type CoreSettingName } from '../../../src/aws/environment.ts';
-import { alarmAboveZero, conditionAll, functionAlarms, isTrue, numberParameter, PORT_RANGE, SECONDS_RANGE, signingKeysAccess, stringParameter, TOKEN_TABLE_ACTIONS, TOKEN_TABLE_QUERY, TRUE_FALSE } from './common.ts';
+import { CORE_SETTING_NAMES, PORT_RANGE, SECONDS_RANGE, type CoreSettingName } from '../../../src/aws/environment.ts';
+import { alarmAboveZero, conditionAll, functionAlarms, isTrue, numberParameter, signingKeysAccess, stringParameter, TOKEN_TABLE_ACTIONS, TOKEN_TABLE_QUERY, TRUE_FALSE } from './common.ts';
 import { exportCoreValues } from './core-exports.ts';
 
 /** VWR's API stage name: the invoke URLs end in /api. */
@@ -384,11 +384,12 @@ export class CoreStack extends Stack {
     // ---- CDN purge after a reset (src/aws/cloudfront-purge.ts): the private API function, in the VPC, cannot
     // reach CloudFront's API; it puts the request on a queue, and a function outside the VPC invalidates ----
     const purgeQueue = new Queue(this, 'CdnPurgeQueue', {
-      visibilityTimeout: Duration.seconds(180),
+      // Twice the function's timeout: a failed invalidation is tried again 20 s later...
+      visibilityTimeout: Duration.seconds(20),
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      // A purge is worth retrying for a while, not forever: cached answers expire by themselves within 60 s.
-      retentionPeriod: Duration.hours(1),
+      // ...but not after an answer cached before the reset has expired by itself (60 s at most: /queue_num).
+      retentionPeriod: Duration.seconds(60),
     });
     const purgeFn = new LambdaFn(this, 'CdnPurgeFunction', {
       description: 'Anteroom CdnPurgeFunction',
@@ -397,7 +398,7 @@ export class CoreStack extends Stack {
       handler: 'index.handler',
       code: lambdaCode(this, 'cdn-purge', props.code),
       memorySize: 256,
-      timeout: Duration.seconds(30),
+      timeout: Duration.seconds(10),
       environment: { DISTRIBUTION_ID: distribution.distributionId, NODE_OPTIONS: '--enable-source-maps' },
       logGroup: new LogGroup(this, 'CdnPurgeFunctionLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
     });

@@ -5,7 +5,8 @@
 import { Aws, CfnOutput, CfnStack, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { sourceCodeMapping, type CodeSource } from '../lambda-code.ts';
-import { numberParameter, PORT_RANGE, SECONDS_RANGE, stringParameter, TRUE_FALSE } from './common.ts';
+import { numberParameter, stringParameter, TRUE_FALSE } from './common.ts';
+import { PORT_RANGE, SECONDS_RANGE } from '../../../src/aws/environment.ts';
 import { TEMPLATE_NAMES } from '../template-names.ts';
 
 export class GettingStartedStack extends Stack {
