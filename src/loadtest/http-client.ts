@@ -20,7 +20,8 @@ export interface Reply {
 
 export interface ApiClientOptions {
   connections: number;
-  /** Requests in flight at once on one connection (HTTP/1.1 pipelining); 1 = none. */
+  /** Requests in flight at once on one connection (HTTP/1.1 pipelining); 1 = none. Only bench/loadtest-client.ts
+   * sets it, to compare undici's pipelining with the polling connections'. */
   pipelining?: number;
   /** Added to every request (e.g. x-api-key). */
   headers?: Record<string, string>;

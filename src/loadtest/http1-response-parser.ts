@@ -63,9 +63,10 @@ export class Http1ResponseParser {
     this.sink = sink;
   }
 
-  /** True when some bytes of a response have arrived and the response is not complete yet. */
-  get midResponse(): boolean {
-    return this.state !== HEAD && this.state !== DONE ? true : this.state === HEAD && this.leftover !== null;
+  /** Some bytes of a response have arrived and the response is not complete. */
+  private get midResponse(): boolean {
+    if (this.state === HEAD) return this.leftover !== null;
+    return this.state !== DONE;
   }
 
   /** Feeds bytes from the connection. Returns an error message when the stream cannot be framed, else null. */
