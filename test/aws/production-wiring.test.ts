@@ -10,11 +10,10 @@
 // client the wiring made for any other service would fail here rather than reach AWS.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +25,8 @@ import { decodeProtectedHeader } from 'jose';
 import { createVerifier } from '../../src/authorizer/verify.ts';
 import { CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
 import type { StoredSigningKey } from '../../src/store/port.ts';
-import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
+import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.ts';
+import { makeCertificates } from '../support/test-ca.ts';
 import { apiGatewayEvent, scheduledEvent, sqsEvent } from './events.ts';
 import { fakeSecretsManager, fakeSqs, fakeSqsSendMessage, startDynalite, startJsonService, type LocalDynamo, type SqsMessage } from './local-aws.ts';
 import { RESULT_PREFIX } from './production-wiring-child.ts';
@@ -45,24 +45,6 @@ const WRONG_SECRET_ARN = `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:Oth
 const SIGNING_KEYS_SECRET_PREFIX = `${STACK}/anteroom/signing-keys/`;
 const TOKEN_TABLE_NAME = `${STACK}-TokenTable`;
 const EVENT_BUS_NAME = `${STACK}-events`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** A CA and a certificate for 127.0.0.1 signed by it (as test/distributed/tls.test.ts makes them). */
-function makeCertificates(dir: string): void {
-  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=anteroom-wiring-test-ca');
-  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
-  execFileSync('sh', ['-c', 'printf "subjectAltName=IP:127.0.0.1\\n" > san.ext'], { cwd: dir });
-  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'san.ext');
-}
 
 /** One function's execution environment: the child process and its invocations, one at a time. */
 class LambdaProcess {
@@ -164,7 +146,7 @@ describe('the Lambda handlers on their production wiring (openAwsParts, default 
   };
 
   before(async () => {
-    makeCertificates(dir);
+    makeCertificates(dir, 'anteroom-wiring-test-ca');
     const tlsPort = await freePort();
     // The TLS port is the only one the functions know; the plain one is for the harness (its PING) and the
     // inspector. AUTH is switched on once the server answers, since startRedisServer's readiness PING has none.

@@ -2,33 +2,14 @@
 // starts redis-server with a TLS port, and trusts the CA in the node through NODE_EXTRA_CA_CERTS.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startChildNode } from '../support/child-node.ts';
-import { startRedisServer } from '../support/redis-server.ts';
+import { freePort, startRedisServer } from '../support/redis-server.ts';
+import { makeCertificates } from '../support/test-ca.ts';
 import { ADMIN, ADMIN_TOKEN, freshPrefix, json, stopNode } from './fleet.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** A CA and a certificate for 127.0.0.1 signed by it. */
-function makeCertificates(dir: string): void {
-  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=anteroom-test-ca');
-  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
-  execFileSync('sh', ['-c', 'printf "subjectAltName=IP:127.0.0.1\\n" > san.ext'], { cwd: dir });
-  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'san.ext');
-}
 
 describe('Redis over TLS (rediss://)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-tls-'));

@@ -47,7 +47,8 @@ export interface RedisServer {
 const DEFAULT_BINARY = '/usr/bin/redis-server';
 const OUTPUT_LIMIT = 16_384;
 
-function freePort(): Promise<number> {
+/** A TCP port nobody listens on right now (for a server started next). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
