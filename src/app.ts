@@ -6,8 +6,8 @@ import { cdnPurgeHook, type PurgeHook } from './cdn/purge-hook.ts';
 import type { ServerConfig } from './config/config.ts';
 import type { AdminCredentials } from './config/credentials.ts';
 import { epochSeconds, systemClock, type Clock } from './domain/clock.ts';
-import { EventCatalog } from './domain/event-catalog.ts';
-import { WaitingRoom } from './domain/waiting-room.ts';
+import { RoomRegistry } from './domain/room-registry.ts';
+import { WaitingRoomService } from './domain/waiting-room-service.ts';
 import { EventBus } from './events/bus.ts';
 import { SseSink } from './events/sse-sink.ts';
 import { WebhookSink } from './events/webhook-sink.ts';
@@ -16,14 +16,14 @@ import { maxSizeInletRoutes, periodicInletJobs } from './inlet/in-server.ts';
 import { JobScheduler } from './jobs/scheduler.ts';
 import { Metrics } from './observability/metrics.ts';
 import { oidcAdapter } from './oidc/adapter.ts';
-import { openStore } from './store/open-store.ts';
-import type { Store } from './store/port.ts';
+import { openStore } from './compose/open-store.ts';
+import type { Store } from './domain/ports/store.ts';
 import { KeyRing } from './tokens/keys.ts';
 import { TokenSigner } from './tokens/signer.ts';
 
 export interface AnteroomNode {
   http: FastifyInstance;
-  room: WaitingRoom;
+  room: WaitingRoomService;
   bus: EventBus;
   scheduler: JobScheduler;
   /** Base URL of the public API, e.g. http://127.0.0.1:8080 */
@@ -69,9 +69,9 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
   const keys = new KeyRing(store, () => epochSeconds(clock));
   let purgeCdn: PurgeHook | undefined;
-  const room = new WaitingRoom({
+  const room = new WaitingRoomService({
     store,
-    catalog: new EventCatalog(config.events),
+    catalog: new RoomRegistry(config.events),
     keys,
     signer: new TokenSigner(keys),
     bus,

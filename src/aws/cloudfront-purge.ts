@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { STATE_PATHS, type PurgeHook } from '../cdn/purge-hook.ts';
-import { EVENT_ID_PATTERN } from '../domain/settings.ts';
+import { EVENT_ID_PATTERN } from '../domain/room-settings.ts';
 import { runtimeSdk, type SdkClient } from './runtime-sdk.ts';
 
 /** Viewer paths to invalidate: what a reset changes, with any query string (the cache key holds event_id, request_id). */

@@ -1,11 +1,11 @@
 // The configuration of the Lambda functions, read from their environment. The CDK stacks in deploy/aws set
 // exactly these variables, from the stack parameters of VWR's templates (EventId, ValidityPeriod, ...).
 
-import { defaultSettings, EVENT_ID_PATTERN, type EventSettings } from '../domain/settings.ts';
+import { defaultSettings, EVENT_ID_PATTERN, type RoomSettings } from '../domain/room-settings.ts';
 
 export interface AwsConfig {
   /** One waiting room per stack, as VWR deployed it. */
-  event: EventSettings;
+  event: RoomSettings;
   redis: {
     host: string;
     port: number;
@@ -98,7 +98,7 @@ export function awsConfigFromEnv(env: Env = process.env): AwsConfig {
   if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw new AwsConfigError(`EVENT_ID "${eventId}" is not a valid event ID`);
   const defaults = defaultSettings(eventId);
   const issuer = optional(env, 'ISSUER');
-  const event: EventSettings = {
+  const event: RoomSettings = {
     ...defaults,
     validity_period: integer(env, 'VALIDITY_PERIOD', defaults.validity_period, SECONDS_RANGE.min, SECONDS_RANGE.max),
     enable_queue_position_expiry: flag(env, 'ENABLE_QUEUE_POSITION_EXPIRY', defaults.enable_queue_position_expiry),

@@ -8,7 +8,7 @@
 
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
-import type { JoinRequest } from '../store/port.ts';
+import type { JoinRequest } from '../domain/ports/store.ts';
 import { awsConfigFromEnv } from './environment.ts';
 import { decodeIntakeMessage } from './intake-queue.ts';
 import { createRuntime, openAwsParts, type AwsRuntime } from './runtime.ts';

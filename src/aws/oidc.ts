@@ -18,7 +18,7 @@
 // The issuer is PUBLIC_URL (the API's stage URL, https://<api>.execute-api.<region>.<suffix>/api) + /oidc.
 
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { OidcClientSettings } from '../domain/settings.ts';
+import type { OidcClientSettings } from '../domain/room-settings.ts';
 import { oidcAdapter } from '../oidc/adapter.ts';
 import { proxyHandler, publicHttpApp, type HttpApp } from './api-gateway.ts';
 import { readCoreSettings } from './core-settings.ts';

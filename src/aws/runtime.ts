@@ -1,4 +1,4 @@
-// One Lambda execution environment's Anteroom: the same WaitingRoom, KeyRing, TokenSigner and EventBus as
+// One Lambda execution environment's Anteroom: the same WaitingRoomService, KeyRing, TokenSigner and EventBus as
 // any node (src/app.ts), over the AWS store (Redis + DynamoDB), with keys in Secrets Manager and events to
 // EventBridge. Built once per execution environment, on the first invocation, and reused while it is warm.
 
@@ -6,13 +6,13 @@ import { DynamoDBClient, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { epochSeconds, systemClock, type Clock } from '../domain/clock.ts';
-import { EventCatalog } from '../domain/event-catalog.ts';
-import { WaitingRoom } from '../domain/waiting-room.ts';
+import { RoomRegistry } from '../domain/room-registry.ts';
+import { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { EventBus } from '../events/bus.ts';
 import { EventBridgeSink } from '../events/eventbridge-sink.ts';
 import { CompositeStore } from '../store/dynamodb/composite-store.ts';
 import { TokenTable } from '../store/dynamodb/token-table.ts';
-import type { Store } from '../store/port.ts';
+import type { Store } from '../domain/ports/store.ts';
 import { RedisStore } from '../store/redis/redis-store.ts';
 import { KeyRing } from '../tokens/keys.ts';
 import { TokenSigner } from '../tokens/signer.ts';
@@ -24,7 +24,7 @@ import { readRedisPassword, SecretsManagerKeyStore } from './secrets-key-store.t
 export interface AwsRuntime {
   config: AwsConfig;
   store: Store;
-  room: WaitingRoom;
+  room: WaitingRoomService;
   bus: EventBus;
   clock: Clock;
   /** Waits until every event emitted so far has been delivered (call before a handler returns). */
@@ -52,9 +52,9 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
   bus.onSinkError = (sink, error) => log(`event sink ${sink.name} failed`, error);
   const keys = new KeyRing(parts.store, () => epochSeconds(clock));
   const intake = parts.intake;
-  const room = new WaitingRoom({
+  const room = new WaitingRoomService({
     store: parts.store,
-    catalog: new EventCatalog([config.event]),
+    catalog: new RoomRegistry([config.event]),
     keys,
     signer: new TokenSigner(keys),
     bus,

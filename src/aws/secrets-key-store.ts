@@ -12,7 +12,7 @@ import {
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import type { SigningKeyStore } from '../store/dynamodb/composite-store.ts';
-import type { StoredSigningKey } from '../store/port.ts';
+import type { StoredSigningKey } from '../domain/ports/store.ts';
 
 export interface SecretsKeyStoreOptions {
   client: Pick<SecretsManagerClient, 'send'>;

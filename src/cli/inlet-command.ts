@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../config/config.ts';
-import { DEFAULT_EVENT_ID, EVENT_ID_PATTERN } from '../domain/settings.ts';
+import { DEFAULT_EVENT_ID, EVENT_ID_PATTERN } from '../domain/room-settings.ts';
 import { DEFAULT_PAUSE_TIMEOUT, DEFAULT_PERIODIC_INTERVAL, pauseCheckSettings } from '../inlet/inlet-config.ts';
 import {
   applyMaxSizeReport,

@@ -18,10 +18,10 @@ import {
   loadOrCreateCredentials,
   type AdminCredentials,
 } from '../config/credentials.ts';
-import { DEFAULT_EVENT_ID, EVENT_ID_PATTERN } from '../domain/settings.ts';
+import { DEFAULT_EVENT_ID, EVENT_ID_PATTERN } from '../domain/room-settings.ts';
 import { DEFAULT_HOT_READ_TTL_MS, MAX_HOT_READ_TTL_MS } from '../store/hot-read-cache.ts';
-import { DEFAULT_REDIS_KEY_PREFIX, checkRedisKeyPrefix, describeStoreLocation, openStore } from '../store/open-store.ts';
-import type { Store } from '../store/port.ts';
+import { DEFAULT_REDIS_KEY_PREFIX, checkRedisKeyPrefix, describeStoreLocation, openStore } from '../compose/open-store.ts';
+import type { Store } from '../domain/ports/store.ts';
 import { pageUrls, webPlugins } from '../web/index.ts';
 import { booleanValue, integerIn, nonEmpty, oneOf } from './option-parsers.ts';
 import { MAX_WORKERS, checkWorkersStore, isWorkerProcess, reportListening, runPrimary, shouldStartWorkers } from './workers.ts';

@@ -9,7 +9,7 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import { ConfigError, type ServerConfig } from '../config/config.ts';
-import { describeStoreLocation, isSharedStore } from '../store/open-store.ts';
+import { describeStoreLocation, isSharedStore } from '../compose/open-store.ts';
 
 export interface NodeUrls {
   publicUrl: string;

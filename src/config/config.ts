@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { defaultSettings, EVENT_ID_PATTERN, type EventSettings } from '../domain/settings.ts';
+import { defaultSettings, EVENT_ID_PATTERN, type RoomSettings } from '../domain/room-settings.ts';
 import { inletSettings } from '../inlet/inlet-config.ts';
 
 export class ConfigError extends Error {
@@ -24,7 +24,7 @@ export interface ServerConfig {
   dataDir: string;
   store: StoreLocation;
   sqliteSynchronous: 'full' | 'normal';
-  events: EventSettings[];
+  events: RoomSettings[];
   adminToken?: string | undefined;
   accessKeyId?: string | undefined;
   secretAccessKey?: string | undefined;
@@ -96,9 +96,9 @@ const ConfigFileSchema = Type.Object({ events: EventListSchema }, { additionalPr
 export type EventFileEntry = Static<typeof EventFileSchema>;
 
 /** Event settings given by flags: defaults for every event, and the whole event when no file is given. */
-export type EventDefaults = Omit<EventSettings, 'event_id' | 'webhooks' | 'inlet'>;
+export type EventDefaults = Omit<RoomSettings, 'event_id' | 'webhooks' | 'inlet'>;
 
-export function readEventsFile(path: string, defaults: EventDefaults): EventSettings[] {
+export function readEventsFile(path: string, defaults: EventDefaults): RoomSettings[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
@@ -118,7 +118,7 @@ export function readEventsFile(path: string, defaults: EventDefaults): EventSett
   return entries.map((entry) => {
     if (seen.has(entry.event_id)) throw new ConfigError(`config file ${path}: event "${entry.event_id}" is listed twice`);
     seen.add(entry.event_id);
-    const settings: EventSettings = {
+    const settings: RoomSettings = {
       ...defaults,
       event_id: entry.event_id,
       webhooks: entry.webhooks ?? [],

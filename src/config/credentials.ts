@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Store } from '../store/port.ts';
+import type { Store } from '../domain/ports/store.ts';
 
 export interface AdminCredentials {
   adminToken: string;

@@ -4,7 +4,7 @@
 
 import { hasExpired, secondsLeft } from './expiry.ts';
 import type { TokenRecord } from './claims.ts';
-import type { ClaimContext } from '../store/port.ts';
+import type { ClaimContext } from './ports/store.ts';
 
 export interface ExpiryRule {
   enabled: boolean;

@@ -4,7 +4,7 @@
 // `windowMs` if configured. Per event, batches are committed one after another, so positions follow
 // arrival order on this node.
 
-import type { JoinRequest } from '../store/port.ts';
+import type { JoinRequest } from './ports/store.ts';
 
 interface PendingJoin extends JoinRequest {
   resolve(position: number): void;

@@ -7,12 +7,12 @@
 // errors. Both paths give the same status, body and headers.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { waitingOf, type WaitingRoom } from '../domain/waiting-room.ts';
-import type { Counters } from '../store/port.ts';
+import { waitingOf, type WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { Counters } from '../domain/ports/store.ts';
 import { secretsEqual } from './auth/constant-time.ts';
 
 export interface FastPollOptions {
-  room: WaitingRoom;
+  room: WaitingRoomService;
   pollTtl: number;
   publicApiKey?: string | undefined;
   /** Counts a request answered here (Fastify's hooks do not run for it). */

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
-import type { WaitingRoom } from '../domain/waiting-room.ts';
+import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { SseSink } from '../events/sse-sink.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
@@ -17,7 +17,7 @@ import {
 type Q<T> = FastifyRequest<{ Querystring: T }>;
 type B<T> = FastifyRequest<{ Body: T }>;
 
-export function privateRoutes(app: FastifyInstance, room: WaitingRoom, sse: SseSink, options: MountOptions): void {
+export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, sse: SseSink, options: MountOptions): void {
   mountRoutes(app, [
     {
       method: 'POST',

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
-import type { WaitingRoom } from '../domain/waiting-room.ts';
+import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
   EventBody,
@@ -19,7 +19,7 @@ import {
 type Q<T> = FastifyRequest<{ Querystring: T }>;
 type B<T> = FastifyRequest<{ Body: T }>;
 
-export function publicRoutes(app: FastifyInstance, room: WaitingRoom, options: MountOptions): void {
+export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, options: MountOptions): void {
   mountRoutes(app, [
     {
       method: 'POST',

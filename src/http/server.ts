@@ -6,10 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ContractError, Errors } from '../domain/errors.ts';
-import type { WaitingRoom } from '../domain/waiting-room.ts';
+import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { SseSink } from '../events/sse-sink.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { StoreUnavailableError } from '../store/port.ts';
+import { StoreUnavailableError } from '../domain/ports/store.ts';
 import { privateAuthHook, type PrivateCredentials } from './auth/private-auth.ts';
 import { secretsEqual } from './auth/constant-time.ts';
 import { fastPoll } from './fast-poll.ts';
@@ -19,7 +19,7 @@ import type { MountOptions } from './route-table.ts';
 import { publicRoutes } from './public-routes.ts';
 
 export interface HttpServerOptions {
-  room: WaitingRoom;
+  room: WaitingRoomService;
   sse: SseSink;
   metrics: Metrics;
   credentials: PrivateCredentials;

@@ -10,7 +10,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { epochSeconds, type Clock } from '../domain/clock.ts';
 import { Errors } from '../domain/errors.ts';
-import type { WaitingRoom } from '../domain/waiting-room.ts';
+import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { mountRoutes, type MountOptions } from '../http/route-table.ts';
 import type { JobSpec } from '../jobs/scheduler.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -26,7 +26,7 @@ import { describePeriodicOutcome, periodicOutcomeRecord, runPeriodicTick, type P
 import { inProcessPrivateApi } from './private-api.ts';
 
 export interface InletDeps {
-  room: WaitingRoom;
+  room: WaitingRoomService;
   metrics: Metrics;
   log: Pick<Logger, 'info' | 'debug'>;
 }

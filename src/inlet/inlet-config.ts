@@ -4,7 +4,7 @@
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { InletSettings, PauseCheckSettings } from '../domain/settings.ts';
+import type { InletSettings, PauseCheckSettings } from '../domain/room-settings.ts';
 import { jsonPathProblem } from './pause-check.ts';
 
 export const DEFAULT_PERIODIC_INTERVAL = 60;

@@ -6,7 +6,7 @@
 // at the path — it also says ALARM. Admitting more visitors into a site whose health is unknown is the
 // riskier mistake; a paused inlet only delays people, who keep their place in the queue.
 
-import type { PauseCheckSettings } from '../domain/settings.ts';
+import type { PauseCheckSettings } from '../domain/room-settings.ts';
 
 export type PauseVerdict = { state: 'OK'; reason: string } | { state: 'ALARM'; reason: string };
 

@@ -1,10 +1,10 @@
 // The only way inlet strategies act on a waiting room: three calls of the private API (spec/integrations.md
 // §3). Two implementations with the same semantics: over HTTP with SigV4 or a bearer token
 // (private-api-client.ts, used by the standalone CLI, and able to drive VWR's own API) and in-process on
-// the WaitingRoom (used by the inlets that run inside the server).
+// the WaitingRoomService (used by the inlets that run inside the server).
 
 import { ContractError } from '../domain/errors.ts';
-import type { Answer, WaitingRoom } from '../domain/waiting-room.ts';
+import type { Answer, WaitingRoomService } from '../domain/waiting-room-service.ts';
 
 export type SessionStatus = 1 | -1;
 
@@ -20,8 +20,8 @@ export interface PrivateApi {
   updateSession(eventId: string, requestId: string, status: SessionStatus): Promise<boolean>;
 }
 
-/** The private API on this process's WaitingRoom: same validation, events and answers as the HTTP routes. */
-export function inProcessPrivateApi(room: WaitingRoom): PrivateApi {
+/** The private API on this process's WaitingRoomService: same validation, events and answers as the HTTP routes. */
+export function inProcessPrivateApi(room: WaitingRoomService): PrivateApi {
   return {
     async incrementServingCounter(eventId, by) {
       return ok(await room.incrementServingCounter(eventId, by)).serving_num;

@@ -3,7 +3,7 @@
 // with N nodes, exactly one runs each tick, and if that node dies the next tick goes to another.
 
 import type { Logger } from 'pino';
-import type { Store } from '../store/port.ts';
+import type { Store } from '../domain/ports/store.ts';
 
 export interface JobSpec {
   name: string;

@@ -2,7 +2,7 @@
 // loopback guard that keeps an accidental run away from a production waiting room.
 
 import { ConfigError } from '../config/config.ts';
-import { EVENT_ID_PATTERN } from '../domain/settings.ts';
+import { EVENT_ID_PATTERN } from '../domain/room-settings.ts';
 
 import type { PrivateAuth } from '../http/auth/client-signer.ts';
 

@@ -2,7 +2,7 @@
 // 4xx/5xx CloudWatch alarms; per-event gauges are read from the store when scraped, not on the hot path.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { WaitingRoom } from '../domain/waiting-room.ts';
+import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -94,7 +94,7 @@ export class Metrics {
   }
 
   /** Per-event gauges, read from the store once per scrape (not on the request path). */
-  watchEvents(room: WaitingRoom): void {
+  watchEvents(room: WaitingRoomService): void {
     const definitions = [
       ['queue', 'anteroom_queue_positions', 'Positions handed out'],
       ['serving', 'anteroom_serving_counter', 'Serving counter'],

@@ -15,7 +15,7 @@ import { decideClaim } from '../domain/claim-decision.ts';
 import { epochSeconds, type Clock } from '../domain/clock.ts';
 import { Errors, Pending } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
-import type { Answer, WaitingRoom } from '../domain/waiting-room.ts';
+import type { Answer, WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { tokenFromAuthorization } from '../authorizer/extract.ts';
 import { parseJsonBody } from '../http/json-body.ts';
 import { mountPreflightAndMethodGuard, mountRoutes, type MountOptions } from '../http/route-table.ts';
@@ -43,7 +43,7 @@ import { userInfoClaims } from './userinfo.ts';
 export const OIDC_BASE_PATH = '/oidc';
 
 export interface OidcAdapterOptions {
-  room: WaitingRoom;
+  room: WaitingRoomService;
   /** The public base URL of the server (e.g. https://queue.example.com), read per request: known once listening. */
   publicUrl: () => string;
   clock: Clock;

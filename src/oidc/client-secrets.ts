@@ -11,7 +11,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { secretsEqual } from '../http/auth/constant-time.ts';
-import type { Store } from '../store/port.ts';
+import type { Store } from '../domain/ports/store.ts';
 import type { OidcClient } from './clients.ts';
 
 export const CLIENT_SECRET_LENGTH = 50;

@@ -1,8 +1,8 @@
 // The OpenID Connect clients: one per event configured with an `oidc` section. client_id = event_id = the
 // `aud` of its tokens. An event without that section is no client: /authorize and /token refuse it.
 
-import type { EventCatalog } from '../domain/event-catalog.ts';
-import type { EventSettings } from '../domain/settings.ts';
+import type { RoomRegistry } from '../domain/room-registry.ts';
+import type { RoomSettings } from '../domain/room-settings.ts';
 
 export interface OidcClient {
   /** The event ID. */
@@ -16,7 +16,7 @@ export interface OidcClient {
 export class OidcClients {
   private readonly byId = new Map<string, OidcClient>();
 
-  constructor(catalog: EventCatalog) {
+  constructor(catalog: RoomRegistry) {
     for (const event of catalog.all()) {
       const client = clientOf(event);
       if (client) this.byId.set(client.clientId, client);
@@ -32,7 +32,7 @@ export class OidcClients {
   }
 }
 
-function clientOf(event: EventSettings): OidcClient | undefined {
+function clientOf(event: RoomSettings): OidcClient | undefined {
   if (!event.oidc) return undefined;
   return {
     clientId: event.event_id,

@@ -10,7 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { decodeJwt } from 'jose';
 import { ContractError } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
-import type { TokenResponse, WaitingRoom } from '../domain/waiting-room.ts';
+import type { TokenResponse, WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { secretsEqual } from '../http/auth/constant-time.ts';
 import { readBoundAuthorization, type BoundAuthorization } from './bound-authorization.ts';
 import type { ClientSecrets } from './client-secrets.ts';
@@ -19,7 +19,7 @@ import { OAuthErrors } from './errors.ts';
 import { isFormEncoded, rawParameters, type RawParameters } from './parameters.ts';
 
 export interface TokenDeps {
-  room: WaitingRoom;
+  room: WaitingRoomService;
   clients: OidcClients;
   secrets: ClientSecrets;
   issuer: () => string;
@@ -134,7 +134,7 @@ const issueTokenSet: TokenStep = async (ctx, deps) => {
   const client = ctx.client as OidcClient;
   const bound = ctx.bound as BoundAuthorization;
   const issuer = deps.issuer();
-  let answer: Awaited<ReturnType<WaitingRoom['generateToken']>>;
+  let answer: Awaited<ReturnType<WaitingRoomService['generateToken']>>;
   try {
     answer = await deps.room.generateToken(client.clientId, ctx.code, { issuer, nonce: bound.nonce });
   } catch (error) {

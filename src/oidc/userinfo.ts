@@ -5,12 +5,12 @@
 
 import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../domain/clock.ts';
-import type { WaitingRoom } from '../domain/waiting-room.ts';
+import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { OidcClients } from './clients.ts';
 import { OAuthErrors } from './errors.ts';
 
 export interface UserInfoDeps {
-  room: WaitingRoom;
+  room: WaitingRoomService;
   clients: OidcClients;
   issuer: () => string;
   clock: Clock;

@@ -19,7 +19,7 @@ import type {
   PositionRecord,
   Store,
   StoredSigningKey,
-} from './port.ts';
+} from '../domain/ports/store.ts';
 
 /** The longest TTL accepted: a poller must see the counter move within a few seconds. */
 export const MAX_HOT_READ_TTL_MS = 5000;

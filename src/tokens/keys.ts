@@ -3,7 +3,7 @@
 
 import { createPrivateKey, generateKeyPair, randomBytes, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Store, StoredSigningKey } from '../store/port.ts';
+import type { Store, StoredSigningKey } from '../domain/ports/store.ts';
 
 const generateRsa = promisify(generateKeyPair);
 

@@ -2,12 +2,12 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from '../config/config.ts';
-import { DEFAULT_EVENT_ID } from '../domain/settings.ts';
+import { DEFAULT_EVENT_ID } from '../domain/room-settings.ts';
 import { PAGE_PATHS, pagesBuilt, staticPages } from './static-pages.ts';
-import { STORE_BASE_PATH, storeApi } from './store-api.ts';
+import { SHOP_BASE_PATH, shopApi } from './shop-api.ts';
 
 export { PAGE_PATHS, pagesBuilt, staticPages } from './static-pages.ts';
-export { STORE_BASE_PATH, STORE_OPERATIONS, storeApi } from './store-api.ts';
+export { SHOP_BASE_PATH, SHOP_OPERATIONS, shopApi } from './shop-api.ts';
 
 /** The pages and the sample store, as plugins for `startNode(config, { plugins })`. */
 export function webPlugins(
@@ -17,7 +17,7 @@ export function webPlugins(
 ): ((app: FastifyInstance) => void)[] {
   return [
     staticPages(options.root ? { root: options.root } : {}),
-    storeApi({
+    shopApi({
       events: config.events,
       publicUrl,
       publicApiKey: config.publicApiKey,
@@ -43,7 +43,7 @@ export function pageUrls(
   return {
     waitingRoom: withQuery(PAGE_PATHS.waitingRoom, visitor),
     controlPanel: withQuery(PAGE_PATHS.controlPanel, operator),
-    store: `${publicUrl}${STORE_BASE_PATH}/checkout`,
+    store: `${publicUrl}${SHOP_BASE_PATH}/checkout`,
     built: pagesBuilt(),
   };
 }

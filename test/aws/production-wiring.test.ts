@@ -24,7 +24,7 @@ import { Redis } from 'ioredis';
 import { decodeProtectedHeader } from 'jose';
 import { createVerifier } from '../../src/authorizer/verify.ts';
 import { CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
-import type { StoredSigningKey } from '../../src/store/port.ts';
+import type { StoredSigningKey } from '../../src/domain/ports/store.ts';
 import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.ts';
 import { makeCertificates } from '../support/test-ca.ts';
 import { apiGatewayEvent, scheduledEvent, sqsEvent } from './events.ts';

@@ -13,7 +13,7 @@ import { buildApp, TEMPLATE_NAMES, type TemplateKey } from '../../deploy/aws/tem
 import { CACHE_POLICIES, PRIVATE_ROUTES, PUBLIC_ROUTES } from '../../deploy/aws/stacks/core.ts';
 import { CORE_EXPORTS } from '../../deploy/aws/stacks/core-exports.ts';
 import { awsConfigFromEnv, CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
-import { STORE_OPERATIONS } from '../../src/web/store-api.ts';
+import { SHOP_OPERATIONS } from '../../src/web/shop-api.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'anteroom-cdk-'));
 after(() => rmSync(outdir, { recursive: true, force: true }));
@@ -442,9 +442,9 @@ describe('CloudFormation templates', () => {
     const responses = resourcesOf('sample', 'AWS::ApiGateway::GatewayResponse').map(([, r]) => r.Properties);
     assert.deepEqual(responses.map((r) => r.ResponseType).sort(), ['DEFAULT_4XX', 'DEFAULT_5XX']);
     for (const r of responses) assert.equal(r.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin'], "'*'");
-    // The operations of the self-hosted sample store (src/web/store-api.ts), no more, no less.
+    // The operations of the self-hosted sample store (src/web/shop-api.ts), no more, no less.
     const paths = resourcesOf('sample', 'AWS::ApiGateway::Resource').map(([, r]) => r.Properties.PathPart).filter((p) => p !== 'store');
-    assert.deepEqual(paths.sort(), [...STORE_OPERATIONS].sort());
+    assert.deepEqual(paths.sort(), [...SHOP_OPERATIONS].sort());
   });
 
   it('`cdk deploy` sees every stack: the CDK CLI’s way of running deploy/aws/cdk-app.ts writes all of them to the assembly', () => {

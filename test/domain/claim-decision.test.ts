@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decideClaim, decideExpiry } from '../../src/domain/claim-decision.ts';
 import type { TokenRecord } from '../../src/domain/claims.ts';
-import type { ClaimContext } from '../../src/store/port.ts';
+import type { ClaimContext } from '../../src/domain/ports/store.ts';
 
 const rule = { enabled: true, period: 900 };
 const base: ClaimContext = {

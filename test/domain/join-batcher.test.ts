@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { JoinBatcher } from '../../src/domain/join-batcher.ts';
-import type { JoinRequest } from '../../src/store/port.ts';
+import type { JoinRequest } from '../../src/domain/ports/store.ts';
 
 describe('group commit of joins', () => {
   it('joins arriving in the same event-loop turn are committed as one batch, in arrival order', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose';
-import { waitingOf } from '../../src/domain/waiting-room.ts';
+import { waitingOf } from '../../src/domain/waiting-room-service.ts';
 import { eventSettings, startTestNode, type TestNode } from '../support/node.ts';
 import { type Body, read, type TokenBody, join, positionOf, serveUpTo, collectEvents } from '../support/api-calls.ts';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { InletSettings } from '../../src/domain/settings.ts';
+import type { InletSettings } from '../../src/domain/room-settings.ts';
 import { periodicInletJobs } from '../../src/inlet/in-server.ts';
 import { runPeriodicTick, type PeriodicInlet } from '../../src/inlet/periodic.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EventCatalog } from '../../src/domain/event-catalog.ts';
+import { RoomRegistry } from '../../src/domain/room-registry.ts';
 import { eventSettings } from '../support/node.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
@@ -18,7 +18,7 @@ import { rawParameters } from '../../src/oidc/parameters.ts';
 import { basicCredentials } from '../../src/oidc/token-checks.ts';
 
 const clients = new OidcClients(
-  new EventCatalog([
+  new RoomRegistry([
     eventSettings('E', { oidc: { redirect_uris: ['https://rp.example/cb', 'https://rp.example/cb?x=1'] } }),
     eventSettings('NoOidc'),
   ]),

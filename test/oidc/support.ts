@@ -2,7 +2,7 @@
 // journey with plain HTTP instead of a browser).
 
 import assert from 'node:assert/strict';
-import type { EventSettings } from '../../src/domain/settings.ts';
+import type { RoomSettings } from '../../src/domain/room-settings.ts';
 import { eventSettings, startTestNode, TestClock, type TestNode } from '../support/node.ts';
 
 export const SHOP = 'Shop';
@@ -15,7 +15,7 @@ export const CONFIGURED_SECRET = 'configured-secret-0123456789-abcdef';
 /** An event without OpenID Connect. */
 export const PLAIN = 'Plain';
 
-export function oidcEvents(): EventSettings[] {
+export function oidcEvents(): RoomSettings[] {
   return [
     eventSettings(SHOP, { oidc: { redirect_uris: [REDIRECT_URI, REDIRECT_URI_WITH_QUERY] } }),
     eventSettings(CONFIGURED, { oidc: { client_secret: CONFIGURED_SECRET, redirect_uris: [REDIRECT_URI] } }),
@@ -27,7 +27,7 @@ export function oidcEvents(): EventSettings[] {
  * openid-client checks iat/exp against the real clock, so the node's clock starts at the real time (and is
  * moved by hand only in tests that do not hand tokens to openid-client afterwards).
  */
-export function startOidcNode(events: EventSettings[] = oidcEvents()): Promise<TestNode> {
+export function startOidcNode(events: RoomSettings[] = oidcEvents()): Promise<TestNode> {
   const clock = new TestClock(Math.floor(Date.now() / 1000) * 1000) as TestClock & (() => number);
   return startTestNode({ events }, { clock });
 }

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it, after } from 'node:test';
 import { newTokenRecord, type TokenRecord } from '../../src/domain/claims.ts';
-import type { Store } from '../../src/store/port.ts';
+import type { Store } from '../../src/domain/ports/store.ts';
 
 export interface StoreFactory {
   create(): Promise<Store>;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { HotReadCache, withHotReadCache } from '../../src/store/hot-read-cache.ts';
-import { StoreUnavailableError, type Counters } from '../../src/store/port.ts';
+import { StoreUnavailableError, type Counters } from '../../src/domain/ports/store.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
 /** An in-memory store whose counter reads are counted and, when `hold` is on, wait for `release()`. */

@@ -12,7 +12,7 @@ import {
   isSharedStore,
   openStore,
   parseClusterUrl,
-} from '../../src/store/open-store.ts';
+} from '../../src/compose/open-store.ts';
 import { RedisStore } from '../../src/store/redis/redis-store.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { newTokenRecord } from '../../src/domain/claims.ts';
-import { StoreUnavailableError, type Store } from '../../src/store/port.ts';
+import { StoreUnavailableError, type Store } from '../../src/domain/ports/store.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { RedisStore, createRedisClusterClient, describeRedisUrl } from '../../src/store/redis/redis-store.ts';
 import { startRedisCluster, startRedisServer, type RedisServer } from '../support/redis-server.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { startNode, type AnteroomNode, type StartOptions } from '../../src/app.ts';
 import type { ServerConfig } from '../../src/config/config.ts';
 import type { AdminCredentials } from '../../src/config/credentials.ts';
-import { defaultSettings, type EventSettings } from '../../src/domain/settings.ts';
+import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
 
 export const TEST_CREDENTIALS: AdminCredentials = {
   adminToken: 'test-admin-token-0123456789abcdef',
@@ -60,7 +60,7 @@ export function testConfig(overrides: Partial<ServerConfig> = {}, dataDir?: stri
   };
 }
 
-export function eventSettings(eventId: string, overrides: Partial<EventSettings> = {}): EventSettings {
+export function eventSettings(eventId: string, overrides: Partial<RoomSettings> = {}): RoomSettings {
   return { ...defaultSettings(eventId), ...overrides };
 }
 

@@ -55,7 +55,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { EVENT_ID_PATTERN } from '../../../src/domain/settings.ts';
+import { EVENT_ID_PATTERN } from '../../../src/domain/room-settings.ts';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
 import { CORE_SETTING_NAMES, PORT_RANGE, SECONDS_RANGE, type CoreSettingName } from '../../../src/aws/environment.ts';

@@ -26,7 +26,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3'
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
-import { EVENT_ID_PATTERN } from '../../../src/domain/settings.ts';
+import { EVENT_ID_PATTERN } from '../../../src/domain/room-settings.ts';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import { alarmAboveZero, functionAlarms, signingKeysAccess, stringParameter, TOKEN_TABLE_ACTIONS } from './common.ts';
 import { importCoreValue, type CoreExport } from './core-exports.ts';

@@ -22,7 +22,7 @@ import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { CfnPermission, Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { STORE_OPERATIONS } from '../../../src/web/store-api.ts';
+import { SHOP_OPERATIONS } from '../../../src/web/shop-api.ts';
 import { stringParameter } from './common.ts';
 
 export class SampleStack extends Stack {
@@ -81,9 +81,9 @@ export class SampleStack extends Stack {
         },
       ],
     });
-    // GET and POST, like the self-hosted sample store (src/web/store-api.ts): the sample page buys with a POST.
+    // GET and POST, like the self-hosted sample store (src/web/shop-api.ts): the sample page buys with a POST.
     const store = api.root.addResource('store');
-    for (const operation of STORE_OPERATIONS) {
+    for (const operation of SHOP_OPERATIONS) {
       const resource = store.addResource(operation);
       for (const method of ['GET', 'POST']) {
         resource.addMethod(method, success, {

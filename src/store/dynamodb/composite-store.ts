@@ -39,7 +39,7 @@ import type {
   PositionRecord,
   Store,
   StoredSigningKey,
-} from '../port.ts';
+} from '../../domain/ports/store.ts';
 import type { RedisStore } from '../redis/redis-store.ts';
 import type { TokenTable } from './token-table.ts';
 

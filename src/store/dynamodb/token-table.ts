@@ -23,7 +23,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
-import { StoreUnavailableError } from '../port.ts';
+import { StoreUnavailableError } from '../../domain/ports/store.ts';
 
 export const TOKEN_TABLE = {
   partitionKey: 'request_id',

@@ -3,7 +3,7 @@
 
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
 import { isRequestId } from '../../domain/ids.ts';
-import type { StoredSigningKey } from '../port.ts';
+import type { StoredSigningKey } from '../../domain/ports/store.ts';
 
 const UUID_BYTES = 16;
 

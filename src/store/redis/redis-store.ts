@@ -42,7 +42,7 @@ import {
   type PositionRecord,
   type Store,
   type StoredSigningKey,
-} from '../port.ts';
+} from '../../domain/ports/store.ts';
 import {
   decodeRequestId,
   decodeSigningKeys,

@@ -15,7 +15,7 @@ import type {
   PositionRecord,
   Store,
   StoredSigningKey,
-} from '../port.ts';
+} from '../../domain/ports/store.ts';
 
 const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 

@@ -3,23 +3,23 @@
 // checked by the authorizer exactly as a site behind the waiting room would check it (src/authorizer). It is
 // the site the waiting-room page buys from, and the reference for integrators.
 //
-// Two things differ from a separate site, both because the store lives inside the waiting room's own process:
+// Two things differ from a separate site, both because the shop lives inside the waiting room's own process:
 // - the issuer is this server's public URL, known only once it listens, so it is read lazily per event;
 // - the event key is fetched from this server in-process (Fastify inject) rather than over the network, so
-//   the store works whatever --public-url says (a CDN address, a proxy the server cannot reach itself).
+//   the shop works whatever --public-url says (a CDN address, a proxy the server cannot reach itself).
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyAuthorizer } from '../authorizer/middleware.ts';
 import { extractToken } from '../authorizer/extract.ts';
-import type { EventSettings } from '../domain/settings.ts';
+import type { RoomSettings } from '../domain/room-settings.ts';
 import { mountRoutes } from '../http/route-table.ts';
 
-export const STORE_BASE_PATH = '/store';
-export const STORE_OPERATIONS = ['search', 'checkout', 'layaway'] as const;
+export const SHOP_BASE_PATH = '/store';
+export const SHOP_OPERATIONS = ['search', 'checkout', 'layaway'] as const;
 
-export interface StoreApiOptions {
+export interface ShopApiOptions {
   /** The server's events (`config.events`): a token of any of them is accepted. */
-  events: readonly Pick<EventSettings, 'event_id' | 'issuer'>[];
+  events: readonly Pick<RoomSettings, 'event_id' | 'issuer'>[];
   /** This server's public base URL (the default token issuer); called at request time, after listen. */
   publicUrl: () => string;
   /** The public API key, when the public API requires one (for the in-process key fetch). */
@@ -31,10 +31,10 @@ export interface StoreApiOptions {
 type Guard = ReturnType<typeof fastifyAuthorizer>;
 
 /** A Fastify plugin (for `StartOptions.plugins`) mounting the sample store under /store. */
-export function storeApi(options: StoreApiOptions): (app: FastifyInstance) => void {
+export function shopApi(options: ShopApiOptions): (app: FastifyInstance) => void {
   const events = new Map(options.events.map((event) => [event.event_id, event]));
   const fallbackEvent = options.events[0]?.event_id;
-  if (fallbackEvent === undefined) throw new Error('storeApi needs at least one event');
+  if (fallbackEvent === undefined) throw new Error('shopApi needs at least one event');
 
   return (app) => {
     const guards = new Map<string, Guard>();
@@ -88,9 +88,9 @@ export function storeApi(options: StoreApiOptions): (app: FastifyInstance) => vo
     // GET as VWR's sample site calls it, POST as a real store would; OPTIONS and 405 come with mountRoutes.
     mountRoutes(
       app,
-      STORE_OPERATIONS.flatMap((operation) => [
-        { method: 'GET' as const, url: `${STORE_BASE_PATH}/${operation}`, handler: receipt },
-        { method: 'POST' as const, url: `${STORE_BASE_PATH}/${operation}`, handler: receipt },
+      SHOP_OPERATIONS.flatMap((operation) => [
+        { method: 'GET' as const, url: `${SHOP_BASE_PATH}/${operation}`, handler: receipt },
+        { method: 'POST' as const, url: `${SHOP_BASE_PATH}/${operation}`, handler: receipt },
       ]),
       // The body is not used (the sample sells one widget); no cacheable route.
       { parseBody: async () => undefined, pollTtl: 0 },

@@ -2,7 +2,7 @@
 // atomic unit in its backend (a SQLite transaction, a Redis Lua script): never a read-modify-write across
 // round trips. The contract suite in test/store/contract.ts states the behaviour every backend must show.
 
-import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
+import type { SessionStatus, TokenRecord } from '../claims.ts';
 
 export interface Counters {
   /** Positions handed out. */

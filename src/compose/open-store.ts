@@ -6,10 +6,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerConfig } from '../config/config.ts';
 import { ConfigError } from '../config/config.ts';
-import { DEFAULT_HOT_READ_TTL_MS, withHotReadCache } from './hot-read-cache.ts';
-import type { Store } from './port.ts';
-import { RedisStore, createRedisClusterClient, describeRedisUrl } from './redis/redis-store.ts';
-import { SqliteStore } from './sqlite/sqlite-store.ts';
+import { DEFAULT_HOT_READ_TTL_MS, withHotReadCache } from '../store/hot-read-cache.ts';
+import type { Store } from '../domain/ports/store.ts';
+import { RedisStore, createRedisClusterClient, describeRedisUrl } from '../store/redis/redis-store.ts';
+import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 
 export type StoreConfig = Pick<ServerConfig, 'store' | 'sqliteSynchronous' | 'redisKeyPrefix' | 'hotReadTtlMs'>;
 

@@ -1,16 +1,16 @@
 // The configured events (waiting rooms) and their settings. An event ID that is not here is a client
 // error everywhere, never a crash, and never creates state.
 
-import type { EventSettings } from './settings.ts';
+import type { RoomSettings } from './room-settings.ts';
 
-export class EventCatalog {
-  private readonly events = new Map<string, EventSettings>();
+export class RoomRegistry {
+  private readonly events = new Map<string, RoomSettings>();
 
-  constructor(events: readonly EventSettings[]) {
+  constructor(events: readonly RoomSettings[]) {
     for (const event of events) this.events.set(event.event_id, event);
   }
 
-  get(eventId: unknown): EventSettings | undefined {
+  get(eventId: unknown): RoomSettings | undefined {
     return typeof eventId === 'string' ? this.events.get(eventId) : undefined;
   }
 
@@ -18,7 +18,7 @@ export class EventCatalog {
     return [...this.events.keys()];
   }
 
-  all(): EventSettings[] {
+  all(): RoomSettings[] {
     return [...this.events.values()];
   }
 }

@@ -7,14 +7,14 @@ import { epochSeconds, type Clock } from './clock.ts';
 import { decideClaim, decideExpiry, type ExpiryRule } from './claim-decision.ts';
 import { newTokenRecord, type TokenRecord } from './claims.ts';
 import { Errors, Pending } from './errors.ts';
-import type { EventCatalog } from './event-catalog.ts';
+import type { RoomRegistry } from './room-registry.ts';
 import { expiryCutoff } from './expiry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { JoinBatcher } from './join-batcher.ts';
-import type { EventSettings } from './settings.ts';
+import type { RoomSettings } from './room-settings.ts';
 import type { EventBus } from '../events/bus.ts';
 import { envelope } from '../events/envelope.ts';
-import type { Counters, JoinRequest, Store } from '../store/port.ts';
+import type { Counters, JoinRequest, Store } from './ports/store.ts';
 import type { KeyRing, PublicJwk } from '../tokens/keys.ts';
 import type { TokenSet, TokenSigner } from '../tokens/signer.ts';
 
@@ -32,9 +32,9 @@ export interface TokenOverrides {
   nonce?: string | undefined;
 }
 
-export interface WaitingRoomDeps {
+export interface WaitingRoomServiceDeps {
   store: Store;
-  catalog: EventCatalog;
+  catalog: RoomRegistry;
   keys: KeyRing;
   signer: TokenSigner;
   bus: EventBus;
@@ -58,9 +58,9 @@ export const EXPIRED_TOKENS_LIMIT = 10_000;
 
 const ok = <T>(body: T): Answer<T> => ({ status: 200, body });
 
-export class WaitingRoom {
+export class WaitingRoomService {
   readonly store: Store;
-  readonly catalog: EventCatalog;
+  readonly catalog: RoomRegistry;
   private readonly keys: KeyRing;
   private readonly signer: TokenSigner;
   private readonly bus: EventBus;
@@ -69,7 +69,7 @@ export class WaitingRoom {
   private readonly afterReset: ((eventId: string) => Promise<void>) | undefined;
   readonly joins: JoinBatcher;
 
-  constructor(deps: WaitingRoomDeps) {
+  constructor(deps: WaitingRoomServiceDeps) {
     this.store = deps.store;
     this.catalog = deps.catalog;
     this.keys = deps.keys;
@@ -101,19 +101,19 @@ export class WaitingRoom {
     }
   }
 
-  private event(eventId: unknown, invalid: () => Error = Errors.invalidEventId): EventSettings {
+  private event(eventId: unknown, invalid: () => Error = Errors.invalidEventId): RoomSettings {
     const event = this.catalog.get(eventId);
     if (!event) throw invalid();
     return event;
   }
 
-  private eventAndRequest(eventId: unknown, requestId: unknown): { event: EventSettings; requestId: string } {
+  private eventAndRequest(eventId: unknown, requestId: unknown): { event: RoomSettings; requestId: string } {
     const event = this.event(eventId, Errors.invalidEventOrRequestId);
     if (!isRequestId(requestId)) throw Errors.invalidEventOrRequestId();
     return { event, requestId: normaliseRequestId(requestId) };
   }
 
-  private expiryRule(event: EventSettings): ExpiryRule {
+  private expiryRule(event: RoomSettings): ExpiryRule {
     return { enabled: event.enable_queue_position_expiry, period: event.queue_position_expiry_period };
   }
 
@@ -183,7 +183,7 @@ export class WaitingRoom {
   }
 
   private async issue(
-    event: EventSettings,
+    event: RoomSettings,
     requestId: string,
     position: number,
     now: number,

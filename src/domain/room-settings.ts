@@ -6,7 +6,7 @@ export interface WebhookTarget {
   secret: string;
 }
 
-export interface EventSettings {
+export interface RoomSettings {
   event_id: string;
   validity_period: number;
   enable_queue_position_expiry: boolean;
@@ -54,7 +54,7 @@ export type InletSettings =
 
 export const DEFAULT_EVENT_ID = 'Sample';
 
-export function defaultSettings(eventId: string = DEFAULT_EVENT_ID): EventSettings {
+export function defaultSettings(eventId: string = DEFAULT_EVENT_ID): RoomSettings {
   return {
     event_id: eventId,
     validity_period: 3600,
