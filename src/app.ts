@@ -1,13 +1,16 @@
-// Assembles one Anteroom node: store, waiting room, events, HTTP server and background jobs.
+// Assembles one Anteroom node: the core (src/compose/core.ts) with the HTTP server, event sinks and background
+// jobs around it.
 
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { cdnPurgeHook, type PurgeHook } from './cdn/purge-hook.ts';
 import type { ServerConfig } from './config/config.ts';
 import type { AdminCredentials } from './config/credentials.ts';
-import { epochSeconds, systemClock, type Clock } from './domain/clock.ts';
-import { RoomRegistry } from './domain/room-registry.ts';
-import { WaitingRoomService } from './domain/waiting-room-service.ts';
+import { composeCore } from './compose/core.ts';
+import { openStore } from './compose/open-store.ts';
+import { systemClock, type Clock } from './domain/clock.ts';
+import type { Store } from './domain/ports/store.ts';
+import type { WaitingRoomService } from './domain/waiting-room-service.ts';
 import { EventBus } from './events/bus.ts';
 import { SseSink } from './events/sse-sink.ts';
 import { WebhookSink } from './events/webhook-sink.ts';
@@ -16,14 +19,12 @@ import { maxSizeInletRoutes, periodicInletJobs } from './inlet/in-server.ts';
 import { JobScheduler } from './jobs/scheduler.ts';
 import { Metrics } from './observability/metrics.ts';
 import { oidcAdapter } from './oidc/adapter.ts';
-import { openStore } from './compose/open-store.ts';
-import type { Store } from './domain/ports/store.ts';
-import { KeyRing } from './tokens/keys.ts';
-import { TokenSigner } from './tokens/signer.ts';
 
 export interface AnteroomNode {
   http: FastifyInstance;
   room: WaitingRoomService;
+  /** The store the node opened (tests inspect it). */
+  store: Store;
   bus: EventBus;
   scheduler: JobScheduler;
   /** Base URL of the public API, e.g. http://127.0.0.1:8080 */
@@ -50,7 +51,20 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   const clock = options.clock ?? systemClock;
   const store = options.store ?? (await openStore(config));
   const metrics = new Metrics();
-  const bus = new EventBus();
+  // Known for sure only once listening (port 0 picks a free port).
+  let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+  let purgeCdn: PurgeHook | undefined;
+  const core = await composeCore({
+    store,
+    rooms: config.events,
+    clock,
+    defaultIssuer: () => publicUrl,
+    joinBatch: { windowMs: config.joinBatchWindowMs },
+    // The hook logs through the HTTP server's logger, which exists by the time anyone can reset.
+    afterReset: config.cdnPurgeUrl ? (eventId) => purgeCdn?.(eventId) ?? Promise.resolve() : undefined,
+    onJoinBatch: (size) => metrics.joinBatchSize.observe(size),
+  });
+  const { service: room, bus } = core;
   const sse = new SseSink();
   bus.subscribe(sse);
   for (const event of config.events) {
@@ -65,27 +79,9 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       );
     }
   }
-  // Known for sure only once listening (port 0 picks a free port).
-  let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
-  const keys = new KeyRing(store, () => epochSeconds(clock));
-  let purgeCdn: PurgeHook | undefined;
-  const room = new WaitingRoomService({
-    store,
-    catalog: new RoomRegistry(config.events),
-    keys,
-    signer: new TokenSigner(keys),
-    bus,
-    clock,
-    defaultIssuer: () => publicUrl,
-    joinBatch: { windowMs: config.joinBatchWindowMs },
-    // The hook logs through the HTTP server's logger, which exists by the time anyone can reset.
-    afterReset: config.cdnPurgeUrl ? (eventId) => purgeCdn?.(eventId) ?? Promise.resolve() : undefined,
-  });
-  room.joins.onBatch = (size) => metrics.joinBatchSize.observe(size);
   metrics.watchEvents(room);
-  await room.start();
 
-  const oidc = oidcAdapter({ room, publicUrl: () => publicUrl, clock });
+  const oidc = oidcAdapter({ room, secrets: store, publicUrl: () => publicUrl, clock });
   const http = await buildHttpServer({
     room,
     sse,
@@ -123,14 +119,14 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       name: 'expiry',
       intervalMs: config.expiryJobIntervalSec * 1000,
       run: async () => {
-        for (const eventId of room.catalog.ids()) await room.advanceExpiry(eventId);
+        for (const eventId of room.roomIds()) await room.advanceExpiry(eventId);
       },
     });
     scheduler.start({
       name: 'metrics',
       intervalMs: config.metricsJobIntervalSec * 1000,
       run: async () => {
-        for (const eventId of room.catalog.ids()) await room.emitMetrics(eventId);
+        for (const eventId of room.roomIds()) await room.emitMetrics(eventId);
       },
     });
     for (const job of periodicInletJobs({ room, metrics, log: http.log, clock })) scheduler.start(job);
@@ -145,6 +141,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   return {
     http,
     room,
+    store,
     bus,
     scheduler,
     publicUrl,
@@ -154,9 +151,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       (closing ??= (async () => {
         await scheduler.stop();
         await http.close();
-        await room.joins.drain();
-        await bus.close();
-        await store.close();
+        await core.close();
       })()),
   };
 }

@@ -16,7 +16,7 @@ export interface JobHandlers {
 export function createJobHandlers(runtime: () => Promise<AwsRuntime>): JobHandlers {
   const run = (job: (rt: AwsRuntime, eventId: string) => Promise<void>) => async () => {
     const rt = await runtime();
-    for (const eventId of rt.room.catalog.ids()) await job(rt, eventId);
+    for (const eventId of rt.room.roomIds()) await job(rt, eventId);
     await rt.flush();
   };
   return {

@@ -103,7 +103,7 @@ export function withOidcClient(config: AwsConfig, oidc: OidcClientSettings): Aws
 
 /** The OpenID function's app: the OIDC adapter at /oidc (with the public routes of any Anteroom app). */
 export async function oidcHttpApp(runtime: AwsRuntime, config: Pick<OidcFunctionConfig, 'publicUrl' | 'publicApiUrl'>): Promise<HttpApp> {
-  const oidc = oidcAdapter({ room: runtime.room, publicUrl: () => config.publicUrl, publicApiUrl: config.publicApiUrl, clock: runtime.clock });
+  const oidc = oidcAdapter({ room: runtime.room, secrets: runtime.store, publicUrl: () => config.publicUrl, publicApiUrl: config.publicApiUrl, clock: runtime.clock });
   return publicHttpApp(runtime, [oidc.routes]);
 }
 

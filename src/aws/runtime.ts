@@ -1,21 +1,18 @@
-// One Lambda execution environment's Anteroom: the same WaitingRoomService, KeyRing, TokenSigner and EventBus as
-// any node (src/app.ts), over the AWS store (Redis + DynamoDB), with keys in Secrets Manager and events to
+// One Lambda execution environment's Anteroom: the same core as any node (src/compose/core.ts), over the AWS store (Redis + DynamoDB), with keys in Secrets Manager and events to
 // EventBridge. Built once per execution environment, on the first invocation, and reused while it is warm.
 
 import { DynamoDBClient, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { epochSeconds, systemClock, type Clock } from '../domain/clock.ts';
-import { RoomRegistry } from '../domain/room-registry.ts';
-import { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import { composeCore } from '../compose/core.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { EventBus } from '../events/bus.ts';
 import { EventBridgeSink } from '../events/eventbridge-sink.ts';
 import { CompositeStore } from '../store/dynamodb/composite-store.ts';
 import { TokenTable } from '../store/dynamodb/token-table.ts';
 import type { Store } from '../domain/ports/store.ts';
 import { RedisStore } from '../store/redis/redis-store.ts';
-import { KeyRing } from '../tokens/keys.ts';
-import { TokenSigner } from '../tokens/signer.ts';
 import type { PurgeHook } from '../cdn/purge-hook.ts';
 import type { AwsConfig } from './environment.ts';
 import type { IntakeQueue } from './intake-queue.ts';
@@ -45,20 +42,12 @@ export interface RuntimeParts {
 }
 
 export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Promise<AwsRuntime> {
-  const clock = parts.clock ?? systemClock;
   const log = parts.log ?? ((message, detail) => console.error(message, detail ?? ''));
-  const bus = new EventBus();
-  if (parts.events) bus.subscribe(parts.events);
-  bus.onSinkError = (sink, error) => log(`event sink ${sink.name} failed`, error);
-  const keys = new KeyRing(parts.store, () => epochSeconds(clock));
   const intake = parts.intake;
-  const room = new WaitingRoomService({
+  const core = await composeCore({
     store: parts.store,
-    catalog: new RoomRegistry([config.event]),
-    keys,
-    signer: new TokenSigner(keys),
-    bus,
-    clock,
+    rooms: [config.event],
+    clock: parts.clock,
     // The stacks always set ISSUER (VWR's PublicTokenIssuer); this is only a last resort.
     defaultIssuer: () => config.event.issuer ?? 'urn:anteroom:aws',
     ...(intake
@@ -69,28 +58,21 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
       : {}),
     ...(parts.afterReset ? { afterReset: parts.afterReset } : {}),
   });
-  try {
-    await room.start();
-  } catch (error) {
-    // A failed cold start is tried again by the next invocation (once()); without this its Redis client would
-    // go on reconnecting (with a wrong AUTH token, for ever) beside the next attempt's.
-    await Promise.allSettled([bus.close(), parts.store.close()]);
-    throw error;
-  }
+  // (A failed cold start is tried again by the next invocation (once()); composeCore closes what it opened, or
+  // its Redis client would go on reconnecting — with a wrong AUTH token, for ever — beside the next attempt's.)
+  const { bus } = core;
+  if (parts.events) bus.subscribe(parts.events);
+  bus.onSinkError = (sink, error) => log(`event sink ${sink.name} failed`, error);
   return {
     config,
     store: parts.store,
-    room,
+    room: core.service,
     bus,
-    clock,
+    clock: core.clock,
     flush: async () => {
       await parts.events?.flush();
     },
-    close: async () => {
-      await room.joins.drain();
-      await bus.close();
-      await parts.store.close();
-    },
+    close: () => core.close(),
   };
 }
 

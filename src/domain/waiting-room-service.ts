@@ -1,10 +1,11 @@
-// The waiting room: every operation of the public and private API, independent of HTTP, Lambda or the
-// store behind it. Validates its inputs against the event catalogue, decides with the rules of
-// src/domain, changes state only through one atomic store operation, and emits events after the change
-// is durable.
+// The waiting-room service: every operation of the public and private API for every room, independent of
+// HTTP, Lambda or the store behind it. Validates its inputs against the room registry, decides with the rules
+// of src/domain, changes state only through one atomic store operation, and publishes events after the change
+// is durable. It is sealed: adapters (HTTP, OIDC, Lambda, jobs, inlets) call its methods and never reach the
+// store or the registry through it.
 
 import { epochSeconds, type Clock } from './clock.ts';
-import { decideClaim, decideExpiry, type ExpiryRule } from './claim-decision.ts';
+import { decideClaim, decideExpiry, type ClaimDecision, type ExpiryRule } from './claim-decision.ts';
 import { newTokenRecord, type TokenRecord } from './claims.ts';
 import { Errors, Pending } from './errors.ts';
 import type { RoomRegistry } from './room-registry.ts';
@@ -12,11 +13,9 @@ import { expiryCutoff } from './expiry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { JoinBatcher } from './join-batcher.ts';
 import type { RoomSettings } from './room-settings.ts';
-import type { EventBus } from '../events/bus.ts';
-import { envelope } from '../events/envelope.ts';
-import type { Counters, JoinRequest, Store } from './ports/store.ts';
-import type { KeyRing, PublicJwk } from '../tokens/keys.ts';
-import type { TokenSet, TokenSigner } from '../tokens/signer.ts';
+import type { EventPublisher } from './ports/events.ts';
+import type { Counters, JoinRequest, QueueStore, Store } from './ports/store.ts';
+import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
 
@@ -33,11 +32,11 @@ export interface TokenOverrides {
 }
 
 export interface WaitingRoomServiceDeps {
-  store: Store;
-  catalog: RoomRegistry;
-  keys: KeyRing;
-  signer: TokenSigner;
-  bus: EventBus;
+  store: QueueStore & Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization'>;
+  rooms: RoomRegistry;
+  keys: SigningKeys;
+  signer: TokenSigning;
+  events: EventPublisher;
   clock: Clock;
   /** Issuer used when an event has none configured: the server's public base URL (known once listening). */
   defaultIssuer: () => string;
@@ -51,6 +50,8 @@ export interface WaitingRoomServiceDeps {
   intake?: (eventId: string, joins: readonly JoinRequest[]) => Promise<void>;
   /** Called after a reset is durable (the CDN purge hook); its failures are its own business. */
   afterReset?: (eventId: string) => Promise<void>;
+  /** Told the size of every committed batch of joins (a metric). */
+  onJoinBatch?: (size: number) => void;
 }
 
 /** Upper bound of the expired_tokens list, so one call stays a bounded response. */
@@ -59,22 +60,22 @@ export const EXPIRED_TOKENS_LIMIT = 10_000;
 const ok = <T>(body: T): Answer<T> => ({ status: 200, body });
 
 export class WaitingRoomService {
-  readonly store: Store;
-  readonly catalog: RoomRegistry;
-  private readonly keys: KeyRing;
-  private readonly signer: TokenSigner;
-  private readonly bus: EventBus;
+  private readonly store: WaitingRoomServiceDeps['store'];
+  private readonly catalog: RoomRegistry;
+  private readonly keys: SigningKeys;
+  private readonly signer: TokenSigning;
+  private readonly events: EventPublisher;
   private readonly clock: Clock;
   private readonly defaultIssuer: () => string;
   private readonly afterReset: ((eventId: string) => Promise<void>) | undefined;
-  readonly joins: JoinBatcher;
+  private readonly joins: JoinBatcher;
 
   constructor(deps: WaitingRoomServiceDeps) {
     this.store = deps.store;
-    this.catalog = deps.catalog;
+    this.catalog = deps.rooms;
     this.keys = deps.keys;
     this.signer = deps.signer;
-    this.bus = deps.bus;
+    this.events = deps.events;
     this.clock = deps.clock;
     this.defaultIssuer = deps.defaultIssuer;
     this.afterReset = deps.afterReset;
@@ -86,6 +87,7 @@ export class WaitingRoomService {
         : (eventId, joins) => this.store.assignPositions(eventId, joins),
       deps.joinBatch,
     );
+    if (deps.onJoinBatch) this.joins.onBatch = deps.onJoinBatch;
   }
 
   private now(): number {
@@ -211,9 +213,7 @@ export class WaitingRoomService {
         return this.tokenResponse(event.event_id, result.record, now);
       case 'issued': {
         const response = await this.tokenResponse(event.event_id, result.record, now);
-        this.bus.emit(
-          envelope('token_generated', { event_id: event.event_id, request_id: requestId }, this.clock()),
-        );
+        this.events.publish('token_generated', { event_id: event.event_id, request_id: requestId });
         return response;
       }
     }
@@ -263,13 +263,11 @@ export class WaitingRoomService {
     const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
     if (status !== 1 && status !== -1) throw Errors.invalidEventOrRequestId();
     if (!(await this.store.closeSession(event.event_id, id, status))) throw Errors.sessionNotFound();
-    this.bus.emit(
-      envelope(
-        'session_updated',
-        { event_id: event.event_id, request_id: id, status: status === 1 ? 'completed' : 'abandoned' },
-        this.clock(),
-      ),
-    );
+    this.events.publish('session_updated', {
+      event_id: event.event_id,
+      request_id: id,
+      status: status === 1 ? 'completed' : 'abandoned',
+    });
     return ok({});
   }
 
@@ -301,18 +299,12 @@ export class WaitingRoomService {
       now,
     );
     if (event.incr_serving_on_expiry && result.serving !== result.previousServing) {
-      this.bus.emit(
-        envelope(
-          'automatic_serving_counter_incr',
-          {
-            event_id: eventId,
-            previous_serving_counter_position: result.previousServing,
-            increment_by: result.serving - result.previousServing,
-            current_serving_counter_position: result.serving,
-          },
-          this.clock(),
-        ),
-      );
+      this.events.publish('automatic_serving_counter_incr', {
+        event_id: eventId,
+        previous_serving_counter_position: result.previousServing,
+        increment_by: result.serving - result.previousServing,
+        current_serving_counter_position: result.serving,
+      });
     }
   }
 
@@ -321,23 +313,95 @@ export class WaitingRoomService {
     const event = this.event(eventId);
     if (!event.enable_events_generation) return;
     const c = await this.counters(eventId);
-    this.bus.emit(
-      envelope(
-        'waiting_room_metrics',
-        {
-          event_id: eventId,
-          num_active_tokens: c.activeTokens,
-          total_num_tokens: c.tokens,
-          queue_counter: c.queue,
-          serving_number: c.serving,
-          completed_sessions: c.completed,
-          abandoned_sessions: c.abandoned,
-          expired_queue_positions: c.expired,
-          waiting_num: c.waiting,
-        },
-        this.clock(),
-      ),
-    );
+    this.events.publish('waiting_room_metrics', {
+      event_id: eventId,
+      num_active_tokens: c.activeTokens,
+      total_num_tokens: c.tokens,
+      queue_counter: c.queue,
+      serving_number: c.serving,
+      completed_sessions: c.completed,
+      abandoned_sessions: c.abandoned,
+      expired_queue_positions: c.expired,
+      waiting_num: c.waiting,
+    });
+  }
+
+  // ---- for the adapters: what they may know, without reaching the store or the registry ----
+
+  /** The settings of every room this service serves. */
+  rooms(): RoomSettings[] {
+    return this.catalog.all();
+  }
+
+  /** The IDs of every room this service serves. */
+  roomIds(): string[] {
+    return this.catalog.ids();
+  }
+
+  /** The settings of a room, or undefined for an ID that names none (any value: callers pass raw input). */
+  roomSettings(eventId: unknown): RoomSettings | undefined {
+    return this.catalog.get(eventId);
+  }
+
+  /**
+   * The room's counters if this process holds them in memory fresh enough to answer a poll; undefined when they
+   * are not (the caller then takes the ordinary path). Never reads the store and never blocks: the polling fast
+   * path (src/http/fast-poll.ts) calls it for every poll. Undefined for an unknown room too.
+   */
+  countersInMemory(eventId: string): Counters | undefined {
+    if (!this.store.peekCounters || !this.catalog.get(eventId)) return undefined;
+    return this.store.peekCounters(eventId);
+  }
+
+  /** Whether the store can answer polls from memory at all (when not, the fast path is not installed). */
+  get answersPollsFromMemory(): boolean {
+    return this.store.peekCounters !== undefined;
+  }
+
+  /** Throws when the store cannot be reached (/readyz). */
+  async checkStore(): Promise<void> {
+    await this.store.ping();
+  }
+
+  /** The store's name for logs and /readyz (no credentials). */
+  get storeDescription(): string {
+    return this.store.description;
+  }
+
+  /**
+   * What generate_token would decide now for this visitor, without issuing anything (the OpenID Connect login
+   * page asks before it sends the visitor back to the relying party). Unknown room → 400.
+   */
+  async claimReadiness(eventId: unknown, requestId: string): Promise<ClaimDecision['kind']> {
+    const event = this.event(eventId, Errors.invalidEventOrRequestId);
+    const ctx = await this.store.getClaimContext(event.event_id, requestId);
+    return decideClaim(ctx, this.expiryRule(event), this.now()).kind;
+  }
+
+  /**
+   * Binds an OpenID Connect authorization request (opaque text) to a visitor's position; false, storing
+   * nothing, when the request ID has no position.
+   */
+  bindAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
+    return this.store.saveAuthorization(eventId, requestId, authorization);
+  }
+
+  /** The authorization request bound to a visitor's position, or null. */
+  boundAuthorization(eventId: string, requestId: string): Promise<string | null> {
+    return this.store.getAuthorization(eventId, requestId);
+  }
+
+  /**
+   * Numbers joins accepted earlier by an asynchronous intake (AWS: the SQS consumer). A join delivered twice
+   * keeps its first position. One atomic store operation for the batch.
+   */
+  numberIntakeJoins(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    return this.store.assignPositionsIfAbsent(eventId, joins);
+  }
+
+  /** Answers every join waiting in the batcher (commits them first); call before closing the store. */
+  drainJoins(): Promise<void> {
+    return this.joins.drain();
   }
 }
 

@@ -1,30 +1,9 @@
-// The events the waiting room emits, in the EventBridge envelope VWR's consumers already parse.
+// The envelope of every emitted event: EventBridge's, which VWR's consumers already parse.
 
 import { randomUUID } from 'node:crypto';
+import type { DetailType, EventDetails } from '../domain/ports/events.ts';
 
-export interface EventDetails {
-  token_generated: { event_id: string; request_id: string };
-  session_updated: { event_id: string; request_id: string; status: 'completed' | 'abandoned' };
-  automatic_serving_counter_incr: {
-    event_id: string;
-    previous_serving_counter_position: number;
-    increment_by: number;
-    current_serving_counter_position: number;
-  };
-  waiting_room_metrics: {
-    event_id: string;
-    num_active_tokens: number;
-    total_num_tokens: number;
-    queue_counter: number;
-    serving_number: number;
-    completed_sessions: number;
-    abandoned_sessions: number;
-    expired_queue_positions: number;
-    waiting_num: number;
-  };
-}
-
-export type DetailType = keyof EventDetails;
+export type { DetailType, EventDetails };
 
 export interface Envelope<T extends DetailType = DetailType> {
   version: '0';

@@ -30,11 +30,9 @@ const ROUTES = [
 /** Returns a function that answers the request and returns true, or returns false to let Fastify answer. */
 export function fastPoll(options: FastPollOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const cacheControl = `public, max-age=${options.pollTtl}`;
-  const store = options.room.store;
-  const catalog = options.room.catalog;
+  const room = options.room;
   const apiKey = options.publicApiKey;
-  if (!store.peekCounters) return () => false;
-  const peek = store.peekCounters.bind(store);
+  if (!room.answersPollsFromMemory) return () => false;
   return (req, res) => {
     if (req.method !== 'GET') return false;
     const url = req.url;
@@ -42,12 +40,12 @@ export function fastPoll(options: FastPollOptions): (req: IncomingMessage, res: 
     const route = url.startsWith(ROUTES[0].prefix) ? ROUTES[0] : url.startsWith(ROUTES[1].prefix) ? ROUTES[1] : undefined;
     if (!route) return false;
     const eventId = url.slice(route.prefix.length);
-    if (!PLAIN_EVENT_ID.test(eventId) || !catalog.get(eventId)) return false;
+    if (!PLAIN_EVENT_ID.test(eventId)) return false;
     if (apiKey !== undefined) {
       const given = req.headers['x-api-key'];
       if (typeof given !== 'string' || !secretsEqual(given, apiKey)) return false;
     }
-    const counters = peek(eventId);
+    const counters = room.countersInMemory(eventId);
     if (!counters) return false;
     const body = route.body(counters);
     res.writeHead(200, {

@@ -80,7 +80,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       invalidQuery: Errors.invalidEventId,
       handler: async (req, reply) => {
         const eventId = (req as Q<Static<typeof EventQuery>>).query.event_id;
-        if (!room.catalog.get(eventId)) throw Errors.invalidEventId();
+        if (!room.roomSettings(eventId)) throw Errors.invalidEventId();
         reply.hijack();
         sse.attach(reply.raw, eventId);
         return { status: 200, body: undefined };

@@ -114,11 +114,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   app.get('/readyz', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
     try {
-      await options.room.store.ping();
-      return { status: 'ready', store: options.room.store.description };
+      await options.room.checkStore();
+      return { status: 'ready', store: options.room.storeDescription };
     } catch {
       reply.code(503).header('retry-after', '1');
-      return { status: 'unavailable', store: options.room.store.description };
+      return { status: 'unavailable', store: options.room.storeDescription };
     }
   });
   app.get('/metrics', async (_request, reply) => {

@@ -35,7 +35,7 @@ export interface InletDeps {
 export function periodicInletJobs(deps: InletDeps & { clock: Clock }): JobSpec[] {
   const api = inProcessPrivateApi(deps.room);
   const jobs: JobSpec[] = [];
-  for (const event of deps.room.catalog.all()) {
+  for (const event of deps.room.rooms()) {
     const settings = event.inlet;
     if (settings?.strategy !== 'periodic') continue;
     const eventId = event.event_id;
@@ -93,7 +93,7 @@ export function maxSizeInletRoutes(deps: Omit<InletDeps, 'log'>) {
         bodyLimit: REPORT_BODY_LIMIT,
         handler: async (req) => {
           const b = (req as FastifyRequest<{ Body: Static<typeof MaxSizeReportBody> }>).body;
-          const event = deps.room.catalog.get(b.event_id);
+          const event = deps.room.roomSettings(b.event_id);
           if (!event) throw Errors.invalidEventId();
           if (event.inlet?.strategy !== 'max_size') throw Errors.maxSizeInletNotConfigured();
           const report = { exited: b.exited, completed: b.completed ?? [], abandoned: b.abandoned ?? [] };

@@ -3,7 +3,7 @@
 // with N nodes, exactly one runs each tick, and if that node dies the next tick goes to another.
 
 import type { Logger } from 'pino';
-import type { Store } from '../domain/ports/store.ts';
+import type { LockStore } from '../domain/ports/store.ts';
 
 export interface JobSpec {
   name: string;
@@ -12,7 +12,7 @@ export interface JobSpec {
 }
 
 export interface JobSchedulerDeps {
-  store: Store;
+  store: LockStore;
   nodeId: string;
   log: Pick<Logger, 'error' | 'debug'>;
   clockMs?: () => number;

@@ -109,7 +109,7 @@ export class Metrics {
     // Every gauge's collect shares one read of every event's counters per scrape.
     const readAll = (): Promise<void> => {
       scrape ??= (async () => {
-        for (const eventId of room.catalog.ids()) {
+        for (const eventId of room.roomIds()) {
           const counters = await room.counters(eventId);
           for (const [key, gauge] of gauges) gauge.set({ event_id: eventId }, counters[key]);
         }

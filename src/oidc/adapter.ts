@@ -11,8 +11,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { decideClaim } from '../domain/claim-decision.ts';
-import { epochSeconds, type Clock } from '../domain/clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import { Errors, Pending } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import type { Answer, WaitingRoomService } from '../domain/waiting-room-service.ts';
@@ -20,7 +19,8 @@ import { tokenFromAuthorization } from '../authorizer/extract.ts';
 import { parseJsonBody } from '../http/json-body.ts';
 import { mountPreflightAndMethodGuard, mountRoutes, type MountOptions } from '../http/route-table.ts';
 import { EventBody, EventQuery } from '../http/schemas.ts';
-import type { PublicJwk } from '../tokens/keys.ts';
+import type { SecretStore } from '../domain/ports/store.ts';
+import type { PublicJwk } from '../domain/ports/tokens.ts';
 import {
   AUTHORIZE_PARAMETERS,
   MAX_PARAMETER_LENGTH,
@@ -44,6 +44,8 @@ export const OIDC_BASE_PATH = '/oidc';
 
 export interface OidcAdapterOptions {
   room: WaitingRoomService;
+  /** Where generated client secrets are kept, shared by every node. */
+  secrets: SecretStore;
   /** The public base URL of the server (e.g. https://queue.example.com), read per request: known once listening. */
   publicUrl: () => string;
   clock: Clock;
@@ -91,8 +93,8 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   const basePath = options.basePath ?? OIDC_BASE_PATH;
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath)) throw new Error(`OIDC base path must look like /oidc (got "${basePath}")`);
   const issuer = () => `${options.publicUrl()}${basePath}`;
-  const clients = new OidcClients(room.catalog);
-  const secrets = new ClientSecrets(room.store);
+  const clients = new OidcClients({ all: () => room.rooms() });
+  const secrets = new ClientSecrets(options.secrets);
   // From <basePath>/login back to the root, where the public API is; or the public API given.
   const publicApi = options.publicApiUrl ? new URL(options.publicApiUrl) : undefined;
   if (publicApi && (!/^https?:$/.test(publicApi.protocol) || publicApi.username || publicApi.password || /[?#]/.test(options.publicApiUrl!))) {
@@ -189,7 +191,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     const joined = await room.assignQueueNum(eventId);
     if (joined.status !== 200) throw OidcErrors.joinInterrupted();
     const requestId = joined.body.api_request_id;
-    if (!(await room.store.saveAuthorization(eventId, requestId, bindAuthorization(outcome.request)))) {
+    if (!(await room.bindAuthorization(eventId, requestId, bindAuthorization(outcome.request)))) {
       throw OidcErrors.joinInterrupted();
     }
     const position = await room.queueNum(eventId, requestId);
@@ -202,21 +204,15 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     const client = clients.get(body.client_id);
     if (!client || !isRequestId(body.request_id)) throw Errors.invalidEventOrRequestId();
     const requestId = normaliseRequestId(body.request_id);
-    const stored = await room.store.getAuthorization(client.clientId, requestId);
+    const stored = await room.boundAuthorization(client.clientId, requestId);
     if (stored === null) throw Errors.invalidRequestId();
     const bound = readBoundAuthorization(stored);
     // The allow-list may have changed since the visitor joined: only ever send them to a URI it holds now.
     if (!client.redirectUris.includes(bound.redirect_uri)) {
       throw OidcErrors.invalidAuthorizationRequest('redirect_uri is not registered for this client');
     }
-    const event = room.catalog.get(client.clientId);
-    if (!event) throw Errors.invalidEventOrRequestId();
-    const decision = decideClaim(
-      await room.store.getClaimContext(client.clientId, requestId),
-      { enabled: event.enable_queue_position_expiry, period: event.queue_position_expiry_period },
-      epochSeconds(clock),
-    );
-    switch (decision.kind) {
+    const readiness = await room.claimReadiness(client.clientId, requestId);
+    switch (readiness) {
       case 'no-position':
         throw Errors.invalidRequestId();
       case 'not-served-yet':
@@ -224,7 +220,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
       case 'position-expired':
       case 'session-closed': {
         // The relying party learns it through the standard error redirect and may start a new login.
-        const reason = decision.kind === 'position-expired' ? 'Queue position has expired' : 'The waiting-room session has ended';
+        const reason = readiness === 'position-expired' ? 'Queue position has expired' : 'The waiting-room session has ended';
         return ok({ redirect_to: errorRedirect(bound.redirect_uri, OAuthErrors.accessDenied(reason), bound.state) });
       }
       case 'issue':
@@ -257,7 +253,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
 
   function privateRoutes(scope: FastifyInstance, mount: MountOptions): void {
     const clientOf = (eventId: string): OidcClient => {
-      if (!room.catalog.get(eventId)) throw Errors.invalidEventId();
+      if (!room.roomSettings(eventId)) throw Errors.invalidEventId();
       const client = clients.get(eventId);
       if (!client) throw OidcErrors.oidcNotEnabled();
       return client;

@@ -11,7 +11,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { secretsEqual } from '../http/auth/constant-time.ts';
-import type { Store } from '../domain/ports/store.ts';
+import type { SecretStore } from '../domain/ports/store.ts';
 import type { OidcClient } from './clients.ts';
 
 export const CLIENT_SECRET_LENGTH = 50;
@@ -45,9 +45,9 @@ function decode(raw: string): StoredSecret {
 }
 
 export class ClientSecrets {
-  private readonly store: Store;
+  private readonly store: SecretStore;
 
-  constructor(store: Store) {
+  constructor(store: SecretStore) {
     this.store = store;
   }
 

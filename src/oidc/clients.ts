@@ -1,7 +1,6 @@
 // The OpenID Connect clients: one per event configured with an `oidc` section. client_id = event_id = the
 // `aud` of its tokens. An event without that section is no client: /authorize and /token refuse it.
 
-import type { RoomRegistry } from '../domain/room-registry.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
 
 export interface OidcClient {
@@ -16,7 +15,7 @@ export interface OidcClient {
 export class OidcClients {
   private readonly byId = new Map<string, OidcClient>();
 
-  constructor(catalog: RoomRegistry) {
+  constructor(catalog: { all(): RoomSettings[] }) {
     for (const event of catalog.all()) {
       const client = clientOf(event);
       if (client) this.byId.set(client.clientId, client);

@@ -97,7 +97,7 @@ const checkCode: TokenStep = async (ctx, deps) => {
   const code = ctx.params.get('code');
   if (code === undefined) throw OAuthErrors.invalidRequest('code is required');
   const client = ctx.client as OidcClient;
-  const stored = isRequestId(code) ? await deps.room.store.getAuthorization(client.clientId, normaliseRequestId(code)) : null;
+  const stored = isRequestId(code) ? await deps.room.boundAuthorization(client.clientId, normaliseRequestId(code)) : null;
   if (stored === null) throw OAuthErrors.invalidGrant('the code is not valid for this client');
   ctx.code = normaliseRequestId(code);
   ctx.bound = readBoundAuthorization(stored);

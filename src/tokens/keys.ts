@@ -3,17 +3,12 @@
 
 import { createPrivateKey, generateKeyPair, randomBytes, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Store, StoredSigningKey } from '../domain/ports/store.ts';
+import type { SigningKeyStore, StoredSigningKey } from '../domain/ports/store.ts';
+import type { PublicJwk, SigningKeys } from '../domain/ports/tokens.ts';
 
 const generateRsa = promisify(generateKeyPair);
 
-export interface PublicJwk {
-  kty: 'RSA';
-  alg: 'RS256';
-  kid: string;
-  n: string;
-  e: string;
-}
+export type { PublicJwk };
 
 export interface SigningKey {
   kid: string;
@@ -43,12 +38,12 @@ function toSigningKey(stored: StoredSigningKey): SigningKey {
 }
 
 /** The process's view of every event's keys: loaded from the store once, created there on first use. */
-export class KeyRing {
-  private readonly store: Store;
+export class KeyRing implements SigningKeys {
+  private readonly store: SigningKeyStore;
   private readonly now: () => number;
   private readonly byEvent = new Map<string, Promise<SigningKey[]>>();
 
-  constructor(store: Store, nowSeconds: () => number) {
+  constructor(store: SigningKeyStore, nowSeconds: () => number) {
     this.store = store;
     this.now = nowSeconds;
   }

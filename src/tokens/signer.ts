@@ -7,15 +7,12 @@ import { sign } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { buildClaims, TOKEN_USES, type TokenRecord } from '../domain/claims.ts';
+import type { TokenSet, TokenSigning } from '../domain/ports/tokens.ts';
 import type { KeyRing, SigningKey } from './keys.ts';
 
 const signAsync = promisify(sign);
 
-export interface TokenSet {
-  access_token: string;
-  refresh_token: string;
-  id_token: string;
-}
+export type { TokenSet };
 
 function encodeSegment(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -50,7 +47,7 @@ async function signJwt(key: SigningKey, claims: object): Promise<string> {
   return `${input}.${signature.toString('base64url')}`;
 }
 
-export class TokenSigner {
+export class TokenSigner implements TokenSigning {
   private readonly keys: KeyRing;
   private readonly cache = new Map<string, Promise<TokenSet>>();
   private readonly maxCached: number;

@@ -83,7 +83,7 @@ describe('event envelopes and details', () => {
         if (e['detail-type'] !== 'token_generated') return;
         seen = Promise.all([
           node.room.counters('Sample').then((c) => c.tokens),
-          node.room.store.getClaimContext('Sample', id).then((ctx) => (ctx?.token ? 1 : 0)),
+          node.store.getClaimContext('Sample', id).then((ctx) => (ctx?.token ? 1 : 0)),
         ]);
       },
     });

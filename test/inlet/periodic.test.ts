@@ -158,7 +158,7 @@ describe('periodic inlet inside the server (scheduler job, test clock)', () => {
   it('with several nodes on one store, each tick is applied once', async () => {
     const guarded = { ...job('inlet:Guarded') };
     const nodes = [randomUUID(), randomUUID(), randomUUID()].map(
-      (nodeId) => new JobScheduler({ store: node.room.store, nodeId, log: silent, clockMs: node.clock.now }),
+      (nodeId) => new JobScheduler({ store: node.store, nodeId, log: silent, clockMs: node.clock.now }),
     );
     for (let round = 0; round < 3; round++) {
       node.clock.advance(60);

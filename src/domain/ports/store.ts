@@ -1,4 +1,6 @@
-// The store port: one method per atomic operation the waiting room needs. Every mutating method is ONE
+// The store port, owned by the domain: one method per atomic operation the waiting room needs, grouped by
+// capability (queue, signing keys, locks, shared secrets, OpenID Connect authorizations) so that a part that
+// needs one capability (the key ring, the job scheduler) depends on that one only. Every mutating method is ONE
 // atomic unit in its backend (a SQLite transaction, a Redis Lua script): never a read-modify-write across
 // round trips. The contract suite in test/store/contract.ts states the behaviour every backend must show.
 
@@ -64,14 +66,8 @@ export interface StoredSigningKey {
   createdAt: number;
 }
 
-export interface Store {
-  /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
-  readonly description: string;
-
-  /** Throws if the backend cannot be reached. */
-  ping(): Promise<void>;
-  close(): Promise<void>;
-
+/** Positions, counters and token sets of the rooms: the waiting room's own state. */
+export interface QueueStore {
   /**
    * Records whether queue-position expiry is on for the event. Switching it on stores `now` as the time it
    * was enabled (unless it already was on); switching it off clears that time.
@@ -129,13 +125,25 @@ export interface Store {
    */
   resetEvent(eventId: string): Promise<void>;
 
+}
+
+/** The rooms' signing keys (src/tokens/keys.ts). */
+export interface SigningKeyStore {
   getSigningKeys(eventId: string): Promise<StoredSigningKey[]>;
   /** Stores the key unless the event already has one; returns the event's key (the winner of any race). */
   addSigningKeyIfNone(eventId: string, key: StoredSigningKey): Promise<StoredSigningKey>;
 
+}
+
+/** Leader locks of the interval jobs (src/jobs/scheduler.ts). */
+export interface LockStore {
   /** Leader lock for interval jobs: true if `owner` holds `name` until now + ttlMs. */
   tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean>;
 
+}
+
+/** Values generated once and shared by every node (admin credentials, OpenID Connect client secrets). */
+export interface SecretStore {
   /**
    * A value generated once and shared by every node (e.g. the generated admin credentials): stores
    * `candidate` under `name` unless a value is stored already, and returns the stored value (the winner of
@@ -149,12 +157,26 @@ export interface Store {
    */
   replaceSecret(name: string, expected: string, next: string): Promise<string | null>;
 
+}
+
+/** OpenID Connect authorization requests bound to queue positions (src/oidc/). */
+export interface AuthorizationStore {
   /**
    * Binds an OpenID Connect authorization request (opaque text) to a request ID of the event, replacing any
    * earlier one; false, storing nothing, when the request ID has no position. Deleted by resetEvent.
    */
   saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean>;
   getAuthorization(eventId: string, requestId: string): Promise<string | null>;
+}
+
+/** A whole backend: every capability, plus its health and lifetime. */
+export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore {
+  /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
+  readonly description: string;
+
+  /** Throws if the backend cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
 }
 
 /**

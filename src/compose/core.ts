@@ -1,0 +1,76 @@
+// The one composition root of the core: store → room registry → event bus → keys → signer → the waiting-room
+// service, started, and closed in the reverse order. Every runtime builds its core here — the node server
+// (src/app.ts), the Lambda runtime (src/aws/runtime.ts) and, through startNode, the tests — and adds its own
+// adapters around it (HTTP and jobs; Lambda handlers).
+
+import { epochSeconds, systemClock, type Clock } from '../domain/clock.ts';
+import type { Store } from '../domain/ports/store.ts';
+import { RoomRegistry } from '../domain/room-registry.ts';
+import type { RoomSettings } from '../domain/room-settings.ts';
+import { WaitingRoomService, type WaitingRoomServiceDeps } from '../domain/waiting-room-service.ts';
+import { EventBus } from '../events/bus.ts';
+import { KeyRing } from '../tokens/keys.ts';
+import { TokenSigner } from '../tokens/signer.ts';
+
+export interface CoreParts {
+  store: Store;
+  /** The rooms served from the start. */
+  rooms: readonly RoomSettings[];
+  clock?: Clock | undefined;
+  /** Issuer of a room that has none configured. */
+  defaultIssuer: () => string;
+  joinBatch?: WaitingRoomServiceDeps['joinBatch'];
+  intake?: WaitingRoomServiceDeps['intake'];
+  afterReset?: WaitingRoomServiceDeps['afterReset'];
+  onJoinBatch?: WaitingRoomServiceDeps['onJoinBatch'];
+}
+
+export interface Core {
+  service: WaitingRoomService;
+  store: Store;
+  rooms: RoomRegistry;
+  bus: EventBus;
+  clock: Clock;
+  /** Answers the joins still waiting to be committed, closes the event sinks, then the store. */
+  close(): Promise<void>;
+}
+
+/** Builds and starts the core; a failed start closes what it opened (a retried cold start would leak it). */
+export async function composeCore(parts: CoreParts): Promise<Core> {
+  const clock = parts.clock ?? systemClock;
+  const store = parts.store;
+  const rooms = new RoomRegistry(parts.rooms);
+  const bus = new EventBus(clock);
+  const keys = new KeyRing(store, () => epochSeconds(clock));
+  const service = new WaitingRoomService({
+    store,
+    rooms,
+    keys,
+    signer: new TokenSigner(keys),
+    events: bus,
+    clock,
+    defaultIssuer: parts.defaultIssuer,
+    ...(parts.joinBatch ? { joinBatch: parts.joinBatch } : {}),
+    ...(parts.intake ? { intake: parts.intake } : {}),
+    ...(parts.afterReset ? { afterReset: parts.afterReset } : {}),
+    ...(parts.onJoinBatch ? { onJoinBatch: parts.onJoinBatch } : {}),
+  });
+  try {
+    await service.start();
+  } catch (error) {
+    await Promise.allSettled([bus.close(), store.close()]);
+    throw error;
+  }
+  return {
+    service,
+    store,
+    rooms,
+    bus,
+    clock,
+    close: async () => {
+      await service.drainJoins();
+      await bus.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,36 @@
+// What the waiting room needs of token signing (implemented by src/tokens/: KeyRing and TokenSigner). The
+// private key never crosses this port: the domain sees key IDs and public keys only.
+
+import type { TokenRecord } from '../claims.ts';
+
+export interface PublicJwk {
+  kty: 'RSA';
+  alg: 'RS256';
+  kid: string;
+  n: string;
+  e: string;
+}
+
+export interface TokenSet {
+  access_token: string;
+  refresh_token: string;
+  id_token: string;
+}
+
+export interface PublicKeyInfo {
+  kid: string;
+  publicJwk: PublicJwk;
+}
+
+/** The rooms' signing keys: created on first use and shared by every node. */
+export interface SigningKeys {
+  /** The key new tokens of the room are signed with. */
+  current(eventId: string): Promise<PublicKeyInfo>;
+  /** Every key of the room, oldest first. */
+  all(eventId: string): Promise<PublicKeyInfo[]>;
+}
+
+/** Turns a stored token record into its three signed JWTs (the same record always gives the same set). */
+export interface TokenSigning {
+  sign(eventId: string, record: TokenRecord): Promise<TokenSet>;
+}
