@@ -1,6 +1,54 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The layers of src/ (docs/architecture.md, "Layers"): which top-level folders each folder may import from.
+// The domain is the core: it imports nothing of src/ outside itself, no framework and no adapter. Adapters
+// depend on the domain (its ports), never the other way round. Composition roots (src/app.ts, src/compose/,
+// src/cli/, src/aws/) may import anything. A wrong-way import fails `npm run lint` (and test/architecture).
+const FOLDERS = [
+  'app.ts', 'authorizer', 'aws', 'cdn', 'cli', 'client', 'compose', 'config', 'domain', 'events', 'http',
+  'inlet', 'jobs', 'loadtest', 'observability', 'oidc', 'store', 'tokens', 'web',
+];
+export const LAYERS = {
+  domain: [],
+  authorizer: [],
+  client: [],
+  store: ['domain'],
+  tokens: ['domain'],
+  events: ['domain'],
+  jobs: ['domain'],
+  config: ['domain', 'inlet'], // inlet: until the inlet settings join the room-settings schema (issue 20)
+  observability: ['domain'],
+  cdn: ['domain'],
+  inlet: ['domain', 'client', 'http', 'jobs', 'observability'],
+  http: ['domain', 'events', 'observability', 'authorizer'],
+  oidc: ['domain', 'http', 'authorizer', 'tokens'],
+  web: ['domain', 'http', 'authorizer', 'config'],
+  loadtest: ['domain', 'client', 'http', 'config'],
+};
+/** Packages the domain may use: pure libraries, no framework, no I/O client. */
+const DOMAIN_PACKAGES = ['@sinclair/typebox'];
+
+const layerRules = Object.entries(LAYERS).map(([folder, allowed]) => {
+  const forbidden = FOLDERS.filter((f) => f !== folder && !allowed.includes(f)).map((f) => f.replace('.', '\\.'));
+  const patterns = [
+    {
+      regex: `^(\\.\\./)+(${forbidden.join('|')})(/|$)`,
+      message: `src/${folder} may import only from ${allowed.length ? allowed.map((a) => `src/${a}`).join(', ') : 'itself'} (layers: docs/architecture.md).`,
+    },
+  ];
+  if (folder === 'domain') {
+    patterns.push({
+      regex: `^(?!node:|\\.|${DOMAIN_PACKAGES.map((p) => p.replace('/', '\\/')).join('|')})`,
+      message: 'The domain uses no framework or I/O package: only node: built-ins and pure libraries (typebox).',
+    });
+  }
+  return {
+    files: [`src/${folder}/**/*.ts`],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] },
+  };
+});
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'data/', 'web/dist/', 'deploy/aws/cdk.out/', 'deploy/aws/dist/'] },
   js.configs.recommended,
@@ -10,4 +58,5 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  ...layerRules,
 );

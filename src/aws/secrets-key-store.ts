@@ -11,7 +11,7 @@ import {
   ResourceNotFoundException,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import type { SigningKeyStore } from '../store/dynamodb/composite-store.ts';
+import type { SigningKeyStore } from '../domain/ports/store.ts';
 import type { StoredSigningKey } from '../domain/ports/store.ts';
 
 export interface SecretsKeyStoreOptions {

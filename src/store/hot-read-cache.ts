@@ -10,16 +10,8 @@
 // `ttlMs`. A failed read is not cached: each later miss tries the store again.
 
 import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
-import type {
-  ClaimContext,
-  Counters,
-  ExpiryAdvance,
-  IssueResult,
-  JoinRequest,
-  PositionRecord,
-  Store,
-  StoredSigningKey,
-} from '../domain/ports/store.ts';
+import type { Counters, ExpiryAdvance, IssueResult, JoinRequest, Store } from '../domain/ports/store.ts';
+import { ForwardingStore } from './forwarding-store.ts';
 
 /** The longest TTL accepted: a poller must see the counter move within a few seconds. */
 export const MAX_HOT_READ_TTL_MS = 5000;
@@ -45,30 +37,27 @@ export function withHotReadCache(store: Store, options: HotReadCacheOptions): St
   return new HotReadCache(store, options);
 }
 
-export class HotReadCache implements Store {
-  readonly description: string;
-  private readonly store: Store;
+export class HotReadCache extends ForwardingStore {
   private readonly ttlMs: number;
   private readonly nowMs: () => number;
   private readonly entries = new Map<string, Entry>();
 
   constructor(store: Store, options: HotReadCacheOptions) {
+    super(store);
     if (!(options.ttlMs > 0 && options.ttlMs <= MAX_HOT_READ_TTL_MS)) {
       throw new RangeError(`hot-read TTL must be 1–${MAX_HOT_READ_TTL_MS} ms (got ${options.ttlMs})`);
     }
-    this.store = store;
-    this.description = store.description;
     this.ttlMs = options.ttlMs;
     this.nowMs = options.nowMs ?? (() => performance.now());
   }
 
   // ---- cached reads ----
 
-  async getCounters(eventId: string): Promise<Counters> {
+  override async getCounters(eventId: string): Promise<Counters> {
     return { ...(await this.counters(eventId)) };
   }
 
-  async getServingCounter(eventId: string): Promise<number> {
+  override async getServingCounter(eventId: string): Promise<number> {
     return (await this.counters(eventId)).serving;
   }
 
@@ -95,7 +84,7 @@ export class HotReadCache implements Store {
     const generation = entry.generation;
     const sentAt = this.nowMs();
     try {
-      const value = await this.store.getCounters(eventId);
+      const value = await this.inner.getCounters(eventId);
       if (entry.generation === generation) {
         entry.value = value;
         entry.fetchedAt = sentAt;
@@ -126,90 +115,40 @@ export class HotReadCache implements Store {
 
   // ---- writes: drop this event's entry ----
 
-  syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void> {
-    return this.write(eventId, () => this.store.syncExpirySwitch(eventId, enabled, now));
+  override syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void> {
+    return this.write(eventId, () => this.inner.syncExpirySwitch(eventId, enabled, now));
   }
 
-  assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
-    return this.write(eventId, () => this.store.assignPositions(eventId, joins));
+  override assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    return this.write(eventId, () => this.inner.assignPositions(eventId, joins));
   }
 
-  assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
-    return this.write(eventId, () => this.store.assignPositionsIfAbsent(eventId, joins));
+  override assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    return this.write(eventId, () => this.inner.assignPositionsIfAbsent(eventId, joins));
   }
 
-  incrementServing(eventId: string, by: number, now: number): Promise<number> {
-    return this.write(eventId, () => this.store.incrementServing(eventId, by, now));
+  override incrementServing(eventId: string, by: number, now: number): Promise<number> {
+    return this.write(eventId, () => this.inner.incrementServing(eventId, by, now));
   }
 
-  issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
-    return this.write(eventId, () => this.store.issueTokenIfAbsent(eventId, record));
+  override issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
+    return this.write(eventId, () => this.inner.issueTokenIfAbsent(eventId, record));
   }
 
-  closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
-    return this.write(eventId, () => this.store.closeSession(eventId, requestId, status));
+  override closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
+    return this.write(eventId, () => this.inner.closeSession(eventId, requestId, status));
   }
 
-  advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
-    return this.write(eventId, () => this.store.advanceExpiry(eventId, cutoff, incrServing, now));
+  override advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
+    return this.write(eventId, () => this.inner.advanceExpiry(eventId, cutoff, incrServing, now));
   }
 
-  resetEvent(eventId: string): Promise<void> {
-    return this.write(eventId, () => this.store.resetEvent(eventId));
+  override resetEvent(eventId: string): Promise<void> {
+    return this.write(eventId, () => this.inner.resetEvent(eventId));
   }
 
-  // ---- everything else goes straight to the store ----
-
-  ping(): Promise<void> {
-    return this.store.ping();
-  }
-
-  close(): Promise<void> {
+  override close(): Promise<void> {
     this.entries.clear();
-    return this.store.close();
-  }
-
-  getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
-    return this.store.getPosition(eventId, requestId);
-  }
-
-  getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null> {
-    return this.store.getClaimContext(eventId, requestId);
-  }
-
-  countActiveTokens(eventId: string, now: number): Promise<number> {
-    return this.store.countActiveTokens(eventId, now);
-  }
-
-  listExpiredTokens(eventId: string, now: number, limit: number): Promise<string[]> {
-    return this.store.listExpiredTokens(eventId, now, limit);
-  }
-
-  getSigningKeys(eventId: string): Promise<StoredSigningKey[]> {
-    return this.store.getSigningKeys(eventId);
-  }
-
-  addSigningKeyIfNone(eventId: string, key: StoredSigningKey): Promise<StoredSigningKey> {
-    return this.store.addSigningKeyIfNone(eventId, key);
-  }
-
-  tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {
-    return this.store.tryAcquireLock(name, owner, ttlMs, nowMs);
-  }
-
-  claimSecret(name: string, candidate: string): Promise<string> {
-    return this.store.claimSecret(name, candidate);
-  }
-
-  replaceSecret(name: string, expected: string, next: string): Promise<string | null> {
-    return this.store.replaceSecret(name, expected, next);
-  }
-
-  saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
-    return this.store.saveAuthorization(eventId, requestId, authorization);
-  }
-
-  getAuthorization(eventId: string, requestId: string): Promise<string | null> {
-    return this.store.getAuthorization(eventId, requestId);
+    return super.close();
   }
 }

@@ -30,21 +30,10 @@
 //   never seen again) or finds no position after it.
 
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
-import type {
-  ClaimContext,
-  Counters,
-  ExpiryAdvance,
-  IssueResult,
-  JoinRequest,
-  PositionRecord,
-  Store,
-  StoredSigningKey,
-} from '../../domain/ports/store.ts';
+import type { ClaimContext, IssueResult, SigningKeyStore, StoredSigningKey } from '../../domain/ports/store.ts';
+import { ForwardingStore } from '../forwarding-store.ts';
 import type { RedisStore } from '../redis/redis-store.ts';
 import type { TokenTable } from './token-table.ts';
-
-/** Where signing keys are kept: a part of the Store port. */
-export type SigningKeyStore = Pick<Store, 'getSigningKeys' | 'addSigningKeyIfNone'>;
 
 export interface CompositeStoreOptions {
   redis: RedisStore;
@@ -55,58 +44,34 @@ export interface CompositeStoreOptions {
   pingTokens?: () => Promise<void>;
 }
 
-export class CompositeStore implements Store {
-  readonly description: string;
+/** Everything not overridden here is Redis's (the forwarding base). */
+export class CompositeStore extends ForwardingStore {
   private readonly redis: RedisStore;
   private readonly tokens: TokenTable;
   private readonly keys: SigningKeyStore;
   private readonly pingTokens: (() => Promise<void>) | undefined;
 
   constructor(options: CompositeStoreOptions) {
+    super(options.redis, `${options.redis.description} + dynamodb`);
     this.redis = options.redis;
     this.tokens = options.tokens;
     this.keys = options.keys ?? options.redis;
     this.pingTokens = options.pingTokens;
-    this.description = `${options.redis.description} + dynamodb`;
   }
 
-  async ping(): Promise<void> {
+  override async ping(): Promise<void> {
     await Promise.all([this.redis.ping(), this.pingTokens?.()]);
   }
 
-  close(): Promise<void> {
-    return this.redis.close();
-  }
 
-  syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void> {
-    return this.redis.syncExpirySwitch(eventId, enabled, now);
-  }
 
-  assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
-    return this.redis.assignPositions(eventId, joins);
-  }
 
-  assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
-    return this.redis.assignPositionsIfAbsent(eventId, joins);
-  }
 
-  getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
-    return this.redis.getPosition(eventId, requestId);
-  }
 
-  getCounters(eventId: string): Promise<Counters> {
-    return this.redis.getCounters(eventId);
-  }
 
-  getServingCounter(eventId: string): Promise<number> {
-    return this.redis.getServingCounter(eventId);
-  }
 
-  incrementServing(eventId: string, by: number, now: number): Promise<number> {
-    return this.redis.incrementServing(eventId, by, now);
-  }
 
-  async getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null> {
+  override async getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null> {
     // Three independent reads at once: one round trip of latency.
     const [ctx, gen, stored] = await Promise.all([
       this.redis.getClaimContext(eventId, requestId),
@@ -118,7 +83,7 @@ export class CompositeStore implements Store {
     return { ...ctx, token };
   }
 
-  async issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
+  override async issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
     const claim = await this.redis.claimTokenPosition(eventId, record.requestId);
     if (claim.outcome !== 'claimed') return { outcome: claim.outcome };
     const issued: TokenRecord = { ...record, position: claim.position, status: 0 };
@@ -129,7 +94,7 @@ export class CompositeStore implements Store {
     return { outcome: 'existing', record: put.stored.record };
   }
 
-  async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
+  override async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
     const gen = await this.redis.resetGeneration(eventId);
     const result = await this.tokens.close(eventId, gen, requestId, status);
     switch (result.outcome) {
@@ -145,48 +110,27 @@ export class CompositeStore implements Store {
     }
   }
 
-  async countActiveTokens(eventId: string, now: number): Promise<number> {
+  override async countActiveTokens(eventId: string, now: number): Promise<number> {
     return this.tokens.countActive(eventId, await this.redis.resetGeneration(eventId), now);
   }
 
-  async listExpiredTokens(eventId: string, now: number, limit: number): Promise<string[]> {
+  override async listExpiredTokens(eventId: string, now: number, limit: number): Promise<string[]> {
     if (limit <= 0) return [];
     return this.tokens.listExpired(eventId, await this.redis.resetGeneration(eventId), now, limit);
   }
 
-  advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
-    return this.redis.advanceExpiry(eventId, cutoff, incrServing, now);
-  }
 
-  resetEvent(eventId: string): Promise<void> {
-    return this.redis.resetEvent(eventId);
-  }
 
-  getSigningKeys(eventId: string): Promise<StoredSigningKey[]> {
+  override getSigningKeys(eventId: string): Promise<StoredSigningKey[]> {
     return this.keys.getSigningKeys(eventId);
   }
 
-  addSigningKeyIfNone(eventId: string, key: StoredSigningKey): Promise<StoredSigningKey> {
+  override addSigningKeyIfNone(eventId: string, key: StoredSigningKey): Promise<StoredSigningKey> {
     return this.keys.addSigningKeyIfNone(eventId, key);
   }
 
-  tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {
-    return this.redis.tryAcquireLock(name, owner, ttlMs, nowMs);
-  }
 
-  claimSecret(name: string, candidate: string): Promise<string> {
-    return this.redis.claimSecret(name, candidate);
-  }
 
-  replaceSecret(name: string, expected: string, next: string): Promise<string | null> {
-    return this.redis.replaceSecret(name, expected, next);
-  }
 
-  saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
-    return this.redis.saveAuthorization(eventId, requestId, authorization);
-  }
 
-  getAuthorization(eventId: string, requestId: string): Promise<string | null> {
-    return this.redis.getAuthorization(eventId, requestId);
-  }
 }

@@ -1,0 +1,120 @@
+// The one base of the store decorators (the hot-read cache, the AWS composite store): every operation of the
+// Store port forwarded to the store it wraps. A decorator overrides only what it changes, so a new port
+// operation is forwarded by adding it here once.
+//
+// `peekCounters` is deliberately not forwarded: whether a decorated store can answer polls from memory is the
+// decorator's decision (the hot-read cache can; a decorator over SQLite would have to say so itself).
+
+import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
+import type {
+  ClaimContext,
+  Counters,
+  ExpiryAdvance,
+  IssueResult,
+  JoinRequest,
+  PositionRecord,
+  Store,
+  StoredSigningKey,
+} from '../domain/ports/store.ts';
+
+export abstract class ForwardingStore implements Store {
+  readonly description: string;
+  protected readonly inner: Store;
+
+  constructor(inner: Store, description: string = inner.description) {
+    this.inner = inner;
+    this.description = description;
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void> {
+    return this.inner.syncExpirySwitch(eventId, enabled, now);
+  }
+
+  assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    return this.inner.assignPositions(eventId, joins);
+  }
+
+  assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    return this.inner.assignPositionsIfAbsent(eventId, joins);
+  }
+
+  getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
+    return this.inner.getPosition(eventId, requestId);
+  }
+
+  getCounters(eventId: string): Promise<Counters> {
+    return this.inner.getCounters(eventId);
+  }
+
+  getServingCounter(eventId: string): Promise<number> {
+    return this.inner.getServingCounter(eventId);
+  }
+
+  incrementServing(eventId: string, by: number, now: number): Promise<number> {
+    return this.inner.incrementServing(eventId, by, now);
+  }
+
+  getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null> {
+    return this.inner.getClaimContext(eventId, requestId);
+  }
+
+  issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
+    return this.inner.issueTokenIfAbsent(eventId, record);
+  }
+
+  closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
+    return this.inner.closeSession(eventId, requestId, status);
+  }
+
+  countActiveTokens(eventId: string, now: number): Promise<number> {
+    return this.inner.countActiveTokens(eventId, now);
+  }
+
+  listExpiredTokens(eventId: string, now: number, limit: number): Promise<string[]> {
+    return this.inner.listExpiredTokens(eventId, now, limit);
+  }
+
+  advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
+    return this.inner.advanceExpiry(eventId, cutoff, incrServing, now);
+  }
+
+  resetEvent(eventId: string): Promise<void> {
+    return this.inner.resetEvent(eventId);
+  }
+
+  getSigningKeys(eventId: string): Promise<StoredSigningKey[]> {
+    return this.inner.getSigningKeys(eventId);
+  }
+
+  addSigningKeyIfNone(eventId: string, key: StoredSigningKey): Promise<StoredSigningKey> {
+    return this.inner.addSigningKeyIfNone(eventId, key);
+  }
+
+  tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {
+    return this.inner.tryAcquireLock(name, owner, ttlMs, nowMs);
+  }
+
+  claimSecret(name: string, candidate: string): Promise<string> {
+    return this.inner.claimSecret(name, candidate);
+  }
+
+  replaceSecret(name: string, expected: string, next: string): Promise<string | null> {
+    return this.inner.replaceSecret(name, expected, next);
+  }
+
+  saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
+    return this.inner.saveAuthorization(eventId, requestId, authorization);
+  }
+
+  getAuthorization(eventId: string, requestId: string): Promise<string | null> {
+    return this.inner.getAuthorization(eventId, requestId);
+  }
+}
