@@ -1,0 +1,125 @@
+// The draw at the start of a room with a pre-queue (shuffle_at_event_start): everyone who joined during the
+// pre-queue gets a random place, in an order anyone can recompute from what the room publishes.
+//
+// Published before the start: the commitment, SHA-256 of the seed (so the seed cannot be chosen after the
+// entries are known). Published after the draw: the seed and the entries, the SHA-256 (hex) of every pre-queue
+// request ID in join order — a visitor finds their own entry, nobody learns another visitor's request ID.
+//
+// The algorithm, exactly (DRAW_ALGORITHM):
+//   seed      32 random bytes, published as 64 lowercase hex digits; commitment = hex(SHA-256(seed bytes)).
+//   random k  the k-th number drawn (k = 0, 1, 2, …): the first 6 bytes of HMAC-SHA256(key = seed bytes,
+//             message = k as an 8-byte big-endian unsigned integer), read as a big-endian 48-bit integer.
+//   uniform(m) a number in [0, m): draw r; while r ≥ m·⌊2^48 / m⌋ draw again (no modulo bias); answer r mod m.
+//   shuffle   order = [0, 1, …, n−1]; for i = n−1 down to 1: j = uniform(i+1); swap order[i] and order[j]
+//             (Fisher–Yates). Place p (1-based) goes to the entry with index order[p−1].
+// The same seed and entry count always give the same order (test/domain/draw.test.ts shows it), so
+// `anteroom verify-draw` recomputes it from the published data alone.
+
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+
+export const DRAW_ALGORITHM = 'fisher-yates/hmac-sha256-48/v1';
+
+const SEED_BYTES = 32;
+const SEED_PATTERN = /^[0-9a-f]{64}$/;
+const RANGE = 2 ** 48;
+/** Swaps between two yields to the event loop: a 100,000-entry draw never holds it for long. */
+const SWAPS_PER_SLICE = 5_000;
+
+/** A new secret seed, as hex. */
+export function newDrawSeed(): string {
+  return randomBytes(SEED_BYTES).toString('hex');
+}
+
+export function isDrawSeed(seed: unknown): seed is string {
+  return typeof seed === 'string' && SEED_PATTERN.test(seed);
+}
+
+/** What is published before the draw: SHA-256 of the seed's bytes, hex. */
+export function drawCommitment(seed: string): string {
+  return createHash('sha256').update(Buffer.from(seed, 'hex')).digest('hex');
+}
+
+/** A visitor's published entry: SHA-256 (hex) of their request ID as sent (lowercase UUID). */
+export function drawEntry(requestId: string): string {
+  return createHash('sha256').update(requestId, 'utf8').digest('hex');
+}
+
+/** The deterministic random numbers of a seed (see the algorithm above). */
+class DrawRandom {
+  private readonly key: Buffer;
+  private counter = 0n;
+  private readonly message = Buffer.alloc(8);
+
+  constructor(seed: string) {
+    if (!isDrawSeed(seed)) throw new RangeError('a draw seed is 64 lowercase hex digits');
+    this.key = Buffer.from(seed, 'hex');
+  }
+
+  private next48(): number {
+    this.message.writeBigUInt64BE(this.counter++);
+    return createHmac('sha256', this.key).update(this.message).digest().readUIntBE(0, 6);
+  }
+
+  uniform(m: number): number {
+    const limit = m * Math.floor(RANGE / m);
+    for (;;) {
+      const r = this.next48();
+      if (r < limit) return r % m;
+    }
+  }
+}
+
+/**
+ * The order of the draw: `order[p - 1]` is the index (in join order) of the entry that gets place p. Yields
+ * to the event loop every few thousand swaps (pass `yieldToLoop` = none to run it in one go, e.g. in a CLI).
+ */
+export async function drawOrder(
+  seed: string,
+  count: number,
+  yieldToLoop: (() => Promise<void>) | null = () => new Promise((resolve) => setImmediate(resolve)),
+): Promise<Uint32Array> {
+  if (!Number.isSafeInteger(count) || count < 0 || count > 2 ** 32 - 1) throw new RangeError(`bad entry count ${count}`);
+  const random = new DrawRandom(seed);
+  const order = new Uint32Array(count);
+  for (let i = 0; i < count; i++) order[i] = i;
+  let sinceYield = 0;
+  for (let i = count - 1; i >= 1; i--) {
+    const j = random.uniform(i + 1);
+    const swapped = order[i] as number;
+    order[i] = order[j] as number;
+    order[j] = swapped;
+    if (yieldToLoop && ++sinceYield === SWAPS_PER_SLICE) {
+      sinceYield = 0;
+      await yieldToLoop();
+    }
+  }
+  return order;
+}
+
+/** The place (1-based) each entry got: `places[index] = p` for the entry at `index` in join order. */
+export function placesOf(order: Uint32Array): Uint32Array {
+  const places = new Uint32Array(order.length);
+  for (let p = 0; p < order.length; p++) places[order[p] as number] = p + 1;
+  return places;
+}
+
+export interface PublishedDraw {
+  algorithm: string;
+  commitment: string;
+  seed: string;
+  entries: readonly string[];
+}
+
+export type DrawCheck = { ok: true; places: Uint32Array } | { ok: false; problem: string };
+
+/** Checks what a room published: the seed matches the commitment and the algorithm is this one. */
+export async function checkPublishedDraw(draw: PublishedDraw): Promise<DrawCheck> {
+  if (draw.algorithm !== DRAW_ALGORITHM) return { ok: false, problem: `unknown algorithm "${draw.algorithm}"` };
+  if (!isDrawSeed(draw.seed)) return { ok: false, problem: 'the seed is not 64 lowercase hex digits' };
+  if (drawCommitment(draw.seed) !== draw.commitment) {
+    return { ok: false, problem: 'the seed does not match the commitment published before the draw' };
+  }
+  if (draw.entries.some((e) => !/^[0-9a-f]{64}$/.test(e))) return { ok: false, problem: 'an entry is not a SHA-256 hex digest' };
+  if (new Set(draw.entries).size !== draw.entries.length) return { ok: false, problem: 'an entry appears twice' };
+  return { ok: true, places: placesOf(await drawOrder(draw.seed, draw.entries.length, null)) };
+}
