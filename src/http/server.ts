@@ -1,6 +1,6 @@
 // Builds the HTTP server: public API at the root, private API under its base path, health and metrics.
-// One error handler renders every failure with the contract's status and {"error": message} body; no
-// stack trace or internal message ever reaches a client.
+// One error handler renders every failure as an error of the catalogue (src/domain/errors.ts), with its status
+// and {"error": message} body; no stack trace or internal message ever reaches a client.
 
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -70,11 +70,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     routerOptions: { maxParamLength: 200 },
     // Malformed URLs and the like, rejected before routing.
     frameworkErrors: (_error, _request, reply) => {
-      void (reply as FastifyReply)
-        .code(400)
-        .header('cache-control', 'no-store')
-        .header('access-control-allow-origin', '*')
-        .send({ error: 'Bad request' });
+      void sendContractError(reply as FastifyReply, Errors.badRequest());
     },
   });
 
@@ -175,14 +171,18 @@ function logFailure(error: FastifyError, request: FastifyRequest): void {
 }
 
 function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const contract = toContractError(error, request);
-  if (contract.status >= 500) logFailure(error, request);
+  const answer = toContractError(error, request);
+  if (answer.status >= 500) logFailure(error, request);
+  return sendContractError(reply, answer);
+}
+
+function sendContractError(reply: FastifyReply, answer: ContractError) {
   reply
-    .code(contract.status)
-    .headers(contract.headers)
+    .code(answer.status)
+    .headers(answer.headers)
     .header('access-control-allow-origin', '*')
     .header('cache-control', 'no-store');
-  return reply.send({ error: contract.message });
+  return reply.send({ error: answer.message });
 }
 
 function toContractError(error: FastifyError, request: FastifyRequest): ContractError {
@@ -198,7 +198,9 @@ function toContractError(error: FastifyError, request: FastifyRequest): Contract
   }
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return Errors.payloadTooLarge();
   const status = error.statusCode ?? 500;
-  if (status >= 400 && status < 500) return new ContractError(status, status === 415 ? 'Unsupported media type' : 'Bad request');
+  if (status === 400) return Errors.badRequest();
+  if (status === 415) return Errors.unsupportedMediaType();
+  if (status > 400 && status < 500) return Errors.frameworkClientError(status);
   if (status === 503) return Errors.shuttingDown();
-  return new ContractError(500, 'Internal server error');
+  return Errors.internal();
 }
