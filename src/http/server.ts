@@ -1,10 +1,12 @@
 // Builds the HTTP server: public API at the root, private API under its base path, health and metrics.
 // One error handler renders every failure as an error of the catalogue (src/domain/errors.ts), with its status
-// and {"error": message} body; no stack trace or internal message ever reaches a client.
+// and {"error": message} body; no stack trace or internal message ever reaches a client. A 5xx is logged
+// with the catalogue's code of the answer (`code`), the one operators search for.
 
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { ContractError, Errors } from '../domain/errors.ts';
 import type { WaitingRoom } from '../domain/waiting-room.ts';
 import type { SseSink } from '../events/sse-sink.ts';
@@ -29,6 +31,8 @@ export interface HttpServerOptions {
   pollTtl: number;
   privateBasePath: string;
   logLevel?: string;
+  /** Where log lines go; standard output when absent. */
+  logStream?: DestinationStream | undefined;
   /** Log one line per request (off by default: the polling path is hot). */
   logRequests?: boolean;
   clockMs?: () => number;
@@ -60,6 +64,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-amz-security-token"]'],
         censor: '[redacted]',
       },
+      ...(options.logStream ? { stream: options.logStream } : {}),
     },
     // Per-request lines come from our onResponse hook, only when asked for (the polling path is hot).
     logController: new LogController({ disableRequestLogging: true }),
@@ -155,9 +160,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
  */
 const unavailableLog = { lastMs: 0, suppressed: 0 };
 
-function logFailure(error: FastifyError, request: FastifyRequest): void {
+function logFailure(error: FastifyError, answer: ContractError, request: FastifyRequest): void {
   if (!(error instanceof StoreUnavailableError)) {
-    request.log.error({ err: error }, 'request failed');
+    request.log.error({ code: answer.code, err: error }, 'request failed');
     return;
   }
   const now = Date.now();
@@ -165,14 +170,17 @@ function logFailure(error: FastifyError, request: FastifyRequest): void {
     unavailableLog.suppressed++;
     return;
   }
-  request.log.error({ err: error.message, similar_since_last: unavailableLog.suppressed }, 'store unavailable');
+  request.log.error(
+    { code: answer.code, err: error.message, similar_since_last: unavailableLog.suppressed },
+    'store unavailable',
+  );
   unavailableLog.lastMs = now;
   unavailableLog.suppressed = 0;
 }
 
 function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const answer = toContractError(error, request);
-  if (answer.status >= 500) logFailure(error, request);
+  if (answer.status >= 500) logFailure(error, answer, request);
   return sendContractError(reply, answer);
 }
 
