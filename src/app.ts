@@ -45,6 +45,8 @@ export interface StartOptions {
   jobs?: boolean;
   /** Extra HTTP routes (web pages, OIDC, inlets). */
   plugins?: Parameters<typeof buildHttpServer>[0]['plugins'];
+  /** Where the server's log lines go (tests read them); standard output when absent. */
+  logStream?: Parameters<typeof buildHttpServer>[0]['logStream'];
 }
 
 export async function startNode(config: ServerConfig, options: StartOptions): Promise<AnteroomNode> {
@@ -99,6 +101,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     privateBasePath: config.privateBasePath,
     logLevel: config.logLevel,
     logRequests: config.logRequests,
+    logStream: options.logStream,
     clockMs: clock,
     // The OpenID Connect adapter (/oidc, issuer = public URL + /oidc) serves the events configured for it.
     plugins: [...(options.plugins ?? []), oidc.routes],

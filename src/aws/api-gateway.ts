@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { FastifyInstance } from 'fastify';
+import { Errors } from '../domain/errors.ts';
 import { buildHttpServer } from '../http/server.ts';
 import { SseSink } from '../events/sse-sink.ts';
 import { Metrics } from '../observability/metrics.ts';
@@ -130,16 +131,17 @@ export async function invokeHttpApp(http: HttpApp, event: APIGatewayProxyEvent):
 
 /** The answer when the execution environment cannot even start (e.g. Redis unreachable at cold start). */
 export function unavailableResult(): APIGatewayProxyResult {
+  const unavailable = Errors.storeUnavailable();
   return {
-    statusCode: 503,
+    statusCode: unavailable.status,
     headers: {
       'content-type': 'application/json; charset=utf-8',
       'access-control-allow-origin': '*',
       'access-control-allow-headers': ALLOWED_HEADERS,
       'cache-control': 'no-store',
-      'retry-after': '1',
+      ...unavailable.headers,
     },
-    body: JSON.stringify({ error: 'Service temporarily unavailable' }),
+    body: JSON.stringify({ error: unavailable.message }),
     isBase64Encoded: false,
   };
 }

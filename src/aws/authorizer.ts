@@ -4,12 +4,12 @@
 
 import type { AuthorizerOptions } from '../authorizer/middleware.ts';
 import { createLambdaAuthorizer, type AuthorizerEvent, type AuthorizerResult } from '../authorizer/lambda.ts';
-import { AwsConfigError } from './environment.ts';
+import { ConfigErrors } from '../domain/errors.ts';
 
 export function authorizerOptionsFromEnv(env: Record<string, string | undefined> = process.env): AuthorizerOptions {
   const get = (name: string) => {
     const value = env[name];
-    if (!value) throw new AwsConfigError(`environment variable ${name} is required`);
+    if (!value) throw ConfigErrors.awsEnvironment(`environment variable ${name} is required`);
     return value;
   };
   return {

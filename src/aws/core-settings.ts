@@ -11,7 +11,8 @@
 // and is refused by name rather than served against another event.
 
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { AwsConfigError, CORE_SETTING_NAMES } from './environment.ts';
+import { ConfigErrors } from '../domain/errors.ts';
+import { CORE_SETTING_NAMES } from './environment.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -21,18 +22,18 @@ export function parseCoreSettings(text: string, secretId: string): Record<string
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new AwsConfigError(`secret ${secretId} must hold the core stack's settings as a JSON object`);
+    throw ConfigErrors.awsEnvironment(`secret ${secretId} must hold the core stack's settings as a JSON object`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new AwsConfigError(`secret ${secretId} must hold the core stack's settings as a JSON object`);
+    throw ConfigErrors.awsEnvironment(`secret ${secretId} must hold the core stack's settings as a JSON object`);
   }
   const settings: Record<string, string> = {};
   // Every name, always: a missing one would silently fall back to a default (keys or tokens in Redis, no
   // AUTH, no events) and run beside the core over other data.
   for (const name of CORE_SETTING_NAMES) {
     const value = (parsed as Record<string, unknown>)[name];
-    if (value === undefined) throw new AwsConfigError(`secret ${secretId} names no ${name}: is it a core stack's CoreSettings secret?`);
-    if (typeof value !== 'string') throw new AwsConfigError(`secret ${secretId}: ${name} must be a string`);
+    if (value === undefined) throw ConfigErrors.awsEnvironment(`secret ${secretId} names no ${name}: is it a core stack's CoreSettings secret?`);
+    if (typeof value !== 'string') throw ConfigErrors.awsEnvironment(`secret ${secretId}: ${name} must be a string`);
     settings[name] = value;
   }
   return settings;
@@ -42,7 +43,7 @@ export function parseCoreSettings(text: string, secretId: string): Record<string
 export function withCoreSettings(env: Env, core: Record<string, string>): Env {
   const own = env.EVENT_ID ?? '';
   if (own !== core.EVENT_ID) {
-    throw new AwsConfigError(`this stack's EventID "${own}" is not the event of its core stack ("${core.EVENT_ID}")`);
+    throw ConfigErrors.awsEnvironment(`this stack's EventID "${own}" is not the event of its core stack ("${core.EVENT_ID}")`);
   }
   return { ...env, ...core };
 }
@@ -50,7 +51,7 @@ export function withCoreSettings(env: Env, core: Record<string, string>): Env {
 /** Reads CORE_SETTINGS_SECRET_ARN and answers the environment to build the function's configuration from. */
 export async function readCoreSettings(client: Pick<SecretsManagerClient, 'send'>, env: Env = process.env): Promise<Env> {
   const secretId = env.CORE_SETTINGS_SECRET_ARN;
-  if (!secretId) throw new AwsConfigError('environment variable CORE_SETTINGS_SECRET_ARN is required');
+  if (!secretId) throw ConfigErrors.awsEnvironment('environment variable CORE_SETTINGS_SECRET_ARN is required');
   const reply = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
   return withCoreSettings(env, parseCoreSettings(reply.SecretString ?? '', secretId));
 }

@@ -1,6 +1,7 @@
 // The configuration of the Lambda functions, read from their environment. The CDK stacks in deploy/aws set
 // exactly these variables, from the stack parameters of VWR's templates (EventId, ValidityPeriod, ...).
 
+import { ConfigErrors } from '../domain/errors.ts';
 import { defaultSettings, EVENT_ID_PATTERN, type RoomSettings } from '../domain/room-settings.ts';
 
 export interface AwsConfig {
@@ -61,16 +62,9 @@ export const CORE_SETTING_NAMES = [
 
 export type CoreSettingName = (typeof CORE_SETTING_NAMES)[number];
 
-export class AwsConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AwsConfigError';
-  }
-}
-
 function required(env: Env, name: string): string {
   const value = env[name];
-  if (value === undefined || value === '') throw new AwsConfigError(`environment variable ${name} is required`);
+  if (value === undefined || value === '') throw ConfigErrors.awsEnvironment(`environment variable ${name} is required`);
   return value;
 }
 
@@ -79,7 +73,7 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new AwsConfigError(`${name} must be a whole number from ${min} to ${max} (got "${text}")`);
+    throw ConfigErrors.awsEnvironment(`${name} must be a whole number from ${min} to ${max} (got "${text}")`);
   }
   return value;
 }
@@ -88,14 +82,14 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   const text = env[name];
   if (text === undefined || text === '') return fallback;
   if (text === 'true' || text === 'false') return text === 'true';
-  throw new AwsConfigError(`${name} must be "true" or "false" (got "${text}")`);
+  throw ConfigErrors.awsEnvironment(`${name} must be "true" or "false" (got "${text}")`);
 }
 
 const optional = (env: Env, name: string) => (env[name] === '' ? undefined : env[name]);
 
 export function awsConfigFromEnv(env: Env = process.env): AwsConfig {
   const eventId = required(env, 'EVENT_ID');
-  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw new AwsConfigError(`EVENT_ID "${eventId}" is not a valid event ID`);
+  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw ConfigErrors.awsEnvironment(`EVENT_ID "${eventId}" is not a valid event ID`);
   const defaults = defaultSettings(eventId);
   const issuer = optional(env, 'ISSUER');
   const event: RoomSettings = {

@@ -7,12 +7,12 @@
 
 import type { ScheduledEvent, SNSEvent } from 'aws-lambda';
 import { epochSeconds, systemClock, type Clock } from '../domain/clock.ts';
+import { ConfigErrors } from '../domain/errors.ts';
 import { applyMaxSizeReport, describeMaxSizeResult, maxSizeReportProblem, type MaxSizeReport } from '../inlet/max-size.ts';
 import type { PauseCheck, PauseVerdict } from '../inlet/pause-check.ts';
 import { describePeriodicOutcome, runPeriodicTick, type PeriodicInlet, type PeriodicOutcome } from '../inlet/periodic.ts';
 import { httpPrivateApi } from '../inlet/private-api-client.ts';
 import type { PrivateApi } from '../inlet/private-api.ts';
-import { AwsConfigError } from './environment.ts';
 import { runtimeSdk, type SdkClient } from './runtime-sdk.ts';
 
 type Env = Record<string, string | undefined>;
@@ -20,18 +20,18 @@ type Log = (message: string) => void;
 
 function required(env: Env, name: string): string {
   const value = env[name];
-  if (!value) throw new AwsConfigError(`environment variable ${name} is required`);
+  if (!value) throw ConfigErrors.awsEnvironment(`environment variable ${name} is required`);
   return value;
 }
 
 function wholeNumber(env: Env, name: string, fallback?: number): number {
   const text = env[name];
   if (!text) {
-    if (fallback === undefined) throw new AwsConfigError(`environment variable ${name} is required`);
+    if (fallback === undefined) throw ConfigErrors.awsEnvironment(`environment variable ${name} is required`);
     return fallback;
   }
   const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 0) throw new AwsConfigError(`${name} must be a whole number ≥ 0 (got "${text}")`);
+  if (!Number.isSafeInteger(value) || value < 0) throw ConfigErrors.awsEnvironment(`${name} must be a whole number ≥ 0 (got "${text}")`);
   return value;
 }
 

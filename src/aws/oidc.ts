@@ -18,11 +18,12 @@
 // The issuer is PUBLIC_URL (the API's stage URL, https://<api>.execute-api.<region>.<suffix>/api) + /oidc.
 
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { ConfigErrors } from '../domain/errors.ts';
 import type { OidcClientSettings } from '../domain/room-settings.ts';
 import { oidcAdapter } from '../oidc/adapter.ts';
 import { proxyHandler, publicHttpApp, type HttpApp } from './api-gateway.ts';
 import { readCoreSettings } from './core-settings.ts';
-import { AwsConfigError, awsConfigFromEnv, type AwsConfig } from './environment.ts';
+import { awsConfigFromEnv, type AwsConfig } from './environment.ts';
 import { createRuntime, openAwsParts, type AwsRuntime } from './runtime.ts';
 import { once } from './once.ts';
 
@@ -42,16 +43,16 @@ export interface OidcFunctionConfig {
 /** An absolute https URL without credentials, query or fragment, from the environment; no trailing slash. */
 function baseUrl(env: Env, name: string): string {
   const text = env[name];
-  if (!text) throw new AwsConfigError(`environment variable ${name} is required`);
+  if (!text) throw ConfigErrors.awsEnvironment(`environment variable ${name} is required`);
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new AwsConfigError(`${name} must be an absolute URL (got "${text}")`);
+    throw ConfigErrors.awsEnvironment(`${name} must be an absolute URL (got "${text}")`);
   }
   // Also an empty "?" or "#", which URL reports as no search or hash at all.
   if (url.protocol !== 'https:' || url.username || url.password || /[?#]/.test(text)) {
-    throw new AwsConfigError(`${name} must be an https URL without credentials, query or fragment (got "${text}")`);
+    throw ConfigErrors.awsEnvironment(`${name} must be an https URL without credentials, query or fragment (got "${text}")`);
   }
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
@@ -60,7 +61,7 @@ export function oidcConfigFromEnv(env: Env = process.env): OidcFunctionConfig {
   const publicUrl = baseUrl(env, 'PUBLIC_URL');
   const publicApiUrl = baseUrl(env, 'PUBLIC_API_URL');
   const redirectUrisSecretId = env.REDIRECT_URIS_SECRET_ID;
-  if (!redirectUrisSecretId) throw new AwsConfigError('environment variable REDIRECT_URIS_SECRET_ID is required');
+  if (!redirectUrisSecretId) throw ConfigErrors.awsEnvironment('environment variable REDIRECT_URIS_SECRET_ID is required');
   return { publicUrl, publicApiUrl, redirectUrisSecretId, clientSecretId: env.CLIENT_SECRET_ID || undefined };
 }
 
@@ -78,11 +79,11 @@ export async function readOidcClientSettings(
   try {
     parsed = JSON.parse(await read(config.redirectUrisSecretId));
   } catch {
-    throw new AwsConfigError(`secret ${config.redirectUrisSecretId} must be JSON {"redirect_uris": [...]}`);
+    throw ConfigErrors.awsEnvironment(`secret ${config.redirectUrisSecretId} must be JSON {"redirect_uris": [...]}`);
   }
   const uris = (parsed as { redirect_uris?: unknown } | null)?.redirect_uris;
   if (!Array.isArray(uris) || uris.length > 100 || !uris.every((u) => typeof u === 'string' && u.length <= 2048 && REDIRECT_URI.test(u))) {
-    throw new AwsConfigError(
+    throw ConfigErrors.awsEnvironment(
       `secret ${config.redirectUrisSecretId}: redirect_uris must be a list of at most 100 absolute http(s) URLs without fragment`,
     );
   }
@@ -90,7 +91,7 @@ export async function readOidcClientSettings(
   if (config.clientSecretId) {
     const secret = await read(config.clientSecretId);
     // Never echoed: the message names the secret, not its value.
-    if (!CLIENT_SECRET.test(secret)) throw new AwsConfigError(`secret ${config.clientSecretId} must be 16-256 printable ASCII characters`);
+    if (!CLIENT_SECRET.test(secret)) throw ConfigErrors.awsEnvironment(`secret ${config.clientSecretId} must be 16-256 printable ASCII characters`);
     settings.client_secret = secret;
   }
   return settings;

@@ -3,7 +3,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError } from '../config/config.ts';
+import { ConfigErrors } from '../domain/errors.ts';
 import { DEFAULT_EVENT_ID, EVENT_ID_PATTERN } from '../domain/room-settings.ts';
 import { DEFAULT_PAUSE_TIMEOUT, DEFAULT_PERIODIC_INTERVAL, pauseCheckSettings } from '../inlet/inlet-config.ts';
 import {
@@ -82,13 +82,13 @@ ANTEROOM_SECRET_ACCESS_KEY, ANTEROOM_SESSION_TOKEN, ANTEROOM_REGION). A flag on 
 over the environment; when the environment holds both kinds of credentials, SigV4 is used.`;
 
 function connection(command: Command, o: Record<string, unknown>): { api: PrivateApi; eventId: string } {
-  if (o.privateUrl === undefined) throw new ConfigError('--private-url is required (or ANTEROOM_PRIVATE_URL)');
+  if (o.privateUrl === undefined) throw ConfigErrors.option('--private-url is required (or ANTEROOM_PRIVATE_URL)');
   const privateUrl = String(o.privateUrl);
   if (!/^https?:\/\//.test(privateUrl) || !URL.canParse(privateUrl)) {
-    throw new ConfigError('--private-url must be an http(s) URL such as http://127.0.0.1:8080/private');
+    throw ConfigErrors.option('--private-url must be an http(s) URL such as http://127.0.0.1:8080/private');
   }
   const eventId = String(o.eventId);
-  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw new ConfigError(`--event-id "${eventId}" is not a valid event ID`);
+  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw ConfigErrors.option(`--event-id "${eventId}" is not a valid event ID`);
   return {
     api: httpPrivateApi({ privateUrl, auth: authFrom(command, o), timeoutMs: Math.round((o.requestTimeout as number) * 1000) }),
     eventId,
@@ -102,7 +102,7 @@ function authFrom(command: Command, o: Record<string, unknown>): PrivateAuth {
   const keyId = given('accessKeyId');
   const secret = given('secretAccessKey');
   if ((keyId === undefined) !== (secret === undefined)) {
-    throw new ConfigError('--access-key-id and --secret-access-key go together');
+    throw ConfigErrors.option('--access-key-id and --secret-access-key go together');
   }
   const sigv4: PrivateAuth | undefined =
     keyId !== undefined && secret !== undefined
@@ -111,11 +111,11 @@ function authFrom(command: Command, o: Record<string, unknown>): PrivateAuth {
   const bearer: PrivateAuth | undefined = token !== undefined ? { kind: 'bearer', token } : undefined;
   const keysOnCli = fromCli('accessKeyId') || fromCli('secretAccessKey');
   if (fromCli('adminToken') && keysOnCli) {
-    throw new ConfigError('give either --admin-token or --access-key-id with --secret-access-key, not both');
+    throw ConfigErrors.option('give either --admin-token or --access-key-id with --secret-access-key, not both');
   }
   const chosen = fromCli('adminToken') ? bearer : keysOnCli ? sigv4 : (sigv4 ?? bearer);
   if (!chosen) {
-    throw new ConfigError(
+    throw ConfigErrors.option(
       'credentials for the private API are required: --admin-token, or --access-key-id with --secret-access-key',
     );
   }
@@ -180,12 +180,12 @@ Example:
 function periodicInletFromOptions(eventId: string, o: Record<string, unknown>): PeriodicInlet {
   const startTime = o.startTime as number;
   const endTime = o.endTime as number;
-  if (endTime !== 0 && endTime <= startTime) throw new ConfigError('--end-time must be after --start-time (or 0 for no end)');
+  if (endTime !== 0 && endTime <= startTime) throw ConfigErrors.option('--end-time must be after --start-time (or 0 for no end)');
   if (o.pauseUrl === undefined && (o.pauseJsonPath !== undefined || o.pauseThreshold !== undefined)) {
-    throw new ConfigError('--pause-json-path and --pause-threshold need --pause-url');
+    throw ConfigErrors.option('--pause-json-path and --pause-threshold need --pause-url');
   }
   if ((o.pauseJsonPath === undefined) !== (o.pauseThreshold === undefined)) {
-    throw new ConfigError('--pause-json-path and --pause-threshold go together');
+    throw ConfigErrors.option('--pause-json-path and --pause-threshold go together');
   }
   let pauseCheck: PeriodicInlet['pauseCheck'];
   if (o.pauseUrl !== undefined) {
@@ -197,7 +197,7 @@ function periodicInletFromOptions(eventId: string, o: Record<string, unknown>): 
       },
       'pause check',
     );
-    if (typeof settings === 'string') throw new ConfigError(settings.replace('pause check.url', '--pause-url'));
+    if (typeof settings === 'string') throw ConfigErrors.option(settings.replace('pause check.url', '--pause-url'));
     pauseCheck = pauseChecker(settings);
   }
   return { eventId, incrementBy: o.incrementBy as number, startTime, endTime, pauseCheck };
@@ -282,7 +282,7 @@ async function runMaxSize(command: Command, o: Record<string, unknown>): Promise
     abandoned: o.abandoned as string[],
   };
   const problem = maxSizeReportProblem(report);
-  if (problem) throw new ConfigError(problem.replace(/^(completed|abandoned|exited)/, '--$1'));
+  if (problem) throw ConfigErrors.option(problem.replace(/^(completed|abandoned|exited)/, '--$1'));
   const maxSize = o.maxSize as number;
   const json = o.json === true;
   try {

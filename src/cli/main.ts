@@ -1,7 +1,6 @@
 // The `anteroom` command.
 
 import { Command } from 'commander';
-import { ConfigError } from '../config/config.ts';
 import { inletCommand } from './inlet-command.ts';
 import { loadtestCommand } from './loadtest-command.ts';
 import { serveCommand } from './serve-command.ts';
@@ -13,11 +12,8 @@ const program = new Command('anteroom')
   .addCommand(loadtestCommand())
   .addCommand(inletCommand());
 
+// A configuration error (src/domain/errors.ts) or any other failure at start: its message, exit status 2.
 program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`anteroom: ${error.message}\n`);
-  } else {
-    process.stderr.write(`anteroom: ${(error as Error).message ?? String(error)}\n`);
-  }
+  process.stderr.write(`anteroom: ${(error as Error).message ?? String(error)}\n`);
   process.exit(2);
 });

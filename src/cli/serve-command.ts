@@ -5,7 +5,6 @@ import { Command, Option } from 'commander';
 import { startNode, type AnteroomNode } from '../app.ts';
 import { OIDC_BASE_PATH } from '../oidc/adapter.ts';
 import {
-  ConfigError,
   defaultEventDefaults,
   parseStoreLocation,
   readEventsFile,
@@ -18,6 +17,7 @@ import {
   loadOrCreateCredentials,
   type AdminCredentials,
 } from '../config/credentials.ts';
+import { ConfigErrors } from '../domain/errors.ts';
 import { DEFAULT_EVENT_ID, EVENT_ID_PATTERN } from '../domain/room-settings.ts';
 import { DEFAULT_HOT_READ_TTL_MS, MAX_HOT_READ_TTL_MS } from '../store/hot-read-cache.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, checkRedisKeyPrefix, describeStoreLocation, openStore } from '../compose/open-store.ts';
@@ -88,15 +88,15 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
   };
   const eventId = String(o.eventId);
   if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) {
-    throw new ConfigError(`--event-id "${eventId}" must be 1–128 letters, digits, '.', '_', '~' or '-'`);
+    throw ConfigErrors.option(`--event-id "${eventId}" must be 1–128 letters, digits, '.', '_', '~' or '-'`);
   }
   const events = o.config
     ? readEventsFile(resolve(String(o.config)), eventDefaults)
     : [{ ...eventDefaults, event_id: eventId, webhooks: [] }];
   const basePath = String(o.privateBasePath);
-  if (!/^\/[A-Za-z0-9._~-]+$/.test(basePath)) throw new ConfigError('--private-base-path must look like /private');
+  if (!/^\/[A-Za-z0-9._~-]+$/.test(basePath)) throw ConfigErrors.option('--private-base-path must look like /private');
   for (const [flag, value] of [['--public-url', o.publicUrl], ['--issuer', o.issuer], ['--cdn-purge-url', o.cdnPurgeUrl]] as const) {
-    if (value !== undefined && !URL.canParse(String(value))) throw new ConfigError(`${flag} must be a URL`);
+    if (value !== undefined && !URL.canParse(String(value))) throw ConfigErrors.option(`${flag} must be a URL`);
   }
   return {
     host: String(o.host),

@@ -8,7 +8,8 @@
 // primary picks for the first of them, and report it back.
 
 import cluster, { type Worker } from 'node:cluster';
-import { ConfigError, type ServerConfig } from '../config/config.ts';
+import type { ServerConfig } from '../config/config.ts';
+import { ConfigErrors } from '../domain/errors.ts';
 import { describeStoreLocation, isSharedStore } from '../compose/open-store.ts';
 
 export interface NodeUrls {
@@ -47,7 +48,7 @@ export function checkWorkersStore(config: Pick<ServerConfig, 'workers' | 'store'
     config.store.kind === 'memory'
       ? 'an in-memory store lives inside one process, so workers would each have their own queue'
       : 'the embedded SQLite store has one writer, the process that opened it';
-  throw new ConfigError(
+  throw ConfigErrors.option(
     `--workers ${config.workers} needs a store shared by every process, such as --store redis://host:6379 ` +
       `(${store}: ${why}). Use --workers 1, or run one process per machine.`,
   );

@@ -5,7 +5,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerConfig } from '../config/config.ts';
-import { ConfigError } from '../config/config.ts';
+import { ConfigErrors } from '../domain/errors.ts';
 import { DEFAULT_HOT_READ_TTL_MS, withHotReadCache } from '../store/hot-read-cache.ts';
 import type { Store } from '../domain/ports/store.ts';
 import { RedisStore, createRedisClusterClient, describeRedisUrl } from '../store/redis/redis-store.ts';
@@ -59,7 +59,7 @@ export function describeStoreLocation(config: Pick<ServerConfig, 'store'>): stri
  */
 export function checkRedisKeyPrefix(prefix: string): string {
   if (prefix.length > 64 || /[{}\s]/.test(prefix)) {
-    throw new ConfigError('--redis-key-prefix must be at most 64 characters, without spaces, "{" or "}"');
+    throw ConfigErrors.option('--redis-key-prefix must be at most 64 characters, without spaces, "{" or "}"');
   }
   return prefix;
 }
@@ -71,10 +71,10 @@ function openRedisStore(url: string, keyPrefix: string): RedisStore {
     try {
       parsed = new URL(url);
     } catch {
-      throw new ConfigError(`--store ${describeRedisUrl(url)} is not a valid URL (redis://[user:password@]host:port[/db])`);
+      throw ConfigErrors.option(`--store ${describeRedisUrl(url)} is not a valid URL (redis://[user:password@]host:port[/db])`);
     }
     if (parsed.pathname.length > 1 && !/^\/\d+$/.test(parsed.pathname)) {
-      throw new ConfigError(`--store ${describeRedisUrl(url)}: the path must be a database number, e.g. /0`);
+      throw ConfigErrors.option(`--store ${describeRedisUrl(url)}: the path must be a database number, e.g. /0`);
     }
     return new RedisStore({ url, keyPrefix });
   }
@@ -93,13 +93,13 @@ export function parseClusterUrl(url: string): {
 } {
   const match = /^rediss?-cluster:\/\/(?:([^@/]*)@)?([^/?#]+)\/?(?:[?#].*)?$/.exec(url);
   const shown = describeRedisUrl(url);
-  if (!match) throw new ConfigError(`--store ${shown}: expected redis-cluster://[user:password@]host:port,host:port`);
+  if (!match) throw ConfigErrors.option(`--store ${shown}: expected redis-cluster://[user:password@]host:port,host:port`);
   const [, auth, list] = match as unknown as [string, string | undefined, string];
   const nodes = list.split(',').map((address) => {
     const node = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(address.trim());
     const port = Number(node?.[2]);
     if (!node || port < 1 || port > 65535) {
-      throw new ConfigError(`--store ${shown}: "${address}" is not host:port`);
+      throw ConfigErrors.option(`--store ${shown}: "${address}" is not host:port`);
     }
     return { host: (node[1] as string).replace(/^\[|\]$/g, ''), port };
   });

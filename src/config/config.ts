@@ -6,15 +6,9 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { ConfigErrors } from '../domain/errors.ts';
 import { defaultSettings, EVENT_ID_PATTERN, type RoomSettings } from '../domain/room-settings.ts';
 import { inletSettings } from '../inlet/inlet-config.ts';
-
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
 
 export type StoreLocation = { kind: 'sqlite'; path: string } | { kind: 'memory' } | { kind: 'redis'; url: string };
 
@@ -103,12 +97,12 @@ export function readEventsFile(path: string, defaults: EventDefaults): RoomSetti
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
+    throw ConfigErrors.eventsFile(`cannot read config file ${path}: ${(error as Error).message}`);
   }
   const file = Array.isArray(parsed) ? { events: parsed } : parsed;
   if (!Value.Check(ConfigFileSchema, file)) {
     const first = [...Value.Errors(ConfigFileSchema, file)][0];
-    throw new ConfigError(
+    throw ConfigErrors.eventsFile(
       `invalid config file ${path}: ${first ? `${first.path || '/'}: ${first.message}` : 'unexpected shape'}` +
         ' (expected {"events": [{"event_id": "...", ...}]})',
     );
@@ -116,7 +110,7 @@ export function readEventsFile(path: string, defaults: EventDefaults): RoomSetti
   const entries = file.events;
   const seen = new Set<string>();
   return entries.map((entry) => {
-    if (seen.has(entry.event_id)) throw new ConfigError(`config file ${path}: event "${entry.event_id}" is listed twice`);
+    if (seen.has(entry.event_id)) throw ConfigErrors.eventsFile(`config file ${path}: event "${entry.event_id}" is listed twice`);
     seen.add(entry.event_id);
     const settings: RoomSettings = {
       ...defaults,
@@ -134,7 +128,7 @@ export function readEventsFile(path: string, defaults: EventDefaults): RoomSetti
     for (const key of keys) if (entry[key] !== undefined) Object.assign(settings, { [key]: entry[key] });
     if (entry.inlet !== undefined) {
       const inlet = inletSettings(entry.inlet);
-      if (typeof inlet === 'string') throw new ConfigError(`config file ${path}: event "${entry.event_id}": ${inlet}`);
+      if (typeof inlet === 'string') throw ConfigErrors.eventsFile(`config file ${path}: event "${entry.event_id}": ${inlet}`);
       settings.inlet = inlet;
     }
     if (entry.oidc !== undefined) settings.oidc = { ...entry.oidc, redirect_uris: [...entry.oidc.redirect_uris] };
@@ -147,13 +141,13 @@ export function parseStoreLocation(value: string | undefined, dataDir: string): 
   if (value === 'memory') return { kind: 'memory' };
   if (value.startsWith('sqlite:')) {
     const path = value.slice('sqlite:'.length);
-    if (path === '') throw new ConfigError('--store sqlite:<path> needs a path');
+    if (path === '') throw ConfigErrors.option('--store sqlite:<path> needs a path');
     return { kind: 'sqlite', path: resolve(path) };
   }
   if (/^(redis|rediss|redis-cluster|rediss-cluster):\/\//.test(value)) return { kind: 'redis', url: value };
   // Never echo a password: whatever precedes an '@' may be credentials.
   const shown = value.replace(/^.*@/, '…@');
-  throw new ConfigError(
+  throw ConfigErrors.option(
     `--store must be sqlite:<path>, memory, redis[s]://host:port or redis[s]-cluster://host:port,host:port (got "${shown}")`,
   );
 }

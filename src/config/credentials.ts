@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ConfigErrors } from '../domain/errors.ts';
 import type { Store } from '../domain/ports/store.ts';
 
 export interface AdminCredentials {
@@ -49,7 +50,7 @@ export function loadOrCreateCredentials(
     const fields = ['adminToken', 'accessKeyId', 'secretAccessKey'] as const;
     for (const field of fields) {
       if (typeof parsed[field] !== 'string' || parsed[field] === '') {
-        throw new Error(`${file} is missing "${field}"; delete the file to generate new credentials`);
+        throw ConfigErrors.credentials(`${file} is missing "${field}"; delete the file to generate new credentials`);
       }
     }
     stored = parsed as unknown as AdminCredentials;
@@ -92,7 +93,7 @@ export async function claimStoredCredentials(
   const stored = JSON.parse(storedText) as Record<string, unknown>;
   for (const field of ['adminToken', 'accessKeyId', 'secretAccessKey'] as const) {
     if (typeof stored[field] !== 'string' || stored[field] === '') {
-      throw new Error(
+      throw ConfigErrors.credentials(
         `the credentials kept in ${store.description} (secret "${STORED_CREDENTIALS_NAME}") are missing "${field}"; ` +
           'delete them to generate new ones',
       );

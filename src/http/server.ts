@@ -1,10 +1,12 @@
 // Builds the HTTP server: public API at the root, private API under its base path, health and metrics.
-// One error handler renders every failure with the contract's status and {"error": message} body; no
-// stack trace or internal message ever reaches a client.
+// One error handler renders every failure as an error of the catalogue (src/domain/errors.ts), with its status
+// and {"error": message} body; no stack trace or internal message ever reaches a client. A 5xx is logged
+// with the catalogue's code of the answer (`code`), the one operators search for.
 
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { ContractError, Errors } from '../domain/errors.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { SseSink } from '../events/sse-sink.ts';
@@ -29,6 +31,8 @@ export interface HttpServerOptions {
   pollTtl: number;
   privateBasePath: string;
   logLevel?: string;
+  /** Where log lines go; standard output when absent. */
+  logStream?: DestinationStream | undefined;
   /** Log one line per request (off by default: the polling path is hot). */
   logRequests?: boolean;
   clockMs?: () => number;
@@ -60,6 +64,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-amz-security-token"]'],
         censor: '[redacted]',
       },
+      ...(options.logStream ? { stream: options.logStream } : {}),
     },
     // Per-request lines come from our onResponse hook, only when asked for (the polling path is hot).
     logController: new LogController({ disableRequestLogging: true }),
@@ -70,11 +75,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     routerOptions: { maxParamLength: 200 },
     // Malformed URLs and the like, rejected before routing.
     frameworkErrors: (_error, _request, reply) => {
-      void (reply as FastifyReply)
-        .code(400)
-        .header('cache-control', 'no-store')
-        .header('access-control-allow-origin', '*')
-        .send({ error: 'Bad request' });
+      void sendContractError(reply as FastifyReply, Errors.badRequest());
     },
   });
 
@@ -159,9 +160,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
  */
 const unavailableLog = { lastMs: 0, suppressed: 0 };
 
-function logFailure(error: FastifyError, request: FastifyRequest): void {
+function logFailure(error: FastifyError, answer: ContractError, request: FastifyRequest): void {
   if (!(error instanceof StoreUnavailableError)) {
-    request.log.error({ err: error }, 'request failed');
+    request.log.error({ code: answer.code, err: error }, 'request failed');
     return;
   }
   const now = Date.now();
@@ -169,20 +170,27 @@ function logFailure(error: FastifyError, request: FastifyRequest): void {
     unavailableLog.suppressed++;
     return;
   }
-  request.log.error({ err: error.message, similar_since_last: unavailableLog.suppressed }, 'store unavailable');
+  request.log.error(
+    { code: answer.code, err: error.message, similar_since_last: unavailableLog.suppressed },
+    'store unavailable',
+  );
   unavailableLog.lastMs = now;
   unavailableLog.suppressed = 0;
 }
 
 function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const contract = toContractError(error, request);
-  if (contract.status >= 500) logFailure(error, request);
+  const answer = toContractError(error, request);
+  if (answer.status >= 500) logFailure(error, answer, request);
+  return sendContractError(reply, answer);
+}
+
+function sendContractError(reply: FastifyReply, answer: ContractError) {
   reply
-    .code(contract.status)
-    .headers(contract.headers)
+    .code(answer.status)
+    .headers(answer.headers)
     .header('access-control-allow-origin', '*')
     .header('cache-control', 'no-store');
-  return reply.send({ error: contract.message });
+  return reply.send({ error: answer.message });
 }
 
 function toContractError(error: FastifyError, request: FastifyRequest): ContractError {
@@ -198,7 +206,9 @@ function toContractError(error: FastifyError, request: FastifyRequest): Contract
   }
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return Errors.payloadTooLarge();
   const status = error.statusCode ?? 500;
-  if (status >= 400 && status < 500) return new ContractError(status, status === 415 ? 'Unsupported media type' : 'Bad request');
+  if (status === 400) return Errors.badRequest();
+  if (status === 415) return Errors.unsupportedMediaType();
+  if (status > 400 && status < 500) return Errors.frameworkClientError(status);
   if (status === 503) return Errors.shuttingDown();
-  return new ContractError(500, 'Internal server error');
+  return Errors.internal();
 }

@@ -1,7 +1,7 @@
 // Options of `anteroom loadtest`: parsing of rates and durations, cross-option validation, and the
 // loopback guard that keeps an accidental run away from a production waiting room.
 
-import { ConfigError } from '../config/config.ts';
+import { ConfigErrors } from '../domain/errors.ts';
 import { EVENT_ID_PATTERN } from '../domain/room-settings.ts';
 
 import type { PrivateAuth } from '../http/auth/client-signer.ts';
@@ -54,7 +54,7 @@ export function parseDuration(text: string): number {
   if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
   const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|min|s|m|h)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value) {
-    throw new ConfigError(`"${text}" is not a duration (examples: 500ms, 1s, 2m, 1m30s)`);
+    throw ConfigErrors.option(`"${text}" is not a duration (examples: 500ms, 1s, 2m, 1m30s)`);
   }
   return Math.round(parts.reduce((ms, p) => ms + Number(p[1]) * DURATION_UNITS[p[2]!]!, 0));
 }
@@ -62,7 +62,7 @@ export function parseDuration(text: string): number {
 /** "300", "300/s", "18000/min", "60/m": returns per second. */
 export function parseRate(text: string): number {
   const m = /^(\d+(?:\.\d+)?)(?:\/(s|sec|m|min|h))?$/.exec(text.trim());
-  if (!m) throw new ConfigError(`"${text}" is not a rate (examples: 300, 300/s, 6000/min)`);
+  if (!m) throw ConfigErrors.option(`"${text}" is not a rate (examples: 300, 300/s, 6000/min)`);
   const per = m[2] === undefined || m[2] === 's' || m[2] === 'sec' ? 1 : m[2] === 'h' ? 3600 : 60;
   return Number(m[1]) / per;
 }
@@ -81,12 +81,12 @@ function baseUrl(flag: string, text: string, allowRemote: boolean): string {
   try {
     url = new URL(text);
   } catch {
-    throw new ConfigError(`${flag} must be a URL such as http://127.0.0.1:8080`);
+    throw ConfigErrors.option(`${flag} must be a URL such as http://127.0.0.1:8080`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${flag} must be an http(s) URL`);
-  if (url.search || url.hash) throw new ConfigError(`${flag} must be a base URL without query or fragment`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ConfigErrors.option(`${flag} must be an http(s) URL`);
+  if (url.search || url.hash) throw ConfigErrors.option(`${flag} must be a base URL without query or fragment`);
   if (!allowRemote && !isLoopbackHost(url.hostname)) {
-    throw new ConfigError(
+    throw ConfigErrors.option(
       `${flag} ${url.host} is not a loopback address; a load test against another host needs --allow-remote ` +
         '(make sure it is not a production waiting room)',
     );
@@ -96,13 +96,13 @@ function baseUrl(flag: string, text: string, allowRemote: boolean): string {
 
 function count(flag: string, value: unknown, min: number, max: number): number {
   const n = typeof value === 'number' ? value : Number(String(value).trim());
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${flag} must be a whole number from ${min} to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max) throw ConfigErrors.option(`${flag} must be a whole number from ${min} to ${max}`);
   return n;
 }
 
 function positiveRate(flag: string, value: unknown): number {
   const rate = parseRate(String(value));
-  if (!(rate > 0) || rate > 1_000_000) throw new ConfigError(`${flag} must be more than 0 and at most 1000000/s`);
+  if (!(rate > 0) || rate > 1_000_000) throw ConfigErrors.option(`${flag} must be more than 0 and at most 1000000/s`);
   return rate;
 }
 
@@ -116,13 +116,13 @@ function optionalString(value: unknown): string | undefined {
  */
 export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOptions {
   const allowRemote = raw.allowRemote === true;
-  if (raw.target === undefined) throw new ConfigError('--target is required (the public base URL)');
+  if (raw.target === undefined) throw ConfigErrors.option('--target is required (the public base URL)');
   const target = baseUrl('--target', String(raw.target), allowRemote);
   const privateTarget =
     raw.privateTarget === undefined ? `${target}/private` : baseUrl('--private-target', String(raw.privateTarget), allowRemote);
 
   const eventId = String(raw.eventId ?? 'Sample');
-  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw new ConfigError(`--event-id "${eventId}" is not a valid event ID`);
+  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw ConfigErrors.option(`--event-id "${eventId}" is not a valid event ID`);
 
   const visitors = count('--visitors', raw.visitors ?? 1000, 1, 10_000_000);
   const arrivalRate = positiveRate('--arrival-rate', raw.arrivalRate ?? '100/s');
@@ -134,7 +134,7 @@ export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOpti
   let auth: PrivateAuth;
   if (adminToken !== undefined) {
     if (accessKeyId !== undefined || secretAccessKey !== undefined) {
-      throw new ConfigError('give either --admin-token or --access-key-id with --secret-access-key, not both');
+      throw ConfigErrors.option('give either --admin-token or --access-key-id with --secret-access-key, not both');
     }
     auth = { kind: 'bearer', token: adminToken };
   } else if (accessKeyId !== undefined && secretAccessKey !== undefined) {
@@ -146,22 +146,22 @@ export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOpti
       sessionToken: optionalString(raw.sessionToken),
     };
   } else if (accessKeyId !== undefined || secretAccessKey !== undefined) {
-    throw new ConfigError('--access-key-id and --secret-access-key go together');
+    throw ConfigErrors.option('--access-key-id and --secret-access-key go together');
   } else {
-    throw new ConfigError(
+    throw ConfigErrors.option(
       'the admission driver needs the private API: give --admin-token (or ANTEROOM_ADMIN_TOKEN) or ' +
         '--access-key-id and --secret-access-key',
     );
   }
 
   const pollIntervalMs = parseDuration(String(raw.pollInterval ?? '1s'));
-  if (pollIntervalMs < 10 || pollIntervalMs > 60_000) throw new ConfigError('--poll-interval must be from 10ms to 60s');
+  if (pollIntervalMs < 10 || pollIntervalMs > 60_000) throw ConfigErrors.option('--poll-interval must be from 10ms to 60s');
 
   // Without --duration the run is still bounded: twice the planned journey plus a margin.
   const planned = Math.max(visitors / arrivalRate, visitors / admitRate) * 1000;
   const durationIsDefault = raw.duration === undefined;
   const durationMs = durationIsDefault ? Math.ceil(2 * planned + 30_000 + 4 * pollIntervalMs) : parseDuration(String(raw.duration));
-  if (durationMs < 100 || durationMs > 24 * 3_600_000) throw new ConfigError('--duration must be from 100ms to 24h');
+  if (durationMs < 100 || durationMs > 24 * 3_600_000) throw ConfigErrors.option('--duration must be from 100ms to 24h');
 
   return {
     target,

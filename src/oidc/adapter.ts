@@ -12,7 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Clock } from '../domain/clock.ts';
-import { Errors, Pending } from '../domain/errors.ts';
+import { Errors, OAuthError, OAuthErrors, OidcErrors, Pending } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import type { Answer, WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { tokenFromAuthorization } from '../authorizer/extract.ts';
@@ -34,7 +34,6 @@ import { bindAuthorization, readBoundAuthorization } from './bound-authorization
 import { ClientSecrets } from './client-secrets.ts';
 import { OidcClients, type OidcClient } from './clients.ts';
 import { discoveryDocument } from './discovery.ts';
-import { OAuthError, OAuthErrors, OidcErrors } from './errors.ts';
 import { ERROR_PAGE_HEADERS, errorPageHtml, loginPageHeaders, loginPageHtml } from './login-page.ts';
 import { isFormEncoded, rawParameters } from './parameters.ts';
 import { exchangeCode } from './token-checks.ts';
@@ -127,7 +126,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     }
     // Never a redirect: the redirect URI is not (known to be) the client's.
     if (prefersHtml(request)) {
-      return reply.code(400).headers(ERROR_PAGE_HEADERS).send(errorPageHtml(outcome.error.code, outcome.error.message));
+      return reply.code(400).headers(ERROR_PAGE_HEADERS).send(errorPageHtml(outcome.error.oauthError, outcome.error.message));
     }
     throw outcome.error;
   }

@@ -5,7 +5,7 @@
 // are answered here (400). Once it is, later errors go back to the relying party as OAuth2 error redirects
 // (RFC 6749 §4.1.2.1), which is how standard clients expect to learn about them.
 
-import { OAuthErrors, type OAuthError } from './errors.ts';
+import { OAuthErrors, type OAuthError } from '../domain/errors.ts';
 import type { OidcClient, OidcClients } from './clients.ts';
 import type { RawParameters } from './parameters.ts';
 
@@ -194,5 +194,5 @@ export function redirectWith(redirectUri: string, params: Record<string, string 
 
 /** The error redirect of RFC 6749 §4.1.2.1. */
 export function errorRedirect(redirectUri: string, error: OAuthError, state: string | undefined): string {
-  return redirectWith(redirectUri, { error: error.code, error_description: error.message, state });
+  return redirectWith(redirectUri, { error: error.oauthError, error_description: error.message, state });
 }

@@ -8,14 +8,13 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { decodeJwt } from 'jose';
-import { ContractError } from '../domain/errors.ts';
+import { ContractError, OAuthErrors } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import type { TokenResponse, WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { secretsEqual } from '../http/auth/constant-time.ts';
 import { readBoundAuthorization, type BoundAuthorization } from './bound-authorization.ts';
 import type { ClientSecrets } from './client-secrets.ts';
 import type { OidcClient, OidcClients } from './clients.ts';
-import { OAuthErrors } from './errors.ts';
 import { isFormEncoded, rawParameters, type RawParameters } from './parameters.ts';
 
 export interface TokenDeps {

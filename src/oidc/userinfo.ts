@@ -5,9 +5,9 @@
 
 import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../domain/clock.ts';
+import { OAuthErrors } from '../domain/errors.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { OidcClients } from './clients.ts';
-import { OAuthErrors } from './errors.ts';
 
 export interface UserInfoDeps {
   room: WaitingRoomService;

@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyAuthorizer } from '../authorizer/middleware.ts';
 import { extractToken } from '../authorizer/extract.ts';
+import { Errors } from '../domain/errors.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
 import { mountRoutes } from '../http/route-table.ts';
 
@@ -74,7 +75,11 @@ export function shopApi(options: ShopApiOptions): (app: FastifyInstance) => void
       // claim is only a routing hint: the chosen event's guard verifies signature, audience and issuer.
       const claimed = audienceOf(extractToken(request.headers));
       const guard = guardFor(claimed !== undefined && events.has(claimed) ? claimed : fallbackEvent);
-      if (!guard) return reply.code(503).header('retry-after', '1').header('cache-control', 'no-store').send({ error: 'Starting up' });
+      if (!guard) {
+        const startingUp = Errors.storeApiStartingUp();
+        reply.code(startingUp.status).headers(startingUp.headers).header('cache-control', 'no-store');
+        return reply.send({ error: startingUp.message });
+      }
       return guard(request, reply);
     });
 

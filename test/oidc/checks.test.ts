@@ -13,7 +13,7 @@ import {
 } from '../../src/oidc/authorize-checks.ts';
 import { ClientSecrets, generateClientSecret } from '../../src/oidc/client-secrets.ts';
 import { OidcClients, type OidcClient } from '../../src/oidc/clients.ts';
-import { OAuthErrors } from '../../src/oidc/errors.ts';
+import { OAuthErrors } from '../../src/domain/errors.ts';
 import { rawParameters } from '../../src/oidc/parameters.ts';
 import { basicCredentials } from '../../src/oidc/token-checks.ts';
 
@@ -87,7 +87,7 @@ describe('authorize checks, in spec order', () => {
       const outcome = check({ ...valid, ...overrides });
       assert.equal(outcome.kind, 'redirect-error', JSON.stringify(overrides));
       if (outcome.kind !== 'redirect-error') continue;
-      assert.equal(outcome.error.code, code, JSON.stringify(overrides));
+      assert.equal(outcome.error.oauthError, code, JSON.stringify(overrides));
       assert.equal(outcome.redirectUri, 'https://rp.example/cb');
       assert.equal(outcome.state, 's');
     }
