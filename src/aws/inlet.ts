@@ -1,16 +1,17 @@
-// Lambda functions of the sample inlet strategy stack (VWR's PeriodicInlet and MaxSizeInlet), over the pure
-// decisions of src/inlet. Like VWR's, they run outside the core stack and act only through the private API,
+// Lambda functions of the sample inlet strategy stack (VWR's PeriodicInlet and MaxSizeInlet): transports of
+// the admission rules of src/domain/admission, carried out through the private API (src/inlet). Like VWR's, they run outside the core stack and act only through the private API,
 // signing with SigV4 the credentials of their own IAM role (execute-api:Invoke on three routes).
 // - Periodic: an EventBridge schedule, every minute; paused while the CloudWatch alarm named by the stack's
 //   CloudWatchAlarmName parameter is in ALARM (VWR's pause signal).
 // - MaxSize: an SNS topic; each message is a site's report {"exited": n, "completed": [ids], "abandoned": [ids]}.
 
 import type { ScheduledEvent, SNSEvent } from 'aws-lambda';
+import { maxSizeReportProblem, type MaxSizeReport } from '../domain/admission/max-size.ts';
+import type { PauseCheck, PauseVerdict, PeriodicInlet, PeriodicOutcome } from '../domain/admission/periodic.ts';
 import { epochSeconds, systemClock, type Clock } from '../domain/clock.ts';
 import { ConfigErrors } from '../domain/errors.ts';
-import { applyMaxSizeReport, describeMaxSizeResult, maxSizeReportProblem, type MaxSizeReport } from '../inlet/max-size.ts';
-import type { PauseCheck, PauseVerdict } from '../inlet/pause-check.ts';
-import { describePeriodicOutcome, runPeriodicTick, type PeriodicInlet, type PeriodicOutcome } from '../inlet/periodic.ts';
+import { applyMaxSizeReport, describeMaxSizeResult } from '../inlet/max-size.ts';
+import { describePeriodicOutcome, runPeriodicTick } from '../inlet/periodic.ts';
 import { httpPrivateApi } from '../inlet/private-api-client.ts';
 import type { PrivateApi } from '../inlet/private-api.ts';
 import { runtimeSdk, type SdkClient } from './runtime-sdk.ts';

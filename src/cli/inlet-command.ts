@@ -1,26 +1,17 @@
-// `anteroom inlet periodic|max-size`: the inlet strategies as a separate process. They act on any Anteroom
-// node (or VWR's own API) only through the private API, signed with SigV4 or carrying the admin token.
+// `anteroom inlet periodic|max-size`: the inlet strategies as a separate process. They decide with the
+// admission rules of src/domain/admission and act on any Anteroom node (or VWR's own API) only through the
+// private API, signed with SigV4 or carrying the admin token.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigErrors } from '../domain/errors.ts';
+import { MAX_EXITED, maxSizeReportProblem, type MaxSizeReport } from '../domain/admission/max-size.ts';
+import type { PeriodicInlet, PeriodicOutcome } from '../domain/admission/periodic.ts';
 import { DEFAULT_EVENT_ID, EVENT_ID_PATTERN } from '../domain/room-settings.ts';
 import { DEFAULT_PAUSE_TIMEOUT, DEFAULT_PERIODIC_INTERVAL, pauseCheckSettings } from '../inlet/inlet-config.ts';
-import {
-  applyMaxSizeReport,
-  describeMaxSizeResult,
-  MAX_EXITED,
-  maxSizeReportProblem,
-  type MaxSizeReport,
-} from '../inlet/max-size.ts';
+import { applyMaxSizeReport, describeMaxSizeResult } from '../inlet/max-size.ts';
 import { pauseChecker } from '../inlet/pause-check.ts';
-import {
-  describePeriodicOutcome,
-  periodicOutcomeRecord,
-  runPeriodicTick,
-  type PeriodicInlet,
-  type PeriodicOutcome,
-} from '../inlet/periodic.ts';
+import { describePeriodicOutcome, periodicOutcomeRecord, runPeriodicTick } from '../inlet/periodic.ts';
 import { httpPrivateApi, PrivateApiError, type PrivateAuth } from '../inlet/private-api-client.ts';
 import type { PrivateApi } from '../inlet/private-api.ts';
 import { integerIn } from './option-parsers.ts';

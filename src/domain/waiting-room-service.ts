@@ -2,14 +2,15 @@
 // HTTP, Lambda or the store behind it. Validates its inputs against the room registry, decides with the rules
 // of src/domain, changes state only through one atomic store operation, and publishes events after the change
 // is durable. It is sealed: adapters (HTTP, OIDC, Lambda, jobs, inlets) call its methods and never reach the
-// store or the registry through it.
+// store or the registry through it. Every move of the serving counter goes through its Admission
+// (src/domain/admission/): admit() and advanceExpiry().
 
+import { Admission, type AdmissionRequest, type AdmissionResults, type CounterMovingStore } from './admission/admission.ts';
 import { epochSeconds, type Clock } from './clock.ts';
 import { decideClaim, decideExpiry, type ClaimDecision, type ExpiryRule } from './claim-decision.ts';
 import { newTokenRecord, type TokenRecord } from './claims.ts';
 import { Errors, Pending } from './errors.ts';
 import type { RoomRegistry } from './room-registry.ts';
-import { expiryCutoff } from './expiry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { JoinBatcher } from './join-batcher.ts';
 import type { RoomSettings } from './room-settings.ts';
@@ -60,7 +61,8 @@ export const EXPIRED_TOKENS_LIMIT = 10_000;
 const ok = <T>(body: T): Answer<T> => ({ status: 200, body });
 
 export class WaitingRoomService {
-  private readonly store: WaitingRoomServiceDeps['store'];
+  /** Without the operations that move the serving counter: those are the Admission's. */
+  private readonly store: Omit<WaitingRoomServiceDeps['store'], keyof CounterMovingStore>;
   private readonly catalog: RoomRegistry;
   private readonly keys: SigningKeys;
   private readonly signer: TokenSigning;
@@ -69,6 +71,7 @@ export class WaitingRoomService {
   private readonly defaultIssuer: () => string;
   private readonly afterReset: ((eventId: string) => Promise<void>) | undefined;
   private readonly joins: JoinBatcher;
+  private readonly admission: Admission;
 
   constructor(deps: WaitingRoomServiceDeps) {
     this.store = deps.store;
@@ -88,6 +91,12 @@ export class WaitingRoomService {
       deps.joinBatch,
     );
     if (deps.onJoinBatch) this.joins.onBatch = deps.onJoinBatch;
+    this.admission = new Admission({
+      store: deps.store,
+      events: deps.events,
+      now: () => this.now(),
+      closeSession: (eventId, requestId, status) => this.closeSession(eventId, requestId, status),
+    });
   }
 
   private now(): number {
@@ -244,9 +253,9 @@ export class WaitingRoomService {
 
   // ---- private API ----
 
+  /** A manual admission: `by` may be negative (VWR); the counter never goes below 0. */
   async incrementServingCounter(eventId: unknown, by: number): Promise<Answer<{ serving_num: number }>> {
-    const event = this.event(eventId);
-    return ok({ serving_num: await this.store.incrementServing(event.event_id, by, this.now()) });
+    return ok(await this.admit(eventId, { kind: 'manual', by }));
   }
 
   async numActiveTokens(eventId: unknown): Promise<Answer<{ active_tokens: number }>> {
@@ -260,15 +269,24 @@ export class WaitingRoomService {
   }
 
   async updateSession(eventId: unknown, requestId: unknown, status: unknown): Promise<Answer<Record<string, never>>> {
+    if (!(await this.closeSession(eventId, requestId, status))) throw Errors.sessionNotFound();
+    return ok({});
+  }
+
+  /**
+   * update_session without its 404: false when the request ID has no token set or its session is closed
+   * already. Closing emits session_updated.
+   */
+  private async closeSession(eventId: unknown, requestId: unknown, status: unknown): Promise<boolean> {
     const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
     if (status !== 1 && status !== -1) throw Errors.invalidEventOrRequestId();
-    if (!(await this.store.closeSession(event.event_id, id, status))) throw Errors.sessionNotFound();
+    if (!(await this.store.closeSession(event.event_id, id, status))) return false;
     this.events.publish('session_updated', {
       event_id: event.event_id,
       request_id: id,
       status: status === 1 ? 'completed' : 'abandoned',
     });
-    return ok({});
+    return true;
   }
 
   async resetInitialState(eventId: unknown): Promise<Answer<{ message: string }>> {
@@ -285,27 +303,24 @@ export class WaitingRoomService {
     return { ...counters, waiting: waitingOf(counters), activeTokens };
   }
 
+  // ---- admission: every move of the serving counter ----
+
+  /**
+   * Moves the room's serving counter as the request asks (src/domain/admission/admission.ts): the manual
+   * increment of the private API, a periodic inlet's tick, a MaxSize report. Unknown room → 400.
+   */
+  async admit<R extends AdmissionRequest>(eventId: unknown, request: R): Promise<AdmissionResults[R['kind']]> {
+    const event = this.event(eventId);
+    return this.admission.admit(event.event_id, request);
+  }
+
   // ---- background jobs ----
 
-  /** One tick of the expiry job for one event. */
+  /** One tick of the expiry job for one event (with incr_serving_on_expiry, an admission). */
   async advanceExpiry(eventId: string): Promise<void> {
     const event = this.event(eventId);
     if (!event.enable_queue_position_expiry) return;
-    const now = this.now();
-    const result = await this.store.advanceExpiry(
-      eventId,
-      expiryCutoff(now, event.queue_position_expiry_period),
-      event.incr_serving_on_expiry,
-      now,
-    );
-    if (event.incr_serving_on_expiry && result.serving !== result.previousServing) {
-      this.events.publish('automatic_serving_counter_incr', {
-        event_id: eventId,
-        previous_serving_counter_position: result.previousServing,
-        increment_by: result.serving - result.previousServing,
-        current_serving_counter_position: result.serving,
-      });
-    }
+    await this.admission.advanceExpiry(event);
   }
 
   /** One tick of the metrics job for one event (only when events generation is on). */

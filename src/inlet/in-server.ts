@@ -1,29 +1,26 @@
 // Inlet strategies inside the server, configured per event ("inlet" in the events file). Periodic inlets
 // are scheduler jobs ("inlet:<event_id>"): ticks are claimed through the store's lock, so with N nodes
 // each tick is applied once. The MaxSize inlet is an endpoint of the private API, behind its
-// authentication: POST <private base>/inlet/max_size. Both act through the in-process private API and
-// record what they did as a log line and metrics; they emit no events of their own (the spec's event
-// list has none for inlets; closing sessions still emits session_updated as update_session does).
+// authentication: POST <private base>/inlet/max_size. Both are transports: they gather the inputs (the
+// tick's time and pause check, the site's report), hand them to the service's admission
+// (WaitingRoomService.admit, whose rules are in src/domain/admission/), and record what it did as a log line
+// and metrics; they emit no events of their own (the spec's event list has none for inlets; closing sessions
+// still emits session_updated as update_session does).
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import { MAX_EXITED, MAX_REPORT_IDS, maxSizeReportProblem } from '../domain/admission/max-size.ts';
+import type { PeriodicInlet } from '../domain/admission/periodic.ts';
 import { epochSeconds, type Clock } from '../domain/clock.ts';
 import { Errors } from '../domain/errors.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { mountRoutes, type MountOptions } from '../http/route-table.ts';
 import type { JobSpec } from '../jobs/scheduler.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import {
-  applyMaxSizeReport,
-  describeMaxSizeResult,
-  MAX_EXITED,
-  MAX_REPORT_IDS,
-  maxSizeReportProblem,
-} from './max-size.ts';
+import { describeMaxSizeResult } from './max-size.ts';
 import { pauseChecker } from './pause-check.ts';
-import { describePeriodicOutcome, periodicOutcomeRecord, runPeriodicTick, type PeriodicInlet } from './periodic.ts';
-import { inProcessPrivateApi } from './private-api.ts';
+import { describePeriodicOutcome, periodicOutcomeRecord } from './periodic.ts';
 
 export interface InletDeps {
   room: WaitingRoomService;
@@ -33,7 +30,6 @@ export interface InletDeps {
 
 /** One job per event configured with the periodic inlet. */
 export function periodicInletJobs(deps: InletDeps & { clock: Clock }): JobSpec[] {
-  const api = inProcessPrivateApi(deps.room);
   const jobs: JobSpec[] = [];
   for (const event of deps.room.rooms()) {
     const settings = event.inlet;
@@ -50,7 +46,7 @@ export function periodicInletJobs(deps: InletDeps & { clock: Clock }): JobSpec[]
       name: `inlet:${eventId}`,
       intervalMs: settings.interval * 1000,
       run: async () => {
-        const outcome = await runPeriodicTick(api, inlet, epochSeconds(deps.clock));
+        const outcome = await deps.room.admit(eventId, { kind: 'periodic', inlet, now: epochSeconds(deps.clock) });
         const labels = { event_id: eventId, strategy: 'periodic' };
         const record = periodicOutcomeRecord(outcome);
         deps.metrics.inletDecisions.inc({ ...labels, outcome: record.outcome });
@@ -83,7 +79,6 @@ const REPORT_BODY_LIMIT = 96 * 1024;
 
 /** POST /inlet/max_size under the private base path. */
 export function maxSizeInletRoutes(deps: Omit<InletDeps, 'log'>) {
-  const api = inProcessPrivateApi(deps.room);
   return (scope: FastifyInstance, mount: MountOptions): void => {
     mountRoutes(scope, [
       {
@@ -100,7 +95,7 @@ export function maxSizeInletRoutes(deps: Omit<InletDeps, 'log'>) {
           // Every ID is checked before any session is closed: a bad report changes nothing.
           if (maxSizeReportProblem(report)) throw Errors.invalidEventOrRequestId();
           const maxSize = event.inlet.max_size;
-          const result = await applyMaxSizeReport(api, event.event_id, maxSize, report);
+          const result = await deps.room.admit(event.event_id, { kind: 'max-size', maxSize, report });
           const labels = { event_id: event.event_id, strategy: 'max_size' };
           const outcome = result.moved_by > 0 ? 'moved' : result.capacity <= 0 ? 'no_capacity' : 'nothing_reported';
           deps.metrics.inletDecisions.inc({ ...labels, outcome });

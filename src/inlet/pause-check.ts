@@ -6,11 +6,8 @@
 // at the path — it also says ALARM. Admitting more visitors into a site whose health is unknown is the
 // riskier mistake; a paused inlet only delays people, who keep their place in the queue.
 
+import type { PauseCheck, PauseVerdict } from '../domain/admission/periodic.ts';
 import type { PauseCheckSettings } from '../domain/room-settings.ts';
-
-export type PauseVerdict = { state: 'OK'; reason: string } | { state: 'ALARM'; reason: string };
-
-export type PauseCheck = () => Promise<PauseVerdict>;
 
 /** Health documents are small; a larger answer is not what was configured. */
 const MAX_BODY_BYTES = 1024 * 1024;

@@ -1,10 +1,8 @@
-// The only way inlet strategies act on a waiting room: three calls of the private API (spec/integrations.md
-// §3). Two implementations with the same semantics: over HTTP with SigV4 or a bearer token
-// (private-api-client.ts, used by the standalone CLI, and able to drive VWR's own API) and in-process on
-// the WaitingRoomService (used by the inlets that run inside the server).
-
-import { ContractError } from '../domain/errors.ts';
-import type { Answer, WaitingRoomService } from '../domain/waiting-room-service.ts';
+// The three calls of the private API an inlet strategy running outside the server uses to act on a waiting room
+// (spec/integrations.md §3): the standalone CLI and the Lambda handlers carry the domain's admission steps
+// (src/domain/admission/) out through them. Implemented over HTTP with SigV4 or a bearer token
+// (private-api-client.ts), which also drives VWR's own API. Inside the server the inlets go through
+// WaitingRoomService.admit instead.
 
 export type SessionStatus = 1 | -1;
 
@@ -18,31 +16,4 @@ export interface PrivateApi {
    * set for the ID, or its session was already closed) — "not closed now", not a failure.
    */
   updateSession(eventId: string, requestId: string, status: SessionStatus): Promise<boolean>;
-}
-
-/** The private API on this process's WaitingRoomService: same validation, events and answers as the HTTP routes. */
-export function inProcessPrivateApi(room: WaitingRoomService): PrivateApi {
-  return {
-    async incrementServingCounter(eventId, by) {
-      return ok(await room.incrementServingCounter(eventId, by)).serving_num;
-    },
-    async numActiveTokens(eventId) {
-      return ok(await room.numActiveTokens(eventId)).active_tokens;
-    },
-    async updateSession(eventId, requestId, status) {
-      try {
-        await room.updateSession(eventId, requestId, status);
-        return true;
-      } catch (error) {
-        if (error instanceof ContractError && error.status === 404) return false;
-        throw error;
-      }
-    },
-  };
-}
-
-/** These operations answer 200 or throw; a 202 would be a contract change. */
-function ok<T>(answer: Answer<T>): T {
-  if (answer.status !== 200) throw new Error(`unexpected answer: ${answer.body.error}`);
-  return answer.body;
 }

@@ -2,6 +2,8 @@
 // inlet strategy would. Admissions accrue like a token bucket (at most one second's worth in one step) and
 // never take the counter past the highest position a visitor holds, so an idle queue does not bank
 // capacity without bound. One call at a time: each answer tells the counter's true value.
+// It is load, not a rule of the server: it runs in the load tester's process, and the server sees its calls
+// as manual increments, which go through the server's admission (src/domain/admission/) like any other.
 
 import type { ApiClient } from './http-client.ts';
 import { parseJson } from './http-client.ts';

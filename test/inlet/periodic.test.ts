@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import type { PeriodicInlet } from '../../src/domain/admission/periodic.ts';
 import type { InletSettings } from '../../src/domain/room-settings.ts';
 import { periodicInletJobs } from '../../src/inlet/in-server.ts';
-import { runPeriodicTick, type PeriodicInlet } from '../../src/inlet/periodic.ts';
+import { runPeriodicTick } from '../../src/inlet/periodic.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { eventSettings, startTestNode, TestClock, type TestNode } from '../support/node.ts';

@@ -1,0 +1,35 @@
+// Admission on expiry (spec: incr_serving_on_expiry): the places of served visitors who never claimed their
+// token go to the next in line. Each step of the expiry job records newly expired unclaimed positions; with the
+// switch on, the serving counter moves forward by their number and automatic_serving_counter_incr is emitted.
+//
+// The split between domain and store: this module decides WHETHER the step moves the counter (the rule, from
+// the room's settings) and what to announce afterwards. HOW FAR is only known inside the store's atomic
+// advanceExpiry (it counts the positions as it records them), so the store applies the move in that same
+// atomic unit (one SQLite transaction, one Lua script). Reading the count and then calling incrementServing
+// would be a read-modify-write across two store calls: a reset, a second node or a manual increment could
+// come in between.
+
+import type { EventDetails } from '../ports/events.ts';
+import type { ExpiryAdvance } from '../ports/store.ts';
+import type { RoomSettings } from '../room-settings.ts';
+
+type ExpiryRoom = Pick<RoomSettings, 'event_id' | 'incr_serving_on_expiry'>;
+
+/** Whether an expiry step of this room moves the serving counter (the store's `incrServing`). */
+export function expiryMovesCounter(room: ExpiryRoom): boolean {
+  return room.incr_serving_on_expiry;
+}
+
+/** The automatic_serving_counter_incr event of one expiry step, or null when the step did not move the counter. */
+export function expiryIncrementEvent(
+  room: ExpiryRoom,
+  step: Pick<ExpiryAdvance, 'previousServing' | 'serving'>,
+): EventDetails['automatic_serving_counter_incr'] | null {
+  if (!expiryMovesCounter(room) || step.serving === step.previousServing) return null;
+  return {
+    event_id: room.event_id,
+    previous_serving_counter_position: step.previousServing,
+    increment_by: step.serving - step.previousServing,
+    current_serving_counter_position: step.serving,
+  };
+}

@@ -1,0 +1,217 @@
+// The admission rules (src/domain/admission/), one rule or step per test: who is let in, how many, and when.
+// Periodic (spec/integrations.md §3): the window, the pause, increment_by. MaxSize: the report's checks and
+// min(capacity, exited + closed), never backwards. Expiry: incr_serving_on_expiry. And the Admission itself:
+// every kind of request ends in the one move of the counter.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Admission, type AdmissionDeps } from '../../src/domain/admission/admission.ts';
+import { decideMaxSize, maxSizeReportProblem, MAX_REPORT_IDS } from '../../src/domain/admission/max-size.ts';
+import { expiryIncrementEvent, expiryMovesCounter } from '../../src/domain/admission/on-expiry.ts';
+import { decidePeriodicTick, periodicWindow } from '../../src/domain/admission/periodic.ts';
+import type { EventDetails } from '../../src/domain/ports/events.ts';
+import type { ExpiryAdvance } from '../../src/domain/ports/store.ts';
+import { defaultSettings } from '../../src/domain/room-settings.ts';
+
+const base = { startTime: 1000, endTime: 2000, incrementBy: 10, paused: false };
+
+describe('periodic admission: decidePeriodicTick', () => {
+  it('before the start time the counter does not move', () => {
+    assert.deepEqual(decidePeriodicTick({ ...base, now: 999 }), { kind: 'before-start' });
+  });
+  it('at exactly the start time it does not move yet (start_time < now)', () => {
+    assert.deepEqual(decidePeriodicTick({ ...base, now: 1000 }), { kind: 'before-start' });
+  });
+  it('inside the window it adds increment_by', () => {
+    assert.deepEqual(decidePeriodicTick({ ...base, now: 1001 }), { kind: 'increment', by: 10 });
+    assert.deepEqual(decidePeriodicTick({ ...base, now: 1999 }), { kind: 'increment', by: 10 });
+  });
+  it('at exactly the end time and after it the counter does not move (now < end_time)', () => {
+    assert.deepEqual(decidePeriodicTick({ ...base, now: 2000 }), { kind: 'ended' });
+    assert.deepEqual(decidePeriodicTick({ ...base, now: 5000 }), { kind: 'ended' });
+  });
+  it('end_time 0 means no end', () => {
+    assert.deepEqual(decidePeriodicTick({ ...base, endTime: 0, now: 4_000_000_000 }), { kind: 'increment', by: 10 });
+  });
+  it('start_time 0 admits from the first tick', () => {
+    assert.deepEqual(decidePeriodicTick({ ...base, startTime: 0, endTime: 0, now: 1 }), { kind: 'increment', by: 10 });
+  });
+  it('while the pause check says ALARM the tick is skipped', () => {
+    assert.deepEqual(decidePeriodicTick({ ...base, now: 1500, paused: true }), { kind: 'paused' });
+  });
+  it('outside the window the window wins over a pause', () => {
+    assert.deepEqual(decidePeriodicTick({ ...base, now: 10, paused: true }), { kind: 'before-start' });
+    assert.deepEqual(decidePeriodicTick({ ...base, now: 3000, paused: true }), { kind: 'ended' });
+  });
+  it('periodicWindow names where now lies', () => {
+    assert.equal(periodicWindow(5, 10, 20), 'before-start');
+    assert.equal(periodicWindow(15, 10, 20), 'open');
+    assert.equal(periodicWindow(25, 10, 20), 'ended');
+    assert.equal(periodicWindow(25, 10, 0), 'open');
+  });
+});
+
+describe('MaxSize admission: decideMaxSize', () => {
+  it('moves by exited + closed when capacity allows', () => {
+    assert.deepEqual(decideMaxSize({ maxSize: 100, activeTokens: 40, exited: 3, closedNow: 2 }), { capacity: 60, moveBy: 5 });
+  });
+  it('moves by no more than the capacity', () => {
+    assert.deepEqual(decideMaxSize({ maxSize: 100, activeTokens: 97, exited: 10, closedNow: 5 }), { capacity: 3, moveBy: 3 });
+  });
+  it('capacity exactly equal to what was reported moves by all of it', () => {
+    assert.deepEqual(decideMaxSize({ maxSize: 10, activeTokens: 5, exited: 2, closedNow: 3 }), { capacity: 5, moveBy: 5 });
+  });
+  it('capacity 0: no movement', () => {
+    assert.deepEqual(decideMaxSize({ maxSize: 50, activeTokens: 50, exited: 7, closedNow: 1 }), { capacity: 0, moveBy: 0 });
+  });
+  it('negative capacity: no movement, never backwards (VWR moved the counter back)', () => {
+    assert.deepEqual(decideMaxSize({ maxSize: 10, activeTokens: 25, exited: 4, closedNow: 0 }), { capacity: -15, moveBy: 0 });
+  });
+  it('nothing reported: no movement even with room', () => {
+    assert.deepEqual(decideMaxSize({ maxSize: 100, activeTokens: 0, exited: 0, closedNow: 0 }), { capacity: 100, moveBy: 0 });
+  });
+  it('max_size 0 lets nobody in', () => {
+    assert.deepEqual(decideMaxSize({ maxSize: 0, activeTokens: 0, exited: 5, closedNow: 5 }), { capacity: 0, moveBy: 0 });
+  });
+  it('each report stands alone: the same input gives the same answer (no module-level running total)', () => {
+    const input = { maxSize: 10, activeTokens: 2, exited: 3, closedNow: 0 };
+    assert.deepEqual(decideMaxSize(input), decideMaxSize(input));
+  });
+  it('refuses a negative or fractional exited, and other non-counts', () => {
+    assert.throws(() => decideMaxSize({ maxSize: 10, activeTokens: 0, exited: -1, closedNow: 0 }), RangeError);
+    assert.throws(() => decideMaxSize({ maxSize: 10, activeTokens: 0, exited: 1.5, closedNow: 0 }), RangeError);
+    assert.throws(() => decideMaxSize({ maxSize: -1, activeTokens: 0, exited: 0, closedNow: 0 }), RangeError);
+    assert.throws(() => decideMaxSize({ maxSize: 10, activeTokens: Number.NaN, exited: 0, closedNow: 0 }), RangeError);
+  });
+});
+
+describe('MaxSize admission: the report is checked whole (maxSizeReportProblem)', () => {
+  const id = '6f1c2b4e-8a3d-4c5e-9f10-1a2b3c4d5e6f';
+  it('accepts a well-formed report', () => {
+    assert.equal(maxSizeReportProblem({ exited: 0, completed: [id], abandoned: [id.toUpperCase()] }), null);
+  });
+  it('refuses a negative exited', () => {
+    assert.match(maxSizeReportProblem({ exited: -1, completed: [], abandoned: [] }) ?? '', /exited/);
+  });
+  it('refuses an ID that is not a UUID, naming its list', () => {
+    assert.match(maxSizeReportProblem({ exited: 0, completed: [id], abandoned: [`${id}x`] }) ?? '', /^abandoned/);
+  });
+  it('refuses more IDs than one report may hold', () => {
+    const many = Array.from({ length: MAX_REPORT_IDS + 1 }, () => id);
+    assert.match(maxSizeReportProblem({ exited: 0, completed: many, abandoned: [] }) ?? '', /at most/);
+  });
+});
+
+describe('admission on expiry: the rule the store applies atomically', () => {
+  const room = (incr: boolean) => ({ event_id: 'E', incr_serving_on_expiry: incr });
+  const step = (previousServing: number, serving: number) => ({ previousServing, serving });
+
+  it('the expiry step moves the counter only with incr_serving_on_expiry', () => {
+    assert.equal(expiryMovesCounter(room(true)), true);
+    assert.equal(expiryMovesCounter(room(false)), false);
+  });
+  it('a step that moved the counter is announced with where it was, by how much, and where it is', () => {
+    assert.deepEqual(expiryIncrementEvent(room(true), step(10, 13)), {
+      event_id: 'E',
+      previous_serving_counter_position: 10,
+      increment_by: 3,
+      current_serving_counter_position: 13,
+    });
+  });
+  it('a step that expired nobody unclaimed moves nothing and announces nothing', () => {
+    assert.equal(expiryIncrementEvent(room(true), step(10, 10)), null);
+  });
+  it('with the switch off nothing is announced', () => {
+    assert.equal(expiryIncrementEvent(room(false), step(10, 13)), null);
+  });
+});
+
+describe('Admission: every request ends in the one move of the counter', () => {
+  /** A store that does what the real ones do with the counter (floor at 0) and records every call. */
+  function recordingDeps(initial: { serving: number; active: number; open: string[] }) {
+    const calls: string[] = [];
+    const published: EventDetails['automatic_serving_counter_incr'][] = [];
+    let serving = initial.serving;
+    let active = initial.active;
+    const open = new Set(initial.open);
+    const deps: AdmissionDeps = {
+      now: () => 5000,
+      store: {
+        async incrementServing(eventId, by, now) {
+          calls.push(`incrementServing ${eventId} ${by} @${now}`);
+          serving = Math.max(0, serving + by);
+          return serving;
+        },
+        async advanceExpiry(eventId, cutoff, incrServing, now): Promise<ExpiryAdvance> {
+          calls.push(`advanceExpiry ${eventId} cutoff=${cutoff} incrServing=${incrServing} @${now}`);
+          const previousServing = serving;
+          if (incrServing) serving += 2;
+          return { previousMaxExpired: 0, maxExpired: 2, newlyExpiredUnclaimed: 2, previousServing, serving };
+        },
+        async countActiveTokens(eventId) {
+          calls.push(`countActiveTokens ${eventId}`);
+          return active;
+        },
+      },
+      events: {
+        publish(type, detail) {
+          assert.equal(type, 'automatic_serving_counter_incr');
+          published.push(detail as EventDetails['automatic_serving_counter_incr']);
+        },
+      },
+      async closeSession(eventId, requestId, status) {
+        calls.push(`closeSession ${eventId} ${requestId} ${status}`);
+        if (!open.delete(requestId)) return false;
+        active--;
+        return true;
+      },
+    };
+    return { admission: new Admission(deps), calls, published };
+  }
+
+  it('manual: moves by exactly what was asked, negative included (VWR); the store keeps the counter ≥ 0', async () => {
+    const { admission, calls } = recordingDeps({ serving: 3, active: 0, open: [] });
+    assert.deepEqual(await admission.admit('E', { kind: 'manual', by: 4 }), { serving_num: 7 });
+    assert.deepEqual(await admission.admit('E', { kind: 'manual', by: -10 }), { serving_num: 0 });
+    assert.deepEqual(calls, ['incrementServing E 4 @5000', 'incrementServing E -10 @5000']);
+  });
+
+  it('periodic: the tick decides with the transport\'s time, then moves through the same call', async () => {
+    const { admission, calls } = recordingDeps({ serving: 0, active: 0, open: [] });
+    const inlet = { eventId: 'E', incrementBy: 10, startTime: 100, endTime: 200 };
+    assert.deepEqual(await admission.admit('E', { kind: 'periodic', inlet, now: 150 }), { kind: 'moved', by: 10, servingNum: 10 });
+    assert.deepEqual(await admission.admit('E', { kind: 'periodic', inlet, now: 250 }), { kind: 'ended' });
+    assert.deepEqual(calls, ['incrementServing E 10 @5000']);
+  });
+
+  it('max-size: closes, counts after closing, decides, then moves through the same call', async () => {
+    const { admission, calls } = recordingDeps({ serving: 10, active: 5, open: ['a', 'b'] });
+    const result = await admission.admit('E', {
+      kind: 'max-size',
+      maxSize: 6,
+      report: { exited: 1, completed: ['a', 'x'], abandoned: ['b'] },
+    });
+    assert.deepEqual(result, { serving_num: 13, moved_by: 3, closed: 2, capacity: 3 });
+    assert.deepEqual(calls, [
+      'closeSession E a 1',
+      'closeSession E x 1',
+      'closeSession E b -1',
+      'countActiveTokens E',
+      'incrementServing E 3 @5000',
+    ]);
+  });
+
+  it('expiry: one atomic store call, told by the rule whether to move; a move is announced', async () => {
+    const on = recordingDeps({ serving: 4, active: 0, open: [] });
+    await on.admission.advanceExpiry({ ...defaultSettings('E'), incr_serving_on_expiry: true, queue_position_expiry_period: 900 });
+    assert.deepEqual(on.calls, ['advanceExpiry E cutoff=4100 incrServing=true @5000']);
+    assert.deepEqual(on.published, [
+      { event_id: 'E', previous_serving_counter_position: 4, increment_by: 2, current_serving_counter_position: 6 },
+    ]);
+
+    const off = recordingDeps({ serving: 4, active: 0, open: [] });
+    await off.admission.advanceExpiry({ ...defaultSettings('E'), incr_serving_on_expiry: false, queue_position_expiry_period: 900 });
+    assert.deepEqual(off.calls, ['advanceExpiry E cutoff=4100 incrServing=false @5000']);
+    assert.deepEqual(off.published, []);
+  });
+});
