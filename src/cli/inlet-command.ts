@@ -21,7 +21,7 @@ import {
   type PeriodicInlet,
   type PeriodicOutcome,
 } from '../inlet/periodic.ts';
-import { httpPrivateApi, PrivateApiError, type PrivateAuth } from '../inlet/private-api-client.ts';
+import { PrivateApiClient, PrivateApiError, type PrivateApiCredentials } from '../client/private-api-client.ts';
 import type { PrivateApi } from '../inlet/private-api.ts';
 import { integerIn } from './option-parsers.ts';
 
@@ -90,12 +90,16 @@ function connection(command: Command, o: Record<string, unknown>): { api: Privat
   const eventId = String(o.eventId);
   if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw new ConfigError(`--event-id "${eventId}" is not a valid event ID`);
   return {
-    api: httpPrivateApi({ privateUrl, auth: authFrom(command, o), timeoutMs: Math.round((o.requestTimeout as number) * 1000) }),
+    api: new PrivateApiClient({
+      baseUrl: privateUrl,
+      credentials: credentialsFrom(command, o),
+      timeoutMs: Math.round((o.requestTimeout as number) * 1000),
+    }),
     eventId,
   };
 }
 
-function authFrom(command: Command, o: Record<string, unknown>): PrivateAuth {
+function credentialsFrom(command: Command, o: Record<string, unknown>): PrivateApiCredentials {
   const given = (name: string) => (o[name] === undefined || o[name] === '' ? undefined : String(o[name]));
   const fromCli = (name: string) => given(name) !== undefined && command.getOptionValueSource(name) === 'cli';
   const token = given('adminToken');
@@ -104,11 +108,11 @@ function authFrom(command: Command, o: Record<string, unknown>): PrivateAuth {
   if ((keyId === undefined) !== (secret === undefined)) {
     throw new ConfigError('--access-key-id and --secret-access-key go together');
   }
-  const sigv4: PrivateAuth | undefined =
+  const sigv4: PrivateApiCredentials | undefined =
     keyId !== undefined && secret !== undefined
-      ? { kind: 'sigv4', accessKeyId: keyId, secretAccessKey: secret, region: String(o.region), sessionToken: given('sessionToken') }
+      ? { accessKeyId: keyId, secretAccessKey: secret, region: String(o.region), sessionToken: given('sessionToken') }
       : undefined;
-  const bearer: PrivateAuth | undefined = token !== undefined ? { kind: 'bearer', token } : undefined;
+  const bearer: PrivateApiCredentials | undefined = token !== undefined ? { adminToken: token } : undefined;
   const keysOnCli = fromCli('accessKeyId') || fromCli('secretAccessKey');
   if (fromCli('adminToken') && keysOnCli) {
     throw new ConfigError('give either --admin-token or --access-key-id with --secret-access-key, not both');

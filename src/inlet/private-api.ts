@@ -1,7 +1,7 @@
 // The only way inlet strategies act on a waiting room: three calls of the private API (spec/integrations.md
 // §3). Two implementations with the same semantics: over HTTP with SigV4 or a bearer token
-// (private-api-client.ts, used by the standalone CLI, and able to drive VWR's own API) and in-process on
-// the WaitingRoom (used by the inlets that run inside the server).
+// (PrivateApiClient of src/client/private-api-client.ts, used by the standalone CLI and the inlet Lambdas, and
+// able to drive VWR's own API) and in-process on the WaitingRoom (used by the inlets that run inside the server).
 
 import { ContractError } from '../domain/errors.ts';
 import type { Answer, WaitingRoom } from '../domain/waiting-room.ts';
