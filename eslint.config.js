@@ -21,10 +21,10 @@ export const LAYERS = {
   observability: ['domain'],
   cdn: ['domain'],
   inlet: ['domain', 'client', 'http', 'jobs', 'observability'],
-  http: ['domain', 'events', 'observability', 'authorizer'],
-  oidc: ['domain', 'http', 'authorizer', 'tokens'],
+  http: ['domain', 'events', 'observability'],
+  oidc: ['domain', 'http', 'authorizer'],
   web: ['domain', 'http', 'authorizer', 'config'],
-  loadtest: ['domain', 'client', 'http', 'config'],
+  loadtest: ['domain', 'client'],
 };
 /** Packages the domain may use: pure libraries, no framework, no I/O client. */
 const DOMAIN_PACKAGES = ['@sinclair/typebox'];

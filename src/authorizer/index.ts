@@ -1,8 +1,8 @@
 // Public API of `anteroom/authorizer`: protect a site's API with the access tokens a waiting room issues.
 export { AuthorizerError, REFUSALS } from './errors.ts';
 export type { RefusalReason } from './errors.ts';
-export { createVerifier, verifyAccessToken } from './verify.ts';
-export type { Verifier, VerifierOptions, VerifiedClaims } from './verify.ts';
+export { createVerifier, verifyAccessToken, verifyAccessTokenWithKeys } from './verify.ts';
+export type { AccessTokenRules, Verifier, VerifierOptions, VerifiedClaims } from './verify.ts';
 export { extractToken, tokenFromAuthorization } from './extract.ts';
 export type { ExtractOptions, HeaderBag } from './extract.ts';
 export { expressAuthorizer, fastifyAuthorizer } from './middleware.ts';

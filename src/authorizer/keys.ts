@@ -1,4 +1,5 @@
-// Fetches an event's public signing keys and caches them by `kid`.
+// Fetches an event's public signing keys and caches them by `kid`; also reads a key document a caller already
+// holds (a server verifying its own tokens in-process), with the same rules for which keys count.
 // VWR's authorizer fetched one key at cold start and kept it forever, so a rotated key locked every visitor
 // out until a redeploy. Here an unknown `kid` triggers a re-fetch; to keep forged `kid`s from turning the
 // authorizer into a traffic amplifier against the key endpoint, fetches are rate-limited (one per
@@ -41,9 +42,7 @@ export class KeyCache {
   }
 
   #lookup(kid: string | undefined): CryptoKey | undefined {
-    if (kid !== undefined) return this.#keys.get(kid);
-    // A token without `kid` is only unambiguous when the endpoint serves a single key.
-    return this.#keys.size === 1 ? this.#keys.values().next().value : undefined;
+    return keyByKid(this.#keys, kid);
   }
 
   #refresh(source: KeySource): Promise<void> {
@@ -75,8 +74,17 @@ async function fetchKeys(source: KeySource): Promise<Map<string, CryptoKey>> {
     signal: AbortSignal.timeout(source.fetchTimeoutMs),
   });
   if (!response.ok) throw new Error(`key endpoint ${source.url.href} answered ${response.status}`);
-  const document: unknown = await response.json();
-  // `/public_key` serves a bare JWK, a JWKS endpoint `{"keys": [...]}`; either URL may serve either form.
+  const keys = await importVerificationKeys(await response.json());
+  if (keys.size === 0) throw new Error(`key endpoint ${source.url.href} served no RS256 public key`);
+  return keys;
+}
+
+/**
+ * The RS256 signing keys of a key document, by `kid`: a bare JWK (what `/public_key` serves) or a JWKS
+ * `{"keys": [...]}`; either URL may serve either form. Entries that are not RS256 public signing keys are
+ * skipped, so the result may be empty.
+ */
+export async function importVerificationKeys(document: unknown): Promise<Map<string, CryptoKey>> {
   const candidates = isRecord(document) && Array.isArray(document.keys) ? document.keys : [document];
   const keys = new Map<string, CryptoKey>();
   for (const jwk of candidates) {
@@ -89,8 +97,13 @@ async function fetchKeys(source: KeySource): Promise<Map<string, CryptoKey>> {
       // One malformed entry must not hide the valid keys next to it.
     }
   }
-  if (keys.size === 0) throw new Error(`key endpoint ${source.url.href} served no RS256 public key`);
   return keys;
+}
+
+/** The key a token's `kid` names; a token without `kid` is only unambiguous when there is a single key. */
+export function keyByKid(keys: ReadonlyMap<string, CryptoKey>, kid: string | undefined): CryptoKey | undefined {
+  if (kid !== undefined) return keys.get(kid);
+  return keys.size === 1 ? keys.values().next().value : undefined;
 }
 
 interface RsaJwk {

@@ -1,21 +1,30 @@
 // Verifies an Anteroom access token (spec/integrations.md §1): RS256 only, signed by the event's key, then
 // exp > now, nbf ≤ now (with a configurable skew, default 0), aud == eventId, iss == issuer,
 // token_use == "access". Every failure becomes an AuthorizerError; nothing is logged, tokens least of all.
+// The keys come from the event's key URL (createVerifier, verifyAccessToken) or, for a server checking its
+// own tokens in-process, from a key document the caller holds (verifyAccessTokenWithKeys): the rules are
+// the same either way.
 import { errors, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
 import { AuthorizerError } from './errors.ts';
-import { KeyCache } from './keys.ts';
+import { KeyCache, importVerificationKeys, keyByKid } from './keys.ts';
 import type { KeySource } from './keys.ts';
 
-export interface VerifierOptions {
-  /** The event's `GET /public_key` URL; `event_id=<eventId>` is added when the URL has none. */
-  publicKeyUrl?: string | URL;
-  /** A JWKS URL, used as given. Give exactly one of `publicKeyUrl` and `jwksUrl`. */
-  jwksUrl?: string | URL;
+/** What a token must satisfy, wherever its keys come from. */
+export interface AccessTokenRules {
   eventId: string;
   issuer: string;
   /** Seconds of clock skew allowed on `exp` and `nbf`. Default 0. */
   clockToleranceSec?: number;
+  /** Milliseconds since the epoch, like `Date.now` (the default). */
+  clock?: () => number;
+}
+
+export interface VerifierOptions extends AccessTokenRules {
+  /** The event's `GET /public_key` URL; `event_id=<eventId>` is added when the URL has none. */
+  publicKeyUrl?: string | URL;
+  /** A JWKS URL, used as given. Give exactly one of `publicKeyUrl` and `jwksUrl`. */
+  jwksUrl?: string | URL;
   /** How long fetched keys are used before being refreshed. Default 300 000 (the endpoint's max-age). */
   cacheTtlMs?: number;
   /** At most one key fetch per this interval, whatever unknown `kid`s arrive. Default 5 000. */
@@ -23,8 +32,6 @@ export interface VerifierOptions {
   /** Default 5 000. */
   fetchTimeoutMs?: number;
   fetch?: typeof globalThis.fetch;
-  /** Milliseconds since the epoch, like `Date.now` (the default). */
-  clock?: () => number;
 }
 
 /** The claims of a verified access token. */
@@ -49,7 +56,7 @@ export interface Verifier {
 export function createVerifier(options: VerifierOptions): Verifier {
   const source = keySourceOf(options);
   const cache = new KeyCache();
-  return { verify: (token) => verifyWith(token, options, source, cache) };
+  return { verify: (token) => verifyWith(token, options, (kid) => cache.keyFor(kid, source)) };
 }
 
 // verifyAccessToken() takes its options on every call, so it cannot hold a cache of its own; its keys are
@@ -63,7 +70,25 @@ export function verifyAccessToken(
   const source = keySourceOf(options);
   let cache = sharedCaches.get(source.url.href);
   if (!cache) sharedCaches.set(source.url.href, (cache = new KeyCache()));
-  return verifyWith(token, options, source, cache);
+  return verifyWith(token, options, (kid) => cache.keyFor(kid, source));
+}
+
+/**
+ * Verifies with keys the caller already holds: `keys` is a key document as the endpoints serve it (a JWKS
+ * `{"keys": [...]}` or a bare JWK). For a server checking tokens it issued itself, without an HTTP call to
+ * its own key endpoint; nothing is cached, so a key the document no longer lists stops verifying at once.
+ * A token whose key is not in the document is refused as 403 unknown_key (never 503: nothing was fetched).
+ */
+export async function verifyAccessTokenWithKeys(
+  token: string | null | undefined,
+  keys: unknown,
+  rules: AccessTokenRules,
+): Promise<VerifiedClaims> {
+  return verifyWith(token, rules, async (kid) => {
+    const key = keyByKid(await importVerificationKeys(keys), kid);
+    if (key === undefined) throw new AuthorizerError('unknown_key');
+    return key;
+  });
 }
 
 function keySourceOf(options: VerifierOptions): KeySource {
@@ -89,22 +114,21 @@ function keySourceOf(options: VerifierOptions): KeySource {
 
 async function verifyWith(
   token: string | null | undefined,
-  options: VerifierOptions,
-  source: KeySource,
-  cache: KeyCache,
+  rules: AccessTokenRules,
+  keyFor: (kid: string | undefined) => Promise<CryptoKey>,
 ): Promise<VerifiedClaims> {
   if (token === undefined || token === null) throw new AuthorizerError('missing_token');
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(token, (header) => cache.keyFor(header.kid, source), {
+    ({ payload } = await jwtVerify(token, (header) => keyFor(header.kid), {
       // The allow-list is checked before any key is looked up: this is what refuses `none` and HS256
       // signed with the public key as an HMAC secret.
       algorithms: ['RS256'],
-      audience: options.eventId,
-      issuer: options.issuer,
+      audience: rules.eventId,
+      issuer: rules.issuer,
       requiredClaims: ['exp', 'nbf', 'iat', 'sub'],
-      clockTolerance: options.clockToleranceSec ?? 0,
-      currentDate: new Date(source.clock()),
+      clockTolerance: rules.clockToleranceSec ?? 0,
+      currentDate: new Date((rules.clock ?? Date.now)()),
     }));
   } catch (error) {
     throw refusalFor(error);

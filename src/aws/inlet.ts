@@ -12,7 +12,7 @@ import { epochSeconds, systemClock, type Clock } from '../domain/clock.ts';
 import { ConfigErrors } from '../domain/errors.ts';
 import { applyMaxSizeReport, describeMaxSizeResult } from '../inlet/max-size.ts';
 import { describePeriodicOutcome, runPeriodicTick } from '../inlet/periodic.ts';
-import { httpPrivateApi } from '../inlet/private-api-client.ts';
+import { PrivateApiClient } from '../client/private-api-client.ts';
 import type { PrivateApi } from '../inlet/private-api.ts';
 import { runtimeSdk, type SdkClient } from './runtime-sdk.ts';
 
@@ -38,15 +38,16 @@ function wholeNumber(env: Env, name: string, fallback?: number): number {
 
 /** The private API of the core stack, signed with this function's role credentials (Lambda sets them). */
 export function privateApiFromEnv(env: Env = process.env): PrivateApi {
-  return httpPrivateApi({
-    privateUrl: required(env, 'CORE_API_ENDPOINT'),
-    auth: {
-      kind: 'sigv4',
+  return new PrivateApiClient({
+    baseUrl: required(env, 'CORE_API_ENDPOINT'),
+    credentials: {
       accessKeyId: required(env, 'AWS_ACCESS_KEY_ID'),
       secretAccessKey: required(env, 'AWS_SECRET_ACCESS_KEY'),
       sessionToken: env.AWS_SESSION_TOKEN,
       region: required(env, 'CORE_API_REGION'),
     },
+    // The standalone inlets' default --request-timeout: a hung call fails the invocation, it does not hold it.
+    timeoutMs: 10_000,
   });
 }
 

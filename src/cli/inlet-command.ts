@@ -12,7 +12,7 @@ import { DEFAULT_PAUSE_TIMEOUT, DEFAULT_PERIODIC_INTERVAL, pauseCheckSettings } 
 import { applyMaxSizeReport, describeMaxSizeResult } from '../inlet/max-size.ts';
 import { pauseChecker } from '../inlet/pause-check.ts';
 import { describePeriodicOutcome, periodicOutcomeRecord, runPeriodicTick } from '../inlet/periodic.ts';
-import { httpPrivateApi, PrivateApiError, type PrivateAuth } from '../inlet/private-api-client.ts';
+import { PrivateApiClient, PrivateApiError, type PrivateApiCredentials } from '../client/private-api-client.ts';
 import type { PrivateApi } from '../inlet/private-api.ts';
 import { integerIn } from './option-parsers.ts';
 
@@ -81,12 +81,16 @@ function connection(command: Command, o: Record<string, unknown>): { api: Privat
   const eventId = String(o.eventId);
   if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw ConfigErrors.option(`--event-id "${eventId}" is not a valid event ID`);
   return {
-    api: httpPrivateApi({ privateUrl, auth: authFrom(command, o), timeoutMs: Math.round((o.requestTimeout as number) * 1000) }),
+    api: new PrivateApiClient({
+      baseUrl: privateUrl,
+      credentials: credentialsFrom(command, o),
+      timeoutMs: Math.round((o.requestTimeout as number) * 1000),
+    }),
     eventId,
   };
 }
 
-function authFrom(command: Command, o: Record<string, unknown>): PrivateAuth {
+function credentialsFrom(command: Command, o: Record<string, unknown>): PrivateApiCredentials {
   const given = (name: string) => (o[name] === undefined || o[name] === '' ? undefined : String(o[name]));
   const fromCli = (name: string) => given(name) !== undefined && command.getOptionValueSource(name) === 'cli';
   const token = given('adminToken');
@@ -95,11 +99,11 @@ function authFrom(command: Command, o: Record<string, unknown>): PrivateAuth {
   if ((keyId === undefined) !== (secret === undefined)) {
     throw ConfigErrors.option('--access-key-id and --secret-access-key go together');
   }
-  const sigv4: PrivateAuth | undefined =
+  const sigv4: PrivateApiCredentials | undefined =
     keyId !== undefined && secret !== undefined
-      ? { kind: 'sigv4', accessKeyId: keyId, secretAccessKey: secret, region: String(o.region), sessionToken: given('sessionToken') }
+      ? { accessKeyId: keyId, secretAccessKey: secret, region: String(o.region), sessionToken: given('sessionToken') }
       : undefined;
-  const bearer: PrivateAuth | undefined = token !== undefined ? { kind: 'bearer', token } : undefined;
+  const bearer: PrivateApiCredentials | undefined = token !== undefined ? { adminToken: token } : undefined;
   const keysOnCli = fromCli('accessKeyId') || fromCli('secretAccessKey');
   if (fromCli('adminToken') && keysOnCli) {
     throw ConfigErrors.option('give either --admin-token or --access-key-id with --secret-access-key, not both');

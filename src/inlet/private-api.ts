@@ -1,7 +1,7 @@
 // The three calls of the private API an inlet strategy running outside the server uses to act on a waiting room
 // (spec/integrations.md §3): the standalone CLI and the Lambda handlers carry the domain's admission steps
 // (src/domain/admission/) out through them. Implemented over HTTP with SigV4 or a bearer token
-// (private-api-client.ts), which also drives VWR's own API. Inside the server the inlets go through
+// (PrivateApiClient, src/client/private-api-client.ts), which also drives VWR's own API. Inside the server the inlets go through
 // WaitingRoomService.admit instead.
 
 export type SessionStatus = 1 | -1;

@@ -5,16 +5,15 @@
 // It is load, not a rule of the server: it runs in the load tester's process, and the server sees its calls
 // as manual increments, which go through the server's admission (src/domain/admission/) like any other.
 
-import type { ApiClient } from './http-client.ts';
+import { PrivateApiError, type PrivateApiClient } from '../client/private-api-client.ts';
 import { parseJson } from './http-client.ts';
-import type { PrivateSigner } from '../http/auth/client-signer.ts';
 import type { IncrementRecord } from './records.ts';
 import type { RunStats } from './stats.ts';
 import type { TimerWheel } from './timer-wheel.ts';
 
 export interface AdmissionDeps {
-  api: ApiClient;
-  sign: PrivateSigner;
+  privateApi: PrivateApiClient;
+  /** Also the clock of the increments' sentAt/receivedAt (the run's time origin, like every reply's). */
   wheel: TimerWheel;
   stats: RunStats;
   eventId: string;
@@ -68,10 +67,7 @@ export class AdmissionDriver {
 
   private async increment(by: number): Promise<void> {
     this.inFlight = true;
-    const body = JSON.stringify({ event_id: this.deps.eventId, increment_by: by });
-    const path = '/increment_serving_counter';
-    const headers = await this.deps.sign({ method: 'POST', host: this.deps.api.host, path: this.deps.api.prefix + path, body });
-    const reply = await this.deps.api.post(path, body, headers);
+    const reply = await this.send(by);
     this.deps.stats.record('increment_serving_counter', reply.status, reply.receivedAt - reply.sentAt);
     const serving = reply.status === 200 ? (parseJson(reply.body) as { serving_num?: unknown } | null)?.serving_num : undefined;
     const answered = typeof serving === 'number' || (typeof serving === 'string' && serving !== '');
@@ -87,5 +83,25 @@ export class AdmissionDriver {
       this.allowance -= by;
     }
     this.inFlight = false;
+  }
+
+  /** The increment's answer; status 0 when there was none (network, timeout, the run's end), as for every reply. */
+  private async send(by: number): Promise<{ status: number; body: string; sentAt: number; receivedAt: number }> {
+    const sentAt = this.deps.wheel.now();
+    let status = 0;
+    let body = '';
+    try {
+      const response = await this.deps.privateApi.send('POST', '/increment_serving_counter', { event_id: this.deps.eventId, increment_by: by });
+      status = response.status;
+      try {
+        body = await response.text();
+      } catch {
+        // The answer broke off: the increment may have been applied, but no counter came back.
+        status = 0;
+      }
+    } catch (error) {
+      if (!(error instanceof PrivateApiError)) throw error;
+    }
+    return { status, body, sentAt, receivedAt: this.deps.wheel.now() };
   }
 }

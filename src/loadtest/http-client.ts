@@ -1,8 +1,8 @@
 // A pooled HTTP/1.1 client for one base URL (undici Pool, keep-alive, no pipelining by default). Requests go
 // through `dispatch` with a minimal handler rather than `request`: no stream per response. It carries the
-// joins, claims, the private API and the tester's own readings; the waiting visitors' polls, by far the most
-// requests, go through src/loadtest/poll-connections.ts unless `--pipelining 0`. Never throws: a network
-// error is status 0.
+// joins, claims and the tester's own readings; the waiting visitors' polls, by far the most requests, go
+// through src/loadtest/poll-connections.ts unless `--pipelining 0`, and the private API through
+// src/client/private-api-client.ts. Never throws: a network error is status 0.
 
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
@@ -31,10 +31,8 @@ export interface ApiClientOptions {
 }
 
 export class ApiClient {
-  /** host[:port] as the server sees it in the Host header (SigV4 signs it). */
-  readonly host: string;
-  /** Path prefix of the base URL, e.g. "/private" ('' for a bare origin). */
-  readonly prefix: string;
+  /** Path prefix of the base URL, e.g. "/api" ('' for a bare origin). */
+  private readonly prefix: string;
   private readonly pool: Pool;
   private readonly getHeaders: Record<string, string>;
   private readonly postHeaders: Record<string, string>;
@@ -46,7 +44,6 @@ export class ApiClient {
 
   constructor(baseUrl: string, options: ApiClientOptions) {
     const url = new URL(baseUrl);
-    this.host = url.host;
     this.prefix = url.pathname.replace(/\/+$/, '');
     // Shared by every request without extra headers (undici only reads them): no object per poll.
     this.getHeaders = { ...options.headers };
@@ -70,10 +67,6 @@ export class ApiClient {
 
   get(path: string, headers?: Record<string, string>): Promise<Reply> {
     return this.send('GET', path, undefined, headers);
-  }
-
-  post(path: string, body: string, headers?: Record<string, string>): Promise<Reply> {
-    return this.send('POST', path, body, headers);
   }
 
   /** `path` is relative to the base URL's path (e.g. "/serving_num?event_id=Sample"). */

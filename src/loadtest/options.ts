@@ -4,9 +4,7 @@
 import { ConfigErrors } from '../domain/errors.ts';
 import { EVENT_ID_PATTERN } from '../domain/room-settings.ts';
 
-import type { PrivateAuth } from '../http/auth/client-signer.ts';
-
-export type { PrivateAuth };
+import type { PrivateApiCredentials } from '../client/private-api-client.ts';
 
 export interface LoadTestOptions {
   /** Public base URL without a trailing slash, e.g. http://127.0.0.1:8080 */
@@ -19,7 +17,7 @@ export interface LoadTestOptions {
   arrivalRate: number;
   /** Positions the admission driver lets in per second. */
   admitRate: number;
-  auth: PrivateAuth;
+  auth: PrivateApiCredentials;
   pollIntervalMs: number;
   /** Hard stop; the run ends earlier when every visitor has finished its journey. */
   durationMs: number;
@@ -131,15 +129,14 @@ export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOpti
   const adminToken = optionalString(raw.adminToken);
   const accessKeyId = optionalString(raw.accessKeyId);
   const secretAccessKey = optionalString(raw.secretAccessKey);
-  let auth: PrivateAuth;
+  let auth: PrivateApiCredentials;
   if (adminToken !== undefined) {
     if (accessKeyId !== undefined || secretAccessKey !== undefined) {
       throw ConfigErrors.option('give either --admin-token or --access-key-id with --secret-access-key, not both');
     }
-    auth = { kind: 'bearer', token: adminToken };
+    auth = { adminToken };
   } else if (accessKeyId !== undefined && secretAccessKey !== undefined) {
     auth = {
-      kind: 'sigv4',
       accessKeyId,
       secretAccessKey,
       region: optionalString(raw.region) ?? 'us-east-1',

@@ -5,9 +5,9 @@
 import { performance } from 'node:perf_hooks';
 import type { JWK } from 'jose';
 import { AdmissionDriver } from './admission.ts';
+import { PrivateApiClient, PrivateApiError } from '../client/private-api-client.ts';
 import { ApiClient, parseJson, type Reply } from './http-client.ts';
 import type { LoadTestOptions } from './options.ts';
-import { privateSigner, type PrivateSigner } from '../http/auth/client-signer.ts';
 import { ServerObserver } from './server-observer.ts';
 import { Progress, type ProgressSink } from './progress.ts';
 import { buildSummary, type EndedBy, type LoadTestSummary } from './summary.ts';
@@ -38,14 +38,19 @@ export interface RunIo {
   signal?: AbortSignal | undefined;
 }
 
-function describe(reply: Reply): string {
+function describe(reply: Pick<Reply, 'status' | 'body'>): string {
   return reply.status === 0 ? `no answer (${reply.body})` : `${reply.status} ${reply.body.slice(0, 200)}`;
 }
 
-async function privateCall(api: ApiClient, sign: PrivateSigner, method: 'GET' | 'POST', path: string, query: Record<string, string>, body?: string): Promise<Reply> {
-  const search = new URLSearchParams(query).toString();
-  const headers = await sign({ method, host: api.host, path: api.prefix + path, query, ...(body === undefined ? {} : { body }) });
-  return api.send(method, search ? `${path}?${search}` : path, body, headers);
+/** A set-up call of the private API: its status and body, or status 0 and why there was no answer. */
+async function privateCall(api: PrivateApiClient, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Pick<Reply, 'status' | 'body'>> {
+  try {
+    const response = await api.send(method, path, body);
+    return { status: response.status, body: await response.text() };
+  } catch (error) {
+    if (error instanceof PrivateApiError) return { status: 0, body: error.message };
+    throw error;
+  }
 }
 
 export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Promise<LoadTestResult> {
@@ -61,19 +66,21 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
   const publicApi = new ApiClient(options.target, { connections: options.connections, origin, ...(apiKey ? { headers: apiKey } : {}) });
   // Set-up and the public key go through their own connections, never queued behind visitors' polls.
   const controlApi = new ApiClient(options.target, { connections: 2, origin, ...(apiKey ? { headers: apiKey } : {}) });
-  const privateApi = new ApiClient(options.privateTarget, { connections: 2, origin });
-  const sign = privateSigner(options.auth);
+  // The private API through the one private-API client, with the pools' 30 s for an answer, aborted at the end as
+  // the pools are closed. Its calls (set-up, then one increment at a time) are few: fetch's connections carry them.
+  const endOfRun = new AbortController();
+  const privateApi = new PrivateApiClient({ baseUrl: options.privateTarget, credentials: options.auth, timeoutMs: 30_000, signal: endOfRun.signal });
   const eventQuery = `event_id=${encodeURIComponent(options.eventId)}`;
   const progress = io.progress ? new Progress(io.progress) : null;
 
   try {
     // Set-up: the public API knows the event, the private API accepts the credentials.
-    const auth = await privateCall(privateApi, sign, 'GET', '/num_active_tokens', { event_id: options.eventId });
+    const auth = await privateCall(privateApi, 'GET', `/num_active_tokens?${eventQuery}`);
     if (auth.status !== 200) {
       throw new LoadTestSetupError(`the private API at ${options.privateTarget} answered /num_active_tokens with ${describe(auth)}`);
     }
     if (options.reset) {
-      const reset = await privateCall(privateApi, sign, 'POST', '/reset_initial_state', {}, JSON.stringify({ event_id: options.eventId }));
+      const reset = await privateCall(privateApi, 'POST', '/reset_initial_state', { event_id: options.eventId });
       if (reset.status !== 200) throw new LoadTestSetupError(`reset_initial_state answered ${describe(reset)}`);
     }
     const first = await controlApi.get(`/serving_num?${eventQuery}`);
@@ -86,7 +93,7 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
 
     const wheel = new TimerWheel(() => performance.now() - origin);
     const stats = new RunStats();
-    const driver = new AdmissionDriver({ api: privateApi, sign, wheel, stats, eventId: options.eventId, admitRate: options.admitRate, initialServing });
+    const driver = new AdmissionDriver({ privateApi, wheel, stats, eventId: options.eventId, admitRate: options.admitRate, initialServing });
     let end: (by: EndedBy) => void = () => {};
     const ended = new Promise<EndedBy>((resolve) => (end = resolve));
     const journey = new Journey({
@@ -174,6 +181,7 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     });
     return { summary, samples: stats.samples, verdicts };
   } finally {
-    await Promise.all([publicApi.close(), polls?.close(), controlApi.close(), privateApi.close()]);
+    endOfRun.abort();
+    await Promise.all([publicApi.close(), polls?.close(), controlApi.close()]);
   }
 }

@@ -1,9 +1,12 @@
 // GET|POST /userInfo: the claims of a verified access token. VWR only decoded the token and compared claims
-// (and answered 500 without an Authorization header); here the RS256 signature is verified with the event's
-// own keys, read in-process (no HTTP call to our own JWKS), then exp/nbf, iss == the OIDC issuer,
-// aud == a client of this server, and token_use == access.
+// (and answered 500 without an Authorization header); here the token goes through the authorizer library's
+// verifier, so /userInfo accepts exactly what a site protected by `anteroom/authorizer` accepts: RS256 signed
+// by the event's own keys (read in-process, no HTTP call to our own JWKS), exp/nbf/iat/sub present, exp and
+// nbf against the clock, iss == the OIDC issuer, aud == a client of this server, token_use == access.
 
-import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeJwt } from 'jose';
+import { AuthorizerError, type RefusalReason } from '../authorizer/errors.ts';
+import { verifyAccessTokenWithKeys, type VerifiedClaims } from '../authorizer/verify.ts';
 import type { Clock } from '../domain/clock.ts';
 import { OAuthErrors } from '../domain/errors.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
@@ -16,7 +19,13 @@ export interface UserInfoDeps {
   clock: Clock;
 }
 
-export async function userInfoClaims(token: string | undefined, deps: UserInfoDeps): Promise<JWTPayload> {
+/** The error_description of a refusal that has its own; every other refusal is "not valid". */
+const DESCRIPTIONS: Partial<Record<RefusalReason, string>> = {
+  expired: 'The access token has expired',
+  wrong_token_use: 'The token is not an access token',
+};
+
+export async function userInfoClaims(token: string | undefined, deps: UserInfoDeps): Promise<VerifiedClaims> {
   if (token === undefined) throw OAuthErrors.missingBearerToken();
   let audience: unknown;
   try {
@@ -29,19 +38,14 @@ export async function userInfoClaims(token: string | undefined, deps: UserInfoDe
   if (!client) throw OAuthErrors.invalidBearerToken('The access token is not valid');
   const jwks = await deps.room.jwks(client.clientId);
   if (jwks.status !== 200) throw new Error(`no signing keys for event ${client.clientId}`);
-  let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(token, createLocalJWKSet(jwks.body), {
-      algorithms: ['RS256'],
+    return await verifyAccessTokenWithKeys(token, jwks.body, {
+      eventId: client.clientId,
       issuer: deps.issuer(),
-      audience: client.clientId,
-      currentDate: new Date(deps.clock()),
-      requiredClaims: ['exp', 'sub'],
-    }));
+      clock: deps.clock,
+    });
   } catch (error) {
-    if (error instanceof errors.JWTExpired) throw OAuthErrors.invalidBearerToken('The access token has expired');
-    throw OAuthErrors.invalidBearerToken('The access token is not valid');
+    if (!(error instanceof AuthorizerError)) throw error;
+    throw OAuthErrors.invalidBearerToken(DESCRIPTIONS[error.reason] ?? 'The access token is not valid');
   }
-  if (payload.token_use !== 'access') throw OAuthErrors.invalidBearerToken('The token is not an access token');
-  return payload;
 }

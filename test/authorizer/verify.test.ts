@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuthorizerError, createVerifier, verifyAccessToken } from '../../src/authorizer/index.ts';
+import { AuthorizerError, createVerifier, verifyAccessToken, verifyAccessTokenWithKeys } from '../../src/authorizer/index.ts';
 import type { RefusalReason, Verifier, VerifierOptions } from '../../src/authorizer/index.ts';
 import { startKeyServer } from './key-server.ts';
 import type { KeyServer } from './key-server.ts';
@@ -196,6 +196,27 @@ describe('verifying an access token', () => {
       assert.equal(error.reason, reason);
     });
   }
+
+  // A server checking its own tokens (the OIDC adapter's /userInfo) holds the keys in-process: same rules.
+  for (const { name, token, status, reason } of refusals) {
+    it(`refuses ${name} with ${status} (${reason}) with keys held in-process too`, async () => {
+      const error = await refusal(verifyAccessTokenWithKeys(await token(), { keys: [key.publicJwk] }, options));
+      assert.equal(error.status, status);
+      assert.equal(error.reason, reason);
+    });
+  }
+
+  it('verifies with keys held in-process: a JWKS or a bare JWK, and an unlisted kid is unknown_key (403)', async () => {
+    const claims = accessClaims();
+    const token = await sign(key, claims);
+    assert.deepEqual(await verifyAccessTokenWithKeys(token, { keys: [key.publicJwk] }, options), claims);
+    assert.deepEqual(await verifyAccessTokenWithKeys(token, key.publicJwk, options), claims);
+    const other = await generateEventKey();
+    for (const keys of [{ keys: [other.publicJwk] }, { keys: [] }, null]) {
+      const error = await refusal(verifyAccessTokenWithKeys(token, keys, options));
+      assert.deepEqual([error.status, error.reason], [403, 'unknown_key'], JSON.stringify(keys));
+    }
+  });
 
   it('never puts the token in the error message', async () => {
     const token = signHs256WithPublicKey(key);

@@ -52,7 +52,7 @@ describe('load test options', () => {
     assert.equal(o.reclaims, 3);
     assert.equal(o.connections, 128);
     assert.equal(o.pipelining, 8, 'polls pipelined 8 deep');
-    assert.deepEqual(o.auth, { kind: 'bearer', token: 'admin-token-0123456789' });
+    assert.deepEqual(o.auth, { adminToken: 'admin-token-0123456789' });
     // Planned journey: 1000 visitors admitted at 50/s = 20 s; twice that plus 30 s plus 4 polls.
     assert.equal(o.durationMs, 74_000);
     assert.equal(o.durationIsDefault, true);
@@ -63,7 +63,7 @@ describe('load test options', () => {
     assert.throws(() => parseLoadTestOptions({ target: base.target, accessKeyId: 'AKIDEXAMPLE' }), /go together/);
     assert.throws(() => parseLoadTestOptions({ ...base, accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 's' }), /not both/);
     const o = parseLoadTestOptions({ target: base.target, accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret-0123456789', region: 'eu-west-1' });
-    assert.deepEqual(o.auth, { kind: 'sigv4', accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret-0123456789', region: 'eu-west-1', sessionToken: undefined });
+    assert.deepEqual(o.auth, { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret-0123456789', region: 'eu-west-1', sessionToken: undefined });
   });
 
   it('rejects nonsense values naming the flag', () => {

@@ -6,7 +6,7 @@ import './style.css';
 import { POLL_BACKOFF, errorMessage, isRetryableStatus, nextDelay } from '../shared/retry.ts';
 import { apiBaseUrl, readSettings } from '../shared/settings.ts';
 import { CounterHistory, LiveCharts } from './charts.ts';
-import { PrivateApi, type PrivateCredentials } from './private-api.ts';
+import { PrivateApiClient, type PrivateApiCredentials } from '../../src/client/private-api-client.ts';
 
 const REFRESH_MS = 2_000;
 /** Non-secret settings only (endpoints, event, region, kind of credentials) survive a reload, per tab. */
@@ -49,7 +49,7 @@ const ui = {
 };
 
 interface Connection {
-  api: PrivateApi;
+  api: PrivateApiClient;
   eventId: string;
   publicApiUrl: string;
   timer?: ReturnType<typeof setTimeout>;
@@ -187,8 +187,8 @@ async function refresh(c: Connection): Promise<void> {
     const [serving, waiting, active, expired] = await Promise.all([
       checked('serving_num', publicGet(`/serving_num?${q}`)),
       checked('waiting_num', publicGet(`/waiting_num?${q}`)),
-      checked('num_active_tokens', () => c.api.call('GET', `/num_active_tokens?${q}`)),
-      checked('expired_tokens', () => c.api.call('GET', `/expired_tokens?${q}`)),
+      checked('num_active_tokens', () => c.api.send('GET', `/num_active_tokens?${q}`)),
+      checked('expired_tokens', () => c.api.send('GET', `/expired_tokens?${q}`)),
     ]);
     if (c.stopped) return;
     const counters = {
@@ -240,16 +240,20 @@ function stop(c: Connection): void {
 
 // ---- actions -----------------------------------------------------------------------------------------------
 
-function readCredentials(): PrivateCredentials | string {
+/** The credentials live in the connection's client only, never in browser storage. */
+function readCredentials(): PrivateApiCredentials | string {
   if (authKind() === 'token') {
-    const token = ui.adminToken.value.trim();
-    return token ? { kind: 'token', token } : 'Enter the admin token.';
+    const adminToken = ui.adminToken.value.trim();
+    return adminToken ? { adminToken } : 'Enter the admin token.';
   }
   const accessKeyId = ui.accessKeyId.value.trim();
   const secretAccessKey = ui.secretAccessKey.value.trim();
   const sessionToken = ui.sessionToken.value.trim();
   if (!accessKeyId || !secretAccessKey) return 'Enter the access key ID and the secret access key.';
-  return { kind: 'sigv4', accessKeyId, secretAccessKey, region: ui.regionName.value.trim(), ...(sessionToken ? { sessionToken } : {}) };
+  if (!globalThis.crypto?.subtle) {
+    return 'SigV4 signing needs a secure page (https, or http on localhost). Use the admin token, or open this page over https.';
+  }
+  return { accessKeyId, secretAccessKey, region: ui.regionName.value.trim(), ...(sessionToken ? { sessionToken } : {}) };
 }
 
 function connect(): void {
@@ -273,13 +277,10 @@ function connect(): void {
     setConnectionStatus(`Error — ${credentials}`, 'error');
     return;
   }
-  let api: PrivateApi;
-  try {
-    api = new PrivateApi(privateApiUrl, credentials);
-  } catch (error) {
-    setConnectionStatus(`Error — ${(error as Error).message}`, 'error');
-    return;
-  }
+  // SigV4 as VWR's panel signed (aws4fetch), so the panel also drives a VWR deployment. No Content-Type, like
+  // VWR's panel: the body goes out as text/plain, which the private API parses as JSON. No timeout of its own,
+  // no retries: only idempotent reads are ever repeated, by the polling.
+  const api = new PrivateApiClient({ baseUrl: privateApiUrl, credentials, jsonContentType: false });
   saveStored({ eventId, publicApiUrl, privateApiUrl, regionName: ui.regionName.value.trim(), authKind: authKind() });
   const historyKey = `${publicApiUrl}#${eventId}`;
   if (historyKey !== chartedRoom) history.clear();
@@ -309,7 +310,7 @@ async function runAction(label: string, path: string, body: unknown, describe: (
   setControlsEnabled(false);
   setActionStatus(`${label}…`, 'info');
   try {
-    const response = await c.api.call('POST', path, body);
+    const response = await c.api.send('POST', path, body);
     if (response.status === 200) {
       setActionStatus(describe(await response.json()), 'ok');
       if (!c.stopped) schedule(c, 0);

@@ -1,5 +1,5 @@
 // node:crypto SHA-256 (HMAC when constructed with a secret) behind the hash interface AWS's SigV4 signer
-// expects. Used by the server to verify signatures and by our clients (load test, inlets) to make them.
+// expects. Used by the server to verify signatures (the clients sign with WebCrypto: src/client).
 
 import { createHash, createHmac } from 'node:crypto';
 
