@@ -7,10 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, defaultEventDefaults, readEventsFile } from '../../src/config/config.ts';
-import { inletSettings } from '../../src/inlet/inlet-config.ts';
+import { parseRoomSettings } from '../../src/domain/room-settings.ts';
+import { describeProblem } from '../../src/domain/setting-problems.ts';
 import { decideMaxSize, maxSizeReportProblem, MAX_REPORT_IDS } from '../../src/inlet/max-size.ts';
 import { readJsonPath } from '../../src/inlet/pause-check.ts';
 import { decidePeriodicTick, periodicWindow } from '../../src/inlet/periodic.ts';
+
+/** The "inlet" member alone, through the room-settings schema: its settings, or the problem as text. */
+function inletSettings(inlet: unknown) {
+  const room = parseRoomSettings({ event_id: 'A', inlet });
+  return room.ok ? room.settings.inlet : describeProblem(room.problem);
+}
 
 const base = { startTime: 1000, endTime: 2000, incrementBy: 10, paused: false };
 
