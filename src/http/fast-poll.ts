@@ -4,13 +4,13 @@
 // node:http, before Fastify routes the request (which costs about as much as everything else on this path
 // together). Anything else — a malformed or unknown query, counters not in memory yet — falls through to the
 // Fastify routes, which validate it and answer with the contract's errors. Both paths give the same status,
-// body and headers. It is the edge chain's last step (src/http/edge/edge-chain.ts): the steps before it (the
-// API key, request metrics) hold for its answers as for Fastify's.
+// body and headers. It is the edge chain's last step (src/http/edge/edge-chain.ts): the steps before it (request
+// metrics, the API key) hold for its answers as for Fastify's.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { waitingOf, type WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { Counters } from '../domain/ports/store.ts';
-import type { EdgeStep } from './edge/edge-chain.ts';
+import type { EdgeHandler, EdgeStep } from './edge/edge-chain.ts';
 import { answeredFor, type AnswerLabel } from './edge/request-metrics.ts';
 
 export interface FastPollOptions {
@@ -57,7 +57,12 @@ class FastPoll implements EdgeStep {
     this.cacheControl = cacheControl;
   }
 
-  handle(req: IncomingMessage, res: ServerResponse): boolean {
+  handle(req: IncomingMessage, res: ServerResponse, next: EdgeHandler): void {
+    if (!this.answer(req, res)) next(req, res);
+  }
+
+  /** Answers a poll from memory and returns true, or returns false having written nothing. */
+  private answer(req: IncomingMessage, res: ServerResponse): boolean {
     if (req.method !== 'GET') return false;
     const url = req.url;
     if (url === undefined) return false;

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Errors } from '../../domain/errors.ts';
 import { secretMatcher } from '../auth/constant-time.ts';
-import type { EdgeStep } from './edge-chain.ts';
+import type { EdgeHandler, EdgeStep } from './edge-chain.ts';
 import { answeredFor, routeLabel } from './request-metrics.ts';
 import type { RouteScope } from './route-scope.ts';
 
@@ -37,15 +37,16 @@ export class ApiKeyStep implements EdgeStep {
     };
   }
 
-  handle(req: IncomingMessage, res: ServerResponse): boolean {
+  handle(req: IncomingMessage, res: ServerResponse, next: EdgeHandler): void {
     const route = this.publicScope.routeOf(req.method as string, req.url as string);
-    if (route === undefined) return false;
-    const given = req.headers['x-api-key'];
-    if (typeof given === 'string' && this.keyMatches(given)) return false;
+    const given = route === undefined ? undefined : req.headers['x-api-key'];
+    if (route === undefined || (typeof given === 'string' && this.keyMatches(given))) {
+      next(req, res);
+      return;
+    }
     // Counted under the route it was for, as when Fastify refused it.
     answeredFor(res, routeLabel(route));
     res.writeHead(this.refusal.status, this.refusal.headers);
     res.end(this.refusal.body);
-    return true;
   }
 }

@@ -4,17 +4,18 @@
 //
 // The metrics are labelled by route, and only the one who answers knows the route: Fastify's route URL
 // ('unmatched' for a 404), which the edge cannot work out by itself. So whoever answers names the route with
-// `answeredFor` (Fastify through the hook `labelFastifyRoutes` adds), and this step counts the answer when the
-// response finishes. An answer nobody named is not counted; those are the ones Fastify makes before any hook
-// runs (a request target it cannot parse, a 503 while closing), which were never counted.
+// `answeredFor` (Fastify through the hook `labelFastifyRoutes` adds). An answer nobody named is not counted;
+// those are the ones Fastify makes before any hook runs (a request target it cannot parse, a 503 while
+// closing), which were never counted.
 //
-// Per request: one timestamp and one label on the response, and one listener that is the same function for
-// every request (no closure is made per request).
+// An answer made at the edge (the fast path, a refusal) is complete when the rest of the chain returns, and is
+// counted there and then: nothing is added to the response. One that Fastify makes later is counted when the
+// response finishes, by a listener that is the same function for every response (no closure per request).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../../observability/metrics.ts';
-import type { EdgeStep } from './edge-chain.ts';
+import type { EdgeHandler, EdgeStep } from './edge-chain.ts';
 
 /** The route an answer is counted under. */
 export interface AnswerLabel {
@@ -54,19 +55,26 @@ export function routeLabel(route: string): AnswerLabel {
 
 export class RequestMetricsStep implements EdgeStep {
   readonly name = 'request metrics';
+  private readonly metrics: Metrics;
   /** The 'finish' listener: one function for every response (`this` is the response). */
   private readonly countFinished: (this: ServerResponse) => void;
 
   constructor(metrics: Metrics) {
+    this.metrics = metrics;
     this.countFinished = function (this: ServerResponse) {
-      countAnswer(metrics, this as ObservedResponse);
+      countAnswer(metrics, this as ObservedResponse, (this as ObservedResponse)[STARTED_AT] as number);
     };
   }
 
-  handle(_req: IncomingMessage, res: ServerResponse): boolean {
-    (res as ObservedResponse)[STARTED_AT] = performance.now();
+  handle(req: IncomingMessage, res: ServerResponse, next: EdgeHandler): void {
+    const startedAt = performance.now();
+    next(req, res);
+    if (res.writableEnded) {
+      countAnswer(this.metrics, res as ObservedResponse, startedAt);
+      return;
+    }
+    (res as ObservedResponse)[STARTED_AT] = startedAt;
     res.on('finish', this.countFinished);
-    return false;
   }
 
   /** Makes every Fastify answer name its route (Fastify's route URL, 'unmatched' for a 404). */
@@ -78,13 +86,13 @@ export class RequestMetricsStep implements EdgeStep {
   }
 }
 
-function countAnswer(metrics: Metrics, res: ObservedResponse): void {
+function countAnswer(metrics: Metrics, res: ObservedResponse, startedAt: number): void {
   const label = res[ANSWERED_FOR];
   if (label === undefined) return;
   if (label.fromMemory) {
     metrics.countFastPoll(label.route);
     return;
   }
-  const elapsedMs = performance.now() - (res[STARTED_AT] as number);
+  const elapsedMs = performance.now() - startedAt;
   metrics.observeRequest(label.route, res.req.method as string, res.statusCode, elapsedMs);
 }
