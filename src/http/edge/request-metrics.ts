@@ -9,8 +9,9 @@
 // closing), which were never counted.
 //
 // An answer made at the edge (the fast path, a refusal) is complete when the rest of the chain returns, and is
-// counted there and then: nothing is added to the response. One that Fastify makes later is counted when the
-// response finishes, by a listener that is the same function for every response (no closure per request).
+// counted there and then: no timestamp or listener is added to the response, only its label. One that Fastify
+// makes later is counted when the response finishes, by a listener that is the same function for every
+// response (no closure per request).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
