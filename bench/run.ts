@@ -1,7 +1,9 @@
 // `npm run bench`: throughput and latency of one Anteroom process on the embedded store, next to a bare
 // node:http handler measured in the same run. Server and load generator are pinned to different cores
 // when taskset exists. Prints each figure and the ratios against the targets of the core issue; it never
-// fails a test suite. BENCH_SECONDS (default 10) sets each run's length.
+// fails a test suite. BENCH_SECONDS (default 10) sets each run's length. BENCH_ONLY=polls stops after the
+// polling rounds (bare handler vs Anteroom); BENCH_PUBLIC_API_KEY runs Anteroom with that origin key and sends it
+// on every request (the bare handler ignores it), to measure the key check on the polling path.
 
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,6 +19,8 @@ import { runRedisBench } from './redis.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ONLY_POLLS = process.env.BENCH_ONLY === 'polls';
+const PUBLIC_API_KEY = process.env.BENCH_PUBLIC_API_KEY || undefined;
 const SERVER_CPU = 1;
 const LOAD_CPU = 0;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -33,7 +37,12 @@ interface PollRound {
 /** One polling run against a server process, with its CPU time per request. */
 async function pollRound(url: string, pid: number | undefined, seconds: number): Promise<PollRound> {
   const before = cpuSeconds(pid);
-  const r = await load({ url: `${url}/serving_num?event_id=Sample`, connections: CONNECTIONS, durationSec: seconds });
+  const r = await load({
+    url: `${url}/serving_num?event_id=Sample`,
+    connections: CONNECTIONS,
+    durationSec: seconds,
+    ...(PUBLIC_API_KEY ? { headers: { 'x-api-key': PUBLIC_API_KEY } } : {}),
+  });
   const after = cpuSeconds(pid);
   const cpuMicros = before === null || after === null || r.total === 0 ? null : ((after - before) * 1e6) / r.total;
   return { rps: r.rps, p99: r.p99, cpuMicros };
@@ -72,7 +81,10 @@ async function main(): Promise<void> {
   const bare = await startBare();
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-bench-'));
   const node = await startChildNode(
-    ['--data-dir', dir, '--admin-token', 'bench-admin-token-0123456789', '--queue-position-expiry-period', '86400'],
+    [
+      '--data-dir', dir, '--admin-token', 'bench-admin-token-0123456789', '--queue-position-expiry-period', '86400',
+      ...(PUBLIC_API_KEY ? ['--public-api-key', PUBLIC_API_KEY] : []),
+    ],
     {},
     { cpu: SERVER_CPU },
   );
@@ -93,7 +105,7 @@ async function main(): Promise<void> {
       const cpu = rounds.every((r) => r.cpuMicros !== null) ? median(rounds.map((r) => r.cpuMicros as number)) : null;
       console.log(
         `${label.padEnd(34)} ${fmt(median(rounds.map((r) => r.rps))).padStart(8)} req/s (median of ${rounds.length}: ${rounds.map((r) => fmt(r.rps)).join(', ')})   p99 ${median(rounds.map((r) => r.p99))} ms` +
-          (cpu === null ? '' : `   ${cpu.toFixed(1)} µs CPU/request`),
+          (cpu === null ? '' : `   ${cpu.toFixed(1)} µs CPU/request (${rounds.map((r) => (r.cpuMicros as number).toFixed(1)).join(', ')})`),
       );
       return { rps: median(rounds.map((r) => r.rps)), cpu };
     };
@@ -103,6 +115,10 @@ async function main(): Promise<void> {
       rps: pollSummary.rps / bareSummary.rps,
       cpu: bareSummary.cpu !== null && pollSummary.cpu !== null ? bareSummary.cpu / pollSummary.cpu : null,
     };
+    if (ONLY_POLLS) {
+      console.log(`\npolling vs bare handler: ${pollRatio.rps.toFixed(2)}× by req/s, ${pollRatio.cpu?.toFixed(2) ?? '–'}× by CPU per request`);
+      return;
+    }
 
     results.joins = await load({
       url: `${node.url}/assign_queue_num`,

@@ -1,7 +1,8 @@
-// Builds the HTTP server: public API at the root, private API under its base path, health and metrics.
-// One error handler renders every failure as an error of the catalogue (src/domain/errors.ts), with its status
-// and {"error": message} body; no stack trace or internal message ever reaches a client. A 5xx is logged
-// with the catalogue's code of the answer (`code`), the one operators search for.
+// Builds the HTTP server: the edge chain at the node:http level (request metrics, the public API key, the
+// polling fast path), then Fastify: public API at the root, private API under its base path, health and
+// metrics. One error handler renders every failure as an error of the catalogue (src/domain/errors.ts), with
+// its status and {"error": message} body; no stack trace or internal message ever reaches a client. A 5xx is
+// logged with the catalogue's code of the answer (`code`), the one operators search for.
 
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -13,8 +14,11 @@ import type { SseSink } from '../events/sse-sink.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { StoreUnavailableError } from '../domain/ports/store.ts';
 import { privateAuthHook, type PrivateCredentials } from './auth/private-auth.ts';
-import { secretsEqual } from './auth/constant-time.ts';
-import { fastPoll } from './fast-poll.ts';
+import { ApiKeyStep } from './edge/api-key.ts';
+import { edgeChain } from './edge/edge-chain.ts';
+import { RequestMetricsStep } from './edge/request-metrics.ts';
+import { RouteScope } from './edge/route-scope.ts';
+import { fastPollStep } from './fast-poll.ts';
 import { acceptAnyContentType, parseJsonBody } from './json-body.ts';
 import { privateRoutes } from './private-routes.ts';
 import type { MountOptions } from './route-table.ts';
@@ -44,20 +48,29 @@ export interface HttpServerOptions {
 
 export const BODY_LIMIT = 16 * 1024;
 
+/** Fastify's router options; the edge's RouteScope routes with the same ones. */
+const ROUTER_OPTIONS = { maxParamLength: 200 };
+
 export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
   const clockMs = options.clockMs ?? Date.now;
-  const answerFastPoll = fastPoll({
-    room: options.room,
-    pollTtl: options.pollTtl,
-    publicApiKey: options.publicApiKey,
-    count: (route) => options.metrics.countFastPoll(route),
-  });
+  const requestMetrics = new RequestMetricsStep(options.metrics);
+  // The routes that need the public API key: those the public scope mounts (collected below), but preflights.
+  const publicScope = new RouteScope(ROUTER_OPTIONS);
   const app = Fastify({
-    // The polling fast path answers before Fastify routes; everything else goes to Fastify's handler.
+    // Every request goes through the edge chain, whose steps run in this order; what no step answers goes to
+    // Fastify's handler. A concern that must hold for every answer, fast path and Fastify alike (a rate
+    // limit, proof of work, analytics), is one more line in this list, before the fast path.
     serverFactory: (handler) =>
-      createServer((req, res) => {
-        if (!answerFastPoll(req, res)) handler(req, res);
-      }),
+      createServer(
+        edgeChain(
+          [
+            requestMetrics, // first: it counts every answer, those of the steps below included
+            options.publicApiKey ? new ApiKeyStep(options.publicApiKey, publicScope) : undefined,
+            fastPollStep({ room: options.room, pollTtl: options.pollTtl }), // last: polls answered from memory
+          ],
+          handler,
+        ),
+      ),
     logger: {
       level: options.logLevel ?? 'info',
       redact: {
@@ -72,7 +85,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
-    routerOptions: { maxParamLength: 200 },
+    routerOptions: ROUTER_OPTIONS,
     // Malformed URLs and the like, rejected before routing.
     frameworkErrors: (_error, _request, reply) => {
       void sendContractError(reply as FastifyReply, Errors.badRequest());
@@ -82,11 +95,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   acceptAnyContentType(app);
   // CORS and Cache-Control headers are set where each answer is made (route handlers, preflights and the
   // error handler) rather than in global hooks: the polling path is hot.
+  // Fastify's answers are counted by the edge's request metrics, under the route Fastify names here.
+  requestMetrics.labelFastifyRoutes(app);
   const logRequests = options.logRequests ?? false;
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    options.metrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime);
     if (logRequests || reply.statusCode >= 500) {
+      const route = request.routeOptions.url ?? 'unmatched';
       request.log.info(
         { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
         'request',
@@ -127,16 +141,10 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     return options.metrics.registry.metrics();
   });
 
-  await app.register(async (publicScope) => {
-    const apiKey = options.publicApiKey;
-    if (apiKey) {
-      publicScope.addHook('onRequest', async (request) => {
-        if (request.method === 'OPTIONS') return;
-        const given = request.headers['x-api-key'];
-        if (typeof given !== 'string' || !secretsEqual(given, apiKey)) throw Errors.forbidden();
-      });
-    }
-    publicRoutes(publicScope, options.room, { parseBody: parseJsonBody, pollTtl: options.pollTtl });
+  await app.register(async (scope) => {
+    // The edge's API key step guards exactly these routes (CORS preflights excepted).
+    publicScope.collect(scope, { methods: ['OPTIONS'] });
+    publicRoutes(scope, options.room, { parseBody: parseJsonBody, pollTtl: options.pollTtl });
   });
 
   await app.register(
