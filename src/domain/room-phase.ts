@@ -1,0 +1,118 @@
+// Where a room is in its sale (spec/rooms.md §2–3): its phase, from the schedule, the `state` an operator set,
+// the clock and whether the room's draw is still to run. Pure: no I/O, every input handed in.
+//
+// One step per rule, in this order (the first that applies decides):
+//   1. scheduleEnded   now ≥ event_end_time                          → "ended" (reported instead of "closed")
+//   2. stateClosed     state "closed"                                 → "closed"
+//   3. beforePrequeue  now < prequeue_start_time                      → "before"
+//   4. beforeStart     now < event_start_time, or at/after it while a
+//                      shuffle_at_event_start draw has not run yet    → "prequeue"
+//   5. the state       "open" | "paused" | "off"
+// A room with none of the schedule settings and state "open" is always "open": VWR's behaviour.
+//
+// What the phase means elsewhere: joins are refused in "before" (403 Waiting room is not open yet) and in
+// "closed"/"ended" (403 Waiting room is closed) — joinRefusal; nobody is admitted by inlets, expiry or
+// automatic admission outside "open" and "off" — admitsInPhase (the manual increment_serving_counter keeps
+// VWR's behaviour and is never held).
+
+import type { RoomSettings } from './room-settings.ts';
+
+export type RoomPhase = 'before' | 'prequeue' | 'open' | 'paused' | 'closed' | 'off' | 'ended';
+export type RoomState = 'open' | 'paused' | 'closed' | 'off';
+
+/** The settings the phase depends on, times in epoch seconds (absent = not scheduled). */
+export interface RoomSchedule {
+  state: RoomState;
+  prequeueStart?: number | undefined;
+  eventStart?: number | undefined;
+  eventEnd?: number | undefined;
+  shuffleAtEventStart: boolean;
+}
+
+/** What the phase needs to know about the room's draw (src/domain/draw.ts; run by the admission tick). */
+export interface DrawProgress {
+  /** A shuffle_at_event_start draw has not finished yet. */
+  pending: boolean;
+}
+
+const NO_DRAW_PENDING: DrawProgress = { pending: false };
+
+type PhaseStep = (room: RoomSchedule, now: number, draw: DrawProgress) => RoomPhase | undefined;
+
+const scheduleEnded: PhaseStep = (room, now) =>
+  room.eventEnd !== undefined && now >= room.eventEnd ? 'ended' : undefined;
+
+const stateClosed: PhaseStep = (room) => (room.state === 'closed' ? 'closed' : undefined);
+
+const beforePrequeue: PhaseStep = (room, now) =>
+  room.prequeueStart !== undefined && now < room.prequeueStart ? 'before' : undefined;
+
+// Joins before the start queue up (and, with a shuffle, wait for the draw); nobody is admitted yet.
+const beforeStart: PhaseStep = (room, now, draw) => {
+  if (room.eventStart === undefined) return undefined;
+  if (now < room.eventStart) return 'prequeue';
+  return room.shuffleAtEventStart && draw.pending ? 'prequeue' : undefined;
+};
+
+const PHASE_STEPS: readonly PhaseStep[] = [scheduleEnded, stateClosed, beforePrequeue, beforeStart];
+
+/** The room's phase at `now` (epoch seconds). */
+export function roomPhase(room: RoomSchedule, now: number, draw: DrawProgress = NO_DRAW_PENDING): RoomPhase {
+  for (const step of PHASE_STEPS) {
+    const phase = step(room, now, draw);
+    if (phase) return phase;
+  }
+  return room.state;
+}
+
+/** Why a join is refused in this phase, or null when joins are accepted. */
+export function joinRefusal(phase: RoomPhase): 'not-open-yet' | 'closed' | null {
+  if (phase === 'before') return 'not-open-yet';
+  if (phase === 'closed' || phase === 'ended') return 'closed';
+  return null;
+}
+
+/** Whether inlets, the expiry job and automatic admission may move the counter in this phase. */
+export function admitsInPhase(phase: RoomPhase): boolean {
+  return phase === 'open' || phase === 'off';
+}
+
+// ---- reading the settings ----
+
+/**
+ * The settings of spec/rooms.md §2–3 as a room's settings carry them (names of the spec). Until the one
+ * room-settings schema (src/domain/room-settings.ts) lists them, they are read through this type.
+ */
+export interface SaleSettingFields {
+  admission?: 'manual' | 'automatic';
+  new_users_per_minute?: number;
+  total_active_users?: number;
+  state?: RoomState;
+  /** ISO 8601 UTC, as given. */
+  prequeue_start_time?: string;
+  event_start_time?: string;
+  event_end_time?: string;
+  shuffle_at_event_start?: boolean;
+}
+
+/** The fields of spec/rooms.md §2–3 of a room (all optional). */
+export function saleSettingsOf(room: RoomSettings): SaleSettingFields {
+  return room as RoomSettings & SaleSettingFields;
+}
+
+/** An ISO 8601 time (validated by the settings schema) in epoch seconds; absent stays absent. */
+function epochSecondsOf(iso: string | undefined): number | undefined {
+  return iso === undefined ? undefined : Date.parse(iso) / 1000;
+}
+
+/** The room's schedule and state, as roomPhase reads them. */
+export function roomScheduleOf(room: RoomSettings): RoomSchedule {
+  const sale = saleSettingsOf(room);
+  return {
+    state: sale.state ?? 'open',
+    prequeueStart: epochSecondsOf(sale.prequeue_start_time),
+    eventStart: epochSecondsOf(sale.event_start_time),
+    eventEnd: epochSecondsOf(sale.event_end_time),
+    shuffleAtEventStart: sale.shuffle_at_event_start ?? false,
+  };
+}
