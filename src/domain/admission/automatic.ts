@@ -29,6 +29,12 @@ import type { RoomSettings } from '../room-settings.ts';
 /** The rate's window: n admissions in any 60 s. */
 export const RATE_WINDOW_SECONDS = 60;
 
+/**
+ * How often the admission job ticks (the node's scheduler, the AWS admission function): every second, so that
+ * ⌈n/60⌉ a second adds up to the rate and a place that frees up is given again within a second.
+ */
+export const ADMISSION_TICK_MS = 1000;
+
 export interface AutomaticLimits {
   newUsersPerMinute: number;
   totalActiveUsers: number;
