@@ -15,10 +15,9 @@
 // automatic admission outside "open" and "off" — admitsInPhase (the manual increment_serving_counter keeps
 // VWR's behaviour and is never held).
 
-import type { RoomSettings } from './room-settings.ts';
+import type { RoomSettings, RoomState } from './room-settings.ts';
 
 export type RoomPhase = 'before' | 'prequeue' | 'open' | 'paused' | 'closed' | 'off' | 'ended';
-export type RoomState = 'open' | 'paused' | 'closed' | 'off';
 
 /** The settings the phase depends on, times in epoch seconds (absent = not scheduled). */
 export interface RoomSchedule {
@@ -80,24 +79,14 @@ export function admitsInPhase(phase: RoomPhase): boolean {
 // ---- reading the settings ----
 
 /**
- * The settings of spec/rooms.md §2–3 as a room's settings carry them (names of the spec). Until the one
- * room-settings schema (src/domain/room-settings.ts) lists them, they are read through this type.
+ * The schedule of spec rooms.md §3 as a room's settings carry it (ISO 8601 UTC, as given). The fields join the
+ * room-settings schema with the draw (branch rooms-draw); until then they are read through this type.
  */
-export interface SaleSettingFields {
-  admission?: 'manual' | 'automatic';
-  new_users_per_minute?: number;
-  total_active_users?: number;
-  state?: RoomState;
-  /** ISO 8601 UTC, as given. */
+interface ScheduleSettingFields {
   prequeue_start_time?: string;
   event_start_time?: string;
   event_end_time?: string;
   shuffle_at_event_start?: boolean;
-}
-
-/** The fields of spec/rooms.md §2–3 of a room (all optional). */
-export function saleSettingsOf(room: RoomSettings): SaleSettingFields {
-  return room as RoomSettings & SaleSettingFields;
 }
 
 /** An ISO 8601 time (validated by the settings schema) in epoch seconds; absent stays absent. */
@@ -107,12 +96,12 @@ function epochSecondsOf(iso: string | undefined): number | undefined {
 
 /** The room's schedule and state, as roomPhase reads them. */
 export function roomScheduleOf(room: RoomSettings): RoomSchedule {
-  const sale = saleSettingsOf(room);
+  const schedule = room as RoomSettings & ScheduleSettingFields;
   return {
-    state: sale.state ?? 'open',
-    prequeueStart: epochSecondsOf(sale.prequeue_start_time),
-    eventStart: epochSecondsOf(sale.event_start_time),
-    eventEnd: epochSecondsOf(sale.event_end_time),
-    shuffleAtEventStart: sale.shuffle_at_event_start ?? false,
+    state: room.state,
+    prequeueStart: epochSecondsOf(schedule.prequeue_start_time),
+    eventStart: epochSecondsOf(schedule.event_start_time),
+    eventEnd: epochSecondsOf(schedule.event_end_time),
+    shuffleAtEventStart: schedule.shuffle_at_event_start ?? false,
   };
 }

@@ -23,7 +23,7 @@
 // more than the limits allowed at the instant it read. A session that ends frees its place at the next tick.
 
 import type { AdmissionSnapshot } from '../ports/store.ts';
-import { admitsInPhase, saleSettingsOf, type RoomPhase } from '../room-phase.ts';
+import { admitsInPhase, type RoomPhase } from '../room-phase.ts';
 import type { RoomSettings } from '../room-settings.ts';
 
 /** The rate's window: n admissions in any 60 s. */
@@ -43,16 +43,17 @@ export interface AutomaticLimits {
 /** The room's admission mode as its settings say: manual (VWR), or automatic with both limits. */
 export type AdmissionMode = { kind: 'manual' } | { kind: 'automatic'; limits: AutomaticLimits } | { kind: 'automatic-without-limits' };
 
-export function admissionModeOf(room: RoomSettings): AdmissionMode {
-  const sale = saleSettingsOf(room);
-  if (sale.admission !== 'automatic') return { kind: 'manual' };
-  // The settings schema refuses "automatic" without both limits; a room read from elsewhere is held, not guessed.
-  if (sale.new_users_per_minute === undefined || sale.total_active_users === undefined) {
+export function admissionModeOf(
+  room: Pick<RoomSettings, 'admission' | 'new_users_per_minute' | 'total_active_users'>,
+): AdmissionMode {
+  if (room.admission !== 'automatic') return { kind: 'manual' };
+  // The settings schema refuses "automatic" without both limits; settings built elsewhere are held, not guessed.
+  if (room.new_users_per_minute === undefined || room.total_active_users === undefined) {
     return { kind: 'automatic-without-limits' };
   }
   return {
     kind: 'automatic',
-    limits: { newUsersPerMinute: sale.new_users_per_minute, totalActiveUsers: sale.total_active_users },
+    limits: { newUsersPerMinute: room.new_users_per_minute, totalActiveUsers: room.total_active_users },
   };
 }
 
