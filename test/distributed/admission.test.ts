@@ -72,11 +72,11 @@ describe('automatic admission on three nodes', () => {
     // Rate: the serving history says when each position was first reached; at most one per second.
     await waitFor('the first four admissions of Rate', async () => (await serving('Rate')) >= 4, 15_000, 100);
     const firstAdmission = Math.min(
-      ...(await inspector.zrange(`${prefix}{Rate}:sh`, 0, -1)).map((member) => Number(member.split(':')[1])),
+      ...(await inspector.zrange(`${prefix}{Rate}:sh`, '0', '-1')).map((member) => Number(member.split(':')[1])),
     );
     await until(firstAdmission + 8.5); // four ticks more than the four it took
     assert.equal(await serving('Rate'), 4, 'n = 4 in the first minute, whichever nodes ran the ticks');
-    const history = (await inspector.zrange(`${prefix}{Rate}:sh`, 0, -1)).map((member) => member.split(':').map(Number));
+    const history = (await inspector.zrange(`${prefix}{Rate}:sh`, '0', '-1')).map((member) => member.split(':').map(Number));
     const perSecond = new Map<number, number>();
     let previous = 0;
     for (const [value, at] of history as [number, number][]) {
