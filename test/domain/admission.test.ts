@@ -104,7 +104,7 @@ describe('MaxSize admission: the report is checked whole (maxSizeReportProblem)'
 });
 
 describe('admission on expiry: the rule the store applies atomically', () => {
-  const room = (incr: boolean) => ({ event_id: 'E', incr_serving_on_expiry: incr });
+  const room = (incr: boolean) => ({ event_id: 'E', incr_serving_on_expiry: incr, admission: 'manual' as const });
   const step = (previousServing: number, serving: number) => ({ previousServing, serving });
 
   it('the expiry step moves the counter only with incr_serving_on_expiry, in a phase that admits', () => {
@@ -114,6 +114,9 @@ describe('admission on expiry: the rule the store applies atomically', () => {
     for (const phase of ['before', 'prequeue', 'paused', 'closed', 'ended'] as const) {
       assert.equal(expiryMovesCounter(room(true), phase), false, phase);
     }
+  });
+  it('never in a room that admits automatically: its admission tick gives the freed places, within the rate', () => {
+    assert.equal(expiryMovesCounter({ ...room(true), admission: 'automatic' }, 'open'), false);
   });
   it('a step that moved the counter is announced with where it was, by how much, and where it is', () => {
     assert.deepEqual(expiryIncrementEvent(room(true), step(10, 13)), {
