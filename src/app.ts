@@ -3,6 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { ADMISSION_TICK_MS } from './domain/admission/automatic.ts';
 import { cdnPurgeHook, type PurgeHook } from './cdn/purge-hook.ts';
 import type { ServerConfig } from './config/config.ts';
 import type { AdminCredentials } from './config/credentials.ts';
@@ -18,7 +19,7 @@ import { RoomWebhooks } from './events/room-webhooks.ts';
 import { WebhookSink } from './events/webhook-sink.ts';
 import { buildHttpServer } from './http/server.ts';
 import { followPeriodicInlets, maxSizeInletRoutes } from './inlet/in-server.ts';
-import { JobScheduler } from './jobs/scheduler.ts';
+import { JobScheduler, type JobSpec } from './jobs/scheduler.ts';
 import { Metrics } from './observability/metrics.ts';
 import { oidcAdapter } from './oidc/adapter.ts';
 
@@ -133,6 +134,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
         for (const eventId of room.roomIds()) await room.emitMetrics(eventId);
       },
     });
+    scheduler.start(admissionJob(room));
   }
   const stopFollowingInlets =
     options.jobs !== false ? followPeriodicInlets(rooms, scheduler, { room, metrics, log: http.log, clock }) : () => {};
@@ -161,6 +163,21 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
         await http.close();
         await core.close();
       })()),
+  };
+}
+
+/**
+ * The admission job (src/domain/admission/automatic.ts): every second, rooms with admission "automatic" admit
+ * within their limits and rooms that are `off` admit everyone waiting. Each tick is claimed through the
+ * scheduler's lock, so with N nodes it runs once; rooms with nothing to do cost no store call.
+ */
+export function admissionJob(room: WaitingRoomService): JobSpec {
+  return {
+    name: 'admission',
+    intervalMs: ADMISSION_TICK_MS,
+    run: async () => {
+      for (const eventId of room.roomIds()) await room.admitAutomatically(eventId);
+    },
   };
 }
 

@@ -2,8 +2,16 @@
 // metrics event, the jobs every Anteroom node runs on an interval. One schedule invokes one function, so no
 // leader lock is needed; a retried invocation is harmless (an expiry step is idempotent, a metrics event
 // describes the state it reads).
+//
+// The admission job ticks every second (automatic admission, src/domain/admission/automatic.ts), more often
+// than a schedule can invoke a function: one invocation a minute runs the minute's ticks, one at each whole
+// second. Each tick is claimed through the store's job lock like a node's (src/jobs/scheduler.ts), so an
+// invocation that overlaps the next one (a late start, a retry) never runs a tick twice.
 
+import { randomUUID } from 'node:crypto';
 import type { ScheduledEvent } from 'aws-lambda';
+import { ADMISSION_TICK_MS } from '../domain/admission/automatic.ts';
+import { JobScheduler, type JobSpec } from '../jobs/scheduler.ts';
 import { awsConfigFromEnv } from './environment.ts';
 import { createRuntime, openAwsParts, type AwsRuntime } from './runtime.ts';
 import { once } from './once.ts';
@@ -11,9 +19,29 @@ import { once } from './once.ts';
 export interface JobHandlers {
   expiry: (event: ScheduledEvent) => Promise<void>;
   metrics: (event: ScheduledEvent) => Promise<void>;
+  admission: (event: ScheduledEvent) => Promise<void>;
 }
 
-export function createJobHandlers(runtime: () => Promise<AwsRuntime>): JobHandlers {
+export interface AdmissionTicking {
+  /** Ticks one invocation runs: a minute's, the schedule's period. */
+  ticks: number;
+  /** Waits for the next tick boundary and answers the tick's number. Default: the next whole second. */
+  nextTick: (clock: () => number) => Promise<number>;
+}
+
+/** Waits until the next multiple of the tick interval on `clock` (the wall clock of a real invocation). */
+async function nextWholeTick(clock: () => number): Promise<number> {
+  const delay = ADMISSION_TICK_MS - (clock() % ADMISSION_TICK_MS);
+  await new Promise((resolve) => setTimeout(resolve, delay));
+  return Math.floor(clock() / ADMISSION_TICK_MS);
+}
+
+export const DEFAULT_ADMISSION_TICKING: AdmissionTicking = { ticks: 60, nextTick: nextWholeTick };
+
+export function createJobHandlers(
+  runtime: () => Promise<AwsRuntime>,
+  ticking: AdmissionTicking = DEFAULT_ADMISSION_TICKING,
+): JobHandlers {
   const run = (job: (rt: AwsRuntime, eventId: string) => Promise<void>) => async () => {
     const rt = await runtime();
     for (const eventId of rt.room.roomIds()) await job(rt, eventId);
@@ -22,6 +50,28 @@ export function createJobHandlers(runtime: () => Promise<AwsRuntime>): JobHandle
   return {
     expiry: run((rt, eventId) => rt.room.advanceExpiry(eventId)),
     metrics: run((rt, eventId) => rt.room.emitMetrics(eventId)),
+    admission: async () => {
+      const rt = await runtime();
+      const scheduler = new JobScheduler({
+        store: rt.store,
+        nodeId: randomUUID(),
+        clockMs: rt.clock,
+        // A failed tick is logged like the other handlers' failures (CloudWatch Logs); the next tick still runs.
+        log: { error: (detail: unknown, message?: unknown) => console.error(message ?? 'job tick failed', detail), debug: () => {} },
+      });
+      const job: JobSpec = {
+        name: 'admission',
+        intervalMs: ADMISSION_TICK_MS,
+        run: async () => {
+          for (const eventId of rt.room.roomIds()) await rt.room.admitAutomatically(eventId);
+        },
+      };
+      for (let i = 0; i < ticking.ticks; i++) {
+        await scheduler.runTick(job, await ticking.nextTick(rt.clock));
+        // Deliver each tick's events (automatic_serving_counter_incr) as they happen, not a minute later.
+        await rt.flush();
+      }
+    },
   };
 }
 
@@ -33,3 +83,4 @@ const runtime = once(async () => {
 const handlers = createJobHandlers(runtime);
 export const expiry = handlers.expiry;
 export const metrics = handlers.metrics;
+export const admission = handlers.admission;

@@ -177,6 +177,20 @@ export const Errors = {
   shuttingDown: contract('ANTEROOM_ERR_SHUTTING_DOWN', 503, 'Server is shutting down', { 'retry-after': '1' }),
   /** The sample store (/store/…) before the server knows its own public URL, the issuer of its tokens. */
   storeApiStartingUp: contract('ANTEROOM_ERR_STORE_API_STARTING_UP', 503, 'Starting up', { 'retry-after': '1' }),
+
+  // ---- rooms that run a sale by themselves (spec/rooms.md §2–4) ----
+  /** A join before the room's prequeue_start_time (phase "before"). */
+  roomNotOpenYet: contract('ANTEROOM_ERR_ROOM_NOT_OPEN_YET', 403, 'Waiting room is not open yet'),
+  /** A join while the room is closed (state "closed", or after event_end_time). */
+  roomClosed: contract('ANTEROOM_ERR_ROOM_CLOSED', 403, 'Waiting room is closed'),
+  /** generate_token for a position given up with leave_queue, and a second leave_queue. */
+  queuePositionLeft: contract('ANTEROOM_ERR_QUEUE_POSITION_LEFT', 410, 'Queue position was given up'),
+  /** leave_queue for a position that already holds a token set: its session ends with update_session. */
+  queuePositionClaimed: contract(
+    'ANTEROOM_ERR_QUEUE_POSITION_CLAIMED',
+    410,
+    'A token was already issued for this request ID',
+  ),
 } as const;
 
 /**

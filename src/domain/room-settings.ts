@@ -21,6 +21,19 @@ export interface RoomSettings {
   queue_position_expiry_period: number;
   incr_serving_on_expiry: boolean;
   enable_events_generation: boolean;
+  // ---- Admission (spec rooms.md §2; rules in src/domain/admission/automatic.ts and src/domain/room-phase.ts) ----
+  /** manual: VWR's (increment_serving_counter, inlets, expiry move the counter); automatic: the room admits by itself. */
+  admission: 'manual' | 'automatic';
+  /** automatic: at most this many admissions in any 60 s (at most ⌈n/60⌉ in any second). */
+  new_users_per_minute?: number;
+  /** automatic: at most this many visitors in at once (admitted and not yet claimed, plus active sessions). */
+  total_active_users?: number;
+  /** Seconds: a gate session ends after this long without a request. */
+  session_duration: number;
+  /** false: a session ends session_duration after admission, whatever the traffic. */
+  session_renewal: boolean;
+  /** open; paused: joins accepted, nobody admitted; closed: no new joins; off: every arrival admitted at once. */
+  state: RoomState;
   /** Token issuer; when absent the server's public base URL is used. */
   issuer?: string;
   webhooks: WebhookTarget[];
@@ -29,6 +42,9 @@ export interface RoomSettings {
   /** The event as an OpenID Connect client (spec/integrations.md §2); absent = no OIDC for this event. */
   oidc?: OidcClientSettings;
 }
+
+/** What an operator sets a room to (spec rooms.md §2); its phase also depends on the schedule (room-phase.ts). */
+export type RoomState = 'open' | 'paused' | 'closed' | 'off';
 
 /** OpenID Connect client of one event: client_id = event_id. */
 export interface OidcClientSettings {
@@ -159,6 +175,35 @@ export const RoomSettingsSchema = Type.Object(
     enable_events_generation: Type.Optional(
       Type.Boolean({ default: false, description: 'emit waiting_room_metrics events every metrics interval' }),
     ),
+    // ---- Admission ----
+    admission: Type.Optional(
+      Type.Union([Type.Literal('manual'), Type.Literal('automatic')], {
+        default: 'manual',
+        description: 'manual: the counter moves through increment_serving_counter, inlets and expiry (VWR); automatic: the room admits by itself within new_users_per_minute and total_active_users',
+        errorMessage: 'must be "manual" or "automatic"',
+      }),
+    ),
+    new_users_per_minute: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'automatic: admissions in any 60 s (at most ⌈n/60⌉ a second)' }),
+    ),
+    total_active_users: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000_000,
+        description: 'automatic: visitors in at once (admitted and not yet claimed, plus active sessions)',
+      }),
+    ),
+    session_duration: Type.Optional(PeriodSeconds({ default: 300, description: 'a gate session ends after this long without a request' })),
+    session_renewal: Type.Optional(
+      Type.Boolean({ default: true, description: 'false: a session ends session_duration after admission, whatever the traffic' }),
+    ),
+    state: Type.Optional(
+      Type.Union([Type.Literal('open'), Type.Literal('paused'), Type.Literal('closed'), Type.Literal('off')], {
+        default: 'open',
+        description: 'paused: joins accepted, nobody admitted; closed: joins refused; off: no queue, every arrival admitted',
+        errorMessage: 'must be "open", "paused", "closed" or "off"',
+      }),
+    ),
     issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'token issuer (default: the public URL)' })),
     webhooks: Type.Optional(Type.Array(WebhookSchema, { maxItems: 20, default: [], description: 'where the event\'s events are POSTed' })),
     inlet: Type.Optional(
@@ -208,7 +253,7 @@ export function parseRoomSettings(input: unknown, defaults: RoomDefaults = {}): 
   if (problem) return { ok: false, problem };
   const merged = Value.Clone({ ...defaults, ...(input as RoomSettingsInput) });
   const settings = Value.Default(RoomSettingsSchema, merged) as RoomSettings;
-  const ruleProblem = settings.inlet ? inletRuleProblem(settings.inlet) : undefined;
+  const ruleProblem = (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ?? admissionRuleProblem(settings);
   return ruleProblem ? { ok: false, problem: ruleProblem } : { ok: true, settings };
 }
 
@@ -239,6 +284,15 @@ function inletRuleProblem(inlet: InletSettings): SettingProblem | undefined {
   // A check still waiting when the next tick starts would let two ticks overlap.
   if (inlet.pause_check.timeout >= inlet.interval) {
     return { path: [...at, 'timeout'], rule: `must be shorter than the interval (${inlet.interval} s)` };
+  }
+  return undefined;
+}
+
+/** Automatic admission needs both of its limits: the first one missing is named. */
+function admissionRuleProblem(settings: RoomSettings): SettingProblem | undefined {
+  if (settings.admission !== 'automatic') return undefined;
+  for (const limit of ['new_users_per_minute', 'total_active_users'] as const) {
+    if (settings[limit] === undefined) return { path: [limit], rule: 'is required with admission "automatic"' };
   }
   return undefined;
 }

@@ -3,16 +3,18 @@
 // of src/domain, changes state only through one atomic store operation, and publishes events after the change
 // is durable. It is sealed: adapters (HTTP, OIDC, Lambda, jobs, inlets) call its methods and never reach the
 // store or the registry through it. Every move of the serving counter goes through its Admission
-// (src/domain/admission/): admit() and advanceExpiry().
+// (src/domain/admission/): admit(), advanceExpiry() and admitAutomatically().
 
 import { Admission, type AdmissionRequest, type AdmissionResults, type CounterMovingStore } from './admission/admission.ts';
+import type { AutomaticTickOutcome } from './admission/automatic.ts';
 import { epochSeconds, type Clock } from './clock.ts';
-import { decideClaim, decideExpiry, type ClaimDecision, type ExpiryRule } from './claim-decision.ts';
+import { decideClaim, decideExpiry, type ClaimDecision, type ClaimRoom, type ExpiryRule } from './claim-decision.ts';
 import { newTokenRecord, type TokenRecord } from './claims.ts';
 import { Errors, Pending } from './errors.ts';
 import type { RoomChange, RoomRegistry } from './room-registry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { JoinBatcher } from './join-batcher.ts';
+import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from './room-phase.ts';
 import type { RoomSettings } from './room-settings.ts';
 import type { EventPublisher } from './ports/events.ts';
 import type { Counters, JoinRequest, QueueStore, Store } from './ports/store.ts';
@@ -99,6 +101,7 @@ export class WaitingRoomService {
       events: deps.events,
       now: () => this.now(),
       closeSession: (eventId, requestId, status) => this.closeSession(eventId, requestId, status),
+      phase: (room) => this.phaseOf(room),
     });
   }
 
@@ -151,10 +154,44 @@ export class WaitingRoomService {
     return { enabled: event.enable_queue_position_expiry, period: event.queue_position_expiry_period };
   }
 
+  // ---- the room's phase (src/domain/room-phase.ts) ----
+
+  /** The room's phase now. Asks whether the draw has run only where that can change the answer. */
+  private async phaseOf(room: RoomSettings): Promise<RoomPhase> {
+    const schedule = roomScheduleOf(room);
+    const now = this.now();
+    const drawMatters = schedule.shuffleAtEventStart && schedule.eventStart !== undefined && now >= schedule.eventStart;
+    return roomPhase(schedule, now, { pending: drawMatters && !(await this.drawDone(room.event_id)) });
+  }
+
+  /**
+   * HOOK for the draw (spec/rooms.md §3, branch rooms-draw): whether the room's shuffle_at_event_start draw has
+   * finished. Until the draw is built every room counts as drawn. While it answers false, the room's phase stays
+   * "prequeue" after event_start_time, so the admission tick, inlets and expiry hold (admission waits for the
+   * draw). Asked only for a room with shuffle_at_event_start whose start time has passed.
+   */
+  private async drawDone(_eventId: string): Promise<boolean> {
+    return true;
+  }
+
+  /** Whether claims in this room are decided as if every position were served (state `off`). */
+  private async claimRoom(room: RoomSettings): Promise<ClaimRoom> {
+    return { servesEveryone: (await this.phaseOf(room)) === 'off' };
+  }
+
   // ---- public API ----
 
   async assignQueueNum(eventId: unknown): Promise<Answer<{ api_request_id: string }>> {
     const event = this.event(eventId);
+    // Joins depend on the schedule and the state only, never on the draw: no store call on this hot path.
+    switch (joinRefusal(roomPhase(roomScheduleOf(event), this.now()))) {
+      case 'not-open-yet':
+        throw Errors.roomNotOpenYet();
+      case 'closed':
+        throw Errors.roomClosed();
+      case null:
+        break;
+    }
     const requestId = newRequestId();
     await this.joins.join(event.event_id, { requestId, entryTime: this.now() });
     return ok({ api_request_id: requestId });
@@ -198,11 +235,13 @@ export class WaitingRoomService {
   ): Promise<Answer<TokenResponse>> {
     const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
     const now = this.now();
-    const ctx = await this.store.getClaimContext(event.event_id, id);
-    const decision = decideClaim(ctx, this.expiryRule(event), now);
+    const [ctx, room] = await Promise.all([this.store.getClaimContext(event.event_id, id), this.claimRoom(event)]);
+    const decision = decideClaim(ctx, this.expiryRule(event), now, room);
     switch (decision.kind) {
       case 'no-position':
         throw Errors.invalidRequestId();
+      case 'position-left':
+        throw Errors.queuePositionLeft();
       case 'not-served-yet':
         return Pending.notServedYet;
       case 'session-closed':
@@ -239,6 +278,9 @@ export class WaitingRoomService {
         throw Errors.invalidRequestId();
       case 'expired':
         throw Errors.queuePositionExpired();
+      case 'left':
+        // The visitor left between the claim context read and this atomic issue.
+        throw Errors.queuePositionLeft();
       case 'existing':
         // A concurrent first claim won: answer with its tokens (same rules as a re-claim).
         if (result.record.status !== 0) throw Errors.tokenSessionClosed();
@@ -263,6 +305,8 @@ export class WaitingRoomService {
     switch (decision.kind) {
       case 'no-position':
         throw Errors.invalidRequestId();
+      case 'position-left':
+        throw Errors.queuePositionLeft();
       case 'expiry-not-enabled':
         return Pending.expiryNotEnabled;
       case 'not-served-yet':
@@ -271,6 +315,30 @@ export class WaitingRoomService {
         throw Errors.queuePositionExpired();
       case 'expires-in':
         return ok({ expires_in: decision.seconds });
+    }
+  }
+
+  /**
+   * leave_queue (spec/rooms.md §4): the visitor gives their place up at once. It no longer counts as waiting, a
+   * later generate_token answers 410, and under automatic admission the place goes to the next visitor at the
+   * next tick. Unknown request ID → 404; left already → 410; a token set issued → 410 (that visitor's session
+   * ends with update_session); a position already expired → 410. Emits queue_left.
+   */
+  async leaveQueue(eventId: unknown, requestId: unknown): Promise<Answer<Record<string, never>>> {
+    const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
+    const result = await this.store.leaveQueue(event.event_id, id);
+    switch (result.outcome) {
+      case 'no-position':
+        throw Errors.invalidRequestId();
+      case 'already-left':
+        throw Errors.queuePositionLeft();
+      case 'claimed':
+        throw Errors.queuePositionClaimed();
+      case 'expired':
+        throw Errors.queuePositionExpired();
+      case 'left':
+        this.events.publish('queue_left', { event_id: event.event_id, request_id: id });
+        return ok({});
     }
   }
 
@@ -334,7 +402,7 @@ export class WaitingRoomService {
    */
   async admit<R extends AdmissionRequest>(eventId: unknown, request: R): Promise<AdmissionResults[R['kind']]> {
     const event = this.event(eventId);
-    return this.admission.admit(event.event_id, request);
+    return this.admission.admit(event, request);
   }
 
   // ---- background jobs ----
@@ -345,6 +413,16 @@ export class WaitingRoomService {
     const event = this.catalog.get(eventId);
     if (!event?.enable_queue_position_expiry) return;
     await this.admission.advanceExpiry(event);
+  }
+
+  /**
+   * One tick of the admission job for one room (src/domain/admission/automatic.ts): a room with admission
+   * "automatic" admits within its limits, a room that is `off` admits everyone waiting; any other room is left
+   * alone without a store call. Undefined for a room removed since the job listed the rooms.
+   */
+  async admitAutomatically(eventId: string): Promise<AutomaticTickOutcome | undefined> {
+    const event = this.catalog.get(eventId);
+    return event && this.admission.admitAutomatically(event);
   }
 
   /** One tick of the metrics job for one event (only when events generation is on, and the room still served). */
@@ -375,6 +453,11 @@ export class WaitingRoomService {
   /** The IDs of every room this service serves. */
   roomIds(): string[] {
     return this.catalog.ids();
+  }
+
+  /** The room's phase now (spec/rooms.md §2: the rooms API reports it). Unknown room → 400. */
+  async roomPhase(eventId: unknown): Promise<RoomPhase> {
+    return this.phaseOf(this.event(eventId));
   }
 
   /** The settings of a room, or undefined for an ID that names none (any value: callers pass raw input). */
@@ -413,8 +496,8 @@ export class WaitingRoomService {
    */
   async claimReadiness(eventId: unknown, requestId: string): Promise<ClaimDecision['kind']> {
     const event = this.event(eventId, Errors.invalidEventOrRequestId);
-    const ctx = await this.store.getClaimContext(event.event_id, requestId);
-    return decideClaim(ctx, this.expiryRule(event), this.now()).kind;
+    const [ctx, room] = await Promise.all([this.store.getClaimContext(event.event_id, requestId), this.claimRoom(event)]);
+    return decideClaim(ctx, this.expiryRule(event), this.now(), room).kind;
   }
 
   /**
@@ -444,7 +527,7 @@ export class WaitingRoomService {
   }
 }
 
-/** People who joined and have neither claimed a token nor lost their place (VWR #208: always subtract). */
+/** People who joined and have neither claimed a token, lost their place nor given it up (VWR #208: always subtract). */
 export function waitingOf(counters: Counters): number {
-  return Math.max(0, counters.queue - counters.tokens - counters.expired);
+  return Math.max(0, counters.queue - counters.tokens - counters.expired - counters.left);
 }

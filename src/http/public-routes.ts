@@ -1,4 +1,4 @@
-// The public API (no authentication), as spec/core-api.md "Public API" defines it.
+// The public API (no authentication), as spec/core-api.md "Public API" defines it, and leave_queue (spec/rooms.md §4).
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
@@ -89,6 +89,16 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       handler: (req) => {
         const q = (req as Q<Static<typeof EventRequestQuery>>).query;
         return room.queuePosExpiry(q.event_id, q.request_id);
+      },
+    },
+    // spec/rooms.md §4: the visitor gives their place up.
+    {
+      method: 'POST',
+      url: '/leave_queue',
+      schema: { body: EventRequestBody },
+      handler: (req) => {
+        const b = (req as B<Static<typeof EventRequestBody>>).body;
+        return room.leaveQueue(b.event_id, b.request_id);
       },
     },
   ], options);

@@ -16,7 +16,11 @@ export function applyMaxSizeReport(
     {
       closeSession: (requestId, status) => api.updateSession(eventId, requestId, status),
       activeTokens: () => api.numActiveTokens(eventId),
-      move: (by) => api.incrementServingCounter(eventId, by),
+      move: async (by) => {
+        // The private API answers the new value only; `by` ≥ 0 here, so the counter was `by` lower before.
+        const serving = await api.incrementServingCounter(eventId, by);
+        return { previousServing: serving - by, serving };
+      },
     },
     maxSize,
     report,

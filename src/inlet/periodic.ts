@@ -7,7 +7,11 @@ import type { PrivateApi } from './private-api.ts';
 
 /** One tick against a waiting room reached through its private API (Anteroom or VWR). */
 export function runPeriodicTick(api: PrivateApi, inlet: PeriodicInlet, now: number): Promise<PeriodicOutcome> {
-  return periodicTick(inlet, now, (by) => api.incrementServingCounter(inlet.eventId, by));
+  return periodicTick(inlet, now, async (by) => {
+    // The private API answers the new value only; `by` ≥ 0 here, so the counter was `by` lower before.
+    const serving = await api.incrementServingCounter(inlet.eventId, by);
+    return { previousServing: serving - by, serving };
+  });
 }
 
 /** The fields of a log line or a CLI JSON line (names as in metrics and the MaxSize answer). */

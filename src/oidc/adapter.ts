@@ -217,9 +217,14 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
       case 'not-served-yet':
         return Pending.notServedYet;
       case 'position-expired':
+      case 'position-left':
       case 'session-closed': {
         // The relying party learns it through the standard error redirect and may start a new login.
-        const reason = readiness === 'position-expired' ? 'Queue position has expired' : 'The waiting-room session has ended';
+        const reason = {
+          'position-expired': 'Queue position has expired',
+          'position-left': 'Queue position was given up',
+          'session-closed': 'The waiting-room session has ended',
+        }[readiness];
         return ok({ redirect_to: errorRedirect(bound.redirect_uri, OAuthErrors.accessDenied(reason), bound.state) });
       }
       case 'issue':

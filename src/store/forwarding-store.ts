@@ -7,12 +7,15 @@
 
 import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
 import type {
+  AdmissionSnapshot,
   ClaimContext,
   Counters,
   ExpiryAdvance,
   IssueResult,
   JoinRequest,
+  LeaveResult,
   PositionRecord,
+  ServingMove,
   Store,
   StoredSigningKey,
 } from '../domain/ports/store.ts';
@@ -116,5 +119,19 @@ export abstract class ForwardingStore implements Store {
 
   getAuthorization(eventId: string, requestId: string): Promise<string | null> {
     return this.inner.getAuthorization(eventId, requestId);
+  }
+
+  // ---- leaving the queue and automatic admission ----
+
+  leaveQueue(eventId: string, requestId: string): Promise<LeaveResult> {
+    return this.inner.leaveQueue(eventId, requestId);
+  }
+
+  incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove> {
+    return this.inner.incrementServingWithinQueue(eventId, by, now);
+  }
+
+  getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot> {
+    return this.inner.getAdmissionSnapshot(eventId, now, windowStart);
   }
 }

@@ -10,7 +10,15 @@
 // `ttlMs`. A failed read is not cached: each later miss tries the store again.
 
 import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
-import type { Counters, ExpiryAdvance, IssueResult, JoinRequest, Store } from '../domain/ports/store.ts';
+import type {
+  Counters,
+  ExpiryAdvance,
+  IssueResult,
+  JoinRequest,
+  LeaveResult,
+  ServingMove,
+  Store,
+} from '../domain/ports/store.ts';
 import { ForwardingStore } from './forwarding-store.ts';
 
 /** The longest TTL accepted: a poller must see the counter move within a few seconds. */
@@ -145,6 +153,15 @@ export class HotReadCache extends ForwardingStore {
 
   override resetEvent(eventId: string): Promise<void> {
     return this.write(eventId, () => this.inner.resetEvent(eventId));
+  }
+
+  // leaving the queue and automatic admission
+  override leaveQueue(eventId: string, requestId: string): Promise<LeaveResult> {
+    return this.write(eventId, () => this.inner.leaveQueue(eventId, requestId));
+  }
+
+  override incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove> {
+    return this.write(eventId, () => this.inner.incrementServingWithinQueue(eventId, by, now));
   }
 
   override close(): Promise<void> {

@@ -33,6 +33,10 @@ describe('room settings: one schema', () => {
       queue_position_expiry_period: 900,
       incr_serving_on_expiry: false,
       enable_events_generation: false,
+      admission: 'manual',
+      session_duration: 300,
+      session_renewal: true,
+      state: 'open',
       webhooks: [],
     });
     assert.deepEqual(defaultSettings('A'), result.settings);
@@ -72,6 +76,39 @@ describe('room settings: one schema', () => {
     assert.ok(result.ok);
     assert.equal(result.settings.validity_period, 60);
     assert.equal(result.settings.incr_serving_on_expiry, true);
+  });
+});
+
+describe('room settings: admission and state (spec rooms.md §2)', () => {
+  const automatic = { event_id: 'A', admission: 'automatic', new_users_per_minute: 600, total_active_users: 50 };
+
+  it('automatic admission with both limits', () => {
+    const result = parseRoomSettings({ ...automatic, state: 'paused', session_duration: 60, session_renewal: false });
+    assert.ok(result.ok);
+    const { admission, new_users_per_minute, total_active_users, state, session_duration, session_renewal } = result.settings;
+    assert.deepEqual(
+      { admission, new_users_per_minute, total_active_users, state, session_duration, session_renewal },
+      { admission: 'automatic', new_users_per_minute: 600, total_active_users: 50, state: 'paused', session_duration: 60, session_renewal: false },
+    );
+  });
+
+  it('automatic requires both limits, naming the one missing', () => {
+    assert.equal(problemOf({ ...automatic, new_users_per_minute: undefined }), 'new_users_per_minute: is required with admission "automatic"');
+    assert.equal(problemOf({ ...automatic, total_active_users: undefined }), 'total_active_users: is required with admission "automatic"');
+    assert.equal(problemOf({ event_id: 'A', admission: 'automatic' }), 'new_users_per_minute: is required with admission "automatic"');
+  });
+
+  it('limits without automatic admission are accepted and unused (a room switched back to manual keeps them)', () => {
+    assert.ok(parseRoomSettings({ event_id: 'A', new_users_per_minute: 5 }).ok);
+  });
+
+  it('values out of range or of the wrong kind name the field', () => {
+    assert.equal(problemOf({ ...automatic, new_users_per_minute: 0 }), 'new_users_per_minute: must be a whole number from 1 to 1000000000');
+    assert.equal(problemOf({ ...automatic, total_active_users: 2.5 }), 'total_active_users: must be a whole number from 1 to 1000000000');
+    assert.equal(problemOf({ event_id: 'A', admission: 'auto' }), 'admission: must be "manual" or "automatic"');
+    assert.equal(problemOf({ event_id: 'A', state: 'shut' }), 'state: must be "open", "paused", "closed" or "off"');
+    assert.equal(problemOf({ event_id: 'A', session_duration: 0 }), 'session_duration: must be a whole number from 1 to 31536000');
+    assert.equal(problemOf({ event_id: 'A', session_renewal: 'yes' }), 'session_renewal: must be true or false');
   });
 });
 

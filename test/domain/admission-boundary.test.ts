@@ -12,7 +12,7 @@ import ts from 'typescript';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The store operations that move a room's serving counter (resetEvent zeroes it with everything else: not an admission). */
-const COUNTER_MOVERS = new Set(['incrementServing', 'advanceExpiry']);
+const COUNTER_MOVERS = new Set(['incrementServing', 'incrementServingWithinQueue', 'advanceExpiry']);
 const ADMISSION = 'src/domain/admission/';
 const STORE_PORT = 'src/domain/ports/store.ts';
 const STORES = 'src/store/';
@@ -78,7 +78,7 @@ describe('admission is one module', () => {
     );
   });
 
-  it('the admission module does use both (the check above finds what it looks for)', () => {
+  it('the admission module does use each of them (the check above finds what it looks for)', () => {
     const found = new Set(uses.filter((u) => u.file.startsWith(ADMISSION)).map((u) => u.text.split('.').at(-1)));
     assert.deepEqual([...found].sort(), [...COUNTER_MOVERS].sort());
   });

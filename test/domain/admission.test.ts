@@ -10,8 +10,9 @@ import { decideMaxSize, maxSizeReportProblem, MAX_REPORT_IDS } from '../../src/d
 import { expiryIncrementEvent, expiryMovesCounter } from '../../src/domain/admission/on-expiry.ts';
 import { decidePeriodicTick, periodicWindow } from '../../src/domain/admission/periodic.ts';
 import type { EventDetails } from '../../src/domain/ports/events.ts';
-import type { ExpiryAdvance } from '../../src/domain/ports/store.ts';
-import { defaultSettings } from '../../src/domain/room-settings.ts';
+import type { AdmissionSnapshot, ExpiryAdvance } from '../../src/domain/ports/store.ts';
+import type { RoomPhase } from '../../src/domain/room-phase.ts';
+import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
 
 const base = { startTime: 1000, endTime: 2000, incrementBy: 10, paused: false };
 
@@ -103,12 +104,19 @@ describe('MaxSize admission: the report is checked whole (maxSizeReportProblem)'
 });
 
 describe('admission on expiry: the rule the store applies atomically', () => {
-  const room = (incr: boolean) => ({ event_id: 'E', incr_serving_on_expiry: incr });
+  const room = (incr: boolean) => ({ event_id: 'E', incr_serving_on_expiry: incr, admission: 'manual' as const });
   const step = (previousServing: number, serving: number) => ({ previousServing, serving });
 
-  it('the expiry step moves the counter only with incr_serving_on_expiry', () => {
-    assert.equal(expiryMovesCounter(room(true)), true);
-    assert.equal(expiryMovesCounter(room(false)), false);
+  it('the expiry step moves the counter only with incr_serving_on_expiry, in a phase that admits', () => {
+    assert.equal(expiryMovesCounter(room(true), 'open'), true);
+    assert.equal(expiryMovesCounter(room(true), 'off'), true);
+    assert.equal(expiryMovesCounter(room(false), 'open'), false);
+    for (const phase of ['before', 'prequeue', 'paused', 'closed', 'ended'] as const) {
+      assert.equal(expiryMovesCounter(room(true), phase), false, phase);
+    }
+  });
+  it('never in a room that admits automatically: its admission tick gives the freed places, within the rate', () => {
+    assert.equal(expiryMovesCounter({ ...room(true), admission: 'automatic' }, 'open'), false);
   });
   it('a step that moved the counter is announced with where it was, by how much, and where it is', () => {
     assert.deepEqual(expiryIncrementEvent(room(true), step(10, 13)), {
@@ -127,20 +135,34 @@ describe('admission on expiry: the rule the store applies atomically', () => {
 });
 
 describe('Admission: every request ends in the one move of the counter', () => {
-  /** A store that does what the real ones do with the counter (floor at 0) and records every call. */
-  function recordingDeps(initial: { serving: number; active: number; open: string[] }) {
+  /**
+   * A store that does what the real ones do with the counter (floor at 0; never past the queue for the clamped
+   * move) and records every call; the room's phase is the test's.
+   */
+  function recordingDeps(initial: { serving: number; active: number; open: string[]; queue?: number; phase?: RoomPhase }) {
     const calls: string[] = [];
     const published: EventDetails['automatic_serving_counter_incr'][] = [];
     let serving = initial.serving;
     let active = initial.active;
+    const queue = initial.queue ?? 1000;
     const open = new Set(initial.open);
+    const snapshot: AdmissionSnapshot = {
+      queue, serving, reachedInWindow: 0, reachedThisSecond: 0, awaitingClaim: 0, activeSessions: initial.active,
+    };
     const deps: AdmissionDeps = {
       now: () => 5000,
+      phase: async () => initial.phase ?? 'open',
       store: {
         async incrementServing(eventId, by, now) {
           calls.push(`incrementServing ${eventId} ${by} @${now}`);
           serving = Math.max(0, serving + by);
           return serving;
+        },
+        async incrementServingWithinQueue(eventId, by, now) {
+          calls.push(`incrementServingWithinQueue ${eventId} ${by} @${now}`);
+          const previousServing = serving;
+          serving += Math.max(0, Math.min(by, queue - serving));
+          return { previousServing, serving };
         },
         async advanceExpiry(eventId, cutoff, incrServing, now): Promise<ExpiryAdvance> {
           calls.push(`advanceExpiry ${eventId} cutoff=${cutoff} incrServing=${incrServing} @${now}`);
@@ -151,6 +173,14 @@ describe('Admission: every request ends in the one move of the counter', () => {
         async countActiveTokens(eventId) {
           calls.push(`countActiveTokens ${eventId}`);
           return active;
+        },
+        async getServingCounter(eventId) {
+          calls.push(`getServingCounter ${eventId}`);
+          return serving;
+        },
+        async getAdmissionSnapshot(eventId, now, windowStart) {
+          calls.push(`getAdmissionSnapshot ${eventId} @${now} window from ${windowStart}`);
+          return { ...snapshot, serving };
         },
       },
       events: {
@@ -166,27 +196,45 @@ describe('Admission: every request ends in the one move of the counter', () => {
         return true;
       },
     };
-    return { admission: new Admission(deps), calls, published };
+    return { admission: new Admission(deps), calls, published, snapshot };
   }
+
+  const E = defaultSettings('E');
 
   it('manual: moves by exactly what was asked, negative included (VWR); the store keeps the counter ≥ 0', async () => {
     const { admission, calls } = recordingDeps({ serving: 3, active: 0, open: [] });
-    assert.deepEqual(await admission.admit('E', { kind: 'manual', by: 4 }), { serving_num: 7 });
-    assert.deepEqual(await admission.admit('E', { kind: 'manual', by: -10 }), { serving_num: 0 });
+    assert.deepEqual(await admission.admit(E, { kind: 'manual', by: 4 }), { serving_num: 7 });
+    assert.deepEqual(await admission.admit(E, { kind: 'manual', by: -10 }), { serving_num: 0 });
     assert.deepEqual(calls, ['incrementServing E 4 @5000', 'incrementServing E -10 @5000']);
   });
 
-  it('periodic: the tick decides with the transport\'s time, then moves through the same call', async () => {
-    const { admission, calls } = recordingDeps({ serving: 0, active: 0, open: [] });
+  it('manual: never held and never clamped, whatever the phase (the operator owns it)', async () => {
+    const { admission, calls } = recordingDeps({ serving: 0, active: 0, open: [], queue: 2, phase: 'paused' });
+    assert.deepEqual(await admission.admit(E, { kind: 'manual', by: 5 }), { serving_num: 5 });
+    assert.deepEqual(calls, ['incrementServing E 5 @5000']);
+  });
+
+  it('periodic: the tick decides with the transport\'s time, then moves without passing the queue', async () => {
+    const { admission, calls } = recordingDeps({ serving: 0, active: 0, open: [], queue: 14 });
     const inlet = { eventId: 'E', incrementBy: 10, startTime: 100, endTime: 200 };
-    assert.deepEqual(await admission.admit('E', { kind: 'periodic', inlet, now: 150 }), { kind: 'moved', by: 10, servingNum: 10 });
-    assert.deepEqual(await admission.admit('E', { kind: 'periodic', inlet, now: 250 }), { kind: 'ended' });
-    assert.deepEqual(calls, ['incrementServing E 10 @5000']);
+    assert.deepEqual(await admission.admit(E, { kind: 'periodic', inlet, now: 150 }), { kind: 'moved', by: 10, servingNum: 10 });
+    assert.deepEqual(await admission.admit(E, { kind: 'periodic', inlet, now: 160 }), { kind: 'moved', by: 4, servingNum: 14 });
+    assert.deepEqual(await admission.admit(E, { kind: 'periodic', inlet, now: 250 }), { kind: 'ended' });
+    assert.deepEqual(calls, ['incrementServingWithinQueue E 10 @5000', 'incrementServingWithinQueue E 10 @5000']);
+  });
+
+  it('periodic: held while the room does not admit (paused, closed, before the start)', async () => {
+    for (const phase of ['paused', 'closed', 'prequeue', 'before', 'ended'] as const) {
+      const { admission, calls } = recordingDeps({ serving: 0, active: 0, open: [], phase });
+      const inlet = { eventId: 'E', incrementBy: 10, startTime: 100, endTime: 200 };
+      assert.deepEqual(await admission.admit(E, { kind: 'periodic', inlet, now: 150 }), { kind: 'paused', reason: `the room is ${phase}` });
+      assert.deepEqual(calls, [], phase);
+    }
   });
 
   it('max-size: closes, counts after closing, decides, then moves through the same call', async () => {
     const { admission, calls } = recordingDeps({ serving: 10, active: 5, open: ['a', 'b'] });
-    const result = await admission.admit('E', {
+    const result = await admission.admit(E, {
       kind: 'max-size',
       maxSize: 6,
       report: { exited: 1, completed: ['a', 'x'], abandoned: ['b'] },
@@ -197,8 +245,20 @@ describe('Admission: every request ends in the one move of the counter', () => {
       'closeSession E x 1',
       'closeSession E b -1',
       'countActiveTokens E',
-      'incrementServing E 3 @5000',
+      'incrementServingWithinQueue E 3 @5000',
     ]);
+  });
+
+  it('max-size: reports how far the counter really moved (never past the queue), and nothing while paused', async () => {
+    const clamped = recordingDeps({ serving: 10, active: 0, open: [], queue: 11 });
+    const report = { exited: 5, completed: [], abandoned: [] };
+    assert.deepEqual(await clamped.admission.admit(E, { kind: 'max-size', maxSize: 50, report }), {
+      serving_num: 11, moved_by: 1, closed: 0, capacity: 50,
+    });
+    const paused = recordingDeps({ serving: 10, active: 1, open: ['a'], phase: 'paused' });
+    const result = await paused.admission.admit(E, { kind: 'max-size', maxSize: 50, report: { ...report, completed: ['a'] } });
+    assert.deepEqual(result, { serving_num: 10, moved_by: 0, closed: 1, capacity: 50 });
+    assert.deepEqual(paused.calls, ['closeSession E a 1', 'countActiveTokens E', 'getServingCounter E']);
   });
 
   it('expiry: one atomic store call, told by the rule whether to move; a move is announced', async () => {
@@ -213,5 +273,54 @@ describe('Admission: every request ends in the one move of the counter', () => {
     await off.admission.advanceExpiry({ ...defaultSettings('E'), incr_serving_on_expiry: false, queue_position_expiry_period: 900 });
     assert.deepEqual(off.calls, ['advanceExpiry E cutoff=4100 incrServing=false @5000']);
     assert.deepEqual(off.published, []);
+
+    const paused = recordingDeps({ serving: 4, active: 0, open: [], phase: 'paused' });
+    await paused.admission.advanceExpiry({ ...defaultSettings('E'), incr_serving_on_expiry: true, queue_position_expiry_period: 900 });
+    assert.deepEqual(paused.calls, ['advanceExpiry E cutoff=4100 incrServing=false @5000'], 'expiries recorded, nobody admitted');
+  });
+
+  describe('automatic: one tick of one room', () => {
+    const automatic = { ...E, admission: 'automatic', new_users_per_minute: 120, total_active_users: 10 } as RoomSettings;
+
+    it('a manual room costs no store call', async () => {
+      const { admission, calls } = recordingDeps({ serving: 0, active: 0, open: [] });
+      assert.deepEqual(await admission.admitAutomatically(E), { kind: 'nothing', reason: 'manual' });
+      assert.deepEqual(calls, []);
+    });
+
+    it('reads the snapshot over the last 60 s, admits min(rate, capacity, waiting) and announces the move', async () => {
+      const { admission, calls, published, snapshot } = recordingDeps({ serving: 0, active: 3, open: [], queue: 50 });
+      snapshot.awaitingClaim = 6; // capacity 10 − 6 − 3 = 1
+      const outcome = await admission.admitAutomatically(automatic);
+      assert.deepEqual(outcome, { kind: 'admitted', by: 1, waiting: 50, rate: 2, capacity: 1, previousServing: 0, serving: 1 });
+      assert.deepEqual(calls, ['getAdmissionSnapshot E @5000 window from 4941', 'incrementServingWithinQueue E 1 @5000']);
+      assert.deepEqual(published, [
+        { event_id: 'E', previous_serving_counter_position: 0, increment_by: 1, current_serving_counter_position: 1 },
+      ]);
+    });
+
+    it('with nothing allowed it reads and moves nothing', async () => {
+      const { admission, calls, published, snapshot } = recordingDeps({ serving: 0, active: 10, open: [], queue: 50 });
+      snapshot.activeSessions = 10;
+      const outcome = await admission.admitAutomatically(automatic);
+      assert.equal(outcome.kind === 'admitted' && outcome.by, 0);
+      assert.deepEqual(calls, ['getAdmissionSnapshot E @5000 window from 4941']);
+      assert.deepEqual(published, []);
+    });
+
+    it('a room that is off admits everyone waiting, whatever its admission mode', async () => {
+      const { admission, calls } = recordingDeps({ serving: 3, active: 0, open: [], queue: 40, phase: 'off' });
+      const outcome = await admission.admitAutomatically(E);
+      assert.equal(outcome.kind === 'admitted' && outcome.serving, 40);
+      assert.deepEqual(calls.at(-1), 'incrementServingWithinQueue E 37 @5000');
+    });
+
+    it('holds in every phase but open and off, without a store call', async () => {
+      for (const phase of ['before', 'prequeue', 'paused', 'closed', 'ended'] as const) {
+        const { admission, calls } = recordingDeps({ serving: 0, active: 0, open: [], phase });
+        assert.deepEqual(await admission.admitAutomatically(automatic), { kind: 'nothing', reason: `phase ${phase}` });
+        assert.deepEqual(calls, [], phase);
+      }
+    });
   });
 });

@@ -13,12 +13,25 @@ const base: ClaimContext = {
   expiryEnabledSince: 0,
   maxExpired: 0,
   token: null,
+  left: false,
 };
 const token: TokenRecord = {
   requestId: 'r', position: 5, iat: 2100, nbf: 2100, exp: 5700, iss: 'i', kid: 'k', status: 0,
 };
 
 describe('generate_token decision order', () => {
+  it('a position given up answers 410 (position-left), served or not', () => {
+    assert.deepEqual(decideClaim({ ...base, left: true }, rule, 2000), { kind: 'position-left' });
+    assert.deepEqual(decideClaim({ ...base, left: true, serving: 1 }, rule, 2000), { kind: 'position-left' });
+  });
+  it('in a room that serves everyone (off) a position beyond the counter is issued at once', () => {
+    assert.deepEqual(decideClaim({ ...base, serving: 0, servedAt: null }, rule, 2000, { servesEveryone: true }), {
+      kind: 'issue', position: 5,
+    });
+    assert.deepEqual(decideClaim({ ...base, serving: 0, servedAt: null }, rule, 2000, { servesEveryone: false }), {
+      kind: 'not-served-yet',
+    });
+  });
   it('no position → 404 decision', () => {
     assert.deepEqual(decideClaim(null, rule, 0), { kind: 'no-position' });
   });
@@ -54,6 +67,9 @@ describe('generate_token decision order', () => {
 });
 
 describe('queue_pos_expiry decision order', () => {
+  it('a position given up answers 410 before anything else', () => {
+    assert.equal(decideExpiry({ ...base, left: true }, { enabled: false, period: 900 }, 0).kind, 'position-left');
+  });
   it('reports 404, not enabled, not served, expired, and seconds left in that order', () => {
     assert.equal(decideExpiry(null, rule, 0).kind, 'no-position');
     assert.equal(decideExpiry(base, { enabled: false, period: 900 }, 0).kind, 'expiry-not-enabled');

@@ -193,7 +193,7 @@ describe('GET /waiting_num', () => {
   });
 
   it('is never below 0', () => {
-    const zero = { queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0 };
+    const zero = { queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0 };
     assert.equal(waitingOf({ ...zero, queue: 3, tokens: 2, expired: 2 }), 0);
     assert.equal(waitingOf({ ...zero, queue: 3, tokens: 1, expired: 1 }), 1);
   });

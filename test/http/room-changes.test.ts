@@ -3,6 +3,7 @@
 // job, its OpenID Connect client — with no restart.
 
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Envelope } from '../../src/events/envelope.ts';
 import type { InletSettings } from '../../src/domain/room-settings.ts';
@@ -130,6 +131,9 @@ describe('a running node follows room changes: periodic inlets', () => {
     assert.equal(node.scheduler.isScheduled('inlet:Timed'), false);
     await node.rooms.put(eventSettings('Timed', { inlet: periodic(7) }));
     assert.equal(node.scheduler.isScheduled('inlet:Timed'), true);
+    // An inlet never moves the counter past the last position handed out (spec/rooms.md §2): people wait.
+    const visitors = Array.from({ length: 3000 }, () => ({ requestId: randomUUID(), entryTime: 0 }));
+    await node.store.assignPositions('Timed', visitors);
     const moved = await servingUntil('Timed', (serving) => serving > 0);
     assert.equal(moved % 7, 0, `moved by multiples of 7 (got ${moved})`);
 

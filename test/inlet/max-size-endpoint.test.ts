@@ -83,6 +83,7 @@ describe('POST /private/inlet/max_size', () => {
 
   it('exited visitors count like closed sessions, up to the capacity', async () => {
     const ids = await visitorsWithTokens(node, 2);
+    for (let i = 0; i < 3; i++) await node.post('/assign_queue_num', { event_id: 'Sample' }); // people wait
     const res = await report({ event_id: 'Sample', exited: 5, completed: [ids[0]] });
     // active 1 of 3 → capacity 2, although 6 left.
     assert.deepEqual(res.body, { serving_num: 4, moved_by: 2, closed: 1, capacity: 2 });
@@ -90,6 +91,7 @@ describe('POST /private/inlet/max_size', () => {
 
   it('a session already closed is not counted again (VWR kept a running total instead)', async () => {
     const ids = await visitorsWithTokens(node, 3);
+    for (let i = 0; i < 2; i++) await node.post('/assign_queue_num', { event_id: 'Sample' }); // people wait
     assert.equal((await report({ event_id: 'Sample', exited: 0, completed: [ids[0]] })).body.moved_by, 1);
     const again = await report({ event_id: 'Sample', exited: 0, completed: [ids[0]] });
     assert.deepEqual(again.body, { serving_num: 4, moved_by: 0, closed: 0, capacity: 1 });

@@ -63,6 +63,9 @@ describe('periodic inlet: one tick through the private API', () => {
   });
 });
 
+/** Joins for the store: `n` new visitors. */
+const visitors = (n: number) => Array.from({ length: n }, () => ({ requestId: randomUUID(), entryTime: 0 }));
+
 describe('periodic inlet inside the server (scheduler job, test clock)', () => {
   let node: TestNode;
   let site: HealthServer;
@@ -89,6 +92,8 @@ describe('periodic inlet inside the server (scheduler job, test clock)', () => {
       },
       { clock: clockAt(start * 1000) },
     );
+    // Inside the server an inlet never moves the counter past the last position handed out: people wait.
+    for (const eventId of ['Timed', 'Guarded']) await node.store.assignPositions(eventId, visitors(100));
     metrics = new Metrics({ defaultMetrics: false });
   });
   after(async () => {
@@ -184,6 +189,7 @@ describe('periodic inlet wired into startNode', () => {
       { jobs: true, clock: clockAt(Date.now()) },
     );
     try {
+      await node.store.assignPositions('Sample', visitors(100));
       const deadline = Date.now() + 5000;
       while ((await node.room.counters('Sample')).serving === 0 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));

@@ -43,7 +43,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     it('an unknown event has all counters at zero', async () => {
       const store = await open();
       assert.deepEqual(await store.getCounters(freshEvent()), {
-        queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0,
+        queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0,
       });
       assert.equal(await store.getServingCounter(freshEvent()), 0);
     });
@@ -394,7 +394,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       await store.addSigningKeyIfNone(event, { kid: 'k', privateJwk: '{}', publicJwk: '{}', createdAt: 1 });
       await store.resetEvent(event);
       assert.deepEqual(await store.getCounters(event), {
-        queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0,
+        queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0,
       });
       assert.equal(await store.getPosition(event, a!), null);
       assert.deepEqual(await store.listExpiredTokens(event, 1e12, 10), []);
@@ -514,6 +514,214 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         await store.resetEvent(event);
         assert.equal(await store.getAuthorization(event, a!), null);
         assert.equal(await store.saveAuthorization(event, a!, 'y'), false);
+      });
+    });
+
+    // ---- leaving the queue and automatic admission (issue 12) ----
+
+    describe('leaveQueue', () => {
+      it('gives a waiting position up once: counted in left, marked in the claim context', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [a, b] = await join(store, event, 2, 100);
+        assert.deepEqual(await store.leaveQueue(event, b!), { outcome: 'left', position: 2 });
+        assert.deepEqual(await store.leaveQueue(event, b!), { outcome: 'already-left' });
+        const counters = await store.getCounters(event);
+        assert.equal(counters.left, 1);
+        assert.equal(counters.expired, 0);
+        assert.equal((await store.getClaimContext(event, b!))?.left, true);
+        assert.equal((await store.getClaimContext(event, a!))?.left, false);
+        // The position itself is kept (queue_num still answers it).
+        assert.deepEqual(await store.getPosition(event, b!), { position: 2, entryTime: 100 });
+      });
+
+      it('refuses a request ID without a position, changing nothing', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await join(store, event, 1, 100);
+        assert.deepEqual(await store.leaveQueue(event, randomUUID()), { outcome: 'no-position' });
+        assert.equal((await store.getCounters(event)).left, 0);
+      });
+
+      it('a left position can no longer be issued a token set', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [a] = await join(store, event, 1, 100);
+        await store.incrementServing(event, 1, 100);
+        await store.leaveQueue(event, a!);
+        assert.deepEqual(await store.issueTokenIfAbsent(event, tokenFor(a!, 1, 150)), { outcome: 'left' });
+        assert.equal((await store.getCounters(event)).tokens, 0);
+        assert.equal((await store.getClaimContext(event, a!))?.token, null);
+      });
+
+      it('refuses a position that holds a token set, and one recorded as expired', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await store.syncExpirySwitch(event, true, 0);
+        const [a, b] = await join(store, event, 2, 100);
+        await store.incrementServing(event, 2, 100);
+        await store.issueTokenIfAbsent(event, tokenFor(a!, 1, 110));
+        assert.deepEqual(await store.leaveQueue(event, a!), { outcome: 'claimed' });
+        await store.advanceExpiry(event, 200, false, 200);
+        assert.deepEqual(await store.leaveQueue(event, b!), { outcome: 'expired' });
+        const counters = await store.getCounters(event);
+        assert.equal(counters.left, 0);
+        assert.equal(counters.expired, 1);
+      });
+
+      it('of a leave and a first claim of the same position at once, exactly one succeeds', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const ids = await join(store, event, 20, 100);
+        await store.incrementServing(event, 20, 100);
+        const outcomes = await Promise.all(
+          ids.map((id, i) => Promise.all([store.leaveQueue(event, id), store.issueTokenIfAbsent(event, tokenFor(id, i + 1, 100))])),
+        );
+        for (const [leave, issue] of outcomes) {
+          const pair = `${leave.outcome}/${issue.outcome}`;
+          assert.ok(pair === 'left/left' || pair === 'claimed/issued', pair);
+        }
+        const counters = await store.getCounters(event);
+        assert.equal(counters.left + counters.tokens, 20);
+        assert.equal(counters.left, outcomes.filter(([leave]) => leave.outcome === 'left').length);
+      });
+
+      it('the expiry job passes over left positions without counting them as expired', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await store.syncExpirySwitch(event, true, 0);
+        const ids = await join(store, event, 4, 100);
+        await store.incrementServing(event, 4, 100);
+        await store.leaveQueue(event, ids[1]!);
+        await store.issueTokenIfAbsent(event, tokenFor(ids[2]!, 3, 110));
+        const step = await store.advanceExpiry(event, 200, true, 200);
+        assert.equal(step.maxExpired, 4);
+        assert.equal(step.newlyExpiredUnclaimed, 2, 'positions 1 and 4: not the left 2 nor the claimed 3');
+        const counters = await store.getCounters(event);
+        assert.equal(counters.expired, 2);
+        assert.equal(counters.left, 1);
+      });
+
+      it('resetEvent forgets left positions', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [a] = await join(store, event, 1, 100);
+        await store.leaveQueue(event, a!);
+        await store.resetEvent(event);
+        assert.equal((await store.getCounters(event)).left, 0);
+        assert.deepEqual(await store.leaveQueue(event, a!), { outcome: 'no-position' });
+        const [b] = await join(store, event, 1, 200);
+        assert.equal((await store.getClaimContext(event, b!))?.left, false, 'position 1 again, not left');
+      });
+    });
+
+    describe('incrementServingWithinQueue', () => {
+      it('moves by min(by, queue − serving) and says from where to where', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await join(store, event, 5, 100);
+        assert.deepEqual(await store.incrementServingWithinQueue(event, 3, 100), { previousServing: 0, serving: 3 });
+        assert.deepEqual(await store.incrementServingWithinQueue(event, 10, 101), { previousServing: 3, serving: 5 });
+        assert.deepEqual(await store.incrementServingWithinQueue(event, 1, 102), { previousServing: 5, serving: 5 });
+        assert.equal(await store.getServingCounter(event), 5);
+      });
+
+      it('an empty queue admits nobody; a counter already past the queue never moves back', async () => {
+        const store = await open();
+        const event = freshEvent();
+        assert.deepEqual(await store.incrementServingWithinQueue(event, 4, 100), { previousServing: 0, serving: 0 });
+        await join(store, event, 2, 100);
+        await store.incrementServing(event, 7, 100); // the manual move keeps VWR's unclamped behaviour
+        assert.deepEqual(await store.incrementServingWithinQueue(event, 4, 101), { previousServing: 7, serving: 7 });
+        assert.deepEqual(await store.incrementServingWithinQueue(event, 0, 102), { previousServing: 7, serving: 7 });
+      });
+
+      it('records when each new highest value was first reached', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [a, b] = await join(store, event, 2, 100);
+        await store.incrementServingWithinQueue(event, 1, 300);
+        await store.incrementServingWithinQueue(event, 5, 400);
+        assert.equal((await store.getClaimContext(event, a!))?.servedAt, 300);
+        assert.equal((await store.getClaimContext(event, b!))?.servedAt, 400);
+      });
+
+      it('concurrent moves never pass the last position handed out', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await join(store, event, 10, 100);
+        const moves = await Promise.all(Array.from({ length: 25 }, () => store.incrementServingWithinQueue(event, 1, 100)));
+        assert.equal(await store.getServingCounter(event), 10);
+        assert.equal(moves.filter((m) => m.serving > m.previousServing).length, 10);
+      });
+
+      it('advanceExpiry with incrServing never moves the counter past the queue either', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await store.syncExpirySwitch(event, true, 0);
+        await join(store, event, 6, 100);
+        await store.incrementServing(event, 5, 100);
+        const step = await store.advanceExpiry(event, 200, true, 200);
+        assert.equal(step.newlyExpiredUnclaimed, 5);
+        assert.deepEqual([step.previousServing, step.serving], [5, 6]);
+        assert.equal(await store.getServingCounter(event), 6);
+      });
+    });
+
+    describe('getAdmissionSnapshot', () => {
+      it('counts the positions first reached in the window and in this second, from the serving history', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await join(store, event, 10, 90);
+        await store.incrementServingWithinQueue(event, 3, 100);
+        await store.incrementServingWithinQueue(event, 2, 150);
+        await store.incrementServing(event, -2, 155); // back down: reaching 4 and 5 again is not new
+        await store.incrementServingWithinQueue(event, 3, 160);
+        const at = (windowStart: number) => store.getAdmissionSnapshot(event, 160, windowStart);
+        assert.equal((await at(101)).reachedInWindow, 3, 'values 4..6, reached at 150 and 160');
+        assert.equal((await at(100)).reachedInWindow, 6);
+        assert.equal((await at(161)).reachedInWindow, 0);
+        const snapshot = await at(101);
+        assert.equal(snapshot.reachedThisSecond, 1, 'value 6, reached at 160');
+        assert.equal(snapshot.queue, 10);
+        assert.equal(snapshot.serving, 6);
+      });
+
+      it('occupancy: admitted positions not claimed, expired or left, and open unexpired sessions', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await store.syncExpirySwitch(event, true, 0);
+        const ids = await join(store, event, 8, 100);
+        await store.incrementServing(event, 2, 100); // 1, 2 eligible at 100: expire below
+        await store.incrementServing(event, 4, 300); // 3..6 admitted at 300
+        await store.advanceExpiry(event, 200, false, 301); // 1, 2 expired
+        await store.issueTokenIfAbsent(event, tokenFor(ids[2]!, 3, 310, 100)); // exp 410
+        await store.issueTokenIfAbsent(event, tokenFor(ids[3]!, 4, 310, 100));
+        await store.closeSession(event, ids[3]!, 1);
+        await store.leaveQueue(event, ids[4]!); // 5 left
+        const snapshot = await store.getAdmissionSnapshot(event, 400, 340);
+        assert.equal(snapshot.awaitingClaim, 1, 'only position 6');
+        assert.equal(snapshot.activeSessions, 1, 'position 3; 4 is closed');
+        assert.equal((await store.getAdmissionSnapshot(event, 411, 351)).activeSessions, 0, 'exp 410 < 411');
+        await store.leaveQueue(event, ids[7]!); // 8 is not admitted: leaving it frees nothing admitted
+        assert.equal((await store.getAdmissionSnapshot(event, 400, 340)).awaitingClaim, 1);
+      });
+
+      it('a counter past the queue admits no more than the queue', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await join(store, event, 3, 100);
+        await store.incrementServing(event, 50, 100);
+        const snapshot = await store.getAdmissionSnapshot(event, 100, 41);
+        assert.equal(snapshot.awaitingClaim, 3);
+        assert.equal(snapshot.reachedInWindow, 50, 'the history counts what the counter reached');
+      });
+
+      it('an unknown event reads as empty', async () => {
+        const store = await open();
+        assert.deepEqual(await store.getAdmissionSnapshot(freshEvent(), 100, 41), {
+          queue: 0, serving: 0, reachedInWindow: 0, reachedThisSecond: 0, awaitingClaim: 0, activeSessions: 0,
+        });
       });
     });
 

@@ -81,8 +81,15 @@ describe('hot-read cache', () => {
     assert.equal((await cache.getCounters(event)).queue, 1);
     await cache.resetEvent(event);
     assert.deepEqual(await cache.getCounters(event), {
-      queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0,
+      queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0,
     });
+    // Leaving the queue and the move that never passes the queue are writes too.
+    const id = randomUUID();
+    await cache.assignPositions(event, [{ requestId: id, entryTime: 1 }]);
+    assert.deepEqual(await cache.incrementServingWithinQueue(event, 5, 2), { previousServing: 0, serving: 1 });
+    assert.equal(await cache.getServingCounter(event), 1);
+    await cache.leaveQueue(event, id);
+    assert.equal((await cache.getCounters(event)).left, 1);
   });
 
   it('shares one store read among concurrent misses', async () => {

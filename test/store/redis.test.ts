@@ -43,13 +43,16 @@ describe('redis store', () => {
     try {
       const event = `slot-${randomUUID()}`;
       const a = randomUUID();
-      await store.assignPositions(event, [{ requestId: a, entryTime: 1 }]);
+      const b = randomUUID();
+      await store.assignPositions(event, [{ requestId: a, entryTime: 1 }, { requestId: b, entryTime: 1 }]);
       await store.incrementServing(event, 1, 1);
       await store.issueTokenIfAbsent(event, {
         requestId: a, position: 1, iat: 1, nbf: 1, exp: 10, iss: 'i', kid: 'k', status: 0,
       });
+      await store.leaveQueue(event, b);
       const keys = await inspector.keys(`${keyPrefix}{${event}}:*`);
-      assert.ok(keys.length >= 6, keys.join(', '));
+      assert.ok(keys.length >= 7, keys.join(', '));
+      assert.ok(keys.includes(`${keyPrefix}{${event}}:lp`), 'left positions are kept beside the others');
       // Redis Cluster hashes only the part between the first '{' and the next '}'.
       const hashTag = (key: string) => key.slice(key.indexOf('{') + 1, key.indexOf('}', key.indexOf('{')));
       assert.deepEqual(new Set(keys.map(hashTag)), new Set([event]));

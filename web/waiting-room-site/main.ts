@@ -1,4 +1,5 @@
 // The waiting-room page: Reserve → place in line → served → token → purchase at the protected store → receipt.
+// While in line the visitor may leave it (POST /leave_queue, after a confirmation): the place goes to the next.
 // Plain DOM and fetch, no framework: this page is what every visitor downloads during a surge.
 
 import './style.css';
@@ -33,6 +34,11 @@ const ui = {
   eta: element('eta'),
   etaNote: element('eta-note'),
   meter: element('meter'),
+  leaveRow: element('leave-row'),
+  leave: element<HTMLButtonElement>('leave'),
+  leaveConfirm: element('leave-confirm'),
+  leaveYes: element<HTMLButtonElement>('leave-yes'),
+  leaveNo: element<HTMLButtonElement>('leave-no'),
   checkout: element('checkout'),
   checkoutTitle: element('checkout-title'),
   tokenStatus: element('token-status'),
@@ -300,6 +306,7 @@ function begin(visit: Visit): void {
   ui.receipt.hidden = true;
   ui.purchase.textContent = 'Purchase now';
   ui.purchase.disabled = true;
+  showLeaveQuestion(false);
   renderQueue(s, undefined);
   show('queue');
   void tick(s);
@@ -320,7 +327,9 @@ async function reserve(): Promise<void> {
     });
     if (response.status !== 200) {
       setStatus('');
-      setError(`Could not join the line (${await errorMessage(response)}). Press Reserve to try again.`);
+      const reason = await errorMessage(response);
+      // 403: the room is closed (sold out, maintenance) or not open yet; trying again at once will not help.
+      setError(response.status === 403 ? `${reason}.` : `Could not join the line (${reason}). Press Reserve to try again.`);
       return;
     }
     const { api_request_id: requestId } = (await response.json()) as { api_request_id: string };
@@ -383,6 +392,46 @@ async function purchase(): Promise<void> {
   }
 }
 
+// ---- leaving the line ----------------------------------------------------------------------------------------
+
+/** The confirmation in place of the "Leave the line" button, or the button again. */
+function showLeaveQuestion(ask: boolean): void {
+  ui.leaveRow.hidden = ask;
+  ui.leaveConfirm.hidden = !ask;
+}
+
+function askToLeave(ask: boolean): void {
+  showLeaveQuestion(ask);
+  (ask ? ui.leaveNo : ui.leave).focus();
+}
+
+/** Gives the place up (spec: POST /leave_queue), then forgets it; the page offers Reserve again. */
+async function leaveLine(): Promise<void> {
+  const s = session;
+  if (!s) return;
+  ui.leaveYes.disabled = true;
+  setError('');
+  try {
+    const response = await fetch(`${settings.publicApiUrl}/leave_queue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ event_id: settings.eventId, request_id: s.visit.requestId }),
+    });
+    // 404/410: the place is gone already (left in another tab, reset, expired, claimed): forget it all the same.
+    if (response.status !== 200 && response.status !== 404 && response.status !== 410) {
+      setError(`Could not leave the line (${await errorMessage(response)}). Your place is kept; try again.`);
+      return;
+    }
+    startOver();
+    setStatus('You left the line. Your place went to the next visitor.', 'ok');
+    announce('You left the line.');
+  } catch {
+    setError('Could not reach the waiting room. Your place is kept; check your connection and try again.');
+  } finally {
+    ui.leaveYes.disabled = false;
+  }
+}
+
 function startOver(): void {
   if (session) stopSession(session);
   session = undefined;
@@ -390,6 +439,7 @@ function startOver(): void {
   setError('');
   setStatus('');
   ui.detailRequest.textContent = 'none yet';
+  showLeaveQuestion(false);
   show('intro');
   ui.reserve.focus();
 }
@@ -397,6 +447,9 @@ function startOver(): void {
 ui.reserve.addEventListener('click', () => void reserve());
 ui.purchase.addEventListener('click', () => void purchase());
 ui.startOver.addEventListener('click', startOver);
+ui.leave.addEventListener('click', () => askToLeave(true));
+ui.leaveNo.addEventListener('click', () => askToLeave(false));
+ui.leaveYes.addEventListener('click', () => void leaveLine());
 document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible') pollNow();
 });

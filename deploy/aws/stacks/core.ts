@@ -4,7 +4,7 @@
 //   CloudFront ──(x-api-key origin header, per-path cache policies)──▶ public REST API ──▶ PublicApi λ ──▶ SQS intake
 //                                                                                                            │ (DLQ)
 //   IAM-signed callers (ProtectedAPIGroup) ──▶ private REST API ──▶ PrivateApi λ              IntakeConsumer λ
-//   EventBridge schedules ──▶ ExpiryJob λ, MetricsJob λ                                                      │
+//   EventBridge schedules ──▶ ExpiryJob λ, MetricsJob λ, AdmissionJob λ                                    │
 //   every λ above: in the VPC ──▶ ElastiCache for Redis (TLS + AUTH) — counters, positions, history
 //                               ──▶ DynamoDB (token records, sessions), Secrets Manager (signing keys),
 //                                   EventBridge bus (events) — through VPC endpoints, no internet egress.
@@ -75,6 +75,7 @@ export const PUBLIC_ROUTES = {
   public_key: 'GET',
   'jwks.json': 'GET',
   queue_pos_expiry: 'GET',
+  leave_queue: 'POST',
 } as const;
 
 export const PRIVATE_ROUTES = {
@@ -303,6 +304,13 @@ export class CoreStack extends Stack {
     bus.grantPutEventsTo(metricsFn);
     const metricsRule = new Rule(this, 'MetricsJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(metricsFn)] });
     conditionAll(metricsRule, eventsOn);
+
+    // Automatic admission ticks every second, more often than a schedule fires: each invocation runs a minute's
+    // ticks, each claimed through the job lock in Redis (src/aws/jobs.ts). Active sessions are counted in DynamoDB.
+    const admissionFn = makeFunction('AdmissionJobFunction', 'jobs', 'admission', 90);
+    table.grant(admissionFn, ...TOKEN_TABLE_QUERY);
+    bus.grantPutEventsTo(admissionFn);
+    new Rule(this, 'AdmissionJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(admissionFn)] });
 
     // ---- API resources: one per VWR path, each with an OPTIONS method for CORS preflights ----
     for (const api of [publicApi, privateApi]) {

@@ -16,6 +16,7 @@
 
 import type { SessionStatus } from '../claims.ts';
 import { isRequestId } from '../ids.ts';
+import type { ServingMove } from '../ports/store.ts';
 
 /** Bounds of one report (the HTTP endpoint's schema says the same). */
 export const MAX_REPORT_IDS = 1000;
@@ -71,6 +72,7 @@ export function decideMaxSize(input: MaxSizeInput): MaxSizeDecision {
 /** What a report did; also the answer of POST /private/inlet/max_size. */
 export interface MaxSizeResult {
   serving_num: number;
+  /** How far the counter moved (inside the server: never past the queue, nothing while the room holds admission). */
   moved_by: number;
   /** Sessions this report closed. */
   closed: number;
@@ -83,8 +85,8 @@ export interface MaxSizeSteps {
   closeSession(requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean>;
   /** num_active_tokens. */
   activeTokens(): Promise<number>;
-  /** Adds `by` to the serving counter and answers its new value. */
-  move(by: number): Promise<number>;
+  /** Adds `by` to the serving counter and answers where it was and where it is. */
+  move(by: number): Promise<ServingMove>;
 }
 
 /** One report, steps 2–5. The caller has checked it with maxSizeReportProblem (step 1). */
@@ -94,6 +96,6 @@ export async function maxSizeAdmission(steps: MaxSizeSteps, maxSize: number, rep
   for (const id of report.abandoned) if (await steps.closeSession(id, -1)) closed++;
   const activeTokens = await steps.activeTokens();
   const { capacity, moveBy } = decideMaxSize({ maxSize, activeTokens, exited: report.exited, closedNow: closed });
-  const servingNum = await steps.move(moveBy);
-  return { serving_num: servingNum, moved_by: moveBy, closed, capacity };
+  const moved = await steps.move(moveBy);
+  return { serving_num: moved.serving, moved_by: moved.serving - moved.previousServing, closed, capacity };
 }

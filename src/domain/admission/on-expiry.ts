@@ -11,13 +11,19 @@
 
 import type { EventDetails } from '../ports/events.ts';
 import type { ExpiryAdvance } from '../ports/store.ts';
+import { admitsInPhase, type RoomPhase } from '../room-phase.ts';
 import type { RoomSettings } from '../room-settings.ts';
 
-type ExpiryRoom = Pick<RoomSettings, 'event_id' | 'incr_serving_on_expiry'>;
+type ExpiryRoom = Pick<RoomSettings, 'event_id' | 'incr_serving_on_expiry' | 'admission'>;
 
-/** Whether an expiry step of this room moves the serving counter (the store's `incrServing`). */
-export function expiryMovesCounter(room: ExpiryRoom): boolean {
-  return room.incr_serving_on_expiry;
+/**
+ * Whether an expiry step of this room moves the serving counter (the store's `incrServing`): with the switch
+ * on, in a phase that admits (nobody is let in while the room is paused, closed or not started), and not in a
+ * room that admits automatically — there the admission tick gives the freed places within the room's rate, which
+ * a move of the expiry step would bypass.
+ */
+export function expiryMovesCounter(room: ExpiryRoom, phase: RoomPhase): boolean {
+  return room.incr_serving_on_expiry && room.admission !== 'automatic' && admitsInPhase(phase);
 }
 
 /** The automatic_serving_counter_incr event of one expiry step, or null when the step did not move the counter. */
@@ -25,7 +31,7 @@ export function expiryIncrementEvent(
   room: ExpiryRoom,
   step: Pick<ExpiryAdvance, 'previousServing' | 'serving'>,
 ): EventDetails['automatic_serving_counter_incr'] | null {
-  if (!expiryMovesCounter(room) || step.serving === step.previousServing) return null;
+  if (!room.incr_serving_on_expiry || step.serving === step.previousServing) return null;
   return {
     event_id: room.event_id,
     previous_serving_counter_position: step.previousServing,

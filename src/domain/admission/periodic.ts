@@ -9,6 +9,8 @@
 //                            API in the standalone CLI and the Lambda handler (src/inlet/periodic.ts).
 // No I/O here: the clock reading, the pause check and the move are handed in.
 
+import type { ServingMove } from '../ports/store.ts';
+
 /** The pause signal's answer. ALARM: the site is struggling (or its health is unknown), skip this tick. */
 export type PauseVerdict = { state: 'OK'; reason: string } | { state: 'ALARM'; reason: string };
 
@@ -66,12 +68,13 @@ export type PeriodicOutcome =
   | { kind: 'moved'; by: number; servingNum: number };
 
 /**
- * One tick, steps 1–4. `now` is epoch seconds; `move` adds to the serving counter and answers its new value.
+ * One tick, steps 1–4. `now` is epoch seconds; `move` adds to the serving counter and answers where it was and
+ * where it is (inside the server it never passes the queue, so it may move by less than asked).
  */
 export async function periodicTick(
   inlet: PeriodicInlet,
   now: number,
-  move: (by: number) => Promise<number>,
+  move: (by: number) => Promise<ServingMove>,
 ): Promise<PeriodicOutcome> {
   let paused = false;
   let reason = '';
@@ -87,7 +90,9 @@ export async function periodicTick(
       return decision;
     case 'paused':
       return { kind: 'paused', reason };
-    case 'increment':
-      return { kind: 'moved', by: decision.by, servingNum: await move(decision.by) };
+    case 'increment': {
+      const moved = await move(decision.by);
+      return { kind: 'moved', by: moved.serving - moved.previousServing, servingNum: moved.serving };
+    }
   }
 }

@@ -1,10 +1,12 @@
 // The events the waiting room emits (spec: token_generated, session_updated, automatic_serving_counter_incr,
-// waiting_room_metrics) and the port it emits them through. The domain names the event and its detail; the
+// waiting_room_metrics; spec/rooms.md §4: queue_left) and the port it emits them through. The domain names the event and its detail; the
 // events adapter (src/events/) wraps it in the EventBridge envelope VWR's consumers parse and delivers it.
 
 export interface EventDetails {
   token_generated: { event_id: string; request_id: string };
   session_updated: { event_id: string; request_id: string; status: 'completed' | 'abandoned' };
+  /** A visitor gave their place up (leave_queue). */
+  queue_left: { event_id: string; request_id: string };
   automatic_serving_counter_incr: {
     event_id: string;
     previous_serving_counter_position: number;

@@ -18,6 +18,8 @@ export interface Counters {
   abandoned: number;
   /** Highest position known to have expired unclaimed. */
   maxExpired: number;
+  /** Positions given up with leaveQueue (never counted in `expired` as well). */
+  left: number;
 }
 
 export interface PositionRecord {
@@ -38,6 +40,8 @@ export interface ClaimContext extends PositionRecord {
   expiryEnabledSince: number | null;
   maxExpired: number;
   token: TokenRecord | null;
+  /** The visitor gave the position up (leaveQueue): no token set can be issued for it. */
+  left: boolean;
 }
 
 export type IssueResult =
@@ -46,7 +50,9 @@ export type IssueResult =
   /** The expiry job recorded the position as expired before the token could be issued. */
   | { outcome: 'expired' }
   /** The position no longer exists (a reset happened in between). */
-  | { outcome: 'no-position' };
+  | { outcome: 'no-position' }
+  /** The visitor gave the position up (leaveQueue) before the token set could be issued. */
+  | { outcome: 'left' };
 
 export interface ExpiryAdvance {
   previousMaxExpired: number;
@@ -55,6 +61,42 @@ export interface ExpiryAdvance {
   newlyExpiredUnclaimed: number;
   previousServing: number;
   serving: number;
+}
+
+// ---- Leaving the queue and automatic admission (issue 12, spec/rooms.md §2 and §4) ----
+
+/** What leaveQueue did. Only `left` changed anything. */
+export type LeaveResult =
+  | { outcome: 'left'; position: number }
+  | { outcome: 'no-position' }
+  | { outcome: 'already-left' }
+  /** A token set was issued for the position: its session is closed with closeSession instead. */
+  | { outcome: 'claimed' }
+  /** The expiry job recorded the position as expired before the leave. */
+  | { outcome: 'expired' };
+
+/** A move of the serving counter: where it was and where it is now. */
+export interface ServingMove {
+  previousServing: number;
+  serving: number;
+}
+
+/** What one tick of automatic admission decides on, read at one instant (getAdmissionSnapshot). */
+export interface AdmissionSnapshot {
+  /** Positions handed out. */
+  queue: number;
+  serving: number;
+  /** Positions the serving counter first reached at or after `windowStart` (the rate's window). */
+  reachedInWindow: number;
+  /** Positions the serving counter first reached at or after `now` (this second). */
+  reachedThisSecond: number;
+  /**
+   * Admitted visitors who have not claimed yet: positions ≤ min(serving, queue) that are not recorded as
+   * expired, hold no token set and were not left.
+   */
+  awaitingClaim: number;
+  /** Token sets with exp ≥ now whose session is open (countActiveTokens). */
+  activeSessions: number;
 }
 
 export interface StoredSigningKey {
@@ -114,8 +156,9 @@ export interface QueueStore {
 
   /**
    * Expiry job step: records as expired every position P with eligibility time < cutoff that has no token,
-   * advancing maxExpired and `expired`; when `incrServing`, also moves the serving counter forward by the
-   * number of newly expired unclaimed positions. One atomic unit.
+   * advancing maxExpired and `expired` (a position that was left is passed over but never counted as expired);
+   * when `incrServing`, also moves the serving counter forward by the number of newly expired unclaimed
+   * positions, never past the queue (as incrementServingWithinQueue). One atomic unit.
    */
   advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance>;
 
@@ -125,6 +168,23 @@ export interface QueueStore {
    */
   resetEvent(eventId: string): Promise<void>;
 
+  // ---- leaving the queue and automatic admission ----
+
+  /**
+   * The visitor gives the position up: it is recorded as left and counted in `left`, unless the request ID has
+   * no position, left already, holds a token set or was recorded as expired (then nothing changes). A left
+   * position can no longer be issued a token set, and the expiry job never counts it as expired. One atomic
+   * unit (with issueTokenIfAbsent: of a leave and a first claim of the same position, exactly one succeeds).
+   */
+  leaveQueue(eventId: string, requestId: string): Promise<LeaveResult>;
+  /**
+   * Moves the serving counter forward by min(by, queue − serving), never backwards (a counter already past the
+   * queue stays where it is), recording new highest values like incrementServing: nobody who joins later
+   * skips the line. `by` ≥ 0. One atomic unit.
+   */
+  incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove>;
+  /** Everything one automatic admission tick reads, at one instant; see AdmissionSnapshot. Read-only. */
+  getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot>;
 }
 
 /** The rooms' signing keys (src/tokens/keys.ts). */

@@ -30,7 +30,13 @@
 //   never seen again) or finds no position after it.
 
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
-import type { ClaimContext, IssueResult, SigningKeyStore, StoredSigningKey } from '../../domain/ports/store.ts';
+import type {
+  AdmissionSnapshot,
+  ClaimContext,
+  IssueResult,
+  SigningKeyStore,
+  StoredSigningKey,
+} from '../../domain/ports/store.ts';
 import { ForwardingStore } from '../forwarding-store.ts';
 import type { RedisStore } from '../redis/redis-store.ts';
 import type { TokenTable } from './token-table.ts';
@@ -120,6 +126,20 @@ export class CompositeStore extends ForwardingStore {
   }
 
 
+
+  // ---- leaving the queue and automatic admission: Redis's (the forwarding base), except active sessions ----
+
+  /**
+   * Redis's snapshot with the active sessions counted in DynamoDB (Redis holds no open sessions here). The two
+   * reads are not one instant; automatic admission tolerates that (see src/domain/admission/automatic.ts).
+   */
+  override async getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot> {
+    const [snapshot, activeSessions] = await Promise.all([
+      this.redis.getAdmissionSnapshot(eventId, now, windowStart),
+      this.countActiveTokens(eventId, now),
+    ]);
+    return { ...snapshot, activeSessions };
+  }
 
   override getSigningKeys(eventId: string): Promise<StoredSigningKey[]> {
     return this.keys.getSigningKeys(eventId);

@@ -4,7 +4,8 @@
 //
 // Key layout (prefix default "ar:"; E = event ID, in a hash tag so all keys of an event share one slot):
 //   ar:{E}:c   hash      counters: q queue, s serving, ms highest serving ever, t tokens, x expired,
-//                        co completed, ab abandoned, mx max expired, es expiry switched on at (absent = off)
+//                        co completed, ab abandoned, mx max expired, es expiry switched on at (absent = off),
+//                        lf left
 //   ar:{E}:rq  hash      request ID (16 raw bytes of the UUID) → position. The only per-visitor structure.
 //   ar:{E}:et  zset      entry-time runs: score = first position of a run of equal entry times,
 //                        member "<start>:<entry time>". Entry time of P = run with the greatest start ≤ P.
@@ -16,6 +17,7 @@
 //   ar:{E}:tp  zset      token positions (score = member = position): tokens held in a range of positions
 //   ar:{E}:k   hash      signing keys: kid → JSON [createdAt, private JWK, public JWK]
 //   ar:{E}:oa  hash      OpenID Connect: request ID (as in ar:{E}:rq) → its authorization request (JSON)
+//   ar:{E}:lp  zset      positions given up with leave_queue (score = member = position); counted in lf of ar:{E}:c
 //   ar:lock:<name> hash  job leader lock {o owner, x expires at (ms, caller's clock)}, with a Redis TTL
 //   ar:secret:<name> string  a value generated once and shared by every node (the generated admin
 //                        credentials, JSON): readable by anyone who can read this Redis, like the signing keys
@@ -34,12 +36,15 @@ import { Cluster, Redis } from 'ioredis';
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
 import {
   StoreUnavailableError,
+  type AdmissionSnapshot,
   type ClaimContext,
   type Counters,
   type ExpiryAdvance,
   type IssueResult,
   type JoinRequest,
+  type LeaveResult,
   type PositionRecord,
+  type ServingMove,
   type Store,
   type StoredSigningKey,
 } from '../../domain/ports/store.ts';
@@ -195,6 +200,7 @@ export class RedisStore implements Store {
       signingKeys: `${base}k`,
       authorizations: `${base}oa`,
       closedSessions: `${base}cs`,
+      leftPositions: `${base}lp`,
     };
   }
 
@@ -286,9 +292,9 @@ export class RedisStore implements Store {
 
   async getCounters(eventId: string): Promise<Counters> {
     const values = await this.call(() =>
-      this.client.hmget(this.keys(eventId).counters, 'q', 's', 't', 'x', 'co', 'ab', 'mx'),
+      this.client.hmget(this.keys(eventId).counters, 'q', 's', 't', 'x', 'co', 'ab', 'mx', 'lf'),
     );
-    const [queue, serving, tokens, expired, completed, abandoned, maxExpired] = values.map((v) => Number(v ?? 0));
+    const [queue, serving, tokens, expired, completed, abandoned, maxExpired, left] = values.map((v) => Number(v ?? 0));
     return {
       queue: queue as number,
       serving: serving as number,
@@ -297,6 +303,7 @@ export class RedisStore implements Store {
       completed: completed as number,
       abandoned: abandoned as number,
       maxExpired: maxExpired as number,
+      left: left as number,
     };
   }
 
@@ -319,6 +326,7 @@ export class RedisStore implements Store {
       expiryEnabledSince: raw.expiryEnabledSince,
       maxExpired: raw.maxExpired,
       token: raw.token === null ? null : decodeTokenRecord(requestId, raw.token),
+      left: raw.left,
     };
   }
 
@@ -416,5 +424,19 @@ export class RedisStore implements Store {
 
   async getAuthorization(eventId: string, requestId: string): Promise<string | null> {
     return this.call(() => this.client.hget(this.keys(eventId).authorizations, encodeRequestId(requestId)));
+  }
+
+  // ---- leaving the queue and automatic admission ----
+
+  async leaveQueue(eventId: string, requestId: string): Promise<LeaveResult> {
+    return this.call(() => this.scripts.leaveQueue(this.keys(eventId), encodeRequestId(requestId)));
+  }
+
+  async incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove> {
+    return this.call(() => this.scripts.incrementServingWithinQueue(this.keys(eventId), by, now));
+  }
+
+  async getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot> {
+    return this.call(() => this.scripts.getAdmissionSnapshot(this.keys(eventId), now, windowStart));
   }
 }

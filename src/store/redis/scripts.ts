@@ -5,6 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
+import type { AdmissionSnapshot, LeaveResult, ServingMove } from '../../domain/ports/store.ts';
 
 export type RedisClient = Redis | Cluster;
 
@@ -23,6 +24,8 @@ export interface EventKeys {
   authorizations: string;
   /** Composite store only: sessions closed in DynamoDB and already counted (request ID -> status). */
   closedSessions: string;
+  /** Positions given up with leave_queue (score = member = position). */
+  leftPositions: string;
 }
 
 type ScriptArg = string | number | Buffer;
@@ -35,18 +38,22 @@ const SCRIPTS = {
   assignPositionsIfAbsent: { keys: 3 },
   getPosition: { keys: 2, readOnly: true },
   incrementServing: { keys: 2 },
-  getClaimContext: { keys: 5, readOnly: true },
-  issueTokenIfAbsent: { keys: 6 },
+  getClaimContext: { keys: 6, readOnly: true },
+  issueTokenIfAbsent: { keys: 7 },
   closeSession: { keys: 3 },
-  advanceExpiry: { keys: 4 },
-  resetEvent: { keys: 10 },
+  advanceExpiry: { keys: 5 },
+  resetEvent: { keys: 11 },
   addSigningKeyIfNone: { keys: 1 },
   tryAcquireLock: { keys: 1 },
   claimSecret: { keys: 1 },
   replaceSecret: { keys: 1 },
   saveAuthorization: { keys: 2 },
-  claimTokenPosition: { keys: 3 },
+  claimTokenPosition: { keys: 4 },
   countClosedSession: { keys: 2 },
+  // ---- leaving the queue and automatic admission ----
+  leaveQueue: { keys: 4 },
+  incrementServingWithinQueue: { keys: 2 },
+  getAdmissionSnapshot: { keys: 5, readOnly: true },
 } as const satisfies Record<string, { keys: number; readOnly?: boolean }>;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -83,19 +90,22 @@ export interface RawClaimContext {
   maxExpired: number;
   /** The stored token value, if a token set was issued. */
   token: string | null;
+  left: boolean;
 }
 
 export type RawIssueResult =
   | { outcome: 'existing'; token: string }
   | { outcome: 'issued'; position: number }
   | { outcome: 'expired' }
-  | { outcome: 'no-position' };
+  | { outcome: 'no-position' }
+  | { outcome: 'left' };
 
 /** Composite store: the Redis half of issuing a token set (see claimTokenPosition.lua). */
 export type RawTokenClaim =
   | { outcome: 'claimed'; position: number; generation: number }
   | { outcome: 'expired' }
-  | { outcome: 'no-position' };
+  | { outcome: 'no-position' }
+  | { outcome: 'left' };
 
 export interface RawExpiryAdvance {
   previousMaxExpired: number;
@@ -159,11 +169,11 @@ export class RedisScripts {
   async getClaimContext(k: EventKeys, requestId: Buffer): Promise<RawClaimContext | null> {
     const reply = await this.run(
       'getClaimContext',
-      [k.counters, k.positions, k.runs, k.history, k.tokens],
+      [k.counters, k.positions, k.runs, k.history, k.tokens, k.leftPositions],
       [requestId],
     );
     if (isNil(reply)) return null;
-    const [position, entryTime, serving, servedAt, since, maxExpired, token] = reply as unknown[];
+    const [position, entryTime, serving, servedAt, since, maxExpired, token, left] = reply as unknown[];
     return {
       position: Number(position),
       entryTime: Number(entryTime),
@@ -172,13 +182,14 @@ export class RedisScripts {
       expiryEnabledSince: optionalNumber(since),
       maxExpired: Number(maxExpired),
       token: isNil(token) ? null : String(token),
+      left: Number(left) === 1,
     };
   }
 
   async issueTokenIfAbsent(k: EventKeys, requestId: Buffer, exp: number, claims: string): Promise<RawIssueResult> {
     const reply = (await this.run(
       'issueTokenIfAbsent',
-      [k.counters, k.positions, k.tokens, k.tokensByExp, k.openByExp, k.tokenPositions],
+      [k.counters, k.positions, k.tokens, k.tokensByExp, k.openByExp, k.tokenPositions, k.leftPositions],
       [requestId, exp, claims],
     )) as [string, unknown?];
     const [outcome, detail] = reply;
@@ -189,6 +200,7 @@ export class RedisScripts {
         return { outcome, position: Number(detail) };
       case 'expired':
       case 'no-position':
+      case 'left':
         return { outcome };
       default:
         throw new Error(`issueTokenIfAbsent.lua answered ${String(outcome)}`);
@@ -208,7 +220,7 @@ export class RedisScripts {
   ): Promise<RawExpiryAdvance> {
     const reply = (await this.run(
       'advanceExpiry',
-      [k.counters, k.runs, k.history, k.tokenPositions],
+      [k.counters, k.runs, k.history, k.tokenPositions, k.leftPositions],
       [cutoff, incrServing ? '1' : '0', now],
     )) as unknown[];
     const [previousMaxExpired, maxExpired, newlyExpiredUnclaimed, previousServing, serving] = reply.map(Number);
@@ -227,7 +239,7 @@ export class RedisScripts {
       'resetEvent',
       [
         k.counters, k.positions, k.runs, k.history, k.tokens, k.tokensByExp, k.openByExp, k.tokenPositions,
-        k.authorizations, k.closedSessions,
+        k.authorizations, k.closedSessions, k.leftPositions,
       ],
       [],
     );
@@ -254,7 +266,11 @@ export class RedisScripts {
   }
 
   async claimTokenPosition(k: EventKeys, requestId: Buffer): Promise<RawTokenClaim> {
-    const reply = (await this.run('claimTokenPosition', [k.counters, k.positions, k.tokenPositions], [requestId])) as [
+    const reply = (await this.run(
+      'claimTokenPosition',
+      [k.counters, k.positions, k.tokenPositions, k.leftPositions],
+      [requestId],
+    )) as [
       string,
       unknown?,
       unknown?,
@@ -265,6 +281,7 @@ export class RedisScripts {
         return { outcome, position: Number(position), generation: Number(generation) };
       case 'expired':
       case 'no-position':
+      case 'left':
         return { outcome };
       default:
         throw new Error(`claimTokenPosition.lua answered ${String(outcome)}`);
@@ -277,5 +294,50 @@ export class RedisScripts {
 
   async saveAuthorization(k: EventKeys, requestId: Buffer, value: string): Promise<boolean> {
     return Number(await this.run('saveAuthorization', [k.positions, k.authorizations], [requestId, value])) === 1;
+  }
+
+  // ---- leaving the queue and automatic admission ----
+
+  async leaveQueue(k: EventKeys, requestId: Buffer): Promise<LeaveResult> {
+    const reply = (await this.run(
+      'leaveQueue',
+      [k.counters, k.positions, k.tokenPositions, k.leftPositions],
+      [requestId],
+    )) as [string, unknown?];
+    const [outcome, position] = reply;
+    switch (outcome) {
+      case 'left':
+        return { outcome, position: Number(position) };
+      case 'no-position':
+      case 'already-left':
+      case 'claimed':
+      case 'expired':
+        return { outcome };
+      default:
+        throw new Error(`leaveQueue.lua answered ${String(outcome)}`);
+    }
+  }
+
+  async incrementServingWithinQueue(k: EventKeys, by: number, now: number): Promise<ServingMove> {
+    const reply = (await this.run('incrementServingWithinQueue', [k.counters, k.history], [Math.trunc(by), now])) as unknown[];
+    const [previousServing, serving] = reply.map(Number);
+    return { previousServing: previousServing as number, serving: serving as number };
+  }
+
+  async getAdmissionSnapshot(k: EventKeys, now: number, windowStart: number): Promise<AdmissionSnapshot> {
+    const reply = (await this.run(
+      'getAdmissionSnapshot',
+      [k.counters, k.history, k.tokenPositions, k.leftPositions, k.openByExp],
+      [now, windowStart],
+    )) as unknown[];
+    const [queue, serving, reachedInWindow, reachedThisSecond, awaitingClaim, activeSessions] = reply.map(Number);
+    return {
+      queue: queue as number,
+      serving: serving as number,
+      reachedInWindow: reachedInWindow as number,
+      reachedThisSecond: reachedThisSecond as number,
+      awaitingClaim: awaitingClaim as number,
+      activeSessions: activeSessions as number,
+    };
   }
 }

@@ -75,3 +75,13 @@ CREATE TABLE IF NOT EXISTS oidc_authorizations (
   authorization_request TEXT NOT NULL,
   PRIMARY KEY (event_id, request_id)
 ) WITHOUT ROWID;
+
+-- ---- Leaving the queue (issue 12) ----
+-- One row per position given up with leave_queue (deleted with the event's positions by a reset). The
+-- events row counts them in `left_count`, a column the store adds at start (ADDED_COLUMNS in sqlite-store.ts),
+-- so that a database created before it gains it too.
+CREATE TABLE IF NOT EXISTS left_positions (
+  event_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  PRIMARY KEY (event_id, position)
+) WITHOUT ROWID;

@@ -7,17 +7,36 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
 import type {
+  AdmissionSnapshot,
   ClaimContext,
   Counters,
   ExpiryAdvance,
   IssueResult,
   JoinRequest,
+  LeaveResult,
   PositionRecord,
+  ServingMove,
   Store,
   StoredSigningKey,
 } from '../../domain/ports/store.ts';
 
 const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
+
+/**
+ * Columns added to a table after it was first released: `CREATE TABLE IF NOT EXISTS` leaves an existing table
+ * as it is, so the store adds each one missing at start (an existing database keeps its data).
+ */
+const ADDED_COLUMNS: readonly { table: string; column: string; definition: string }[] = [
+  // Leaving the queue (issue 12): positions given up, see left_positions in schema.sql.
+  { table: 'events', column: 'left_count', definition: 'INTEGER NOT NULL DEFAULT 0' },
+];
+
+function addMissingColumns(db: DatabaseSync): void {
+  for (const { table, column, definition } of ADDED_COLUMNS) {
+    const columns = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+    if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+  }
+}
 
 export type SqliteSynchronous = 'full' | 'normal';
 
@@ -37,6 +56,7 @@ interface EventRow {
   abandoned: number;
   max_expired: number;
   expiry_enabled_since: number | null;
+  left_count: number;
 }
 
 interface TokenRow {
@@ -61,6 +81,7 @@ const ZERO_EVENT: EventRow = {
   abandoned: 0,
   max_expired: 0,
   expiry_enabled_since: null,
+  left_count: 0,
 };
 
 function toTokenRecord(row: TokenRow): TokenRecord {
@@ -86,6 +107,7 @@ function toCounters(row: EventRow): Counters {
     completed: row.completed,
     abandoned: row.abandoned,
     maxExpired: row.max_expired,
+    left: row.left_count,
   };
 }
 
@@ -111,6 +133,7 @@ export class SqliteStore implements Store {
     this.db.exec(`PRAGMA synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     this.db.exec('PRAGMA busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    addMissingColumns(this.db);
     this.sql = prepareStatements(this.db);
   }
 
@@ -255,6 +278,7 @@ export class SqliteStore implements Store {
       expiryEnabledSince: row.expiry_enabled_since,
       maxExpired: row.max_expired,
       token: token ? toTokenRecord(token) : null,
+      left: this.sql.isLeft.get(eventId, position.position) !== undefined,
     };
   }
 
@@ -266,6 +290,7 @@ export class SqliteStore implements Store {
         | { position: number }
         | undefined;
       if (!position) return { outcome: 'no-position' };
+      if (this.sql.isLeft.get(eventId, position.position) !== undefined) return { outcome: 'left' };
       const row = this.eventRow(eventId);
       if (position.position <= row.max_expired) return { outcome: 'expired' };
       this.sql.insertToken.run(
@@ -325,12 +350,14 @@ export class SqliteStore implements Store {
       const newMax = firstTooRecent === undefined ? upper : firstTooRecent.position - 1;
       if (newMax <= row.max_expired) return unchanged;
       const claimed = (this.sql.countTokensInRange.get(eventId, row.max_expired, newMax) as { n: number }).n;
-      const unclaimed = newMax - row.max_expired - claimed;
+      const left = (this.sql.countLeftInRange.get(eventId, row.max_expired, newMax) as { n: number }).n;
+      const unclaimed = newMax - row.max_expired - claimed - left;
       this.sql.recordExpired.run(newMax, unclaimed, eventId);
       let serving = row.serving;
       if (incrServing && unclaimed > 0) {
-        serving = row.serving + unclaimed;
-        this.setServing(eventId, row, serving, now);
+        // Never past the queue, never backwards (incrementServingWithinQueue).
+        serving = Math.max(row.serving, Math.min(row.serving + unclaimed, row.queue));
+        if (serving !== row.serving) this.setServing(eventId, row, serving, now);
       }
       return {
         previousMaxExpired: row.max_expired,
@@ -349,8 +376,66 @@ export class SqliteStore implements Store {
       this.sql.deleteTokens.run(eventId);
       this.sql.deleteHistory.run(eventId);
       this.sql.deleteAuthorizations.run(eventId);
+      this.sql.deleteLeft.run(eventId);
       this.sql.zeroCounters.run(eventId);
     });
+  }
+
+  // ---- leaving the queue and automatic admission ----
+
+  async leaveQueue(eventId: string, requestId: string): Promise<LeaveResult> {
+    return this.transaction(eventId, (): LeaveResult => {
+      const found = this.sql.getPosition.get(eventId, requestId) as { position: number } | undefined;
+      if (!found) return { outcome: 'no-position' };
+      const position = found.position;
+      if (this.sql.isLeft.get(eventId, position) !== undefined) return { outcome: 'already-left' };
+      if (this.sql.getToken.get(eventId, requestId) !== undefined) return { outcome: 'claimed' };
+      if (position <= this.eventRow(eventId).max_expired) return { outcome: 'expired' };
+      this.sql.insertLeft.run(eventId, position);
+      this.sql.incrementLeft.run(eventId);
+      return { outcome: 'left', position };
+    });
+  }
+
+  async incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove> {
+    return this.transaction(eventId, (): ServingMove => {
+      const row = this.ensureEvent(eventId);
+      const serving = row.serving + Math.max(0, Math.min(by, row.queue - row.serving));
+      if (serving !== row.serving) this.setServing(eventId, row, serving, now);
+      return { previousServing: row.serving, serving };
+    });
+  }
+
+  async getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot> {
+    // Statements run one after another with nothing in between: this process is the database's only writer.
+    const row = this.eventRow(eventId);
+    const admitted = Math.min(row.serving, row.queue);
+    let awaitingClaim = 0;
+    if (admitted > row.max_expired) {
+      const claimed = (this.sql.countTokensInRange.get(eventId, row.max_expired, admitted) as { n: number }).n;
+      const left = (this.sql.countLeftInRange.get(eventId, row.max_expired, admitted) as { n: number }).n;
+      awaitingClaim = admitted - row.max_expired - claimed - left;
+    }
+    return {
+      queue: row.queue,
+      serving: row.serving,
+      reachedInWindow: this.reachedSince(eventId, row.max_serving, windowStart),
+      reachedThisSecond: this.reachedSince(eventId, row.max_serving, now),
+      awaitingClaim,
+      activeSessions: (this.sql.countActive.get(eventId, now) as { n: number }).n,
+    };
+  }
+
+  /**
+   * How many positions the counter first reached at or after `since`: the highest value ever reached minus the
+   * highest one reached before `since`. Read from the top of the history down, so only the values of the
+   * window itself are passed over (like the expiry step).
+   */
+  private reachedSince(eventId: string, highest: number, since: number): number {
+    for (const entry of this.sql.historyFromTop.iterate(eventId) as Iterable<{ value: number; reached_at: number }>) {
+      if (entry.reached_at < since) return highest - entry.value;
+    }
+    return highest;
   }
 
   async getSigningKeys(eventId: string): Promise<StoredSigningKey[]> {
@@ -421,7 +506,7 @@ function prepareStatements(db: DatabaseSync) {
     recordExpired: s('UPDATE events SET max_expired = ?, expired = expired + ? WHERE event_id = ?'),
     zeroCounters: s(
       `UPDATE events SET queue = 0, serving = 0, max_serving = 0, tokens = 0, expired = 0, completed = 0,
-       abandoned = 0, max_expired = 0 WHERE event_id = ?`,
+       abandoned = 0, max_expired = 0, left_count = 0 WHERE event_id = ?`,
     ),
     insertPosition: s('INSERT INTO positions (event_id, position, request_id, entry_time) VALUES (?, ?, ?, ?)'),
     getPosition: s('SELECT position, entry_time FROM positions WHERE event_id = ? AND request_id = ?'),
@@ -475,5 +560,14 @@ function prepareStatements(db: DatabaseSync) {
       'SELECT authorization_request FROM oidc_authorizations WHERE event_id = ? AND request_id = ?',
     ),
     deleteAuthorizations: s('DELETE FROM oidc_authorizations WHERE event_id = ?'),
+    // ---- leaving the queue and automatic admission ----
+    isLeft: s('SELECT 1 AS found FROM left_positions WHERE event_id = ? AND position = ?'),
+    insertLeft: s('INSERT INTO left_positions (event_id, position) VALUES (?, ?)'),
+    incrementLeft: s('UPDATE events SET left_count = left_count + 1 WHERE event_id = ?'),
+    countLeftInRange: s(
+      'SELECT count(*) AS n FROM left_positions WHERE event_id = ? AND position > ? AND position <= ?',
+    ),
+    deleteLeft: s('DELETE FROM left_positions WHERE event_id = ?'),
+    historyFromTop: s('SELECT value, reached_at FROM serving_history WHERE event_id = ? ORDER BY value DESC'),
   };
 }

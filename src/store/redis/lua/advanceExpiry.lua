@@ -1,12 +1,14 @@
 --[[
   Expiry job step: records as expired every position whose eligibility time is before the cutoff and that
-  holds no token, advancing max expired and the expired count; optionally moves the serving counter forward
-  by the number of newly expired unclaimed positions. Same rules as the SQLite store.
+  holds no token, advancing max expired and the expired count (a position that was left is passed over but
+  never counted as expired); optionally moves the serving counter forward by the number of newly expired
+  unclaimed positions, never past the queue. Same rules as the SQLite store.
 
   KEYS[1] counters hash
   KEYS[2] entry-time runs sorted set
   KEYS[3] serving history sorted set
   KEYS[4] token positions sorted set
+  KEYS[5] left positions sorted set
   ARGV[1] cutoff (epoch seconds): eligible strictly before it means expired
   ARGV[2] '1' to move the serving counter forward, else '0'
   ARGV[3] now (epoch seconds), recorded if the counter reaches a new highest value
@@ -15,7 +17,7 @@
 ]]
 --- @include "setServing"
 
-local counters, runs, history, tokenPositions = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local counters, runs, history, tokenPositions, leftPositions = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local cutoff = tonumber(ARGV[1])
 -- Both history and runs are read in pages so one step never builds a huge reply inside the script.
 local PAGE = 256
@@ -96,13 +98,17 @@ if newMax <= maxExpired then
 end
 
 local claimed = redis.call('ZCOUNT', tokenPositions, '(' .. int(maxExpired), int(newMax))
-local unclaimed = newMax - maxExpired - claimed
+local left = redis.call('ZCOUNT', leftPositions, '(' .. int(maxExpired), int(newMax))
+local unclaimed = newMax - maxExpired - claimed - left
 redis.call('HSET', counters, 'mx', newMax)
 redis.call('HINCRBY', counters, 'x', unclaimed)
 
 local newServing = serving
 if ARGV[2] == '1' and unclaimed > 0 then
-  newServing = serving + unclaimed
-  setServing(counters, history, newServing, ARGV[3])
+  -- Never past the queue, never backwards (incrementServingWithinQueue.lua).
+  newServing = math.max(serving, math.min(serving + unclaimed, queue))
+  if newServing ~= serving then
+    setServing(counters, history, newServing, ARGV[3])
+  end
 end
 return {maxExpired, newMax, unclaimed, serving, newServing}

@@ -8,11 +8,12 @@
   KEYS[1] counters hash
   KEYS[2] request ID -> position hash
   KEYS[3] token positions sorted set (score = member = position)
+  KEYS[4] left positions sorted set (score = member = position)
   ARGV[1] request ID
 
-  Output: {'claimed', position, reset generation} | {'no-position'} | {'expired'}
+  Output: {'claimed', position, reset generation} | {'no-position'} | {'left'} | {'expired'}
 ]]
-local counters, positions, tokenPositions = KEYS[1], KEYS[2], KEYS[3]
+local counters, positions, tokenPositions, leftPositions = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
 local position = redis.call('HGET', positions, ARGV[1])
 if not position then
@@ -21,6 +22,9 @@ end
 local generation = tonumber(redis.call('HGET', counters, 'g') or '0')
 if redis.call('ZSCORE', tokenPositions, position) then
   return {'claimed', tonumber(position), generation}
+end
+if redis.call('ZSCORE', leftPositions, position) then
+  return {'left'}
 end
 if tonumber(position) <= tonumber(redis.call('HGET', counters, 'mx') or '0') then
   return {'expired'}

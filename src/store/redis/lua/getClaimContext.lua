@@ -6,12 +6,14 @@
   KEYS[3] entry-time runs sorted set
   KEYS[4] serving history sorted set
   KEYS[5] tokens hash
+  KEYS[6] left positions sorted set (score = member = position)
   ARGV[1] request ID
 
   Output: nil when the request ID has no position, else
-    {position, entry time, serving, servedAt | nil, expiry enabled since | nil, max expired, token | nil}
+    {position, entry time, serving, servedAt | nil, expiry enabled since | nil, max expired, token | nil,
+     1 if the position was left else 0}
 ]]
-local counters, positions, runs, history, tokens = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local counters, positions, runs, history, tokens, leftPositions = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id = ARGV[1]
 
 local position = redis.call('HGET', positions, id)
@@ -33,4 +35,5 @@ return {
   c[2] and tonumber(c[2]) or false,
   tonumber(c[3] or '0'),
   redis.call('HGET', tokens, id),
+  redis.call('ZSCORE', leftPositions, position) and 1 or 0,
 }

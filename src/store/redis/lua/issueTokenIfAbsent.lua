@@ -7,13 +7,15 @@
   KEYS[4] tokens by exp sorted set (member = 6-byte big-endian position .. request ID)
   KEYS[5] open sessions by exp sorted set (same members)
   KEYS[6] token positions sorted set (score = member = position)
+  KEYS[7] left positions sorted set (score = member = position)
   ARGV[1] request ID
   ARGV[2] exp
   ARGV[3] claims JSON (everything but status and position)
 
-  Output: {'existing', stored value} | {'no-position'} | {'expired'} | {'issued', position}
+  Output: {'existing', stored value} | {'no-position'} | {'left'} | {'expired'} | {'issued', position}
 ]]
 local counters, positions, tokens, byExp, openByExp, tokenPositions = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local leftPositions = KEYS[7]
 local id, exp = ARGV[1], ARGV[2]
 
 local existing = redis.call('HGET', tokens, id)
@@ -23,6 +25,9 @@ end
 local position = redis.call('HGET', positions, id)
 if not position then
   return {'no-position'}
+end
+if redis.call('ZSCORE', leftPositions, position) then
+  return {'left'}
 end
 if tonumber(position) <= tonumber(redis.call('HGET', counters, 'mx') or '0') then
   return {'expired'}

@@ -1,0 +1,79 @@
+// The admission job on AWS (src/aws/jobs.ts): a scheduled function runs a minute's ticks, one per second, each
+// claimed through the job lock in Redis — so an invocation that overlaps another (a late start, a retry) never
+// runs a tick twice. The ticks are driven by a test clock: the function's wait for the next second advances it.
+
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { createJobHandlers, type AdmissionTicking } from '../../src/aws/jobs.ts';
+import { createRuntime, type AwsRuntime } from '../../src/aws/runtime.ts';
+import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+import { RedisStore } from '../../src/store/redis/redis-store.ts';
+import { TestClock } from '../support/node.ts';
+import { startRedisServer } from '../support/redis-server.ts';
+import { scheduledEvent } from './events.ts';
+
+const redis = await startRedisServer();
+after(() => redis.destroy());
+
+const room: RoomSettings = { ...defaultSettings('Sample'), admission: 'automatic', new_users_per_minute: 120, total_active_users: 1000 };
+
+/** One execution environment of the jobs function, on a shared Redis and clock; counts its admission runs. */
+async function environment(keyPrefix: string, clock: TestClock) {
+  const runtime: AwsRuntime = await createRuntime(
+    { event: room, redis: { host: '127.0.0.1', port: 0, tls: false, keyPrefix }, pollTtl: 1, logLevel: 'silent' },
+    { store: new RedisStore({ url: redis.url, keyPrefix, readyTimeoutMs: 5000 }), clock: clock.now, log: () => {} },
+  );
+  const runs: number[] = [];
+  const admit = runtime.room.admitAutomatically.bind(runtime.room);
+  runtime.room.admitAutomatically = async (eventId) => {
+    runs.push(Math.floor(clock.now() / 1000));
+    return admit(eventId);
+  };
+  return { runtime, runs };
+}
+
+/** Ticks at the given seconds, as the clock reaches them (the test's stand-in for waiting a second). */
+function ticksAt(clock: TestClock, seconds: readonly number[]): AdmissionTicking {
+  let next = 0;
+  return {
+    ticks: seconds.length,
+    nextTick: async () => {
+      const second = seconds[next++]!;
+      clock.ms = Math.max(clock.ms, second * 1000);
+      return second;
+    },
+  };
+}
+
+describe('AWS admission job', () => {
+  it('one invocation runs its ticks one per second and admits at the room\'s rate', async () => {
+    const clock = new TestClock();
+    const { runtime, runs } = await environment(`ar-aws-adm-${randomUUID().slice(0, 8)}:`, clock);
+    try {
+      await runtime.store.assignPositions('Sample', Array.from({ length: 10 }, () => ({ requestId: randomUUID(), entryTime: 1 })));
+      const start = Math.floor(clock.now() / 1000) + 1;
+      await createJobHandlers(async () => runtime, ticksAt(clock, [start, start + 1, start + 2])).admission(scheduledEvent('admission'));
+      assert.deepEqual(runs, [start, start + 1, start + 2]);
+      assert.equal((await runtime.room.counters('Sample')).serving, 6, '⌈120/60⌉ = 2 a tick, three ticks');
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('two invocations that overlap run each tick once between them', async () => {
+    const clock = new TestClock();
+    const keyPrefix = `ar-aws-adm-${randomUUID().slice(0, 8)}:`;
+    const [a, b] = [await environment(keyPrefix, clock), await environment(keyPrefix, clock)];
+    try {
+      const start = Math.floor(clock.now() / 1000) + 1;
+      // The late invocation starts on the last tick of the first one.
+      await createJobHandlers(async () => a.runtime, ticksAt(clock, [start, start + 1])).admission(scheduledEvent('admission'));
+      await createJobHandlers(async () => b.runtime, ticksAt(clock, [start + 1, start + 2])).admission(scheduledEvent('admission'));
+      assert.deepEqual([...a.runs, ...b.runs], [start, start + 1, start + 2]);
+    } finally {
+      await a.runtime.close();
+      await b.runtime.close();
+    }
+  });
+});
