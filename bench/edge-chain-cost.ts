@@ -18,7 +18,7 @@ const KEY = 'cdn-origin-key-0123456789';
 const BATCH = 5000;
 const BATCHES = 40;
 
-const counters: Counters = { queue: 10, serving: 5, tokens: 1, expired: 0, completed: 0, abandoned: 0, maxExpired: 0 };
+const counters: Counters = { queue: 10, serving: 5, tokens: 1, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0 };
 const room = { answersPollsFromMemory: true, countersInMemory: () => counters } as unknown as WaitingRoomService;
 const fastPoll = fastPollStep({ room, pollTtl: 1 }) as EdgeStep;
 const notAnswered: EdgeHandler = () => {
