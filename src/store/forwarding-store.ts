@@ -9,10 +9,14 @@ import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
 import type {
   ClaimContext,
   Counters,
+  DrawRecord,
+  DrawSeed,
   ExpiryAdvance,
   IssueResult,
   JoinRequest,
   PositionRecord,
+  PrequeueEntry,
+  PrequeueLeave,
   Store,
   StoredSigningKey,
 } from '../domain/ports/store.ts';
@@ -116,5 +120,43 @@ export abstract class ForwardingStore implements Store {
 
   getAuthorization(eventId: string, requestId: string): Promise<string | null> {
     return this.inner.getAuthorization(eventId, requestId);
+  }
+
+  // ---- Pre-queue and the draw ----
+
+  commitDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    return this.inner.commitDraw(eventId, candidate);
+  }
+
+  getDraw(eventId: string): Promise<DrawRecord | null> {
+    return this.inner.getDraw(eventId);
+  }
+
+  joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
+    return this.inner.joinPrequeue(eventId, joins, candidate);
+  }
+
+  getPrequeueEntry(eventId: string, requestId: string): Promise<PrequeueEntry | null> {
+    return this.inner.getPrequeueEntry(eventId, requestId);
+  }
+
+  readPrequeue(eventId: string, afterJoinOrder: number, limit: number): Promise<PrequeueEntry[]> {
+    return this.inner.readPrequeue(eventId, afterJoinOrder, limit);
+  }
+
+  startDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    return this.inner.startDraw(eventId, candidate);
+  }
+
+  numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
+    return this.inner.numberDrawn(eventId, expectedProgress, requestIds);
+  }
+
+  numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
+    return this.inner.numberLateArrivals(eventId, limit);
+  }
+
+  leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
+    return this.inner.leavePrequeue(eventId, requestId);
   }
 }

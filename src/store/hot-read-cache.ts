@@ -10,7 +10,7 @@
 // `ttlMs`. A failed read is not cached: each later miss tries the store again.
 
 import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
-import type { Counters, ExpiryAdvance, IssueResult, JoinRequest, Store } from '../domain/ports/store.ts';
+import type { Counters, DrawRecord, DrawSeed, ExpiryAdvance, IssueResult, JoinRequest, Store } from '../domain/ports/store.ts';
 import { ForwardingStore } from './forwarding-store.ts';
 
 /** The longest TTL accepted: a poller must see the counter move within a few seconds. */
@@ -145,6 +145,20 @@ export class HotReadCache extends ForwardingStore {
 
   override resetEvent(eventId: string): Promise<void> {
     return this.write(eventId, () => this.inner.resetEvent(eventId));
+  }
+
+  // The pre-queue and the draw move the queue counter when they number entries.
+
+  override joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
+    return this.write(eventId, () => this.inner.joinPrequeue(eventId, joins, candidate));
+  }
+
+  override numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
+    return this.write(eventId, () => this.inner.numberDrawn(eventId, expectedProgress, requestIds));
+  }
+
+  override numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
+    return this.write(eventId, () => this.inner.numberLateArrivals(eventId, limit));
   }
 
   override close(): Promise<void> {
