@@ -190,8 +190,8 @@ export interface DrawRecord {
   /** The position given to place 1: the queue counter + 1 when the draw started. */
   firstPosition: number;
   /**
-   * Join order through which pre-queue entries have positions: drawnThrough once every place is numbered,
-   * then the late arrivals (joined while the draw ran), numbered FIFO behind the drawn ones.
+   * Join order through which the late arrivals (entries that joined after the draw started) have positions,
+   * FIFO behind the drawn ones: drawnThrough when the draw starts, then it grows (numberLateArrivals).
    */
   numberedThrough: number;
 }
