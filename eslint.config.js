@@ -17,7 +17,7 @@ export const LAYERS = {
   tokens: ['domain'],
   events: ['domain'],
   jobs: ['domain'],
-  config: ['domain', 'inlet'], // inlet: until the inlet settings join the room-settings schema (issue 20)
+  config: ['domain'],
   observability: ['domain'],
   cdn: ['domain'],
   inlet: ['domain', 'client', 'http', 'jobs', 'observability'],

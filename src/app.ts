@@ -10,12 +10,14 @@ import { composeCore } from './compose/core.ts';
 import { openStore } from './compose/open-store.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import type { Store } from './domain/ports/store.ts';
+import type { RoomRegistry } from './domain/room-registry.ts';
 import type { WaitingRoomService } from './domain/waiting-room-service.ts';
 import { EventBus } from './events/bus.ts';
 import { SseSink } from './events/sse-sink.ts';
+import { RoomWebhooks } from './events/room-webhooks.ts';
 import { WebhookSink } from './events/webhook-sink.ts';
 import { buildHttpServer } from './http/server.ts';
-import { maxSizeInletRoutes, periodicInletJobs } from './inlet/in-server.ts';
+import { followPeriodicInlets, maxSizeInletRoutes } from './inlet/in-server.ts';
 import { JobScheduler } from './jobs/scheduler.ts';
 import { Metrics } from './observability/metrics.ts';
 import { oidcAdapter } from './oidc/adapter.ts';
@@ -23,9 +25,13 @@ import { oidcAdapter } from './oidc/adapter.ts';
 export interface AnteroomNode {
   http: FastifyInstance;
   room: WaitingRoomService;
+  /** The rooms served; putting or removing one here is followed by every part of the node. */
+  rooms: RoomRegistry;
   /** The store the node opened (tests inspect it). */
   store: Store;
   bus: EventBus;
+  /** The webhooks of every room (a sink of the bus). */
+  webhooks: RoomWebhooks;
   scheduler: JobScheduler;
   /** Base URL of the public API, e.g. http://127.0.0.1:8080 */
   publicUrl: string;
@@ -66,21 +72,16 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     afterReset: config.cdnPurgeUrl ? (eventId) => purgeCdn?.(eventId) ?? Promise.resolve() : undefined,
     onJoinBatch: (size) => metrics.joinBatchSize.observe(size),
   });
-  const { service: room, bus } = core;
+  const { service: room, bus, rooms } = core;
   const sse = new SseSink();
   bus.subscribe(sse);
-  for (const event of config.events) {
-    for (const hook of event.webhooks) {
-      bus.subscribe(
-        new WebhookSink({
-          eventId: event.event_id,
-          url: hook.url,
-          secret: hook.secret,
-          onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
-        }),
-      );
-    }
-  }
+  // The adapters that hold something per room follow the registry (rooms can be put and removed while running).
+  const webhooks = new RoomWebhooks(
+    rooms,
+    (eventId, target) =>
+      new WebhookSink({ eventId, ...target, onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }) }),
+  );
+  bus.subscribe(webhooks);
   metrics.watchEvents(room);
 
   const oidc = oidcAdapter({ room, secrets: store, publicUrl: () => publicUrl, clock });
@@ -132,8 +133,9 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
         for (const eventId of room.roomIds()) await room.emitMetrics(eventId);
       },
     });
-    for (const job of periodicInletJobs({ room, metrics, log: http.log, clock })) scheduler.start(job);
   }
+  const stopFollowingInlets =
+    options.jobs !== false ? followPeriodicInlets(rooms, scheduler, { room, metrics, log: http.log, clock }) : () => {};
 
   await http.listen({ host: config.host, port: config.port });
   const address = http.server.address();
@@ -144,14 +146,17 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   return {
     http,
     room,
+    rooms,
     store,
     bus,
+    webhooks,
     scheduler,
     publicUrl,
     privateUrl: `${publicUrl}${config.privateBasePath}`,
     port,
     close: () =>
       (closing ??= (async () => {
+        stopFollowingInlets();
         await scheduler.stop();
         await http.close();
         await core.close();

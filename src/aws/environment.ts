@@ -2,7 +2,8 @@
 // exactly these variables, from the stack parameters of VWR's templates (EventId, ValidityPeriod, ...).
 
 import { ConfigErrors } from '../domain/errors.ts';
-import { defaultSettings, EVENT_ID_PATTERN, type RoomSettings } from '../domain/room-settings.ts';
+import { parseRoomSettings, RoomSettingsSchema, type RoomSettings } from '../domain/room-settings.ts';
+import { integerRange } from '../domain/setting-problems.ts';
 
 export interface AwsConfig {
   /** One waiting room per stack, as VWR deployed it. */
@@ -33,9 +34,23 @@ export interface AwsConfig {
 
 type Env = Record<string, string | undefined>;
 
-/** What the functions accept for a period in seconds and for a port (the stacks' parameters say the same). */
-export const SECONDS_RANGE = { min: 1, max: 31_536_000 } as const;
+/**
+ * What the functions accept for a period in seconds (both periods of a room share the room-settings schema's
+ * range) and for a port; the stacks' parameters import them to say the same.
+ */
+export const SECONDS_RANGE = integerRange(RoomSettingsSchema.properties.validity_period);
 export const PORT_RANGE = { min: 1, max: 65_535 } as const;
+
+/** The variable that sets each of the room's settings (VWR's names). */
+const ROOM_SETTING_VARIABLES = {
+  event_id: 'EVENT_ID',
+  validity_period: 'VALIDITY_PERIOD',
+  enable_queue_position_expiry: 'ENABLE_QUEUE_POSITION_EXPIRY',
+  queue_position_expiry_period: 'QUEUE_POSITION_EXPIRY_PERIOD',
+  incr_serving_on_expiry: 'INCR_SVC_ON_QUEUE_POSITION_EXPIRY',
+  enable_events_generation: 'ENABLE_EVENTS_GENERATION',
+  issuer: 'ISSUER',
+} as const;
 
 /**
  * The variables that make a function part of one core stack's waiting room: its event settings and where
@@ -71,8 +86,8 @@ function required(env: Env, name: string): string {
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const text = env[name];
   if (text === undefined || text === '') return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) {
+  const value = wholeNumber(text);
+  if (typeof value !== 'number' || value < min || value > max) {
     throw ConfigErrors.awsEnvironment(`${name} must be a whole number from ${min} to ${max} (got "${text}")`);
   }
   return value;
@@ -81,28 +96,45 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const text = env[name];
   if (text === undefined || text === '') return fallback;
-  if (text === 'true' || text === 'false') return text === 'true';
+  const value = trueOrFalse(text);
+  if (typeof value === 'boolean') return value;
   throw ConfigErrors.awsEnvironment(`${name} must be "true" or "false" (got "${text}")`);
 }
 
 const optional = (env: Env, name: string) => (env[name] === '' ? undefined : env[name]);
 
+/**
+ * The stack's room, from its variables through the room-settings schema: a variable left unset or empty
+ * takes the schema's default. Text is turned into the JSON value it spells ("3600", "true") and the schema
+ * judges it; text that spells none is handed over as it is, for the schema to refuse with its rule.
+ */
+function roomFromEnv(env: Env): RoomSettings {
+  required(env, 'EVENT_ID');
+  const input: Record<string, unknown> = {};
+  for (const [setting, name] of Object.entries(ROOM_SETTING_VARIABLES)) {
+    const text = optional(env, name);
+    if (text === undefined) continue;
+    const kind = RoomSettingsSchema.properties[setting as keyof typeof ROOM_SETTING_VARIABLES].type;
+    input[setting] = kind === 'integer' ? wholeNumber(text) : kind === 'boolean' ? trueOrFalse(text) : text;
+  }
+  const room = parseRoomSettings(input);
+  if (room.ok) return room.settings;
+  const name = ROOM_SETTING_VARIABLES[room.problem.path[0] as keyof typeof ROOM_SETTING_VARIABLES];
+  throw ConfigErrors.awsEnvironment(`${name} ${room.problem.rule} (got "${env[name]}")`);
+}
+
+function wholeNumber(text: string): unknown {
+  const value = Number(text);
+  return Number.isInteger(value) ? value : text;
+}
+
+function trueOrFalse(text: string): unknown {
+  return text === 'true' ? true : text === 'false' ? false : text;
+}
+
 export function awsConfigFromEnv(env: Env = process.env): AwsConfig {
-  const eventId = required(env, 'EVENT_ID');
-  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw ConfigErrors.awsEnvironment(`EVENT_ID "${eventId}" is not a valid event ID`);
-  const defaults = defaultSettings(eventId);
-  const issuer = optional(env, 'ISSUER');
-  const event: RoomSettings = {
-    ...defaults,
-    validity_period: integer(env, 'VALIDITY_PERIOD', defaults.validity_period, SECONDS_RANGE.min, SECONDS_RANGE.max),
-    enable_queue_position_expiry: flag(env, 'ENABLE_QUEUE_POSITION_EXPIRY', defaults.enable_queue_position_expiry),
-    queue_position_expiry_period: integer(env, 'QUEUE_POSITION_EXPIRY_PERIOD', defaults.queue_position_expiry_period, SECONDS_RANGE.min, SECONDS_RANGE.max),
-    incr_serving_on_expiry: flag(env, 'INCR_SVC_ON_QUEUE_POSITION_EXPIRY', defaults.incr_serving_on_expiry),
-    enable_events_generation: flag(env, 'ENABLE_EVENTS_GENERATION', defaults.enable_events_generation),
-    ...(issuer ? { issuer } : {}),
-  };
   return {
-    event,
+    event: roomFromEnv(env),
     redis: {
       host: required(env, 'REDIS_HOST'),
       port: integer(env, 'REDIS_PORT', 6379, PORT_RANGE.min, PORT_RANGE.max),

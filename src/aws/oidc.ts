@@ -19,7 +19,8 @@
 
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ConfigErrors } from '../domain/errors.ts';
-import type { OidcClientSettings } from '../domain/room-settings.ts';
+import { Value } from '@sinclair/typebox/value';
+import { OidcClientSchema, type OidcClientSettings } from '../domain/room-settings.ts';
 import { oidcAdapter } from '../oidc/adapter.ts';
 import { proxyHandler, publicHttpApp, type HttpApp } from './api-gateway.ts';
 import { readCoreSettings } from './core-settings.ts';
@@ -65,9 +66,10 @@ export function oidcConfigFromEnv(env: Env = process.env): OidcFunctionConfig {
   return { publicUrl, publicApiUrl, redirectUrisSecretId, clientSecretId: env.CLIENT_SECRET_ID || undefined };
 }
 
-/** The same rule as the configuration file's (src/config/config.ts): absolute http(s), a host, no fragment. */
-const REDIRECT_URI = /^https?:\/\/[^\s#/?]+[^\s#]*$/;
-const CLIENT_SECRET = /^[\x21-\x7E]{16,256}$/;
+// The rules of the events file's "oidc" member (src/domain/room-settings.ts): a redirect URI is absolute
+// http(s) with a host and no fragment; a client secret is 16-256 printable ASCII characters.
+const REDIRECT_URIS = OidcClientSchema.properties.redirect_uris;
+const CLIENT_SECRET = OidcClientSchema.properties.client_secret;
 
 /** The OIDC client settings of the stack's event, from its secrets. */
 export async function readOidcClientSettings(
@@ -82,16 +84,16 @@ export async function readOidcClientSettings(
     throw ConfigErrors.awsEnvironment(`secret ${config.redirectUrisSecretId} must be JSON {"redirect_uris": [...]}`);
   }
   const uris = (parsed as { redirect_uris?: unknown } | null)?.redirect_uris;
-  if (!Array.isArray(uris) || uris.length > 100 || !uris.every((u) => typeof u === 'string' && u.length <= 2048 && REDIRECT_URI.test(u))) {
+  if (!Array.isArray(uris) || uris.length > REDIRECT_URIS.maxItems! || !uris.every((u) => Value.Check(REDIRECT_URIS.items, u))) {
     throw ConfigErrors.awsEnvironment(
-      `secret ${config.redirectUrisSecretId}: redirect_uris must be a list of at most 100 absolute http(s) URLs without fragment`,
+      `secret ${config.redirectUrisSecretId}: redirect_uris must be a list of at most ${REDIRECT_URIS.maxItems} absolute http(s) URLs without fragment`,
     );
   }
   const settings: OidcClientSettings = { redirect_uris: [...(uris as string[])] };
   if (config.clientSecretId) {
     const secret = await read(config.clientSecretId);
     // Never echoed: the message names the secret, not its value.
-    if (!CLIENT_SECRET.test(secret)) throw ConfigErrors.awsEnvironment(`secret ${config.clientSecretId} must be 16-256 printable ASCII characters`);
+    if (!Value.Check(CLIENT_SECRET, secret)) throw ConfigErrors.awsEnvironment(`secret ${config.clientSecretId} must be 16-256 printable ASCII characters`);
     settings.client_secret = secret;
   }
   return settings;

@@ -7,8 +7,16 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigErrors } from '../domain/errors.ts';
 import { MAX_EXITED, maxSizeReportProblem, type MaxSizeReport } from '../domain/admission/max-size.ts';
 import type { PeriodicInlet, PeriodicOutcome } from '../domain/admission/periodic.ts';
-import { DEFAULT_EVENT_ID, EVENT_ID_PATTERN } from '../domain/room-settings.ts';
-import { DEFAULT_PAUSE_TIMEOUT, DEFAULT_PERIODIC_INTERVAL, pauseCheckSettings } from '../inlet/inlet-config.ts';
+import {
+  DEFAULT_EVENT_ID,
+  DEFAULT_PAUSE_TIMEOUT,
+  DEFAULT_PERIODIC_INTERVAL,
+  EVENT_ID_PATTERN,
+  MaxSizeInletSchema,
+  parsePauseCheck,
+  PeriodicInletSchema,
+} from '../domain/room-settings.ts';
+import { integerRange } from '../domain/setting-problems.ts';
 import { applyMaxSizeReport, describeMaxSizeResult } from '../inlet/max-size.ts';
 import { pauseChecker } from '../inlet/pause-check.ts';
 import { describePeriodicOutcome, periodicOutcomeRecord, runPeriodicTick } from '../inlet/periodic.ts';
@@ -22,6 +30,15 @@ function opt(flags: string, description: string, envName?: string): Option {
   const option = new Option(flags, description);
   return envName ? option.env(env(envName)) : option;
 }
+
+/** The flag of each pause-check setting, to name it in a message. */
+const PAUSE_FLAGS = { url: '--pause-url', json_path: '--pause-json-path', threshold: '--pause-threshold', timeout: '--pause-timeout' };
+
+/** A whole number in the range the events file's inlet accepts for the same setting. */
+const settingRange = (schema: Parameters<typeof integerRange>[0]) => {
+  const { min, max } = integerRange(schema);
+  return integerIn(min, max);
+};
 
 /** Epoch seconds, or a date such as 2026-11-22T18:00:00Z. */
 function epochSecondsValue(value: string): number {
@@ -144,8 +161,8 @@ function periodicCommand(): Command {
       'Every interval, add --increment-by to the serving counter while start time < now < end time, unless the ' +
         'pause check says the site is struggling. Runs until the end time, SIGINT or SIGTERM; prints a line per tick.',
     )
-    .addOption(opt('--increment-by <n>', 'visitors let in per tick').makeOptionMandatory().argParser(integerIn(1, 1_000_000)))
-    .addOption(opt('--interval <seconds>', 'time between ticks').default(DEFAULT_PERIODIC_INTERVAL).argParser(integerIn(1, 86_400)))
+    .addOption(opt('--increment-by <n>', 'visitors let in per tick').makeOptionMandatory().argParser(settingRange(PeriodicInletSchema.properties.increment_by)))
+    .addOption(opt('--interval <seconds>', 'time between ticks').default(DEFAULT_PERIODIC_INTERVAL).argParser(settingRange(PeriodicInletSchema.properties.interval)))
     .addOption(opt('--start-time <time>', 'first tick that admits is after this (epoch seconds or ISO date; 0 = now)').default(0).argParser(epochSecondsValue))
     .addOption(opt('--end-time <time>', 'stop admitting and exit at this time (epoch seconds or ISO date; 0 = no end)').default(0).argParser(epochSecondsValue))
     .addOption(opt('--pause-url <url>', 'health check: skip a tick when this URL answers non-2xx, times out or is unreachable'))
@@ -184,16 +201,16 @@ function periodicInletFromOptions(eventId: string, o: Record<string, unknown>): 
   }
   let pauseCheck: PeriodicInlet['pauseCheck'];
   if (o.pauseUrl !== undefined) {
-    const settings = pauseCheckSettings(
-      {
-        url: String(o.pauseUrl),
-        timeout: o.pauseTimeout,
-        ...(o.pauseJsonPath !== undefined ? { json_path: String(o.pauseJsonPath), threshold: o.pauseThreshold } : {}),
-      },
-      'pause check',
-    );
-    if (typeof settings === 'string') throw ConfigErrors.option(settings.replace('pause check.url', '--pause-url'));
-    pauseCheck = pauseChecker(settings);
+    const checked = parsePauseCheck({
+      url: String(o.pauseUrl),
+      timeout: o.pauseTimeout,
+      ...(o.pauseJsonPath !== undefined ? { json_path: String(o.pauseJsonPath), threshold: o.pauseThreshold } : {}),
+    });
+    if (!checked.ok) {
+      const [field = ''] = checked.problem.path;
+      throw ConfigErrors.option(`${PAUSE_FLAGS[field as keyof typeof PAUSE_FLAGS] ?? 'pause check'}: ${checked.problem.rule}`);
+    }
+    pauseCheck = pauseChecker(checked.settings);
   }
   return { eventId, incrementBy: o.incrementBy as number, startTime, endTime, pauseCheck };
 }
@@ -246,7 +263,7 @@ function maxSizeCommand(): Command {
       'Report visitors who left the site: close the listed sessions, then move the serving counter by ' +
         'min(max size - active tokens, exited + sessions closed now), never backwards. One report per run.',
     )
-    .addOption(opt('--max-size <n>', 'how many visitors may hold an active token at once').makeOptionMandatory().argParser(integerIn(0, 1_000_000_000)))
+    .addOption(opt('--max-size <n>', 'how many visitors may hold an active token at once').makeOptionMandatory().argParser(settingRange(MaxSizeInletSchema.properties.max_size)))
     .addOption(opt('--exited <n>', 'visitors who left without a known request ID').default(0).argParser(integerIn(0, MAX_EXITED)))
     .addOption(opt('--completed <ids>', 'request IDs whose sessions completed, comma-separated (repeatable)').argParser(idList).default([]))
     .addOption(opt('--abandoned <ids>', 'request IDs whose sessions were abandoned, comma-separated (repeatable)').argParser(idList).default([]));

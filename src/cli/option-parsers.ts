@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { scalarSettingProblem, type ScalarSettingName } from '../domain/room-settings.ts';
 
 export function integerIn(min: number, max: number) {
   return (value: string): number => {
@@ -29,5 +30,19 @@ export function oneOf<T extends string>(...allowed: T[]) {
   return (value: string): T => {
     if (!(allowed as string[]).includes(value)) throw new InvalidArgumentError(`must be one of ${allowed.join(', ')}.`);
     return value as T;
+  };
+}
+
+/**
+ * A whole-number room setting given as a flag or ANTEROOM_* variable: read as text like any flag, then judged
+ * by the room-settings schema, whose rule is the message (the range is stated there only).
+ */
+export function wholeNumberSetting(name: ScalarSettingName) {
+  return (text: string): number => {
+    // Text that is no whole number goes to the schema as it is, which refuses it with the setting's rule.
+    const value: unknown = /^-?\d+$/.test(text.trim()) ? Number(text) : text;
+    const problem = scalarSettingProblem(name, value);
+    if (problem) throw new InvalidArgumentError(`${problem.rule}.`);
+    return value as number;
   };
 }

@@ -18,12 +18,12 @@ import {
   type AdminCredentials,
 } from '../config/credentials.ts';
 import { ConfigErrors } from '../domain/errors.ts';
-import { DEFAULT_EVENT_ID, EVENT_ID_PATTERN } from '../domain/room-settings.ts';
+import { DEFAULT_EVENT_ID, parseRoomSettings, RoomSettingsSchema, type RoomSettings, type ScalarSettingName } from '../domain/room-settings.ts';
 import { DEFAULT_HOT_READ_TTL_MS, MAX_HOT_READ_TTL_MS } from '../store/hot-read-cache.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, checkRedisKeyPrefix, describeStoreLocation, openStore } from '../compose/open-store.ts';
 import type { Store } from '../domain/ports/store.ts';
 import { pageUrls, webPlugins } from '../web/index.ts';
-import { booleanValue, integerIn, nonEmpty, oneOf } from './option-parsers.ts';
+import { booleanValue, integerIn, nonEmpty, oneOf, wholeNumberSetting } from './option-parsers.ts';
 import { MAX_WORKERS, checkWorkersStore, isWorkerProcess, reportListening, runPrimary, shouldStartWorkers } from './workers.ts';
 
 const env = (name: string) => `ANTEROOM_${name}`;
@@ -32,6 +32,16 @@ const defaults = defaultEventDefaults();
 function opt(flags: string, description: string, envName: string) {
   return new Option(flags, description).env(env(envName));
 }
+
+/** A room setting's flag: its description and default come from the room-settings schema. */
+function roomOpt(flags: string, name: ScalarSettingName): Option {
+  const option = opt(flags, String(RoomSettingsSchema.properties[name].description), name.toUpperCase());
+  const fallback = defaults[name];
+  return fallback === undefined ? option : option.default(fallback);
+}
+
+/** The flag that sets a room setting: validity_period → --validity-period. */
+const flagOf = (setting: string) => `--${setting.replaceAll('_', '-')}`;
 
 export function serveCommand(): Command {
   return new Command('serve')
@@ -54,15 +64,15 @@ export function serveCommand(): Command {
     .addOption(opt('--access-key-id <id>', 'SigV4 access key ID of the private API (default: generated)', 'ACCESS_KEY_ID').argParser(nonEmpty('--access-key-id', 4)))
     .addOption(opt('--secret-access-key <secret>', 'SigV4 secret access key of the private API (default: generated)', 'SECRET_ACCESS_KEY').argParser(nonEmpty('--secret-access-key', 16)))
     .addOption(opt('--region <region>', 'accept SigV4 signatures only for this region (default: any)', 'REGION'))
-    .addOption(opt('--validity-period <seconds>', 'lifetime of issued tokens', 'VALIDITY_PERIOD').default(defaults.validity_period).argParser(integerIn(1, 31_536_000)))
-    .addOption(opt('--enable-queue-position-expiry [bool]', 'expire positions not claimed in time', 'ENABLE_QUEUE_POSITION_EXPIRY').default(defaults.enable_queue_position_expiry).argParser(booleanValue))
-    .addOption(opt('--queue-position-expiry-period <seconds>', 'time a served visitor has to claim a token', 'QUEUE_POSITION_EXPIRY_PERIOD').default(defaults.queue_position_expiry_period).argParser(integerIn(1, 31_536_000)))
-    .addOption(opt('--incr-serving-on-expiry [bool]', 'give the places of expired positions to the next visitors', 'INCR_SERVING_ON_EXPIRY').default(defaults.incr_serving_on_expiry).argParser(booleanValue))
-    .addOption(opt('--enable-events-generation [bool]', 'emit waiting_room_metrics events every metrics interval', 'ENABLE_EVENTS_GENERATION').default(defaults.enable_events_generation).argParser(booleanValue))
+    .addOption(roomOpt('--validity-period <seconds>', 'validity_period').argParser(wholeNumberSetting('validity_period')))
+    .addOption(roomOpt('--enable-queue-position-expiry [bool]', 'enable_queue_position_expiry').argParser(booleanValue))
+    .addOption(roomOpt('--queue-position-expiry-period <seconds>', 'queue_position_expiry_period').argParser(wholeNumberSetting('queue_position_expiry_period')))
+    .addOption(roomOpt('--incr-serving-on-expiry [bool]', 'incr_serving_on_expiry').argParser(booleanValue))
+    .addOption(roomOpt('--enable-events-generation [bool]', 'enable_events_generation').argParser(booleanValue))
     .addOption(opt('--expiry-job-interval <seconds>', 'how often the expiry job runs', 'EXPIRY_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
     .addOption(opt('--metrics-job-interval <seconds>', 'how often waiting_room_metrics events are emitted', 'METRICS_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
     .addOption(opt('--public-api-key <key>', 'require this x-api-key on every public request (as VWR behind CloudFront)', 'PUBLIC_API_KEY').argParser(nonEmpty('--public-api-key', 8)))
-    .addOption(opt('--issuer <url>', 'token issuer (default: the public URL)', 'ISSUER'))
+    .addOption(roomOpt('--issuer <url>', 'issuer'))
     .addOption(opt('--public-url <url>', 'base URL visitors reach this server at (default: http://<host>:<port>)', 'PUBLIC_URL'))
     .addOption(opt('--private-base-path <path>', 'path prefix of the private API', 'PRIVATE_BASE_PATH').default('/private'))
     .addOption(opt('--poll-ttl <seconds>', 'Cache-Control max-age of serving_num, waiting_num and queue_pos_expiry', 'POLL_TTL').default(1).argParser(integerIn(0, 5)))
@@ -76,23 +86,31 @@ export function serveCommand(): Command {
     });
 }
 
+function eventDefaultsOf(room: RoomSettings): EventDefaults {
+  const { event_id: _id, webhooks: _w, inlet: _i, ...rest } = room;
+  return rest;
+}
+
 export function configFromOptions(o: Record<string, unknown>): ServerConfig {
   const dataDir = resolve(String(o.dataDir));
-  const eventDefaults: EventDefaults = {
-    validity_period: o.validityPeriod as number,
-    enable_queue_position_expiry: o.enableQueuePositionExpiry as boolean,
-    queue_position_expiry_period: o.queuePositionExpiryPeriod as number,
-    incr_serving_on_expiry: o.incrServingOnExpiry as boolean,
-    enable_events_generation: o.enableEventsGeneration as boolean,
+  // The room the flags describe: served alone without --config, the defaults of every event of the file with it.
+  const flagged = parseRoomSettings({
+    event_id: String(o.eventId),
+    validity_period: o.validityPeriod,
+    enable_queue_position_expiry: o.enableQueuePositionExpiry,
+    queue_position_expiry_period: o.queuePositionExpiryPeriod,
+    incr_serving_on_expiry: o.incrServingOnExpiry,
+    enable_events_generation: o.enableEventsGeneration,
     ...(o.issuer ? { issuer: String(o.issuer) } : {}),
-  };
-  const eventId = String(o.eventId);
-  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) {
-    throw ConfigErrors.option(`--event-id "${eventId}" must be 1–128 letters, digits, '.', '_', '~' or '-'`);
+  });
+  if (!flagged.ok) {
+    const [setting = ''] = flagged.problem.path;
+    const given = o[setting.replace(/_(.)/g, (_m, c: string) => c.toUpperCase())];
+    throw ConfigErrors.option(`${flagOf(setting)} "${String(given)}" ${flagged.problem.rule}`);
   }
-  const events = o.config
-    ? readEventsFile(resolve(String(o.config)), eventDefaults)
-    : [{ ...eventDefaults, event_id: eventId, webhooks: [] }];
+  const events: RoomSettings[] = o.config
+    ? readEventsFile(resolve(String(o.config)), eventDefaultsOf(flagged.settings))
+    : [flagged.settings];
   const basePath = String(o.privateBasePath);
   if (!/^\/[A-Za-z0-9._~-]+$/.test(basePath)) throw ConfigErrors.option('--private-base-path must look like /private');
   for (const [flag, value] of [['--public-url', o.publicUrl], ['--issuer', o.issuer], ['--cdn-purge-url', o.cdnPurgeUrl]] as const) {
@@ -134,15 +152,21 @@ interface CredentialsSource {
   location?: string;
 }
 
-function banner(config: ServerConfig, node: { publicUrl: string; privateUrl: string }, creds: CredentialsSource): string {
+/** What a starting node prints; `rooms` are those served at the moment it is printed. */
+function banner(
+  config: ServerConfig,
+  rooms: RoomSettings[],
+  node: { publicUrl: string; privateUrl: string },
+  creds: CredentialsSource,
+): string {
   const lines = [
     '',
     'Anteroom waiting room is running',
     `  public API     ${node.publicUrl}`,
     `  private API    ${node.privateUrl}`,
-    ...pageLines(config, node.publicUrl),
-    `  events         ${config.events.map((e) => e.event_id).join(', ')}`,
-    ...(config.events.some((e) => e.oidc)
+    ...pageLines(config, rooms, node.publicUrl),
+    `  events         ${rooms.map((e) => e.event_id).join(', ')}`,
+    ...(rooms.some((e) => e.oidc)
       ? [`  OIDC issuer    ${node.publicUrl}${OIDC_BASE_PATH} (client secrets: GET ${node.privateUrl}/oidc/client?event_id=…)`]
       : []),
     `  store          ${describeStoreLocation(config)}`,
@@ -162,12 +186,12 @@ function banner(config: ServerConfig, node: { publicUrl: string; privateUrl: str
   } else {
     lines.push('', `Admin credentials: see ${creds.file ?? creds.location} (or the --admin-token / --access-key-id flags).`);
   }
-  lines.push('', `Try: curl -s -X POST ${node.publicUrl}/assign_queue_num -d '{"event_id":"${config.events[0]?.event_id}"}'`, '');
+  lines.push('', `Try: curl -s -X POST ${node.publicUrl}/assign_queue_num -d '{"event_id":"${rooms[0]?.event_id}"}'`, '');
   return lines.join('\n');
 }
 
-function pageLines(config: ServerConfig, publicUrl: string): string[] {
-  const pages = pageUrls(publicUrl, config);
+function pageLines(config: ServerConfig, rooms: RoomSettings[], publicUrl: string): string[] {
+  const pages = pageUrls(publicUrl, { events: rooms, privateBasePath: config.privateBasePath });
   return [
     pages.built ? `  waiting room   ${pages.waitingRoom}` : '  pages          not built: run `npm run build:web`, then restart',
     ...(pages.built ? [`  control panel  ${pages.controlPanel}`] : []),
@@ -203,7 +227,8 @@ async function runServe(raw: Record<string, unknown>): Promise<void> {
     await runPrimary({
       count: config.workers ?? 1,
       logLevel: config.logLevel,
-      onListening: (urls) => process.stdout.write(`${banner(config, urls, creds)}\n`),
+      // The primary serves no room itself: it lists those the workers started with.
+      onListening: (urls) => process.stdout.write(`${banner(config, config.events, urls, creds)}\n`),
     });
     return;
   }
@@ -226,7 +251,7 @@ async function runServe(raw: Record<string, unknown>): Promise<void> {
   if (stopSignal) return shutDown(node, stopSignal);
   // A worker of --workers N reports to the primary, which prints the banner once for all of them.
   if (isWorkerProcess()) reportListening(node, stop);
-  else process.stdout.write(`${banner(config, node, creds)}\n`);
+  else process.stdout.write(`${banner(config, node.room.rooms(), node, creds)}\n`);
 }
 
 function shutDown(node: AnteroomNode, signal: string): void {

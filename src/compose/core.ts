@@ -14,7 +14,7 @@ import { TokenSigner } from '../tokens/signer.ts';
 
 export interface CoreParts {
   store: Store;
-  /** The rooms served from the start. */
+  /** The rooms served from the start (the registry's first content; rooms can be put and removed later). */
   rooms: readonly RoomSettings[];
   clock?: Clock | undefined;
   /** Issuer of a room that has none configured. */
@@ -31,7 +31,7 @@ export interface Core {
   rooms: RoomRegistry;
   bus: EventBus;
   clock: Clock;
-  /** Answers the joins still waiting to be committed, closes the event sinks, then the store. */
+  /** Stops following room changes, answers the joins still waiting to be committed, closes the event sinks, then the store. */
   close(): Promise<void>;
 }
 
@@ -68,7 +68,7 @@ export async function composeCore(parts: CoreParts): Promise<Core> {
     bus,
     clock,
     close: async () => {
-      await service.drainJoins();
+      await service.close();
       await bus.close();
       await store.close();
     },

@@ -5,10 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import { ConfigErrors } from '../domain/errors.ts';
-import { defaultSettings, EVENT_ID_PATTERN, type RoomSettings } from '../domain/room-settings.ts';
-import { inletSettings } from '../inlet/inlet-config.ts';
+import { defaultSettings, EVENT_ID_PATTERN, parseRoomSettings, type RoomSettings } from '../domain/room-settings.ts';
+import { describeProblem, jsonPointer, schemaProblem } from '../domain/setting-problems.ts';
 
 export type StoreLocation = { kind: 'sqlite'; path: string } | { kind: 'memory' } | { kind: 'redis'; url: string };
 
@@ -44,54 +43,19 @@ export interface ServerConfig {
   workers?: number | undefined;
 }
 
-const WebhookSchema = Type.Object(
-  {
-    url: Type.String({ pattern: '^https?://', maxLength: 2048 }),
-    secret: Type.String({ minLength: 16, maxLength: 256 }),
-  },
+/** The file is {"events": [...]} or, for short, the bare list; each entry is checked by parseRoomSettings. */
+const ConfigFileSchema = Type.Object(
+  { events: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 10_000 }) },
   { additionalProperties: false },
 );
-
-/** OpenID Connect client of the event (docs/oidc.md); client_id = event_id. */
-const OidcSchema = Type.Object(
-  {
-    /** Optional: generated (50 alphanumerics) and kept in the store when absent. */
-    client_secret: Type.Optional(Type.String({ pattern: '^[\\x21-\\x7E]{16,256}$' })),
-    /** Absolute http(s) URLs with a host and no fragment, compared exactly. */
-    redirect_uris: Type.Array(Type.String({ pattern: '^https?://[^\\s#/?]+[^\\s#]*$', maxLength: 2048 }), {
-      minItems: 1,
-      maxItems: 100,
-    }),
-  },
-  { additionalProperties: false },
-);
-
-const EventFileSchema = Type.Object(
-  {
-    event_id: Type.String({ pattern: EVENT_ID_PATTERN }),
-    validity_period: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
-    enable_queue_position_expiry: Type.Optional(Type.Boolean()),
-    queue_position_expiry_period: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
-    incr_serving_on_expiry: Type.Optional(Type.Boolean()),
-    enable_events_generation: Type.Optional(Type.Boolean()),
-    issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-    webhooks: Type.Optional(Type.Array(WebhookSchema, { maxItems: 20 })),
-    /** Checked by inletSettings, whose messages name the field at fault. */
-    inlet: Type.Optional(Type.Unknown()),
-    oidc: Type.Optional(OidcSchema),
-  },
-  { additionalProperties: true },
-);
-
-const EventListSchema = Type.Array(EventFileSchema, { minItems: 1, maxItems: 10_000 });
-/** The file is {"events": [...]} or, for short, the bare list. */
-const ConfigFileSchema = Type.Object({ events: EventListSchema }, { additionalProperties: false });
-
-export type EventFileEntry = Static<typeof EventFileSchema>;
 
 /** Event settings given by flags: defaults for every event, and the whole event when no file is given. */
 export type EventDefaults = Omit<RoomSettings, 'event_id' | 'webhooks' | 'inlet'>;
 
+/**
+ * The events of the file, each through the room-settings schema with the flags' values as defaults (the
+ * file wins per field). An unknown or invalid setting stops the start with the event and the field named.
+ */
 export function readEventsFile(path: string, defaults: EventDefaults): RoomSettings[] {
   let parsed: unknown;
   try {
@@ -100,38 +64,25 @@ export function readEventsFile(path: string, defaults: EventDefaults): RoomSetti
     throw ConfigErrors.eventsFile(`cannot read config file ${path}: ${(error as Error).message}`);
   }
   const file = Array.isArray(parsed) ? { events: parsed } : parsed;
-  if (!Value.Check(ConfigFileSchema, file)) {
-    const first = [...Value.Errors(ConfigFileSchema, file)][0];
+  const fileProblem = schemaProblem(ConfigFileSchema, file);
+  if (fileProblem) {
     throw ConfigErrors.eventsFile(
-      `invalid config file ${path}: ${first ? `${first.path || '/'}: ${first.message}` : 'unexpected shape'}` +
+      `invalid config file ${path}: ${jsonPointer(fileProblem.path) || '/'}: ${fileProblem.rule}` +
         ' (expected {"events": [{"event_id": "...", ...}]})',
     );
   }
-  const entries = file.events;
   const seen = new Set<string>();
-  return entries.map((entry) => {
-    if (seen.has(entry.event_id)) throw ConfigErrors.eventsFile(`config file ${path}: event "${entry.event_id}" is listed twice`);
-    seen.add(entry.event_id);
-    const settings: RoomSettings = {
-      ...defaults,
-      event_id: entry.event_id,
-      webhooks: entry.webhooks ?? [],
-    };
-    const keys = [
-      'validity_period',
-      'enable_queue_position_expiry',
-      'queue_position_expiry_period',
-      'incr_serving_on_expiry',
-      'enable_events_generation',
-      'issuer',
-    ] as const;
-    for (const key of keys) if (entry[key] !== undefined) Object.assign(settings, { [key]: entry[key] });
-    if (entry.inlet !== undefined) {
-      const inlet = inletSettings(entry.inlet);
-      if (typeof inlet === 'string') throw ConfigErrors.eventsFile(`config file ${path}: event "${entry.event_id}": ${inlet}`);
-      settings.inlet = inlet;
+  return (file as Static<typeof ConfigFileSchema>).events.map((entry, index) => {
+    const result = parseRoomSettings(entry, defaults);
+    if (!result.ok) {
+      const id = (entry as { event_id?: unknown } | null)?.event_id;
+      const which = typeof id === 'string' && new RegExp(EVENT_ID_PATTERN).test(id) ? `event "${id}"` : `events[${index}]`;
+      const at = jsonPointer(['events', String(index), ...result.problem.path]);
+      throw ConfigErrors.eventsFile(`invalid config file ${path}: ${which}: ${describeProblem(result.problem)} (at ${at})`);
     }
-    if (entry.oidc !== undefined) settings.oidc = { ...entry.oidc, redirect_uris: [...entry.oidc.redirect_uris] };
+    const settings = result.settings;
+    if (seen.has(settings.event_id)) throw ConfigErrors.eventsFile(`config file ${path}: event "${settings.event_id}" is listed twice`);
+    seen.add(settings.event_id);
     return settings;
   });
 }

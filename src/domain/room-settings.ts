@@ -1,4 +1,12 @@
-// Settings of one event (one waiting room). Defaults are those of VWR's core stack.
+// Settings of one event (one waiting room): their types, and the one schema every source of settings goes
+// through — the events file, the flags and ANTEROOM_* variables of `anteroom serve`, the environment of the AWS
+// functions (and the rooms API to come). The schema states each setting's type, range, default and meaning
+// once; unknown keys are refused at every level, so a misspelt setting stops the start instead of being
+// silently ignored. Defaults are those of VWR's core stack.
+
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { schemaProblem, type Parsed, type SettingProblem } from './setting-problems.ts';
 
 export interface WebhookTarget {
   url: string;
@@ -54,17 +62,218 @@ export type InletSettings =
 
 export const DEFAULT_EVENT_ID = 'Sample';
 
-export function defaultSettings(eventId: string = DEFAULT_EVENT_ID): RoomSettings {
-  return {
-    event_id: eventId,
-    validity_period: 3600,
-    enable_queue_position_expiry: true,
-    queue_position_expiry_period: 900,
-    incr_serving_on_expiry: false,
-    enable_events_generation: false,
-    webhooks: [],
-  };
-}
-
 /** Event IDs are names in URLs, keys and log lines: keep them short and printable. */
 export const EVENT_ID_PATTERN = '^[A-Za-z0-9._~-]{1,128}$';
+
+// ---- the schema ----
+
+const HttpUrl = (description: string) =>
+  Type.String({ pattern: '^https?://', maxLength: 2048, description, errorMessage: 'must be an http(s) URL of at most 2048 characters' });
+
+/** A period in seconds: at least one, at most a year. */
+const PeriodSeconds = (options: { default: number; description: string }) =>
+  Type.Integer({ minimum: 1, maximum: 31_536_000, ...options });
+
+const EpochSeconds = (description: string) => Type.Integer({ minimum: 0, maximum: 253_402_300_799, default: 0, description });
+
+export const WebhookSchema = Type.Object(
+  {
+    url: HttpUrl('where the event envelopes are POSTed'),
+    secret: Type.String({ minLength: 16, maxLength: 256, description: 'HMAC-SHA256 key of the X-Anteroom-Signature header' }),
+  },
+  { additionalProperties: false },
+);
+
+export const PauseCheckSchema = Type.Object(
+  {
+    url: HttpUrl('health URL: a non-2xx answer, a timeout or no answer pauses the inlet'),
+    json_path: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 256, description: 'number in the JSON answer: $.cpu.load or /cpu/load (with threshold)' }),
+    ),
+    threshold: Type.Optional(Type.Number({ description: 'the inlet pauses while the number at json_path is over this' })),
+    timeout: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 60, default: 5, description: 'seconds to wait for the answer' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const PeriodicInletSchema = Type.Object(
+  {
+    strategy: Type.Literal('periodic'),
+    interval: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400, default: 60, description: 'seconds between increments' })),
+    increment_by: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'visitors let in per tick' }),
+    start_time: Type.Optional(EpochSeconds('epoch seconds; ticks admit while start_time < now')),
+    end_time: Type.Optional(EpochSeconds('epoch seconds; ticks admit while now < end_time (0 = no end)')),
+    pause_check: Type.Optional(PauseCheckSchema),
+  },
+  { additionalProperties: false },
+);
+
+export const MaxSizeInletSchema = Type.Object(
+  {
+    strategy: Type.Literal('max_size'),
+    max_size: Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'how many visitors may hold an active token at once' }),
+  },
+  { additionalProperties: false },
+);
+
+export const OidcClientSchema = Type.Object(
+  {
+    client_secret: Type.Optional(
+      Type.String({
+        pattern: '^[\\x21-\\x7E]{16,256}$',
+        description: 'generated (50 alphanumerics) and kept in the store when absent',
+        errorMessage: 'must be 16-256 printable ASCII characters',
+      }),
+    ),
+    redirect_uris: Type.Array(
+      Type.String({
+        pattern: '^https?://[^\\s#/?]+[^\\s#]*$',
+        maxLength: 2048,
+        errorMessage: 'must be an absolute http(s) URL with a host and no fragment, of at most 2048 characters',
+      }),
+      { minItems: 1, maxItems: 100, description: 'the only redirect URIs accepted, compared exactly' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RoomSettingsSchema = Type.Object(
+  {
+    event_id: Type.String({
+      pattern: EVENT_ID_PATTERN,
+      description: 'the event (waiting room): its name in URLs, keys and log lines',
+      errorMessage: "must be 1–128 letters, digits, '.', '_', '~' or '-'",
+    }),
+    validity_period: Type.Optional(PeriodSeconds({ default: 3600, description: 'lifetime of issued tokens' })),
+    enable_queue_position_expiry: Type.Optional(
+      Type.Boolean({ default: true, description: 'expire positions not claimed in time' }),
+    ),
+    queue_position_expiry_period: Type.Optional(
+      PeriodSeconds({ default: 900, description: 'time a served visitor has to claim a token' }),
+    ),
+    incr_serving_on_expiry: Type.Optional(
+      Type.Boolean({ default: false, description: 'give the places of expired positions to the next visitors' }),
+    ),
+    enable_events_generation: Type.Optional(
+      Type.Boolean({ default: false, description: 'emit waiting_room_metrics events every metrics interval' }),
+    ),
+    issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'token issuer (default: the public URL)' })),
+    webhooks: Type.Optional(Type.Array(WebhookSchema, { maxItems: 20, default: [], description: 'where the event\'s events are POSTed' })),
+    inlet: Type.Optional(
+      Type.Union([PeriodicInletSchema, MaxSizeInletSchema], {
+        discriminator: 'strategy',
+        description: 'who moves the serving counter from inside the server (none = manual)',
+      }),
+    ),
+    oidc: Type.Optional(OidcClientSchema),
+  },
+  { additionalProperties: false },
+);
+
+/** What a source of settings gives: event_id, and any other setting (the rest take their defaults). */
+export type RoomSettingsInput = Static<typeof RoomSettingsSchema>;
+
+/** Defaults for the settings an input leaves out, in place of the schema's: the flags of `anteroom serve`. */
+export type RoomDefaults = Partial<Omit<RoomSettings, 'event_id'>>;
+
+/** The settings given as one value each by flags and environment variables. */
+export type ScalarSettingName =
+  | 'validity_period'
+  | 'enable_queue_position_expiry'
+  | 'queue_position_expiry_period'
+  | 'incr_serving_on_expiry'
+  | 'enable_events_generation'
+  | 'issuer';
+
+const defaultOf = <T>(schema: TSchema): T => schema.default as T;
+
+export const DEFAULT_PERIODIC_INTERVAL = defaultOf<number>(PeriodicInletSchema.properties.interval);
+export const DEFAULT_PAUSE_TIMEOUT = defaultOf<number>(PauseCheckSchema.properties.timeout);
+
+export function defaultSettings(eventId: string = DEFAULT_EVENT_ID): RoomSettings {
+  return Value.Default(RoomSettingsSchema, { event_id: eventId }) as RoomSettings;
+}
+
+// ---- parsing ----
+
+/**
+ * The settings of a room from an input object (a JSON document's entry, or values read from flags or the
+ * environment): checked against the schema, with `defaults` then the schema's defaults for what it leaves
+ * out (the input wins per field). A problem names the first field at fault, from the room.
+ */
+export function parseRoomSettings(input: unknown, defaults: RoomDefaults = {}): Parsed<RoomSettings> {
+  const problem = schemaProblem(RoomSettingsSchema, input);
+  if (problem) return { ok: false, problem };
+  const merged = Value.Clone({ ...defaults, ...(input as RoomSettingsInput) });
+  const settings = Value.Default(RoomSettingsSchema, merged) as RoomSettings;
+  const ruleProblem = settings.inlet ? inletRuleProblem(settings.inlet) : undefined;
+  return ruleProblem ? { ok: false, problem: ruleProblem } : { ok: true, settings };
+}
+
+/** One scalar setting (a flag's or an environment variable's value), checked alone: a problem, or undefined. */
+export function scalarSettingProblem(name: ScalarSettingName, value: unknown): SettingProblem | undefined {
+  return schemaProblem(RoomSettingsSchema.properties[name], value, [name]);
+}
+
+/** A pause check on its own (the standalone periodic inlet's flags), with its default timeout. */
+export function parsePauseCheck(input: unknown): Parsed<PauseCheckSettings> {
+  const problem = schemaProblem(PauseCheckSchema, input);
+  if (problem) return { ok: false, problem };
+  const settings = Value.Default(PauseCheckSchema, Value.Clone(input)) as PauseCheckSettings;
+  const ruleProblem = pauseCheckRuleProblem(settings, []);
+  return ruleProblem ? { ok: false, problem: ruleProblem } : { ok: true, settings };
+}
+
+/** The rules a schema does not express, across fields of the inlet (defaults filled in). */
+function inletRuleProblem(inlet: InletSettings): SettingProblem | undefined {
+  if (inlet.strategy !== 'periodic') return undefined;
+  if (inlet.end_time !== 0 && inlet.end_time <= inlet.start_time) {
+    return { path: ['inlet', 'end_time'], rule: 'must be after start_time (or 0 for no end)' };
+  }
+  if (!inlet.pause_check) return undefined;
+  const at = ['inlet', 'pause_check'];
+  const problem = pauseCheckRuleProblem(inlet.pause_check, at);
+  if (problem) return problem;
+  // A check still waiting when the next tick starts would let two ticks overlap.
+  if (inlet.pause_check.timeout >= inlet.interval) {
+    return { path: [...at, 'timeout'], rule: `must be shorter than the interval (${inlet.interval} s)` };
+  }
+  return undefined;
+}
+
+function pauseCheckRuleProblem(check: PauseCheckSettings, at: string[]): SettingProblem | undefined {
+  if ((check.json_path === undefined) !== (check.threshold === undefined)) {
+    return { path: at, rule: 'json_path and threshold go together' };
+  }
+  if (check.json_path !== undefined && !isJsonPath(check.json_path)) {
+    return { path: [...at, 'json_path'], rule: 'use a dotted path like $.cpu.load or a JSON Pointer like /cpu/load' };
+  }
+  return undefined;
+}
+
+/**
+ * The path syntax of a pause check: a JSON Pointer ("/measurements/0/value", RFC 6901, for keys holding
+ * dots) or a dotted path with an optional "$." prefix ("$.cpu.load", "measurements.0.value"); "$" alone is
+ * the whole document.
+ */
+export function isJsonPath(path: string): boolean {
+  if (path.startsWith('/')) return true;
+  const dotted = path.replace(/^\$\.?/, '');
+  return dotted === '' || dotted.split('.').every((segment) => segment !== '');
+}
+
+// The interfaces above are what the code reads; the schema is what sources are checked against. Both list
+// the same fields (a compile error here means one of them gained a field the other lacks).
+type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false;
+type PeriodicInlet = Extract<InletSettings, { strategy: 'periodic' }>;
+type MaxSizeInlet = Extract<InletSettings, { strategy: 'max_size' }>;
+const _schemaMatchesTypes: [
+  SameKeys<RoomSettings, RoomSettingsInput>,
+  SameKeys<WebhookTarget, Static<typeof WebhookSchema>>,
+  SameKeys<PauseCheckSettings, Static<typeof PauseCheckSchema>>,
+  SameKeys<PeriodicInlet, Static<typeof PeriodicInletSchema>>,
+  SameKeys<MaxSizeInlet, Static<typeof MaxSizeInletSchema>>,
+  SameKeys<OidcClientSettings, Static<typeof OidcClientSchema>>,
+] = [true, true, true, true, true, true];

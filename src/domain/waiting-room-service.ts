@@ -10,7 +10,7 @@ import { epochSeconds, type Clock } from './clock.ts';
 import { decideClaim, decideExpiry, type ClaimDecision, type ExpiryRule } from './claim-decision.ts';
 import { newTokenRecord, type TokenRecord } from './claims.ts';
 import { Errors, Pending } from './errors.ts';
-import type { RoomRegistry } from './room-registry.ts';
+import type { RoomChange, RoomRegistry } from './room-registry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { JoinBatcher } from './join-batcher.ts';
 import type { RoomSettings } from './room-settings.ts';
@@ -72,6 +72,9 @@ export class WaitingRoomService {
   private readonly afterReset: ((eventId: string) => Promise<void>) | undefined;
   private readonly joins: JoinBatcher;
   private readonly admission: Admission;
+  private stopFollowingRooms: (() => void) | undefined;
+  /** The store writes for room changes, one after the other: two quick changes land in their order. */
+  private roomWrites: Promise<void> = Promise.resolve();
 
   constructor(deps: WaitingRoomServiceDeps) {
     this.store = deps.store;
@@ -103,13 +106,33 @@ export class WaitingRoomService {
     return epochSeconds(this.clock);
   }
 
-  /** Brings the store in line with the configuration (expiry switch times) and creates missing keys. */
+  /**
+   * Brings the store in line with the rooms (expiry switch times), creates missing keys, and from then on does
+   * the same for every room put in the registry: a room put later is served like one configured at start.
+   */
   async start(): Promise<void> {
-    const now = this.now();
-    for (const event of this.catalog.all()) {
-      await this.store.syncExpirySwitch(event.event_id, event.enable_queue_position_expiry, now);
-      await this.keys.current(event.event_id);
-    }
+    this.stopFollowingRooms ??= this.catalog.onChange((change) => this.followRoom(change));
+    for (const event of this.catalog.all()) await this.prepareRoom(event);
+  }
+
+  private followRoom(change: RoomChange): Promise<void> {
+    if (!change.after) return Promise.resolve();
+    const room = change.after;
+    const write = this.roomWrites.then(() => this.prepareRoom(room));
+    this.roomWrites = write.catch(() => {});
+    return write;
+  }
+
+  private async prepareRoom(event: RoomSettings): Promise<void> {
+    await this.store.syncExpirySwitch(event.event_id, event.enable_queue_position_expiry, this.now());
+    await this.keys.current(event.event_id);
+  }
+
+  /** Stops following room changes and waits for the store writes of those already made; then drains the joins. */
+  async close(): Promise<void> {
+    this.stopFollowingRooms?.();
+    await this.roomWrites;
+    await this.drainJoins();
   }
 
   private event(eventId: unknown, invalid: () => Error = Errors.invalidEventId): RoomSettings {
@@ -316,17 +339,18 @@ export class WaitingRoomService {
 
   // ---- background jobs ----
 
-  /** One tick of the expiry job for one event (with incr_serving_on_expiry, an admission). */
+  /** One tick of the expiry job for one event (with incr_serving_on_expiry, an admission); nothing for a room
+   * removed since the job listed the rooms. */
   async advanceExpiry(eventId: string): Promise<void> {
-    const event = this.event(eventId);
-    if (!event.enable_queue_position_expiry) return;
+    const event = this.catalog.get(eventId);
+    if (!event?.enable_queue_position_expiry) return;
     await this.admission.advanceExpiry(event);
   }
 
-  /** One tick of the metrics job for one event (only when events generation is on). */
+  /** One tick of the metrics job for one event (only when events generation is on, and the room still served). */
   async emitMetrics(eventId: string): Promise<void> {
-    const event = this.event(eventId);
-    if (!event.enable_events_generation) return;
+    const event = this.catalog.get(eventId);
+    if (!event?.enable_events_generation) return;
     const c = await this.counters(eventId);
     this.events.publish('waiting_room_metrics', {
       event_id: eventId,

@@ -43,6 +43,11 @@ export class WebhookSink implements EventSink {
     this.name = `webhook:${new URL(options.url).host}`;
   }
 
+  /** Where this sink POSTs. */
+  get url(): string {
+    return this.options.url;
+  }
+
   deliver(event: Envelope): void {
     if (this.closed || event.detail.event_id !== this.options.eventId) return;
     if (this.queue.length >= this.options.maxQueue) {

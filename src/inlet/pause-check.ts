@@ -65,20 +65,7 @@ function describeFetchError(error: unknown, timeoutSec: number): string {
   return e.cause?.code ?? e.cause?.message ?? e.message ?? String(error);
 }
 
-/**
- * The path syntax: a JSON Pointer ("/measurements/0/value", RFC 6901, for keys holding dots) or a dotted
- * path with an optional "$." prefix ("$.cpu.load", "measurements.0.value"). Returns a problem or null.
- */
-export function jsonPathProblem(path: string): string | null {
-  if (path.startsWith('/')) return null;
-  const dotted = path.replace(/^\$\.?/, '');
-  if (dotted === '') return null;
-  return dotted.split('.').some((segment) => segment === '')
-    ? 'use a dotted path like $.cpu.load or a JSON Pointer like /cpu/load'
-    : null;
-}
-
-/** The value at `path` (see jsonPathProblem), or undefined. Only own properties are followed. */
+/** The value at `path` (the syntax checked by isJsonPath in src/domain/room-settings.ts), or undefined. Only own properties are followed. */
 export function readJsonPath(document: unknown, path: string): unknown {
   const segments = path.startsWith('/')
     ? path.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))

@@ -21,8 +21,10 @@ export interface JobSchedulerDeps {
 
 export class JobScheduler {
   private readonly deps: JobSchedulerDeps;
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly running = new Set<Promise<unknown>>();
+  /** The timer of each scheduled job's next tick, by job name. */
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Ticks in flight, with the name of their job. */
+  private readonly running = new Map<Promise<unknown>, string>();
   private stopped = false;
 
   constructor(deps: JobSchedulerDeps) {
@@ -33,22 +35,38 @@ export class JobScheduler {
     return (this.deps.clockMs ?? Date.now)();
   }
 
+  /** Runs the job at every multiple of its interval until stopJob(name) or stop(). One job per name. */
   start(job: JobSpec): void {
+    if (this.timers.has(job.name)) throw new Error(`job ${job.name} is already scheduled`);
     const scheduleNext = () => {
       if (this.stopped) return;
       const now = this.now();
       const delay = job.intervalMs - (now % job.intervalMs);
       const timer = setTimeout(() => {
-        this.timers.delete(timer);
         const tick = Math.floor(this.now() / job.intervalMs);
         const run = this.runTick(job, tick).finally(() => this.running.delete(run));
-        this.running.add(run);
+        this.running.set(run, job.name);
         scheduleNext();
       }, delay);
       timer.unref();
-      this.timers.add(timer);
+      this.timers.set(job.name, timer);
     };
     scheduleNext();
+  }
+
+  /** Whether a job of this name is scheduled. */
+  isScheduled(name: string): boolean {
+    return this.timers.has(name);
+  }
+
+  /**
+   * Unschedules the job (its room went away or changed): no tick starts after this call; resolves once its
+   * tick in flight, if any, has finished. Unknown names are ignored.
+   */
+  async stopJob(name: string): Promise<void> {
+    clearTimeout(this.timers.get(name));
+    this.timers.delete(name);
+    await Promise.allSettled([...this.running].filter(([, job]) => job === name).map(([run]) => run));
   }
 
   /** Claims tick `tick` of the job for this node and runs it; false if another node has it. */
@@ -69,10 +87,11 @@ export class JobScheduler {
     }
   }
 
+  /** Unschedules every job and waits for the ticks in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running.keys()]);
   }
 }

@@ -92,7 +92,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   const basePath = options.basePath ?? OIDC_BASE_PATH;
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath)) throw new Error(`OIDC base path must look like /oidc (got "${basePath}")`);
   const issuer = () => `${options.publicUrl()}${basePath}`;
-  const clients = new OidcClients({ all: () => room.rooms() });
+  const clients = new OidcClients({ get: (id) => room.roomSettings(id), all: () => room.rooms() });
   const secrets = new ClientSecrets(options.secrets);
   // From <basePath>/login back to the root, where the public API is; or the public API given.
   const publicApi = options.publicApiUrl ? new URL(options.publicApiUrl) : undefined;

@@ -1,6 +1,7 @@
 // The OpenID Connect clients: one per event configured with an `oidc` section. client_id = event_id = the
 // `aud` of its tokens. An event without that section is no client: /authorize and /token refuse it.
 
+import type { RoomRegistry } from '../domain/room-registry.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
 
 export interface OidcClient {
@@ -12,22 +13,35 @@ export interface OidcClient {
   configuredSecret?: string | undefined;
 }
 
+/**
+ * The clients, read live from the rooms (no copy): a room put with an `oidc` section is a client from then on,
+ * a room removed or put without one is no longer.
+ */
 export class OidcClients {
-  private readonly byId = new Map<string, OidcClient>();
+  private readonly rooms: Pick<RoomRegistry, 'get' | 'all'>;
+  /** Each room's client, made once per settings object (the registry holds each version read-only). */
+  private readonly made = new WeakMap<RoomSettings, OidcClient | null>();
 
-  constructor(catalog: { all(): RoomSettings[] }) {
-    for (const event of catalog.all()) {
-      const client = clientOf(event);
-      if (client) this.byId.set(client.clientId, client);
-    }
+  constructor(rooms: Pick<RoomRegistry, 'get' | 'all'>) {
+    this.rooms = rooms;
   }
 
   get(clientId: unknown): OidcClient | undefined {
-    return typeof clientId === 'string' ? this.byId.get(clientId) : undefined;
+    const room = this.rooms.get(clientId);
+    return room ? this.clientOf(room) : undefined;
   }
 
   all(): OidcClient[] {
-    return [...this.byId.values()];
+    return this.rooms.all().flatMap((room) => this.clientOf(room) ?? []);
+  }
+
+  private clientOf(room: RoomSettings): OidcClient | undefined {
+    let client = this.made.get(room);
+    if (client === undefined) {
+      client = clientOf(room) ?? null;
+      this.made.set(room, client);
+    }
+    return client ?? undefined;
   }
 }
 

@@ -58,6 +58,14 @@ describe('anteroom serve: configuration', () => {
     assert.match(stderr, /\/events\/0\/validity_period/);
   });
 
+  it('an unknown key in the events file stops the start with the key named (issue 12)', async () => {
+    const file = join(dir, 'misspelt.json');
+    writeFileSync(file, JSON.stringify({ events: [{ event_id: 'A', webhooks: [{ url: 'https://h.example', secret: '0123456789abcdef', retries: 3 }] }] }));
+    const { code, stderr } = await serveFails(['--data-dir', dir, '--config', file]);
+    assert.equal(code, 2);
+    assert.match(stderr, /event "A": webhooks\[0\]\.retries: unknown setting \(at \/events\/0\/webhooks\/0\/retries\)/);
+  });
+
   it('an unknown store location stops the start', async () => {
     const { stderr } = await serveFails(['--data-dir', dir, '--store', 'postgres://x']);
     assert.match(stderr, /--store must be/);

@@ -4,13 +4,14 @@
 
 import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Envelope } from '../../src/events/envelope.ts';
 import { WebhookSink } from '../../src/events/webhook-sink.ts';
 import { eventSettings, startTestNode, TEST_CREDENTIALS, type TestNode } from '../support/node.ts';
 import { type Body, collectEvents, join, servedVisitor } from '../support/api-calls.ts';
+import { startReceiver } from '../support/webhook-receiver.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -280,46 +281,6 @@ describe('shutting down with an open event stream', () => {
     }
   });
 });
-
-interface Received {
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-/** A webhook receiver on 127.0.0.1:0 that answers with `respond(n)` for the n-th request (1-based). */
-async function startReceiver(respond: (n: number) => number | 'hang' = () => 200) {
-  const received: Received[] = [];
-  const waiters: { count: number; resolve: () => void }[] = [];
-  const hanging = new Set<ServerResponse>();
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      for (const w of waiters.filter((w) => received.length >= w.count)) w.resolve();
-      const answer = respond(received.length);
-      if (answer === 'hang') {
-        hanging.add(res);
-        return;
-      }
-      res.writeHead(answer).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    received,
-    /** Resolves once `count` requests have arrived. */
-    until: (count: number) =>
-      received.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve })),
-    close: async () => {
-      for (const res of hanging) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 const hmac = (body: string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 

@@ -8,8 +8,15 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { defaultEventDefaults, readEventsFile } from '../../src/config/config.ts';
 import { ConfigError } from '../../src/domain/errors.ts';
-import { inletSettings } from '../../src/inlet/inlet-config.ts';
+import { parseRoomSettings } from '../../src/domain/room-settings.ts';
+import { describeProblem } from '../../src/domain/setting-problems.ts';
 import { readJsonPath } from '../../src/inlet/pause-check.ts';
+
+/** The "inlet" member alone, through the room-settings schema: its settings, or the problem as text. */
+function inletSettings(inlet: unknown) {
+  const room = parseRoomSettings({ event_id: 'A', inlet });
+  return room.ok ? room.settings.inlet : describeProblem(room.problem);
+}
 
 describe('pause check: JSON paths', () => {
   const doc = { cpu: { load: 0.7 }, 'system.cpu.usage': 3, measurements: [{ value: 42 }], a: { 'b/c': 1 } };

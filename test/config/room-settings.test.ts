@@ -1,0 +1,138 @@
+// The one room-settings schema: every source of a room's settings (the events file, the flags, the AWS
+// environment) goes through parseRoomSettings, which fills defaults and refuses unknown keys at every level
+// with a message naming the field.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { awsConfigFromEnv, SECONDS_RANGE } from '../../src/aws/environment.ts';
+import { defaultEventDefaults, readEventsFile } from '../../src/config/config.ts';
+import { ConfigError } from '../../src/domain/errors.ts';
+import { configFromOptions } from '../../src/cli/serve-command.ts';
+import { defaultSettings, parseRoomSettings, RoomSettingsSchema } from '../../src/domain/room-settings.ts';
+import { describeProblem } from '../../src/domain/setting-problems.ts';
+
+const problemOf = (input: unknown) => {
+  const result = parseRoomSettings(input);
+  assert.equal(result.ok, false, 'refused');
+  return result.ok ? '' : describeProblem(result.problem);
+};
+
+const WEBHOOK = { url: 'https://hooks.example.com/x', secret: '0123456789abcdef' };
+
+describe('room settings: one schema', () => {
+  it('fills every default from the schema', () => {
+    const result = parseRoomSettings({ event_id: 'A' });
+    assert.ok(result.ok);
+    assert.deepEqual(result.settings, {
+      event_id: 'A',
+      validity_period: 3600,
+      enable_queue_position_expiry: true,
+      queue_position_expiry_period: 900,
+      incr_serving_on_expiry: false,
+      enable_events_generation: false,
+      webhooks: [],
+    });
+    assert.deepEqual(defaultSettings('A'), result.settings);
+  });
+
+  it('refuses an unknown key at every level, naming it', () => {
+    assert.equal(problemOf({ event_id: 'A', validity_periodd: 60 }), 'validity_periodd: unknown setting');
+    assert.equal(problemOf({ event_id: 'A', webhooks: [WEBHOOK, { ...WEBHOOK, secrett: 'x' }] }), 'webhooks[1].secrett: unknown setting');
+    assert.equal(problemOf({ event_id: 'A', inlet: { strategy: 'max_size', max_size: 5, maxsize: 5 } }), 'inlet.maxsize: unknown setting');
+    assert.equal(
+      problemOf({ event_id: 'A', inlet: { strategy: 'periodic', increment_by: 5, pause_check: { url: 'https://h', timout: 1 } } }),
+      'inlet.pause_check.timout: unknown setting',
+    );
+    assert.equal(problemOf({ event_id: 'A', oidc: { redirect_uris: ['https://rp/cb'], client_id: 'x' } }), 'oidc.client_id: unknown setting');
+  });
+
+  it('states each range once, in the message', () => {
+    assert.equal(problemOf({ event_id: 'A', validity_period: 0 }), 'validity_period: must be a whole number from 1 to 31536000');
+    assert.equal(problemOf({ event_id: 'A', queue_position_expiry_period: 1.5 }), 'queue_position_expiry_period: must be a whole number from 1 to 31536000');
+    assert.equal(problemOf({ event_id: 'a b' }), "event_id: must be 1–128 letters, digits, '.', '_', '~' or '-'");
+    assert.equal(problemOf({ validity_period: 60 }), 'event_id: is required');
+    assert.deepEqual(SECONDS_RANGE, {
+      min: RoomSettingsSchema.properties.validity_period.minimum,
+      max: RoomSettingsSchema.properties.validity_period.maximum,
+    });
+  });
+
+  it('never echoes a value (a webhook secret may be in it)', () => {
+    const secret = 'short-secret';
+    const text = problemOf({ event_id: 'A', webhooks: [{ url: 'https://h', secret }] });
+    assert.match(text, /^webhooks\[0\]\.secret: must be 16 to 256 characters$/);
+    assert.doesNotMatch(text, new RegExp(secret));
+  });
+
+  it('defaults given by the caller apply to what the input leaves out; the input wins per field', () => {
+    const result = parseRoomSettings({ event_id: 'A', validity_period: 60 }, { validity_period: 120, incr_serving_on_expiry: true });
+    assert.ok(result.ok);
+    assert.equal(result.settings.validity_period, 60);
+    assert.equal(result.settings.incr_serving_on_expiry, true);
+  });
+});
+
+describe('room settings: the events file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'anteroom-room-settings-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (content: unknown) => {
+    const path = join(dir, `events-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(path, JSON.stringify(content));
+    return path;
+  };
+
+  it('an unknown key stops the start with the event, the field and its place in the file named (issue 12)', () => {
+    const path = file({ events: [{ event_id: 'A' }, { event_id: 'B', validity_periodd: 60 }] });
+    assert.throws(() => readEventsFile(path, defaultEventDefaults()), (error: Error) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(
+        error.message,
+        `invalid config file ${path}: event "B": validity_periodd: unknown setting (at /events/1/validity_periodd)`,
+      );
+      return true;
+    });
+  });
+
+  it('an entry without a valid event_id is named by its index', () => {
+    const path = file([{ event_id: 'A' }, { event_id: 'no spaces' }]);
+    assert.throws(() => readEventsFile(path, defaultEventDefaults()), /events\[1\]: event_id: must be 1–128/);
+  });
+
+  it('flag values are the defaults of every event; the file wins per field', () => {
+    const config = configFromOptions({
+      dataDir: dir,
+      store: 'memory',
+      eventId: 'Sample',
+      config: file({ events: [{ event_id: 'A', validity_period: 60 }, { event_id: 'B', issuer: 'https://b.example' }] }),
+      validityPeriod: 120,
+      enableQueuePositionExpiry: false,
+      queuePositionExpiryPeriod: 900,
+      incrServingOnExpiry: false,
+      enableEventsGeneration: true,
+      issuer: 'https://flags.example',
+      privateBasePath: '/private',
+      redisKeyPrefix: 'ar:',
+    });
+    const [a, b] = config.events;
+    assert.equal(a?.validity_period, 60);
+    assert.equal(b?.validity_period, 120);
+    assert.equal(a?.enable_events_generation, true);
+    assert.equal(a?.enable_queue_position_expiry, false);
+    assert.equal(a?.issuer, 'https://flags.example');
+    assert.equal(b?.issuer, 'https://b.example');
+  });
+});
+
+describe('room settings: the AWS environment', () => {
+  const env = { EVENT_ID: 'Sample', REDIS_HOST: 'redis.internal' };
+
+  it('reads the room through the schema, naming the variable at fault', () => {
+    assert.equal(awsConfigFromEnv({ ...env, VALIDITY_PERIOD: '60', ENABLE_EVENTS_GENERATION: 'true' }).event.validity_period, 60);
+    assert.throws(() => awsConfigFromEnv({ ...env, VALIDITY_PERIOD: 'soon' }), /^ConfigError: VALIDITY_PERIOD must be a whole number from 1 to 31536000 \(got "soon"\)$/);
+    assert.throws(() => awsConfigFromEnv({ ...env, INCR_SVC_ON_QUEUE_POSITION_EXPIRY: 'maybe' }), /INCR_SVC_ON_QUEUE_POSITION_EXPIRY must be true or false/);
+    assert.throws(() => awsConfigFromEnv({ ...env, EVENT_ID: 'a/b' }), /EVENT_ID must be 1–128/);
+  });
+});
