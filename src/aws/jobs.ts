@@ -1,7 +1,7 @@
-// Lambda functions run by EventBridge schedules (rate(1 minute)): the queue-position expiry job and the
-// metrics event, the jobs every Anteroom node runs on an interval. One schedule invokes one function, so no
-// leader lock is needed; a retried invocation is harmless (an expiry step is idempotent, a metrics event
-// describes the state it reads).
+// Lambda functions run by EventBridge schedules (rate(1 minute)): the queue-position expiry job, the
+// metrics event and the draw, the jobs every Anteroom node runs on an interval. One schedule invokes one
+// function, so no leader lock is needed; a retried invocation is harmless (an expiry step is idempotent, a
+// metrics event describes the state it reads, a draw resumes from its stored progress under its own lease).
 
 import type { ScheduledEvent } from 'aws-lambda';
 import { awsConfigFromEnv } from './environment.ts';
@@ -11,6 +11,8 @@ import { once } from './once.ts';
 export interface JobHandlers {
   expiry: (event: ScheduledEvent) => Promise<void>;
   metrics: (event: ScheduledEvent) => Promise<void>;
+  /** The draw of every room with shuffle_at_event_start whose start has come (resumable, see draw-runner.ts). */
+  draw: (event: ScheduledEvent) => Promise<void>;
 }
 
 export function createJobHandlers(runtime: () => Promise<AwsRuntime>): JobHandlers {
@@ -22,6 +24,11 @@ export function createJobHandlers(runtime: () => Promise<AwsRuntime>): JobHandle
   return {
     expiry: run((rt, eventId) => rt.room.advanceExpiry(eventId)),
     metrics: run((rt, eventId) => rt.room.emitMetrics(eventId)),
+    draw: async () => {
+      const rt = await runtime();
+      await rt.room.runDraws();
+      await rt.flush();
+    },
   };
 }
 
@@ -33,3 +40,4 @@ const runtime = once(async () => {
 const handlers = createJobHandlers(runtime);
 export const expiry = handlers.expiry;
 export const metrics = handlers.metrics;
+export const draw = handlers.draw;

@@ -23,7 +23,7 @@ const SEED_BYTES = 32;
 const SEED_PATTERN = /^[0-9a-f]{64}$/;
 const RANGE = 2 ** 48;
 /** Swaps between two yields to the event loop: a 100,000-entry draw never holds it for long. */
-const SWAPS_PER_SLICE = 5_000;
+export const SWAPS_PER_SLICE = 5_000;
 
 /** A new secret seed, as hex. */
 export function newDrawSeed(): string {
@@ -112,8 +112,14 @@ export interface PublishedDraw {
 
 export type DrawCheck = { ok: true; places: Uint32Array } | { ok: false; problem: string };
 
-/** Checks what a room published: the seed matches the commitment and the algorithm is this one. */
-export async function checkPublishedDraw(draw: PublishedDraw): Promise<DrawCheck> {
+/**
+ * Checks what a room published: the seed matches the commitment and the algorithm is this one; then recomputes
+ * every place (`yieldToLoop`, as for drawOrder: a caller may pass one to report progress).
+ */
+export async function checkPublishedDraw(
+  draw: PublishedDraw,
+  yieldToLoop: (() => Promise<void>) | null = null,
+): Promise<DrawCheck> {
   if (draw.algorithm !== DRAW_ALGORITHM) return { ok: false, problem: `unknown algorithm "${draw.algorithm}"` };
   if (!isDrawSeed(draw.seed)) return { ok: false, problem: 'the seed is not 64 lowercase hex digits' };
   if (drawCommitment(draw.seed) !== draw.commitment) {
@@ -121,5 +127,5 @@ export async function checkPublishedDraw(draw: PublishedDraw): Promise<DrawCheck
   }
   if (draw.entries.some((e) => !/^[0-9a-f]{64}$/.test(e))) return { ok: false, problem: 'an entry is not a SHA-256 hex digest' };
   if (new Set(draw.entries).size !== draw.entries.length) return { ok: false, problem: 'an entry appears twice' };
-  return { ok: true, places: placesOf(await drawOrder(draw.seed, draw.entries.length, null)) };
+  return { ok: true, places: placesOf(await drawOrder(draw.seed, draw.entries.length, yieldToLoop)) };
 }

@@ -12,6 +12,13 @@ const body = <T extends Record<string, TSchema>>(properties: T) => Type.Object(p
 export const EventQuery = query({ event_id: Id });
 export const EventRequestQuery = query({ event_id: Id, request_id: Id });
 
+/** Pages of the drawn entries' positions (the private draw_positions): at most one store chunk per page. */
+export const DrawPositionsQuery = query({
+  event_id: Id,
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 4_294_967_295, default: 0 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5_000, default: 5_000 })),
+});
+
 export const EventBody = body({ event_id: Id });
 export const EventRequestBody = body({ event_id: Id, request_id: Id });
 
