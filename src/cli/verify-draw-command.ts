@@ -142,7 +142,7 @@ async function verifyDraw(cmd: Command, o: Record<string, unknown>, out: Output)
   await checkPositions(
     new PrivateApiClient({ baseUrl: privateUrl, credentials: credentials as PrivateApiCredentials, timeoutMs }),
     eventId,
-    draw.entries.length,
+    draw.entries,
     positionOf,
     o.checkAll === true ? null : (o.sample as number),
     out,
@@ -243,34 +243,38 @@ async function checkVisitor(
 async function checkPositions(
   client: PrivateApiClient,
   eventId: string,
-  total: number,
+  published: readonly string[],
   positionOf: (index: number) => number,
   sample: number | null,
   out: Output,
 ): Promise<void> {
   const PAGE = 5_000;
+  const total = published.length;
   const wrong: string[] = [];
   let checked = 0;
-  const check = (index: number, position: number) => {
+  /** The room's own entry and position at `index` against the publication and the recomputed place. */
+  const check = (index: number, entry: string, position: number) => {
     checked += 1;
-    if (position !== positionOf(index)) {
+    if (entry !== published[index]) {
+      wrong.push(`entry ${count(index + 1)} is not the one the room drew`);
+    } else if (position !== positionOf(index)) {
       wrong.push(`entry ${count(index + 1)} has position ${position}, the draw gives it ${positionOf(index)}`);
     }
   };
   const page = async (offset: number, limit: number) => {
     const answer = await client.drawPositions(eventId, offset, limit);
     if (!answer) throw new Mismatch('/private/draw_positions: the draw has not taken place yet');
-    if (answer.total !== total) throw new Mismatch(`the room has ${answer.total} drawn entries, the publication ${total}`);
-    return answer.positions;
+    if (answer.total !== total) throw new Mismatch(`the room drew ${answer.total} entries, the publication lists ${total}`);
+    answer.positions.forEach((position, i) => check(offset + i, answer.entries[i] as string, position));
   };
   if (sample === null) {
     for (let offset = 0; offset < total; offset += PAGE) {
-      (await page(offset, PAGE)).forEach((position, i) => check(offset + i, position));
+      await page(offset, PAGE);
       if (total > 4 * PAGE) out.progress(`checking positions: ${count(Math.min(total, offset + PAGE))} of ${count(total)}`, false);
     }
     if (total > 4 * PAGE) out.progress('checking positions: done', true);
   } else {
-    for (const index of randomIndexes(total, sample)) check(index, (await page(index, 1))[0] as number);
+    for (const index of randomIndexes(total, sample)) await page(index, 1);
   }
   if (wrong.length > 0) {
     throw new Mismatch(`${wrong.length} of ${checked} positions checked do not match the draw: ${wrong.slice(0, 5).join('; ')}`);

@@ -18,8 +18,16 @@ import type { DrawRecord, DrawSeed, DrawStore } from './ports/store.ts';
 export interface DrawPublication {
   /** The JSON answer of GET /draw. */
   json: Buffer;
-  /** Once the draw is done: where its places start, and the drawn entries' positions in join order. */
-  drawn: { firstPosition: number; positions: Uint32Array } | null;
+  /** Once the draw is done: where its places start, and the drawn entries and their positions in join order. */
+  drawn: DrawnEntries | null;
+}
+
+export interface DrawnEntries {
+  firstPosition: number;
+  /** The position each entry got (0 for one without a position). */
+  positions: Uint32Array;
+  /** The published entries (SHA-256 hex, 64 digits each), concatenated in join order: entry i at 64·i. */
+  entryHexes: string;
 }
 
 /** How long a room's draw record answers GET /draw before it is read again. */
@@ -97,16 +105,21 @@ export class DrawPublications {
     // {"algorithm":…,"first_position":N} → {"algorithm":…,"first_position":N,"entries":[ … ]}
     const parts: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"entries":[`)];
     const positions = new Uint32Array(entries.length);
+    const hexes: string[] = [];
     for (let from = 0; from < entries.length; from += DRAW_CHUNK) {
       const slice = entries.slice(from, from + DRAW_CHUNK);
       const hashes = slice.map((entry, i) => {
         positions[from + i] = entry.position ?? 0;
-        return `"${drawEntry(entry.requestId)}"`;
+        return drawEntry(entry.requestId);
       });
-      parts.push(Buffer.from(`${from === 0 ? '' : ','}${hashes.join(',')}`));
+      hexes.push(hashes.join(''));
+      parts.push(Buffer.from(`${from === 0 ? '' : ','}"${hashes.join('","')}"`));
       await yieldToLoop();
     }
     parts.push(Buffer.from(']}'));
-    return { json: Buffer.concat(parts), drawn: { firstPosition: draw.firstPosition, positions } };
+    return {
+      json: Buffer.concat(parts),
+      drawn: { firstPosition: draw.firstPosition, positions, entryHexes: hexes.join('') },
+    };
   }
 }

@@ -451,23 +451,25 @@ export class WaitingRoomService {
   }
 
   /**
-   * The positions the drawn entries got, in join order (the order of the published entries), from `offset`, at
-   * most `limit`: for the operator's check of every place (`anteroom verify-draw --check-all`). 202 before the
-   * draw is done.
+   * The drawn entries and the positions they got, in join order, from `offset`, at most `limit`: what the room
+   * drew, for the operator's check of the publication and of every place (`anteroom verify-draw --check-all`).
+   * 202 before the draw is done.
    */
   async drawPositions(
     eventId: unknown,
     offset: number,
     limit: number,
-  ): Promise<Answer<{ first_position: number; total: number; positions: number[] }>> {
+  ): Promise<Answer<{ first_position: number; total: number; entries: string[]; positions: number[] }>> {
     const room = this.event(eventId);
     if (!roomDraws(room)) throw Errors.drawNotEnabled();
     const { drawn } = await this.drawPublications.current(room.event_id);
     if (!drawn) return Pending.drawNotDone;
+    const positions = [...drawn.positions.subarray(offset, offset + limit)];
     return ok({
       first_position: drawn.firstPosition,
       total: drawn.positions.length,
-      positions: [...drawn.positions.subarray(offset, offset + limit)],
+      entries: positions.map((_, i) => drawn.entryHexes.slice((offset + i) * 64, (offset + i + 1) * 64)),
+      positions,
     });
   }
 

@@ -70,7 +70,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       schema: { querystring: DrawPositionsQuery },
       handler: (req) => {
         const q = (req as Q<Static<typeof DrawPositionsQuery>>).query;
-        return room.drawPositions(q.event_id, q.offset ?? 0, q.limit ?? 5_000);
+        return room.drawPositions(q.event_id, Number(q.offset ?? 0), Number(q.limit ?? 5_000));
       },
     },
     {

@@ -12,11 +12,14 @@ const body = <T extends Record<string, TSchema>>(properties: T) => Type.Object(p
 export const EventQuery = query({ event_id: Id });
 export const EventRequestQuery = query({ event_id: Id, request_id: Id });
 
-/** Pages of the drawn entries' positions (the private draw_positions): at most one store chunk per page. */
+/**
+ * Pages of the drawn entries (the private draw_positions): offset from 0, limit 1–5,000 (one store chunk).
+ * Query values are not coerced: whole numbers as text.
+ */
 export const DrawPositionsQuery = query({
   event_id: Id,
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 4_294_967_295, default: 0 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5_000, default: 5_000 })),
+  offset: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,9})$' })),
+  limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$' })),
 });
 
 export const EventBody = body({ event_id: Id });

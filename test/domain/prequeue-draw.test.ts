@@ -93,8 +93,14 @@ for (const backend of backends) {
         clock,
         service,
         core,
-        join: async (n: number) =>
-          Promise.all(Array.from({ length: n }, async () => (await service.assignQueueNum(eventId)).body.api_request_id)),
+        join: async (n: number): Promise<string[]> =>
+          Promise.all(
+            Array.from({ length: n }, async () => {
+              const answer = await service.assignQueueNum(eventId);
+              assert.equal(answer.status, 200);
+              return (answer.body as { api_request_id: string }).api_request_id;
+            }),
+          ),
         published: async () =>
           JSON.parse((await service.drawPublication(eventId)).body.toString('utf8')) as {
             algorithm: string;
