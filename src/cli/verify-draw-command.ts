@@ -8,7 +8,7 @@
 
 import { Command, Option } from 'commander';
 import { PrivateApiClient, type PrivateApiCredentials } from '../client/private-api-client.ts';
-import { checkPublishedDraw, drawEntry, SWAPS_PER_SLICE, type PublishedDraw } from '../domain/draw.ts';
+import { checkPublishedDraw, drawEntry, type PublishedDraw } from '../domain/draw.ts';
 import { ConfigError, ConfigErrors } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import { EVENT_ID_PATTERN } from '../domain/room-settings.ts';
@@ -193,12 +193,10 @@ async function fetchDraw(getPublic: (path: string) => Promise<Response>, eventId
 /** The places, checking the publication first; a progress line for draws large enough to take a while. */
 async function recomputePlaces(draw: FetchedDraw, out: Output): Promise<Uint32Array> {
   const swaps = Math.max(0, draw.entries.length - 1);
-  const report = swaps >= 4 * SWAPS_PER_SLICE;
-  let done = 0;
+  const report = swaps >= 20_000;
   let lastShown = -1;
   const progress = report
-    ? async () => {
-        done = Math.min(swaps, done + SWAPS_PER_SLICE);
+    ? async (done: number) => {
         const percent = Math.floor((done / swaps) * 100);
         if (percent >= lastShown + 10) {
           lastShown = percent;

@@ -12,7 +12,7 @@
 // once a second per room.
 
 import { drawEntry } from './draw.ts';
-import { DRAW_CHUNK, readDrawnEntries } from './draw-runner.ts';
+import { readDrawnEntries } from './draw-runner.ts';
 import type { DrawRecord, DrawSeed, DrawStore } from './ports/store.ts';
 
 export interface DrawPublication {
@@ -32,6 +32,8 @@ export interface DrawnEntries {
 
 /** How long a room's draw record answers GET /draw before it is read again. */
 const RECORD_TTL_MS = 1000;
+/** Entries hashed between two yields to the event loop (a few milliseconds of work). */
+const HASH_SLICE = 1_000;
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -106,8 +108,8 @@ export class DrawPublications {
     const parts: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"entries":[`)];
     const positions = new Uint32Array(entries.length);
     const hexes: string[] = [];
-    for (let from = 0; from < entries.length; from += DRAW_CHUNK) {
-      const slice = entries.slice(from, from + DRAW_CHUNK);
+    for (let from = 0; from < entries.length; from += HASH_SLICE) {
+      const slice = entries.slice(from, from + HASH_SLICE);
       const hashes = slice.map((entry, i) => {
         positions[from + i] = entry.position ?? 0;
         return drawEntry(entry.requestId);

@@ -1,10 +1,11 @@
 // Runs a room's draw at its start (spec rooms.md §3; the algorithm is ./draw.ts, the steps are the store's
 // DrawStore): fix the entries (startDraw), read them in join order in chunks, compute the order (drawOrder
-// yields to the event loop), number the places in chunks of at most `chunkSize` per store call, then number
-// the visitors who joined meanwhile FIFO behind them until the store marks the draw done.
+// yields to the event loop), number the places in chunks (at most 5,000 per store call), then number the
+// visitors who joined meanwhile FIFO behind them until the store marks the draw done.
 //
-// Never long on the event loop: every store call moves at most one chunk, and the runner yields to the event
-// loop between calls (a store answering synchronously, like SQLite, would otherwise chain them in one turn).
+// Never long on the event loop: every store call moves one chunk, sized to take a few milliseconds
+// (ChunkSizer), and the runner yields to the event loop between calls (a store answering synchronously, like
+// SQLite, would otherwise chain them in one turn).
 // Resumable: the progress is the store's, and the order is recomputed from the seed, so a runner that starts
 // after a crash continues where the last one stopped and gives everyone the same place.
 // One runner per room at a time: in this process by `running`; across nodes by a lease in the store (a job
@@ -15,10 +16,19 @@ import { randomUUID } from 'node:crypto';
 import { DRAW_ALGORITHM, drawCommitment, drawOrder, newDrawSeed } from './draw.ts';
 import type { DrawRecord, DrawSeed, DrawStore, LockStore, PrequeueEntry } from './ports/store.ts';
 
-/** Entries per store call when the draw numbers places or reads the pre-queue. */
+/** The most entries one store call of the draw reads or numbers. */
 export const DRAW_CHUNK = 5_000;
+/**
+ * Without a fixed chunk size, calls are sized to take about this long: an embedded store (SQLite) answers on
+ * the event loop, so one call is one block of it; a remote one (Redis) is fast enough for the largest chunks.
+ */
+const TARGET_CALL_MS = 5;
+const FIRST_CHUNK = 500;
+const MIN_CHUNK = 50;
 /** A runner that stops renewing its lease (a crashed node) leaves the draw to another after this long. */
 export const DRAW_LEASE_MS = 15_000;
+/** The lease is renewed between chunks once this much of it has passed (each renewal is a store write). */
+const LEASE_RENEW_AFTER_MS = 2_000;
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -29,19 +39,45 @@ export function newDrawCandidate(): DrawSeed {
 }
 
 /**
+ * How many entries the next store call takes: a fixed number, or (without one) a size that follows how long the
+ * last call took, towards TARGET_CALL_MS, at most doubling at a time, within MIN_CHUNK..DRAW_CHUNK.
+ */
+export class ChunkSizer {
+  private readonly fixed: number | undefined;
+  size: number;
+
+  constructor(fixed?: number) {
+    this.fixed = fixed === undefined ? undefined : Math.min(DRAW_CHUNK, Math.max(1, fixed));
+    this.size = this.fixed ?? FIRST_CHUNK;
+  }
+
+  /** Runs one store call and sizes the next from its duration. */
+  async call<T>(work: (size: number) => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const result = await work(this.size);
+    if (this.fixed === undefined) {
+      const took = Math.max(0.1, performance.now() - started);
+      const next = Math.min(this.size * 2, Math.round((this.size * TARGET_CALL_MS) / took));
+      this.size = Math.min(DRAW_CHUNK, Math.max(MIN_CHUNK, next));
+    }
+    return result;
+  }
+}
+
+/**
  * The entries a started draw orders, in join order: join orders 1..drawnThrough, less those who had left.
- * Read `chunk` at a time, yielding between reads; throws if they are not the `entryCount` the draw fixed.
+ * Read in chunks, yielding between reads; throws if they are not the `entryCount` the draw fixed.
  */
 export async function readDrawnEntries(
   store: Pick<DrawStore, 'readPrequeue'>,
   eventId: string,
   draw: DrawRecord,
-  chunk: number = DRAW_CHUNK,
+  chunks: ChunkSizer = new ChunkSizer(),
 ): Promise<PrequeueEntry[]> {
   const entries: PrequeueEntry[] = [];
   let after = 0;
   while (after < draw.drawnThrough) {
-    const page = await store.readPrequeue(eventId, after, Math.min(chunk, draw.drawnThrough - after));
+    const page = await chunks.call((size) => store.readPrequeue(eventId, after, Math.min(size, draw.drawnThrough - after)));
     if (page.length === 0) break;
     for (const entry of page) if (entry.joinOrder <= draw.drawnThrough && !entry.left) entries.push(entry);
     after = (page.at(-1) as PrequeueEntry).joinOrder;
@@ -57,14 +93,14 @@ export interface DrawRunnerDeps {
   store: DrawStore & LockStore;
   /** Milliseconds since the epoch (the lease's clock). */
   nowMs: () => number;
-  /** Entries per store call; default DRAW_CHUNK (tests use fewer to see several chunks). */
+  /** Entries per store call, fixed (tests use a few to see several chunks); default: sized by ChunkSizer. */
   chunkSize?: number | undefined;
 }
 
 export class DrawRunner {
   private readonly store: DrawStore & LockStore;
   private readonly nowMs: () => number;
-  private readonly chunk: number;
+  private readonly chunkSize: number | undefined;
   /** Names this process as the holder of a draw's lease. */
   private readonly owner = `draw:${randomUUID()}`;
   /** Rooms whose draw this process has seen done (until it resets them). */
@@ -74,7 +110,7 @@ export class DrawRunner {
   constructor(deps: DrawRunnerDeps) {
     this.store = deps.store;
     this.nowMs = deps.nowMs;
-    this.chunk = Math.min(DRAW_CHUNK, Math.max(1, deps.chunkSize ?? DRAW_CHUNK));
+    this.chunkSize = deps.chunkSize;
   }
 
   /** Known to be done, from what this process saw (no store read): joins can skip the pre-queue. */
@@ -99,14 +135,26 @@ export class DrawRunner {
   run(eventId: string): Promise<void> {
     let run = this.running.get(eventId);
     if (!run) {
+      // Every run takes the lease afresh (a run that ended may have lost it long ago).
+      this.leasedAt.delete(eventId);
       run = this.draw(eventId).finally(() => this.running.delete(eventId));
       this.running.set(eventId, run);
     }
     return run;
   }
 
-  private lease(eventId: string): Promise<boolean> {
-    return this.store.tryAcquireLock(`draw:${eventId}`, this.owner, DRAW_LEASE_MS, this.nowMs());
+  /** When this process last took or renewed each room's lease (ms, the lease's clock). */
+  private readonly leasedAt = new Map<string, number>();
+
+  /** Takes or renews the room's lease; a lease renewed less than LEASE_RENEW_AFTER_MS ago is still ours. */
+  private async lease(eventId: string): Promise<boolean> {
+    const now = this.nowMs();
+    const at = this.leasedAt.get(eventId);
+    if (at !== undefined && now - at >= 0 && now - at < LEASE_RENEW_AFTER_MS) return true;
+    const held = await this.store.tryAcquireLock(`draw:${eventId}`, this.owner, DRAW_LEASE_MS, now);
+    if (held) this.leasedAt.set(eventId, now);
+    else this.leasedAt.delete(eventId);
+    return held;
   }
 
   private async draw(eventId: string): Promise<void> {
@@ -118,10 +166,11 @@ export class DrawRunner {
       draw = await this.numberPlaces(eventId, draw);
       if (!draw) return;
     }
+    const chunks = new ChunkSizer(this.chunkSize);
     while (draw.state === 'drawing') {
       await yieldToLoop();
       if (!(await this.lease(eventId))) return;
-      const next: DrawRecord | null = await this.store.numberLateArrivals(eventId, this.chunk);
+      const next: DrawRecord | null = await chunks.call((size) => this.store.numberLateArrivals(eventId, size));
       // Reset in between: the next tick starts the new draw.
       if (!next || next.seed !== seed) return;
       draw = next;
@@ -131,16 +180,17 @@ export class DrawRunner {
 
   /** Numbers every place from the draw's progress on; null when the draw changed under this runner. */
   private async numberPlaces(eventId: string, started: DrawRecord): Promise<DrawRecord | null> {
-    const entries = await readDrawnEntries(this.store, eventId, started, this.chunk);
+    const entries = await readDrawnEntries(this.store, eventId, started, new ChunkSizer(this.chunkSize));
     const order = await drawOrder(started.seed, entries.length);
+    const chunks = new ChunkSizer(this.chunkSize);
     let draw = started;
     while (draw.progress < draw.entryCount) {
       if (!(await this.lease(eventId))) return null;
       const from = draw.progress;
-      const to = Math.min(from + this.chunk, draw.entryCount);
+      const to = Math.min(from + chunks.size, draw.entryCount);
       const ids: string[] = [];
       for (let place = from; place < to; place++) ids.push((entries[order[place] as number] as PrequeueEntry).requestId);
-      const after = await this.store.numberDrawn(eventId, from, ids);
+      const after = await chunks.call(() => this.store.numberDrawn(eventId, from, ids));
       // Another runner numbered the same places (the same ones: the order is the seed's) or the draw is gone.
       if (!after || after.seed !== started.seed || after.state !== 'drawing' || after.progress < to) return null;
       draw = after;
