@@ -8,7 +8,7 @@
 
 import { Command, Option } from 'commander';
 import { PrivateApiClient, type PrivateApiCredentials } from '../client/private-api-client.ts';
-import { checkPublishedDraw, drawEntry, type PublishedDraw } from '../domain/draw.ts';
+import { checkPublishedDraw, DRAW_ALGORITHM, drawEntry, type PublishedDraw } from '../domain/draw.ts';
 import { ConfigError, ConfigErrors } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import { EVENT_ID_PATTERN } from '../domain/room-settings.ts';
@@ -20,7 +20,7 @@ What is checked:
   1. GET <public-url>/draw?event_id=…: once the draw has taken place it publishes the algorithm, the
      commitment (SHA-256 of the seed, published before the start), the seed, first_position and the entries
      (SHA-256 of every pre-queue request ID, in join order). The seed must match the commitment and the
-     algorithm must be ${'`fisher-yates/hmac-sha256-48/v1`'} (docs/rooms.md, "The draw").
+     algorithm must be ${DRAW_ALGORITHM} (docs/rooms.md, "The draw").
   2. Every place is recomputed from the seed and the number of entries: place p has position
      first_position + p - 1.
   3. With --request-id: your entry is SHA-256 of your request ID; the command prints its place and checks that
