@@ -291,6 +291,10 @@ function scheduleRuleProblem(settings: RoomSettings): SettingProblem | undefined
   if (settings.shuffle_at_event_start === true && start === undefined) {
     return { path: ['event_start_time'], rule: 'is required with shuffle_at_event_start' };
   }
+  // The OpenID Connect login page binds the login to a position at the join, which a pre-queue join does not have.
+  if (settings.shuffle_at_event_start === true && settings.oidc !== undefined) {
+    return { path: ['shuffle_at_event_start'], rule: 'cannot be used with oidc (the login needs a position at the join)' };
+  }
   return undefined;
 }
 

@@ -109,6 +109,10 @@ describe('room settings: the schedule and the draw', () => {
     assert.equal(problemOf(withoutStart), 'event_start_time: is required with prequeue_start_time');
     assert.equal(problemOf({ ...schedule, shuffle_atevent_start: true }), 'shuffle_atevent_start: unknown setting');
     assert.ok(parseRoomSettings({ event_id: 'A', event_end_time: '2026-11-24T20:00:00Z' }).ok, 'an end alone is fine');
+    assert.equal(
+      problemOf({ ...schedule, oidc: { redirect_uris: ['https://rp.example/cb'] } }),
+      'shuffle_at_event_start: cannot be used with oidc (the login needs a position at the join)',
+    );
   });
 });
 
