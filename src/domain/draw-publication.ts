@@ -106,14 +106,10 @@ export class DrawPublications {
     });
     // {"algorithm":…,"first_position":N} → {"algorithm":…,"first_position":N,"entries":[ … ]}
     const parts: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"entries":[`)];
-    const positions = new Uint32Array(entries.length);
     const hexes: string[] = [];
-    for (let from = 0; from < entries.length; from += HASH_SLICE) {
-      const slice = entries.slice(from, from + HASH_SLICE);
-      const hashes = slice.map((entry, i) => {
-        positions[from + i] = entry.position ?? 0;
-        return drawEntry(entry.requestId);
-      });
+    for (let from = 0; from < entries.count; from += HASH_SLICE) {
+      const hashes: string[] = [];
+      for (let i = from; i < Math.min(entries.count, from + HASH_SLICE); i++) hashes.push(drawEntry(entries.requestId(i)));
       hexes.push(hashes.join(''));
       parts.push(Buffer.from(`${from === 0 ? '' : ','}"${hashes.join('","')}"`));
       await yieldToLoop();
@@ -121,7 +117,7 @@ export class DrawPublications {
     parts.push(Buffer.from(']}'));
     return {
       json: Buffer.concat(parts),
-      drawn: { firstPosition: draw.firstPosition, positions, entryHexes: hexes.join('') },
+      drawn: { firstPosition: draw.firstPosition, positions: entries.positions, entryHexes: hexes.join('') },
     };
   }
 }

@@ -15,7 +15,7 @@
 // The same seed and entry count always give the same order (test/domain/draw.test.ts shows it), so
 // `anteroom verify-draw` recomputes it from the published data alone.
 
-import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 
 export const DRAW_ALGORITHM = 'fisher-yates/hmac-sha256-48/v1';
 
@@ -47,38 +47,37 @@ export function drawCommitment(seed: string): string {
 
 /** A visitor's published entry: SHA-256 (hex) of their request ID as sent (lowercase UUID). */
 export function drawEntry(requestId: string): string {
-  return createHash('sha256').update(requestId, 'utf8').digest('hex');
+  return hash('sha256', requestId, 'hex');
 }
 
 /**
  * The deterministic random numbers of a seed (see the algorithm above). HMAC-SHA256 computed as RFC 2104 defines
- * it, H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ m)), from the two key blocks hashed once and copied for every message:
- * the same value as createHmac (test/domain/draw.test.ts pins it), a few times faster.
+ * it, H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ m)), with two one-shot hashes over buffers kept for the whole draw: the
+ * same value as createHmac (test/domain/draw.test.ts pins it), and no native object per number — creating one
+ * (createHmac, Hash.copy) 100,000 times makes the young-generation collections long enough to block requests.
  */
 class DrawRandom {
-  private readonly inner: Hash;
-  private readonly outer: Hash;
+  /** K ⊕ ipad (64 bytes), then the counter (8 bytes, big-endian). */
+  private readonly innerInput = Buffer.alloc(72, 0x36);
+  /** K ⊕ opad (64 bytes), then the inner digest (32 bytes). */
+  private readonly outerInput = Buffer.alloc(96, 0x5c);
   private counter = 0n;
-  private readonly message = Buffer.alloc(8);
 
   constructor(seed: string) {
     if (!isDrawSeed(seed)) throw new RangeError('a draw seed is 64 lowercase hex digits');
-    const key = Buffer.from(seed, 'hex');
     // SHA-256's block is 64 bytes: the 32-byte key is padded with zeros, then XORed with ipad / opad.
-    const innerBlock = Buffer.alloc(64, 0x36);
-    const outerBlock = Buffer.alloc(64, 0x5c);
+    const key = Buffer.from(seed, 'hex');
     for (let i = 0; i < key.length; i++) {
-      innerBlock[i] = (innerBlock[i] as number) ^ (key[i] as number);
-      outerBlock[i] = (outerBlock[i] as number) ^ (key[i] as number);
+      this.innerInput[i] = 0x36 ^ (key[i] as number);
+      this.outerInput[i] = 0x5c ^ (key[i] as number);
     }
-    this.inner = createHash('sha256').update(innerBlock);
-    this.outer = createHash('sha256').update(outerBlock);
   }
 
   private next48(): number {
-    this.message.writeBigUInt64BE(this.counter++);
-    const innerDigest = this.inner.copy().update(this.message).digest();
-    return this.outer.copy().update(innerDigest).digest().readUIntBE(0, 6);
+    this.innerInput.writeBigUInt64BE(this.counter++, 64);
+    this.outerInput.write(hash('sha256', this.innerInput, 'hex'), 64, 32, 'hex');
+    // The first 6 bytes = the first 12 hex digits, a 48-bit integer (exact in a double).
+    return parseInt(hash('sha256', this.outerInput, 'hex').slice(0, 12), 16);
   }
 
   uniform(m: number): number {
