@@ -201,6 +201,25 @@ for (const backend of backends) {
       assert.deepEqual(positions, [...expected], 'the places the seed gives, as if nothing had happened');
     });
 
+    it('two nodes on one store share one seed, and at the start one of them draws while the other leaves it be', async () => {
+      const room = drawRoom('shared');
+      const a = await setUp(room, { chunk: 4 });
+      const b = await setUp(room, { chunk: 4, store: new ObservedStore(a.store), clock: a.clock });
+      const joined = [...(await a.join(5)), ...(await b.join(5)), ...(await a.join(5))];
+      assert.equal((await a.published()).commitment, (await b.published()).commitment);
+      a.clock.ms = START_MS;
+      await Promise.all([a.service.runDraws(), b.service.runDraws()]);
+      assert.ok(
+        (a.store.numberDrawnCalls === 0) !== (b.store.numberDrawnCalls === 0),
+        `one node numbered the places (${a.store.numberDrawnCalls} and ${b.store.numberDrawnCalls} calls)`,
+      );
+      assert.equal(await a.service.drawDone('shared'), true);
+      assert.equal(await b.service.drawDone('shared'), true);
+      const draw = await a.store.getDraw('shared');
+      const places = placesOf(await drawOrder(draw!.seed, 15));
+      assert.deepEqual(await Promise.all(joined.map((id) => b.positionOf(id))), [...places]);
+    });
+
     it('a reset clears the pre-queue and the draw; the next join commits a new seed', async () => {
       const t = await setUp(drawRoom('again'));
       const [a] = await t.join(2);
