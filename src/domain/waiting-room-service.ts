@@ -58,7 +58,7 @@ export interface WaitingRoomServiceDeps {
   afterReset?: (eventId: string) => Promise<void>;
   /** Told the size of every committed batch of joins (a metric). */
   onJoinBatch?: (size: number) => void;
-  /** Entries per store call of the draw (default and maximum 5,000; tests use fewer to see several chunks). */
+  /** Entries per store call of the draw, fixed (tests use a few to see several chunks); default: sized to ~10 ms, ≤ 5,000. */
   drawChunkSize?: number;
 }
 
@@ -277,7 +277,9 @@ export class WaitingRoomService {
     switch (decision.kind) {
       case 'no-position':
         // Waiting for the draw is not being served yet: answered as for a position not reached.
-        if (await this.waitsForDraw(event, id)) return event.enable_queue_position_expiry ? Pending.notServedYet : Pending.expiryNotEnabled;
+        if (await this.waitsForDraw(event, id)) {
+          return event.enable_queue_position_expiry ? Pending.notServedYet : Pending.expiryNotEnabled;
+        }
         throw Errors.invalidRequestId();
       case 'expiry-not-enabled':
         return Pending.expiryNotEnabled;
