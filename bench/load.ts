@@ -15,6 +15,8 @@ interface LoadSpec {
   /** Cycle the request body through these request IDs (file with one ID per line). */
   claimIdsFile?: string;
   eventId?: string;
+  /** At most this many requests per second over all connections (default: as fast as answered). */
+  rate?: number;
 }
 
 const spec = JSON.parse(process.argv[2] as string) as LoadSpec;
@@ -25,6 +27,7 @@ const result = await autocannon({
   url: spec.url,
   connections: spec.connections,
   ...(spec.amount ? { amount: spec.amount } : { duration: spec.durationSec ?? 10 }),
+  ...(spec.rate ? { overallRate: spec.rate } : {}),
   method: spec.method ?? 'GET',
   headers: { 'content-type': 'application/json', ...spec.headers },
   ...(spec.body ? { body: spec.body } : {}),

@@ -127,6 +127,13 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
         for (const eventId of room.roomIds()) await room.advanceExpiry(eventId);
       },
     });
+    // The draw of every room with shuffle_at_event_start, at the first tick at or after its start (a draw that
+    // outlasts a tick keeps running; later ticks find it running and return).
+    scheduler.start({
+      name: 'draw',
+      intervalMs: 1000,
+      run: () => room.runDraws(),
+    });
     scheduler.start({
       name: 'metrics',
       intervalMs: config.metricsJobIntervalSec * 1000,

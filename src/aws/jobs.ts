@@ -1,7 +1,7 @@
-// Lambda functions run by EventBridge schedules (rate(1 minute)): the queue-position expiry job and the
-// metrics event, the jobs every Anteroom node runs on an interval. One schedule invokes one function, so no
-// leader lock is needed; a retried invocation is harmless (an expiry step is idempotent, a metrics event
-// describes the state it reads).
+// Lambda functions run by EventBridge schedules (rate(1 minute)): the queue-position expiry job, the
+// metrics event and the draw, the jobs every Anteroom node runs on an interval. One schedule invokes one
+// function, so no leader lock is needed; a retried invocation is harmless (an expiry step is idempotent, a
+// metrics event describes the state it reads, a draw resumes from its stored progress under its own lease).
 //
 // The admission job ticks every second (automatic admission, src/domain/admission/automatic.ts), more often
 // than a schedule can invoke a function: one invocation a minute runs the minute's ticks, one at each whole
@@ -20,6 +20,8 @@ export interface JobHandlers {
   expiry: (event: ScheduledEvent) => Promise<void>;
   metrics: (event: ScheduledEvent) => Promise<void>;
   admission: (event: ScheduledEvent) => Promise<void>;
+  /** The draw of every room with shuffle_at_event_start whose start has come (resumable, see draw-runner.ts). */
+  draw: (event: ScheduledEvent) => Promise<void>;
 }
 
 export interface AdmissionTicking {
@@ -72,6 +74,11 @@ export function createJobHandlers(
         await rt.flush();
       }
     },
+    draw: async () => {
+      const rt = await runtime();
+      await rt.room.runDraws();
+      await rt.flush();
+    },
   };
 }
 
@@ -84,3 +91,4 @@ const handlers = createJobHandlers(runtime);
 export const expiry = handlers.expiry;
 export const metrics = handlers.metrics;
 export const admission = handlers.admission;
+export const draw = handlers.draw;

@@ -107,7 +107,11 @@ function connection(command: Command, o: Record<string, unknown>): { api: Privat
   };
 }
 
-function credentialsFrom(command: Command, o: Record<string, unknown>): PrivateApiCredentials {
+/**
+ * The private-API credentials given by the options --admin-token, --access-key-id, --secret-access-key,
+ * --session-token and --region (also used by `anteroom verify-draw`).
+ */
+export function credentialsFrom(command: Command, o: Record<string, unknown>): PrivateApiCredentials {
   const given = (name: string) => (o[name] === undefined || o[name] === '' ? undefined : String(o[name]));
   const fromCli = (name: string) => given(name) !== undefined && command.getOptionValueSource(name) === 'cli';
   const token = given('adminToken');

@@ -4,13 +4,15 @@ import { Command } from 'commander';
 import { inletCommand } from './inlet-command.ts';
 import { loadtestCommand } from './loadtest-command.ts';
 import { serveCommand } from './serve-command.ts';
+import { verifyDrawCommand } from './verify-draw-command.ts';
 
 const program = new Command('anteroom')
   .description('Anteroom: an open-source virtual waiting room (API-compatible with Virtual Waiting Room on AWS).')
   .showHelpAfterError()
   .addCommand(serveCommand())
   .addCommand(loadtestCommand())
-  .addCommand(inletCommand());
+  .addCommand(inletCommand())
+  .addCommand(verifyDrawCommand());
 
 // A configuration error (src/domain/errors.ts) or any other failure at start: its message, exit status 2.
 program.parseAsync(process.argv).catch((error: unknown) => {

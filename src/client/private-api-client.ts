@@ -138,6 +138,37 @@ export class PrivateApiClient {
     return fail(reply);
   }
 
+  /**
+   * GET /draw_positions: the entries of the room's draw (SHA-256 hex of the request IDs) and the positions they
+   * got, in join order, from `offset` (at most `limit`, ≤ 5,000); null before the draw has taken place (202).
+   */
+  async drawPositions(
+    eventId: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ firstPosition: number; total: number; entries: string[]; positions: number[] } | null> {
+    const query = new URLSearchParams({ event_id: eventId, offset: String(offset), limit: String(limit) });
+    const reply = await this.#call('GET', `/draw_positions?${query}`);
+    if (reply.status === 202) return null;
+    if (reply.status !== 200) fail(reply);
+    const { entries, positions } = (reply.body ?? {}) as { entries?: unknown; positions?: unknown };
+    if (
+      !Array.isArray(positions) ||
+      !positions.every(Number.isInteger) ||
+      !Array.isArray(entries) ||
+      entries.length !== positions.length ||
+      !entries.every((entry) => typeof entry === 'string')
+    ) {
+      fail({ ...reply, text: `no entries and positions: ${reply.text.slice(0, 200)}` });
+    }
+    return {
+      firstPosition: numberField(reply, 'first_position'),
+      total: numberField(reply, 'total'),
+      entries: entries as string[],
+      positions: positions as number[],
+    };
+  }
+
   async #call(method: Method, path: string, body?: unknown): Promise<Reply> {
     const response = await this.send(method, path, body);
     const text = await response.text();

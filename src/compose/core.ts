@@ -23,6 +23,7 @@ export interface CoreParts {
   intake?: WaitingRoomServiceDeps['intake'];
   afterReset?: WaitingRoomServiceDeps['afterReset'];
   onJoinBatch?: WaitingRoomServiceDeps['onJoinBatch'];
+  drawChunkSize?: WaitingRoomServiceDeps['drawChunkSize'];
 }
 
 export interface Core {
@@ -54,6 +55,7 @@ export async function composeCore(parts: CoreParts): Promise<Core> {
     ...(parts.intake ? { intake: parts.intake } : {}),
     ...(parts.afterReset ? { afterReset: parts.afterReset } : {}),
     ...(parts.onJoinBatch ? { onJoinBatch: parts.onJoinBatch } : {}),
+    ...(parts.drawChunkSize ? { drawChunkSize: parts.drawChunkSize } : {}),
   });
   try {
     await service.start();

@@ -15,15 +15,21 @@
 // The same seed and entry count always give the same order (test/domain/draw.test.ts shows it), so
 // `anteroom verify-draw` recomputes it from the published data alone.
 
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 
 export const DRAW_ALGORITHM = 'fisher-yates/hmac-sha256-48/v1';
 
 const SEED_BYTES = 32;
 const SEED_PATTERN = /^[0-9a-f]{64}$/;
 const RANGE = 2 ** 48;
-/** Swaps between two yields to the event loop: a 100,000-entry draw never holds it for long. */
+/**
+ * drawOrder yields to the event loop after this many swaps or this many milliseconds, whichever comes first:
+ * a draw of 100,000 entries never holds the loop for long, however slow the machine.
+ */
 const SWAPS_PER_SLICE = 5_000;
+const MS_PER_SLICE = 5;
+/** Swaps between two looks at the clock. */
+const SWAPS_PER_CLOCK_CHECK = 64;
 
 /** A new secret seed, as hex. */
 export function newDrawSeed(): string {
@@ -41,23 +47,37 @@ export function drawCommitment(seed: string): string {
 
 /** A visitor's published entry: SHA-256 (hex) of their request ID as sent (lowercase UUID). */
 export function drawEntry(requestId: string): string {
-  return createHash('sha256').update(requestId, 'utf8').digest('hex');
+  return hash('sha256', requestId, 'hex');
 }
 
-/** The deterministic random numbers of a seed (see the algorithm above). */
+/**
+ * The deterministic random numbers of a seed (see the algorithm above). HMAC-SHA256 computed as RFC 2104 defines
+ * it, H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ m)), with two one-shot hashes over buffers kept for the whole draw: the
+ * same value as createHmac (test/domain/draw.test.ts pins it), and no native object per number — creating one
+ * (createHmac, Hash.copy) 100,000 times makes the young-generation collections long enough to block requests.
+ */
 class DrawRandom {
-  private readonly key: Buffer;
+  /** K ⊕ ipad (64 bytes), then the counter (8 bytes, big-endian). */
+  private readonly innerInput = Buffer.alloc(72, 0x36);
+  /** K ⊕ opad (64 bytes), then the inner digest (32 bytes). */
+  private readonly outerInput = Buffer.alloc(96, 0x5c);
   private counter = 0n;
-  private readonly message = Buffer.alloc(8);
 
   constructor(seed: string) {
     if (!isDrawSeed(seed)) throw new RangeError('a draw seed is 64 lowercase hex digits');
-    this.key = Buffer.from(seed, 'hex');
+    // SHA-256's block is 64 bytes: the 32-byte key is padded with zeros, then XORed with ipad / opad.
+    const key = Buffer.from(seed, 'hex');
+    for (let i = 0; i < key.length; i++) {
+      this.innerInput[i] = 0x36 ^ (key[i] as number);
+      this.outerInput[i] = 0x5c ^ (key[i] as number);
+    }
   }
 
   private next48(): number {
-    this.message.writeBigUInt64BE(this.counter++);
-    return createHmac('sha256', this.key).update(this.message).digest().readUIntBE(0, 6);
+    this.innerInput.writeBigUInt64BE(this.counter++, 64);
+    this.outerInput.write(hash('sha256', this.innerInput, 'hex'), 64, 32, 'hex');
+    // The first 6 bytes = the first 12 hex digits, a 48-bit integer (exact in a double).
+    return parseInt(hash('sha256', this.outerInput, 'hex').slice(0, 12), 16);
   }
 
   uniform(m: number): number {
@@ -71,26 +91,34 @@ class DrawRandom {
 
 /**
  * The order of the draw: `order[p - 1]` is the index (in join order) of the entry that gets place p. Yields
- * to the event loop every few thousand swaps (pass `yieldToLoop` = none to run it in one go, e.g. in a CLI).
+ * to the event loop every few milliseconds (pass `yieldToLoop` = null to run it in one go); the yield is told
+ * how many of the count − 1 swaps are done (a CLI shows progress with it).
  */
 export async function drawOrder(
   seed: string,
   count: number,
-  yieldToLoop: (() => Promise<void>) | null = () => new Promise((resolve) => setImmediate(resolve)),
+  yieldToLoop: ((swapsDone: number) => Promise<void>) | null = () => new Promise((resolve) => setImmediate(resolve)),
 ): Promise<Uint32Array> {
   if (!Number.isSafeInteger(count) || count < 0 || count > 2 ** 32 - 1) throw new RangeError(`bad entry count ${count}`);
   const random = new DrawRandom(seed);
   const order = new Uint32Array(count);
   for (let i = 0; i < count; i++) order[i] = i;
   let sinceYield = 0;
+  let sliceStart = performance.now();
   for (let i = count - 1; i >= 1; i--) {
     const j = random.uniform(i + 1);
     const swapped = order[i] as number;
     order[i] = order[j] as number;
     order[j] = swapped;
-    if (yieldToLoop && ++sinceYield === SWAPS_PER_SLICE) {
+    if (!yieldToLoop) continue;
+    sinceYield += 1;
+    if (
+      sinceYield === SWAPS_PER_SLICE ||
+      (sinceYield % SWAPS_PER_CLOCK_CHECK === 0 && performance.now() - sliceStart >= MS_PER_SLICE)
+    ) {
       sinceYield = 0;
-      await yieldToLoop();
+      await yieldToLoop(count - i);
+      sliceStart = performance.now();
     }
   }
   return order;
@@ -112,8 +140,14 @@ export interface PublishedDraw {
 
 export type DrawCheck = { ok: true; places: Uint32Array } | { ok: false; problem: string };
 
-/** Checks what a room published: the seed matches the commitment and the algorithm is this one. */
-export async function checkPublishedDraw(draw: PublishedDraw): Promise<DrawCheck> {
+/**
+ * Checks what a room published: the seed matches the commitment and the algorithm is this one; then recomputes
+ * every place (`yieldToLoop`, as for drawOrder: a caller may pass one to report progress).
+ */
+export async function checkPublishedDraw(
+  draw: PublishedDraw,
+  yieldToLoop: ((swapsDone: number) => Promise<void>) | null = null,
+): Promise<DrawCheck> {
   if (draw.algorithm !== DRAW_ALGORITHM) return { ok: false, problem: `unknown algorithm "${draw.algorithm}"` };
   if (!isDrawSeed(draw.seed)) return { ok: false, problem: 'the seed is not 64 lowercase hex digits' };
   if (drawCommitment(draw.seed) !== draw.commitment) {
@@ -121,5 +155,5 @@ export async function checkPublishedDraw(draw: PublishedDraw): Promise<DrawCheck
   }
   if (draw.entries.some((e) => !/^[0-9a-f]{64}$/.test(e))) return { ok: false, problem: 'an entry is not a SHA-256 hex digest' };
   if (new Set(draw.entries).size !== draw.entries.length) return { ok: false, problem: 'an entry appears twice' };
-  return { ok: true, places: placesOf(await drawOrder(draw.seed, draw.entries.length, null)) };
+  return { ok: true, places: placesOf(await drawOrder(draw.seed, draw.entries.length, yieldToLoop)) };
 }

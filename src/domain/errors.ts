@@ -161,6 +161,8 @@ export const Errors = {
   invalidRequestId: contract('ANTEROOM_ERR_INVALID_REQUEST_ID', 404, 'Invalid request ID'),
   sessionNotFound: contract('ANTEROOM_ERR_SESSION_NOT_FOUND', 404, "Request ID doesn't exist or status already set."),
   notFound: contract('ANTEROOM_ERR_NOT_FOUND', 404, 'Not found'),
+  /** GET /draw (and the private draw_positions) of a room without shuffle_at_event_start: it publishes no draw. */
+  drawNotEnabled: contract('ANTEROOM_ERR_DRAW_NOT_ENABLED', 404, 'This waiting room has no draw'),
   methodNotAllowed: contractWith('ANTEROOM_ERR_METHOD_NOT_ALLOWED', 405, 'Method not allowed', (allowed: string[]) => ({
     headers: { allow: allowed.join(', ') },
   })),
@@ -201,6 +203,10 @@ export const Pending = {
   requestIdNotFound: { status: 202, body: { error: 'Request ID not found' } },
   notServedYet: { status: 202, body: { error: 'Request ID not being served yet' } },
   expiryNotEnabled: { status: 202, body: { error: 'Queue position expiration not enabled' } },
+  /** /queue_num of a visitor in the pre-queue: their position is drawn at the start (spec rooms.md §3). */
+  awaitingDraw: { status: 202, body: { error: 'Waiting for the draw at the start' } },
+  /** The private draw_positions before the draw is done. */
+  drawNotDone: { status: 202, body: { error: 'The draw has not taken place yet' } },
 } as const;
 
 // ---- The OpenID Connect adapter ----

@@ -16,6 +16,7 @@
 // VWR's behaviour and is never held).
 
 import type { RoomSettings, RoomState } from './room-settings.ts';
+import { roomSchedule } from './prequeue.ts';
 
 export type RoomPhase = 'before' | 'prequeue' | 'open' | 'paused' | 'closed' | 'off' | 'ended';
 
@@ -78,30 +79,15 @@ export function admitsInPhase(phase: RoomPhase): boolean {
 
 // ---- reading the settings ----
 
-/**
- * The schedule of spec rooms.md §3 as a room's settings carry it (ISO 8601 UTC, as given). The fields join the
- * room-settings schema with the draw (branch rooms-draw); until then they are read through this type.
- */
-interface ScheduleSettingFields {
-  prequeue_start_time?: string;
-  event_start_time?: string;
-  event_end_time?: string;
-  shuffle_at_event_start?: boolean;
-}
-
-/** An ISO 8601 time (validated by the settings schema) in epoch seconds; absent stays absent. */
-function epochSecondsOf(iso: string | undefined): number | undefined {
-  return iso === undefined ? undefined : Date.parse(iso) / 1000;
-}
-
 /** The room's schedule and state, as roomPhase reads them. */
 export function roomScheduleOf(room: RoomSettings): RoomSchedule {
-  const schedule = room as RoomSettings & ScheduleSettingFields;
+  // The times as the pre-queue reads them (src/domain/prequeue.ts): one reading of the schedule settings.
+  const schedule = roomSchedule(room);
   return {
     state: room.state,
-    prequeueStart: epochSecondsOf(schedule.prequeue_start_time),
-    eventStart: epochSecondsOf(schedule.event_start_time),
-    eventEnd: epochSecondsOf(schedule.event_end_time),
-    shuffleAtEventStart: schedule.shuffle_at_event_start ?? false,
+    prequeueStart: schedule.prequeueStart ?? undefined,
+    eventStart: schedule.eventStart ?? undefined,
+    eventEnd: schedule.eventEnd ?? undefined,
+    shuffleAtEventStart: schedule.shuffle,
   };
 }

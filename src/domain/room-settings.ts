@@ -41,6 +41,15 @@ export interface RoomSettings {
   inlet?: InletSettings;
   /** The event as an OpenID Connect client (spec/integrations.md §2); absent = no OIDC for this event. */
   oidc?: OidcClientSettings;
+  // ---- Schedule and the draw (spec rooms.md §3); times are ISO 8601 UTC, stored as given ----
+  /** Joins open at this time; with shuffle_at_event_start they wait in the pre-queue until the draw. */
+  prequeue_start_time?: string;
+  /** Admission starts (nobody is admitted before); with shuffle_at_event_start the draw runs at this time. */
+  event_start_time?: string;
+  /** After this time the room is closed. */
+  event_end_time?: string;
+  /** Everyone who joined before the start gets a random place at the start (the verifiable draw). */
+  shuffle_at_event_start?: boolean;
 }
 
 /** What an operator sets a room to (spec rooms.md §2); its phase also depends on the schedule (room-phase.ts). */
@@ -91,6 +100,14 @@ const PeriodSeconds = (options: { default: number; description: string }) =>
   Type.Integer({ minimum: 1, maximum: 31_536_000, ...options });
 
 const EpochSeconds = (description: string) => Type.Integer({ minimum: 0, maximum: 253_402_300_799, default: 0, description });
+
+/** A time as ISO 8601 in UTC, to the second (fractions allowed): 2026-11-24T18:00:00Z. */
+const UtcTime = (description: string) =>
+  Type.String({
+    pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,3})?Z$',
+    description,
+    errorMessage: 'must be an ISO 8601 UTC time like 2026-11-24T18:00:00Z',
+  });
 
 export const WebhookSchema = Type.Object(
   {
@@ -213,6 +230,15 @@ export const RoomSettingsSchema = Type.Object(
       }),
     ),
     oidc: Type.Optional(OidcClientSchema),
+    // ---- Schedule and the draw ----
+    prequeue_start_time: Type.Optional(
+      UtcTime('joins open at this time (before it: 403); with shuffle_at_event_start they wait for the draw'),
+    ),
+    event_start_time: Type.Optional(UtcTime('admission starts; with shuffle_at_event_start the draw runs then')),
+    event_end_time: Type.Optional(UtcTime('after this time the room is closed')),
+    shuffle_at_event_start: Type.Optional(
+      Type.Boolean({ description: 'everyone who joined before the start gets a random place at the start (needs event_start_time)' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -253,7 +279,7 @@ export function parseRoomSettings(input: unknown, defaults: RoomDefaults = {}): 
   if (problem) return { ok: false, problem };
   const merged = Value.Clone({ ...defaults, ...(input as RoomSettingsInput) });
   const settings = Value.Default(RoomSettingsSchema, merged) as RoomSettings;
-  const ruleProblem = (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ?? admissionRuleProblem(settings);
+  const ruleProblem = (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ?? admissionRuleProblem(settings) ?? scheduleRuleProblem(settings);
   return ruleProblem ? { ok: false, problem: ruleProblem } : { ok: true, settings };
 }
 
@@ -293,6 +319,35 @@ function admissionRuleProblem(settings: RoomSettings): SettingProblem | undefine
   if (settings.admission !== 'automatic') return undefined;
   for (const limit of ['new_users_per_minute', 'total_active_users'] as const) {
     if (settings[limit] === undefined) return { path: [limit], rule: 'is required with admission "automatic"' };
+  }
+  return undefined;
+}
+
+/** The schedule's rules across fields: real times, in order, and a draw needs a start. */
+function scheduleRuleProblem(settings: RoomSettings): SettingProblem | undefined {
+  const fields = ['prequeue_start_time', 'event_start_time', 'event_end_time'] as const;
+  for (const field of fields) {
+    const value = settings[field];
+    // The pattern admits 2026-02-30: a time is real when it reads back the same.
+    if (value !== undefined && new Date(Date.parse(value)).toISOString().slice(0, 19) !== value.slice(0, 19)) {
+      return { path: [field], rule: 'must be a real date and time' };
+    }
+  }
+  const [prequeue, start, end] = fields.map((field) => {
+    const value = settings[field];
+    return value === undefined ? undefined : Date.parse(value);
+  });
+  if (prequeue !== undefined && start === undefined) return { path: ['event_start_time'], rule: 'is required with prequeue_start_time' };
+  if (prequeue !== undefined && start !== undefined && prequeue >= start) {
+    return { path: ['prequeue_start_time'], rule: 'must be before event_start_time' };
+  }
+  if (start !== undefined && end !== undefined && end <= start) return { path: ['event_end_time'], rule: 'must be after event_start_time' };
+  if (settings.shuffle_at_event_start === true && start === undefined) {
+    return { path: ['event_start_time'], rule: 'is required with shuffle_at_event_start' };
+  }
+  // The OpenID Connect login page binds the login to a position at the join, which a pre-queue join does not have.
+  if (settings.shuffle_at_event_start === true && settings.oidc !== undefined) {
+    return { path: ['shuffle_at_event_start'], rule: 'cannot be used with oidc (the login needs a position at the join)' };
   }
   return undefined;
 }

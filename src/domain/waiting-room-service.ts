@@ -15,9 +15,12 @@ import type { RoomChange, RoomRegistry } from './room-registry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { JoinBatcher } from './join-batcher.ts';
 import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from './room-phase.ts';
+import { DrawPublications } from './draw-publication.ts';
+import { DrawRunner, newDrawCandidate } from './draw-runner.ts';
+import { drawIsDue, roomDraws } from './prequeue.ts';
 import type { RoomSettings } from './room-settings.ts';
 import type { EventPublisher } from './ports/events.ts';
-import type { Counters, JoinRequest, QueueStore, Store } from './ports/store.ts';
+import type { Counters, DrawStore, JoinRequest, QueueStore, Store } from './ports/store.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
@@ -35,7 +38,9 @@ export interface TokenOverrides {
 }
 
 export interface WaitingRoomServiceDeps {
-  store: QueueStore & Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization'>;
+  store: QueueStore &
+    DrawStore &
+    Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
   signer: TokenSigning;
@@ -55,6 +60,8 @@ export interface WaitingRoomServiceDeps {
   afterReset?: (eventId: string) => Promise<void>;
   /** Told the size of every committed batch of joins (a metric). */
   onJoinBatch?: (size: number) => void;
+  /** Entries per store call of the draw, fixed (tests use a few to see several chunks); default: sized to ~10 ms, ≤ 5,000. */
+  drawChunkSize?: number;
 }
 
 /** Upper bound of the expired_tokens list, so one call stays a bounded response. */
@@ -74,6 +81,10 @@ export class WaitingRoomService {
   private readonly afterReset: ((eventId: string) => Promise<void>) | undefined;
   private readonly joins: JoinBatcher;
   private readonly admission: Admission;
+  private readonly draws: DrawRunner;
+  private readonly drawPublications: DrawPublications;
+  /** When this process last asked the store whether a room's due draw is done, to route joins (ms). */
+  private readonly drawCheckedAt = new Map<string, number>();
   private stopFollowingRooms: (() => void) | undefined;
   /** The store writes for room changes, one after the other: two quick changes land in their order. */
   private roomWrites: Promise<void> = Promise.resolve();
@@ -92,10 +103,12 @@ export class WaitingRoomService {
       intake
         ? // Positions are not known yet: 0 stands for "numbered later" (assignQueueNum does not use them).
           async (eventId, joins) => (await intake(eventId, joins), joins.map(() => 0))
-        : (eventId, joins) => this.store.assignPositions(eventId, joins),
+        : (eventId, joins) => this.commitJoins(eventId, joins),
       deps.joinBatch,
     );
     if (deps.onJoinBatch) this.joins.onBatch = deps.onJoinBatch;
+    this.draws = new DrawRunner({ store: deps.store, nowMs: this.clock, chunkSize: deps.drawChunkSize });
+    this.drawPublications = new DrawPublications({ store: deps.store, nowMs: this.clock, candidate: newDrawCandidate });
     this.admission = new Admission({
       store: deps.store,
       events: deps.events,
@@ -164,16 +177,6 @@ export class WaitingRoomService {
     return roomPhase(schedule, now, { pending: drawMatters && !(await this.drawDone(room.event_id)) });
   }
 
-  /**
-   * HOOK for the draw (spec/rooms.md §3, branch rooms-draw): whether the room's shuffle_at_event_start draw has
-   * finished. Until the draw is built every room counts as drawn. While it answers false, the room's phase stays
-   * "prequeue" after event_start_time, so the admission tick, inlets and expiry hold (admission waits for the
-   * draw). Asked only for a room with shuffle_at_event_start whose start time has passed.
-   */
-  private async drawDone(_eventId: string): Promise<boolean> {
-    return true;
-  }
-
   /** Whether claims in this room are decided as if every position were served (state `off`). */
   private async claimRoom(room: RoomSettings): Promise<ClaimRoom> {
     return { servesEveryone: (await this.phaseOf(room)) === 'off' };
@@ -203,7 +206,7 @@ export class WaitingRoomService {
   ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1 }>> {
     const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
     const position = await this.store.getPosition(event.event_id, id);
-    if (!position) return Pending.requestIdNotFound;
+    if (!position) return (await this.waitsForDraw(event, id)) ? Pending.awaitingDraw : Pending.requestIdNotFound;
     return ok({ queue_number: position.position, entry_time: position.entryTime, event_id: event.event_id, status: 1 });
   }
 
@@ -239,6 +242,7 @@ export class WaitingRoomService {
     const decision = decideClaim(ctx, this.expiryRule(event), now, room);
     switch (decision.kind) {
       case 'no-position':
+        if (await this.waitsForDraw(event, id)) return Pending.notServedYet;
         throw Errors.invalidRequestId();
       case 'position-left':
         throw Errors.queuePositionLeft();
@@ -304,6 +308,10 @@ export class WaitingRoomService {
     const decision = decideExpiry(ctx, this.expiryRule(event), this.now());
     switch (decision.kind) {
       case 'no-position':
+        // Waiting for the draw is not being served yet: answered as for a position not reached.
+        if (await this.waitsForDraw(event, id)) {
+          return event.enable_queue_position_expiry ? Pending.notServedYet : Pending.expiryNotEnabled;
+        }
         throw Errors.invalidRequestId();
       case 'position-left':
         throw Errors.queuePositionLeft();
@@ -383,6 +391,8 @@ export class WaitingRoomService {
   async resetInitialState(eventId: unknown): Promise<Answer<{ message: string }>> {
     const event = this.event(eventId);
     await this.store.resetEvent(event.event_id);
+    this.draws.forget(event.event_id);
+    this.drawPublications.forget(event.event_id);
     await this.afterReset?.(event.event_id);
     // The text VWR's clients know (its reset recreated a DynamoDB table).
     return ok({ message: 'Counters reset. DynamoDB table recreated.' });
@@ -440,6 +450,96 @@ export class WaitingRoomService {
       abandoned_sessions: c.abandoned,
       expired_queue_positions: c.expired,
       waiting_num: c.waiting,
+    });
+  }
+
+  // ---- the pre-queue and the draw (spec rooms.md §3; ./prequeue.ts, ./draw-runner.ts) ----
+
+  /**
+   * Where the join batcher commits a batch: the pre-queue while the room's draw is not done (its store call then
+   * numbers the joins itself if the draw turns out done), positions otherwise. The seed is created and committed
+   * with the first pre-queue join when nothing asked for it before.
+   */
+  private commitJoins(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    if (this.routesToPrequeue(eventId)) return this.store.joinPrequeue(eventId, joins, newDrawCandidate());
+    return this.store.assignPositions(eventId, joins);
+  }
+
+  /** Whether a join of the room goes to the pre-queue now, by what this process knows of its draw. */
+  private routesToPrequeue(eventId: string): boolean {
+    const room = this.catalog.get(eventId);
+    if (!room || !roomDraws(room) || this.draws.knownDone(eventId)) return false;
+    // Once the start has passed, learn (at most once a second) whether the draw is done, so that joins stop
+    // taking the pre-queue's path; until then they take it, which is correct either way.
+    if (drawIsDue(room, this.now())) {
+      const nowMs = this.clock();
+      if (nowMs - (this.drawCheckedAt.get(eventId) ?? -Infinity) >= 1000) {
+        this.drawCheckedAt.set(eventId, nowMs);
+        void this.draws.isDone(eventId).catch(() => {});
+      }
+    }
+    return true;
+  }
+
+  /** A visitor in the room's pre-queue (without a position yet) who has not left. */
+  private async waitsForDraw(room: RoomSettings, requestId: string): Promise<boolean> {
+    if (!roomDraws(room)) return false;
+    const entry = await this.store.getPrequeueEntry(room.event_id, requestId);
+    return entry !== null && !entry.left;
+  }
+
+  /**
+   * Whether the room may admit as far as the draw is concerned: true for a room without a draw, and for one
+   * whose draw is done. The admission tick waits for it; nobody has a position to admit before anyway.
+   */
+  async drawDone(eventId: string): Promise<boolean> {
+    const room = this.catalog.get(eventId);
+    if (!room || !roomDraws(room)) return true;
+    return this.draws.isDone(eventId);
+  }
+
+  /**
+   * One tick of the draw job: runs the draw of every room whose start has come and whose draw is not done (to
+   * its end, which for 100,000 entries takes a few seconds; a tick that finds it running on this process or
+   * another node returns at once).
+   */
+  async runDraws(): Promise<void> {
+    const now = this.now();
+    for (const room of this.catalog.all()) {
+      if (drawIsDue(room, now) && !this.draws.knownDone(room.event_id)) await this.draws.run(room.event_id);
+    }
+  }
+
+  /**
+   * GET /draw: the room's draw as published, JSON bytes (./draw-publication.ts): the commitment before the draw,
+   * the seed and the entries after it. Unknown room → 400; a room without a draw → 404.
+   */
+  async drawPublication(eventId: unknown): Promise<Answer<Buffer>> {
+    const room = this.event(eventId);
+    if (!roomDraws(room)) throw Errors.drawNotEnabled();
+    return ok((await this.drawPublications.current(room.event_id)).json);
+  }
+
+  /**
+   * The drawn entries and the positions they got, in join order, from `offset`, at most `limit`: what the room
+   * drew, for the operator's check of the publication and of every place (`anteroom verify-draw --check-all`).
+   * 202 before the draw is done.
+   */
+  async drawPositions(
+    eventId: unknown,
+    offset: number,
+    limit: number,
+  ): Promise<Answer<{ first_position: number; total: number; entries: string[]; positions: number[] }>> {
+    const room = this.event(eventId);
+    if (!roomDraws(room)) throw Errors.drawNotEnabled();
+    const { drawn } = await this.drawPublications.current(room.event_id);
+    if (!drawn) return Pending.drawNotDone;
+    const positions = [...drawn.positions.subarray(offset, offset + limit)];
+    return ok({
+      first_position: drawn.firstPosition,
+      total: drawn.positions.length,
+      entries: positions.map((_, i) => drawn.entryHexes.slice((offset + i) * 64, (offset + i + 1) * 64)),
+      positions,
     });
   }
 
@@ -518,6 +618,8 @@ export class WaitingRoomService {
    * keeps its first position. One atomic store operation for the batch.
    */
   numberIntakeJoins(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    // Both are idempotent for a redelivered join (the pre-queue lists a request ID once).
+    if (this.routesToPrequeue(eventId)) return this.store.joinPrequeue(eventId, joins, newDrawCandidate());
     return this.store.assignPositionsIfAbsent(eventId, joins);
   }
 

@@ -7,6 +7,7 @@ import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { SseSink } from '../events/sse-sink.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
+  DrawPositionsQuery,
   EventBody,
   EventQuery,
   IncrementBody,
@@ -60,6 +61,16 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       handler: (req) => {
         const b = (req as B<Static<typeof UpdateSessionBody>>).body;
         return room.updateSession(b.event_id, b.request_id, b.status);
+      },
+    },
+    {
+      // The positions the drawn entries got, for `anteroom verify-draw` to check every place (spec rooms.md §3).
+      method: 'GET',
+      url: '/draw_positions',
+      schema: { querystring: DrawPositionsQuery },
+      handler: (req) => {
+        const q = (req as Q<Static<typeof DrawPositionsQuery>>).query;
+        return room.drawPositions(q.event_id, Number(q.offset ?? 0), Number(q.limit ?? 5_000));
       },
     },
     {

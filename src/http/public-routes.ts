@@ -81,6 +81,19 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       handler: (req) => room.jwks((req as Q<Static<typeof EventQuery>>).query.event_id),
     },
     {
+      // The room's draw (spec rooms.md §3): built once per draw by the service, sent as the JSON bytes it built.
+      method: 'GET',
+      url: '/draw',
+      schema: { querystring: EventQuery },
+      cache: 'poll',
+      invalidQuery: Errors.invalidEventId,
+      handler: async (req, reply) => {
+        const answer = await room.drawPublication((req as Q<Static<typeof EventQuery>>).query.event_id);
+        reply.type('application/json; charset=utf-8');
+        return answer;
+      },
+    },
+    {
       method: 'GET',
       url: '/queue_pos_expiry',
       schema: { querystring: EventRequestQuery },

@@ -12,6 +12,16 @@ const body = <T extends Record<string, TSchema>>(properties: T) => Type.Object(p
 export const EventQuery = query({ event_id: Id });
 export const EventRequestQuery = query({ event_id: Id, request_id: Id });
 
+/**
+ * Pages of the drawn entries (the private draw_positions): offset from 0, limit 1–5,000 (one store chunk).
+ * Query values are not coerced: whole numbers as text.
+ */
+export const DrawPositionsQuery = query({
+  event_id: Id,
+  offset: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,9})$' })),
+  limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$' })),
+});
+
 export const EventBody = body({ event_id: Id });
 export const EventRequestBody = body({ event_id: Id, request_id: Id });
 

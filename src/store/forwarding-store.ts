@@ -10,12 +10,16 @@ import type {
   AdmissionSnapshot,
   ClaimContext,
   Counters,
+  DrawRecord,
+  DrawSeed,
   ExpiryAdvance,
   IssueResult,
   JoinRequest,
   LeaveResult,
   PositionRecord,
   ServingMove,
+  PrequeueEntry,
+  PrequeueLeave,
   Store,
   StoredSigningKey,
 } from '../domain/ports/store.ts';
@@ -133,5 +137,43 @@ export abstract class ForwardingStore implements Store {
 
   getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot> {
     return this.inner.getAdmissionSnapshot(eventId, now, windowStart);
+  }
+
+  // ---- Pre-queue and the draw ----
+
+  commitDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    return this.inner.commitDraw(eventId, candidate);
+  }
+
+  getDraw(eventId: string): Promise<DrawRecord | null> {
+    return this.inner.getDraw(eventId);
+  }
+
+  joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
+    return this.inner.joinPrequeue(eventId, joins, candidate);
+  }
+
+  getPrequeueEntry(eventId: string, requestId: string): Promise<PrequeueEntry | null> {
+    return this.inner.getPrequeueEntry(eventId, requestId);
+  }
+
+  readPrequeue(eventId: string, afterJoinOrder: number, limit: number): Promise<PrequeueEntry[]> {
+    return this.inner.readPrequeue(eventId, afterJoinOrder, limit);
+  }
+
+  startDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    return this.inner.startDraw(eventId, candidate);
+  }
+
+  numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
+    return this.inner.numberDrawn(eventId, expectedProgress, requestIds);
+  }
+
+  numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
+    return this.inner.numberLateArrivals(eventId, limit);
+  }
+
+  leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
+    return this.inner.leavePrequeue(eventId, requestId);
   }
 }

@@ -12,6 +12,8 @@
 import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
 import type {
   Counters,
+  DrawRecord,
+  DrawSeed,
   ExpiryAdvance,
   IssueResult,
   JoinRequest,
@@ -162,6 +164,20 @@ export class HotReadCache extends ForwardingStore {
 
   override incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove> {
     return this.write(eventId, () => this.inner.incrementServingWithinQueue(eventId, by, now));
+  }
+
+  // The pre-queue and the draw move the queue counter when they number entries.
+
+  override joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
+    return this.write(eventId, () => this.inner.joinPrequeue(eventId, joins, candidate));
+  }
+
+  override numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
+    return this.write(eventId, () => this.inner.numberDrawn(eventId, expectedProgress, requestIds));
+  }
+
+  override numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
+    return this.write(eventId, () => this.inner.numberLateArrivals(eventId, limit));
   }
 
   override close(): Promise<void> {

@@ -151,7 +151,7 @@ describe('CloudFormation templates', () => {
     }
     assert.deepEqual(
       behaviours.map((b) => b.PathPattern).sort(),
-      ['/jwks.json', '/public_key', '/queue_num', '/queue_pos_expiry', '/serving_num', '/waiting_num'],
+      ['/draw', '/jwks.json', '/public_key', '/queue_num', '/queue_pos_expiry', '/serving_num', '/waiting_num'],
     );
     // Default behaviour (assign_queue_num, generate_token, …): the managed CachingDisabled policy, all methods.
     assert.equal(config.DefaultCacheBehavior.CachePolicyId, '4135ea2d-6df8-44a3-9df3-4b5a84be39ad');
@@ -207,7 +207,7 @@ describe('CloudFormation templates', () => {
       AuthToken: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.stringLikeRegexp('resolve:secretsmanager')])]) }),
     });
     const functions = roomFunctions();
-    assert.equal(functions.length, 6);
+    assert.equal(functions.length, 7);
     for (const [id, fn] of functions) {
       assert.ok(fn.Properties.VpcConfig, `${id} in the VPC`);
       assert.equal(fn.Properties.Environment.Variables.REDIS_TLS, 'true');
@@ -219,12 +219,13 @@ describe('CloudFormation templates', () => {
       BillingMode: 'PAY_PER_REQUEST',
     });
     t.hasResourceProperties('AWS::Events::EventBus', {});
-    // VWR's schedules only exist when their feature is on (VWR's conditions); the admission job always runs (a
-    // room may be switched to automatic admission at any time).
+    // VWR's schedules only exist when their feature is on (VWR's conditions); the admission job and the draw
+    // always run (a room may be switched to automatic admission or get shuffle_at_event_start at any time).
     const rules = resourcesOf('core', 'AWS::Events::Rule').map(([, r]) => [r.Properties.ScheduleExpression, r.Condition ?? 'always']);
     assert.deepEqual(rules.sort(), [
       ['rate(1 minute)', 'GenerateWaitingRoomEvents'],
       ['rate(1 minute)', 'SetQueuePositionExpiredEvents'],
+      ['rate(1 minute)', 'always'],
       ['rate(1 minute)', 'always'],
     ]);
   });
@@ -234,8 +235,8 @@ describe('CloudFormation templates', () => {
     const by = (metric: string) => alarms.filter((a) => a.MetricName === metric);
     assert.equal(by('4XXError').length, 2);
     assert.equal(by('5XXError').length, 2);
-    assert.equal(by('Errors').length, 7);
-    assert.equal(by('Throttles').length, 7);
+    assert.equal(by('Errors').length, 8);
+    assert.equal(by('Throttles').length, 8);
     assert.equal(by('ApproximateNumberOfMessagesVisible').length, 1);
     assert.ok(alarms.every((a) => a.Threshold === 0 && a.ComparisonOperator === 'GreaterThanThreshold'));
     assert.equal(resourcesOf('authorizers', 'AWS::CloudWatch::Alarm').length, 2);

@@ -112,6 +112,47 @@ describe('room settings: admission and state (spec rooms.md §2)', () => {
   });
 });
 
+describe('room settings: the schedule and the draw', () => {
+  const schedule = {
+    event_id: 'A',
+    prequeue_start_time: '2026-11-24T17:00:00Z',
+    event_start_time: '2026-11-24T18:00:00.500Z',
+    event_end_time: '2026-11-24T20:00:00Z',
+    shuffle_at_event_start: true,
+  };
+
+  it('keeps the times as written and adds no defaults for the schedule', () => {
+    const result = parseRoomSettings(schedule);
+    assert.ok(result.ok);
+    assert.equal(result.settings.event_start_time, '2026-11-24T18:00:00.500Z');
+    assert.equal(result.settings.shuffle_at_event_start, true);
+    const plain = parseRoomSettings({ event_id: 'A' });
+    assert.ok(plain.ok && !('shuffle_at_event_start' in plain.settings) && !('event_start_time' in plain.settings));
+  });
+
+  it('a time is ISO 8601 in UTC, and a real one', () => {
+    const rule = 'must be an ISO 8601 UTC time like 2026-11-24T18:00:00Z';
+    assert.equal(problemOf({ ...schedule, event_end_time: '2026-11-24T20:00:00+01:00' }), `event_end_time: ${rule}`);
+    assert.equal(problemOf({ ...schedule, event_start_time: '2026-11-24 18:00' }), `event_start_time: ${rule}`);
+    assert.equal(problemOf({ ...schedule, event_start_time: 1795543200 }), `event_start_time: ${rule}`);
+    assert.equal(problemOf({ ...schedule, prequeue_start_time: '2026-02-30T17:00:00Z' }), 'prequeue_start_time: must be a real date and time');
+  });
+
+  it('the times are in order, and a pre-queue or a draw needs a start', () => {
+    assert.equal(problemOf({ ...schedule, prequeue_start_time: '2026-11-24T18:00:00.500Z' }), 'prequeue_start_time: must be before event_start_time');
+    assert.equal(problemOf({ ...schedule, event_end_time: '2026-11-24T18:00:00Z' }), 'event_end_time: must be after event_start_time');
+    const { event_start_time: _start, ...withoutStart } = schedule;
+    assert.equal(problemOf({ ...withoutStart, prequeue_start_time: undefined }), 'event_start_time: is required with shuffle_at_event_start');
+    assert.equal(problemOf(withoutStart), 'event_start_time: is required with prequeue_start_time');
+    assert.equal(problemOf({ ...schedule, shuffle_atevent_start: true }), 'shuffle_atevent_start: unknown setting');
+    assert.ok(parseRoomSettings({ event_id: 'A', event_end_time: '2026-11-24T20:00:00Z' }).ok, 'an end alone is fine');
+    assert.equal(
+      problemOf({ ...schedule, oidc: { redirect_uris: ['https://rp.example/cb'] } }),
+      'shuffle_at_event_start: cannot be used with oidc (the login needs a position at the join)',
+    );
+  });
+});
+
 describe('room settings: the events file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-room-settings-'));
   after(() => rmSync(dir, { recursive: true, force: true }));

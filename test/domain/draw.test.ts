@@ -35,24 +35,27 @@ describe('the draw', () => {
   });
 
   it('pins the algorithm: a known seed gives a known order (changing the algorithm must change its name)', async () => {
-    const order = [...(await drawOrder('00'.repeat(32), 8, null))];
-    // Recomputed independently of drawOrder, from the definition in src/domain/draw.ts.
-    const key = Buffer.alloc(32);
-    let counter = 0n;
-    const uniform = (m: number) => {
-      for (;;) {
-        const message = Buffer.alloc(8);
-        message.writeBigUInt64BE(counter++);
-        const r = createHmac('sha256', key).update(message).digest().readUIntBE(0, 6);
-        if (r < m * Math.floor(2 ** 48 / m)) return r % m;
+    for (const [s, n] of [['00'.repeat(32), 8], [seed(3), 2000]] as const) {
+      const order = [...(await drawOrder(s, n, null))];
+      // Recomputed independently of drawOrder, from the definition in src/domain/draw.ts, with node's HMAC.
+      const key = Buffer.from(s, 'hex');
+      let counter = 0n;
+      const uniform = (m: number) => {
+        for (;;) {
+          const message = Buffer.alloc(8);
+          message.writeBigUInt64BE(counter++);
+          const r = createHmac('sha256', key).update(message).digest().readUIntBE(0, 6);
+          if (r < m * Math.floor(2 ** 48 / m)) return r % m;
+        }
+      };
+      const expected = Array.from({ length: n }, (_, i) => i);
+      for (let i = n - 1; i >= 1; i--) {
+        const j = uniform(i + 1);
+        [expected[i], expected[j]] = [expected[j]!, expected[i]!];
       }
-    };
-    const expected = [0, 1, 2, 3, 4, 5, 6, 7];
-    for (let i = 7; i >= 1; i--) {
-      const j = uniform(i + 1);
-      [expected[i], expected[j]] = [expected[j]!, expected[i]!];
+      assert.deepEqual(order, expected);
     }
-    assert.deepEqual(order, expected);
+    assert.equal(drawEntry('0f8fad5b-d9cb-469f-a165-70867728950e'), createHash('sha256').update('0f8fad5b-d9cb-469f-a165-70867728950e').digest('hex'));
     assert.equal(DRAW_ALGORITHM, 'fisher-yates/hmac-sha256-48/v1');
   });
 

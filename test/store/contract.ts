@@ -725,6 +725,271 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    // ---- Pre-queue and the draw ----
+
+    describe('pre-queue and the draw', () => {
+      let seedCounter = 0;
+      /** A distinct, well-formed candidate each time (the store treats it as opaque text). */
+      const candidate = () => {
+        const n = String(++seedCounter).padStart(4, '0');
+        return { seed: `${n}${'a'.repeat(60)}`, commitment: `${n}${'c'.repeat(60)}`, algorithm: 'test/v1' };
+      };
+      const joinsOf = (ids: readonly string[], entryTime: number) => ids.map((requestId) => ({ requestId, entryTime }));
+      const ids = (n: number) => Array.from({ length: n }, () => randomUUID());
+      /** Every entry in join order, read in chunks of `chunk`. */
+      const readAll = async (store: Store, event: string, chunk = 2) => {
+        const all = [];
+        for (let after = 0; ; ) {
+          const page = await store.readPrequeue(event, after, chunk);
+          if (page.length === 0) return all;
+          all.push(...page);
+          after = page.at(-1)!.joinOrder;
+        }
+      };
+
+      it('a room has no draw until one is committed; the first candidate stored wins every race', async () => {
+        const store = await open();
+        const event = freshEvent();
+        assert.equal(await store.getDraw(event), null);
+        const candidates = [candidate(), candidate(), candidate()];
+        const results = await Promise.all(candidates.map((c) => store.commitDraw(event, c)));
+        assert.equal(new Set(results.map((r) => r.seed)).size, 1);
+        const winner = candidates.find((c) => c.seed === results[0]!.seed)!;
+        assert.ok(winner, 'the stored seed is one of the candidates');
+        const stored = await store.getDraw(event);
+        assert.deepEqual(stored, {
+          state: 'committed', seed: winner.seed, commitment: winner.commitment, algorithm: 'test/v1',
+          drawnThrough: 0, entryCount: 0, progress: 0, firstPosition: 0, numberedThrough: 0,
+        });
+        assert.deepEqual(await store.commitDraw(event, candidate()), stored);
+      });
+
+      it('joinPrequeue lists joins in join order without positions, and commits the draw with the first join', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const first = candidate();
+        const [a, b, c] = ids(3);
+        assert.deepEqual(await store.joinPrequeue(event, joinsOf([a!, b!], 100), first), [0, 0]);
+        assert.deepEqual(await store.joinPrequeue(event, joinsOf([c!], 101), candidate()), [0]);
+        assert.equal((await store.getDraw(event))?.seed, first.seed, 'the first join stored the seed; later ones kept it');
+        assert.equal((await store.getCounters(event)).queue, 0, 'nobody has a position');
+        assert.equal(await store.getPosition(event, a!), null);
+        assert.deepEqual(await store.getPrequeueEntry(event, c!), {
+          requestId: c, entryTime: 101, joinOrder: 3, left: false, position: null,
+        });
+        assert.equal(await store.getPrequeueEntry(event, randomUUID()), null);
+        assert.equal(await store.getPrequeueEntry(freshEvent(), a!), null, 'rooms are independent');
+        assert.deepEqual((await readAll(store, event)).map((e) => [e.requestId, e.joinOrder, e.entryTime]), [
+          [a, 1, 100], [b, 2, 100], [c, 3, 101],
+        ]);
+      });
+
+      it('joinPrequeue lists a request ID once: a repeat inside a batch or a redelivery keeps the first entry', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [a, b] = ids(2);
+        assert.deepEqual(await store.joinPrequeue(event, [...joinsOf([a!, b!], 1), ...joinsOf([a!], 2)], candidate()), [0, 0, 0]);
+        assert.deepEqual(await store.joinPrequeue(event, joinsOf([b!], 5), candidate()), [0]);
+        const entries = await readAll(store, event);
+        assert.deepEqual(entries.map((e) => [e.requestId, e.joinOrder, e.entryTime]), [[a, 1, 1], [b, 2, 1]]);
+      });
+
+      it('joinPrequeue answers the position of a request ID that has one, and never lists it', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const [queued] = await join(store, event, 1, 50);
+        assert.deepEqual(await store.joinPrequeue(event, joinsOf([queued!], 60), candidate()), [1]);
+        assert.equal(await store.getPrequeueEntry(event, queued!), null);
+      });
+
+      it('readPrequeue pages in join order, flags those who left, and shows positions once numbered', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const people = ids(5);
+        await store.joinPrequeue(event, joinsOf(people, 10), candidate());
+        assert.equal(await store.leavePrequeue(event, people[1]!), 'left');
+        assert.deepEqual((await store.readPrequeue(event, 0, 2)).map((e) => e.joinOrder), [1, 2]);
+        assert.deepEqual((await store.readPrequeue(event, 2, 10)).map((e) => e.joinOrder), [3, 4, 5]);
+        assert.deepEqual(await store.readPrequeue(event, 5, 10), []);
+        const all = await readAll(store, event);
+        assert.deepEqual(all.map((e) => e.left), [false, true, false, false, false]);
+        assert.ok(all.every((e) => e.position === null));
+      });
+
+      it('startDraw fixes the entries that have not left and where place 1 starts; a started draw stays as it is', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await join(store, event, 2, 1); // positions 1 and 2 were handed out before the pre-queue
+        const people = ids(4);
+        await store.joinPrequeue(event, joinsOf(people, 10), candidate());
+        await store.leavePrequeue(event, people[2]!);
+        const started = await store.startDraw(event, candidate());
+        assert.equal(started.state, 'drawing');
+        assert.equal(started.drawnThrough, 4);
+        assert.equal(started.entryCount, 3);
+        assert.equal(started.progress, 0);
+        assert.equal(started.firstPosition, 3);
+        assert.equal(started.numberedThrough, 4);
+        // Joins keep arriving while the draw runs: listed behind the drawn entries.
+        const [late] = ids(1);
+        assert.deepEqual(await store.joinPrequeue(event, joinsOf([late!], 20), candidate()), [0]);
+        assert.deepEqual(await store.startDraw(event, candidate()), started, 'a second start (a resumed draw) changes nothing');
+      });
+
+      it('startDraw of a room without a draw stores the candidate: a draw of no entries', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const seed = candidate();
+        const started = await store.startDraw(event, seed);
+        assert.equal(started.seed, seed.seed);
+        assert.equal(started.entryCount, 0);
+        const done = await store.numberLateArrivals(event, 10);
+        assert.equal(done?.state, 'done');
+      });
+
+      it('numberDrawn numbers places in the order given, keeps entry times and moves the queue counter', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const people = ids(5);
+        for (const [i, id] of people.entries()) await store.joinPrequeue(event, joinsOf([id], 100 + i), candidate());
+        await store.startDraw(event, candidate());
+        const order = [people[3]!, people[0]!, people[4]!, people[1]!, people[2]!];
+        const afterFirst = await store.numberDrawn(event, 0, order.slice(0, 2));
+        assert.equal(afterFirst?.progress, 2);
+        assert.equal((await store.getCounters(event)).queue, 2);
+        const afterSecond = await store.numberDrawn(event, 2, order.slice(2));
+        assert.equal(afterSecond?.progress, 5);
+        assert.equal(afterSecond?.state, 'drawing', 'done only once the late arrivals are numbered');
+        for (const [place, id] of order.entries()) {
+          assert.deepEqual(await store.getPosition(event, id), { position: place + 1, entryTime: 100 + people.indexOf(id) });
+          assert.equal((await store.getPrequeueEntry(event, id))?.position, place + 1);
+        }
+        assert.equal((await store.getCounters(event)).queue, 5);
+      });
+
+      it('numberDrawn changes nothing unless the progress is the expected one and the chunk fits', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const people = ids(3);
+        await store.joinPrequeue(event, joinsOf(people, 1), candidate());
+        assert.equal((await store.numberDrawn(event, 0, [people[0]!]))?.state, 'committed', 'not started: nothing');
+        assert.equal(await store.numberDrawn(freshEvent(), 0, [people[0]!]), null, 'no draw at all');
+        await store.startDraw(event, candidate());
+        await store.numberDrawn(event, 0, [people[1]!]);
+        // A stale runner that still thinks no place is numbered: refused, nothing written.
+        const stale = await store.numberDrawn(event, 0, [people[0]!]);
+        assert.equal(stale?.progress, 1);
+        assert.equal(await store.getPosition(event, people[0]!), null);
+        // More places than the draw has: refused.
+        const over = await store.numberDrawn(event, 1, [people[0]!, people[2]!, randomUUID()]);
+        assert.equal(over?.progress, 1);
+        assert.equal((await store.getCounters(event)).queue, 1);
+      });
+
+      it('numberDrawn refuses, writing nothing, an ID that is not an unnumbered entry of the draw', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const people = ids(4);
+        await store.joinPrequeue(event, joinsOf(people.slice(0, 3), 1), candidate());
+        await store.leavePrequeue(event, people[2]!);
+        await store.startDraw(event, candidate());
+        await store.joinPrequeue(event, joinsOf([people[3]!], 2), candidate()); // a late arrival
+        for (const intruder of [people[2]!, people[3]!, randomUUID()]) {
+          await assert.rejects(store.numberDrawn(event, 0, [people[0]!, intruder]));
+        }
+        await store.numberDrawn(event, 0, [people[0]!]);
+        await assert.rejects(store.numberDrawn(event, 1, [people[0]!]), 'an entry numbered already');
+        assert.equal(await store.getPosition(event, people[1]!), null);
+        assert.equal((await store.getCounters(event)).queue, 1);
+        assert.equal((await store.getDraw(event))?.progress, 1);
+      });
+
+      it('numberLateArrivals numbers those who joined during the draw FIFO behind it, then marks it done', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const drawn = ids(2);
+        await store.joinPrequeue(event, joinsOf(drawn, 1), candidate());
+        await store.startDraw(event, candidate());
+        const late = ids(4);
+        await store.joinPrequeue(event, joinsOf(late, 5), candidate());
+        assert.equal((await store.numberLateArrivals(event, 10))?.numberedThrough, 2, 'not before every place is numbered');
+        assert.equal(await store.getPosition(event, late[0]!), null);
+        await store.numberDrawn(event, 0, [drawn[1]!, drawn[0]!]);
+        assert.equal(await store.leavePrequeue(event, late[1]!), 'left', 'a late arrival can leave before it is numbered');
+        const partly = await store.numberLateArrivals(event, 2);
+        assert.equal(partly?.state, 'drawing');
+        assert.equal(partly?.numberedThrough, 4);
+        assert.deepEqual(await store.getPosition(event, late[0]!), { position: 3, entryTime: 5 });
+        // Another join while the late arrivals are being numbered: still FIFO.
+        const [later] = ids(1);
+        assert.deepEqual(await store.joinPrequeue(event, joinsOf([later!], 6), candidate()), [0]);
+        const done = await store.numberLateArrivals(event, 10);
+        assert.equal(done?.state, 'done');
+        assert.deepEqual(
+          await Promise.all([late[2]!, late[3]!, later!].map(async (id) => (await store.getPosition(event, id))?.position)),
+          [4, 5, 6],
+        );
+        assert.equal(await store.getPosition(event, late[1]!), null, 'who left is never numbered');
+        assert.equal((await store.getCounters(event)).queue, 6);
+        // After the draw, a join routed to the pre-queue gets the next position at once.
+        const [after] = ids(1);
+        assert.deepEqual(await store.joinPrequeue(event, joinsOf([after!, after!], 9), candidate()), [7, 7]);
+        assert.equal(await store.getPrequeueEntry(event, after!), null);
+        assert.deepEqual(await store.numberLateArrivals(event, 10), await store.getDraw(event), 'done stays done');
+      });
+
+      it('leavePrequeue: left, already-left, not in the pre-queue, being drawn, numbered', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const people = ids(3);
+        await store.joinPrequeue(event, joinsOf(people, 1), candidate());
+        assert.equal(await store.leavePrequeue(event, people[0]!), 'left');
+        assert.equal(await store.leavePrequeue(event, people[0]!), 'already-left');
+        assert.equal((await store.getPrequeueEntry(event, people[0]!))?.left, true);
+        assert.equal(await store.leavePrequeue(event, randomUUID()), 'not-in-prequeue');
+        await store.startDraw(event, candidate());
+        assert.equal(await store.leavePrequeue(event, people[1]!), 'being-drawn');
+        assert.equal((await store.getPrequeueEntry(event, people[1]!))?.left, false);
+        await store.numberDrawn(event, 0, [people[2]!, people[1]!]);
+        assert.equal(await store.leavePrequeue(event, people[1]!), 'numbered');
+        assert.equal((await store.getDraw(event))?.entryCount, 2);
+      });
+
+      it('numbers a chunk of 5,000 places in one call', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const people = ids(5000);
+        for (let i = 0; i < people.length; i += 1000) {
+          await store.joinPrequeue(event, joinsOf(people.slice(i, i + 1000), 1), candidate());
+        }
+        await store.startDraw(event, candidate());
+        const reversed = [...people].reverse();
+        assert.equal((await store.numberDrawn(event, 0, reversed))?.progress, 5000);
+        assert.equal((await store.getPosition(event, people[0]!))?.position, 5000);
+        assert.equal((await store.getPosition(event, people[4999]!))?.position, 1);
+        assert.equal((await readAll(store, event, 5000)).length, 5000);
+      });
+
+      it('resetEvent deletes the pre-queue and the draw', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const people = ids(2);
+        await store.joinPrequeue(event, joinsOf(people, 1), candidate());
+        await store.startDraw(event, candidate());
+        await store.numberDrawn(event, 0, people);
+        await store.resetEvent(event);
+        assert.equal(await store.getDraw(event), null);
+        assert.equal(await store.getPrequeueEntry(event, people[0]!), null);
+        assert.deepEqual(await store.readPrequeue(event, 0, 10), []);
+        assert.equal(await store.leavePrequeue(event, people[0]!), 'not-in-prequeue');
+        // A new pre-queue starts at join order 1 with a new seed.
+        const fresh = candidate();
+        await store.joinPrequeue(event, joinsOf([people[0]!], 2), fresh);
+        assert.equal((await store.getPrequeueEntry(event, people[0]!))?.joinOrder, 1);
+        assert.equal((await store.getDraw(event))?.seed, fresh.seed);
+      });
+    });
+
     it('ping answers while the store is reachable', async () => {
       const store = await open();
       await store.ping();

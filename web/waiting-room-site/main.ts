@@ -193,12 +193,22 @@ async function pollCounters(s: Session): Promise<void> {
     s.visit.position = await readNumber(positionRes, 'queue_number');
     visits.save(s.visit);
   }
+  // 202 on /queue_num: an asynchronous intake has not stored the place yet, or (a room with a draw) the place
+  // is drawn at the start.
+  const awaitingDraw =
+    positionRes?.status === 202 &&
+    ((await positionRes.json().catch(() => ({}))) as { error?: unknown }).error === 'Waiting for the draw at the start';
   if (s.stopped) return;
   s.serving = serving;
   s.servingAtStart ??= serving;
   s.estimator.observe(Date.now(), serving);
-  // 202 on /queue_num: an asynchronous intake has not stored the place yet.
-  setStatus(s.visit.position === undefined ? 'Looking up your place in line…' : '');
+  setStatus(
+    s.visit.position !== undefined
+      ? ''
+      : awaitingDraw
+        ? 'You are in the pre-queue: your place in line is drawn at random when the sale starts.'
+        : 'Looking up your place in line…',
+  );
   renderQueue(s, waiting);
 }
 

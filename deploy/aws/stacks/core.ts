@@ -76,6 +76,7 @@ export const PUBLIC_ROUTES = {
   'jwks.json': 'GET',
   queue_pos_expiry: 'GET',
   leave_queue: 'POST',
+  draw: 'GET',
 } as const;
 
 export const PRIVATE_ROUTES = {
@@ -85,6 +86,7 @@ export const PRIVATE_ROUTES = {
   expired_tokens: 'GET',
   update_session: 'POST',
   reset_initial_state: 'POST',
+  draw_positions: 'GET',
 } as const;
 
 /**
@@ -93,7 +95,7 @@ export const PRIVATE_ROUTES = {
  * between minTtl and maxTtl; defaultTtl applies only to an answer without Cache-Control.
  */
 export const CACHE_POLICIES = {
-  poll: { paths: ['/serving_num', '/waiting_num'], query: ['event_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
+  poll: { paths: ['/serving_num', '/waiting_num', '/draw'], query: ['event_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
   expiry: { paths: ['/queue_pos_expiry'], query: ['event_id', 'request_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
   queue: { paths: ['/queue_num'], query: ['event_id', 'request_id'], minTtl: 0, defaultTtl: 0, maxTtl: 60 },
   key: { paths: ['/public_key', '/jwks.json'], query: ['event_id'], minTtl: 0, defaultTtl: 300, maxTtl: 300 },
@@ -311,6 +313,10 @@ export class CoreStack extends Stack {
     table.grant(admissionFn, ...TOKEN_TABLE_QUERY);
     bus.grantPutEventsTo(admissionFn);
     new Rule(this, 'AdmissionJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(admissionFn)] });
+    // The draw of rooms with shuffle_at_event_start (src/domain/draw-runner.ts): at the first minute at or after
+    // the start; resumable, so a draw cut off by the timeout continues at the next invocation.
+    const drawFn = makeFunction('DrawJobFunction', 'jobs', 'draw', 300);
+    new Rule(this, 'DrawJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(drawFn)] });
 
     // ---- API resources: one per VWR path, each with an OPTIONS method for CORS preflights ----
     for (const api of [publicApi, privateApi]) {

@@ -163,8 +163,8 @@ export interface QueueStore {
   advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance>;
 
   /**
-   * Deletes every position, token, counter and OpenID Connect authorization of the event; keeps its keys and
-   * settings. One atomic unit.
+   * Deletes every position, token, counter, OpenID Connect authorization, pre-queue entry and the draw of the
+   * event; keeps its keys and settings. One atomic unit.
    */
   resetEvent(eventId: string): Promise<void>;
 
@@ -229,8 +229,107 @@ export interface AuthorizationStore {
   getAuthorization(eventId: string, requestId: string): Promise<string | null>;
 }
 
+// ---- Pre-queue and the draw (spec rooms.md §3; the algorithm is src/domain/draw.ts) ----
+
+/** committed: seed stored and its commitment public; drawing: entries fixed, places being numbered; done. */
+export type DrawState = 'committed' | 'drawing' | 'done';
+
+/** A room's draw as stored. */
+export interface DrawRecord {
+  state: DrawState;
+  /** 64 hex digits. Secret until the draw is done. */
+  seed: string;
+  commitment: string;
+  algorithm: string;
+  /** Join order of the last pre-queue entry the draw covers; set when the draw starts (0 before). */
+  drawnThrough: number;
+  /** How many entries the draw orders: those up to drawnThrough that had not left when it started. */
+  entryCount: number;
+  /** Places numbered so far, 0..entryCount: places 1..progress have their positions. */
+  progress: number;
+  /** The position given to place 1: the queue counter + 1 when the draw started. */
+  firstPosition: number;
+  /**
+   * Join order through which the late arrivals (entries that joined after the draw started) have positions,
+   * FIFO behind the drawn ones: drawnThrough when the draw starts, then it grows (numberLateArrivals).
+   */
+  numberedThrough: number;
+}
+
+/** A seed and its commitment, stored only if the room has no draw yet (the first one stored wins). */
+export interface DrawSeed {
+  seed: string;
+  commitment: string;
+  algorithm: string;
+}
+
+export interface PrequeueEntry {
+  requestId: string;
+  /** Epoch seconds. */
+  entryTime: number;
+  /** 1, 2, 3, … in the order the joins were stored. */
+  joinOrder: number;
+  /** Gave up their place before it was numbered (leavePrequeue). */
+  left: boolean;
+  /** The position numbered for it, null while it has none. */
+  position: number | null;
+}
+
+/**
+ * What leavePrequeue did: `left` the entry is given up now; `already-left`; `not-in-prequeue` the request ID
+ * never joined the pre-queue; `numbered` it has a position now (leave the queue instead); `being-drawn` the
+ * draw that covers it is numbering the places (it has a position within seconds; leave then).
+ */
+export type PrequeueLeave = 'left' | 'already-left' | 'not-in-prequeue' | 'numbered' | 'being-drawn';
+
+/**
+ * The pre-queue of a room with shuffle_at_event_start and its draw. A join of the pre-queue gets no position:
+ * it is listed with its join order; at the start the draw orders the listed entries and numbers them chunk by
+ * chunk (numberDrawn), then the entries that joined meanwhile, FIFO (numberLateArrivals). Every method is one
+ * atomic unit; each numbering call moves at most the entries it is given (callers keep it to ≤ 5,000), so no
+ * single call holds the store for long. Deleted by resetEvent.
+ */
+export interface DrawStore {
+  /** Stores `candidate` as the room's draw unless it has one; returns the stored draw (the winner of any race). */
+  commitDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord>;
+  getDraw(eventId: string): Promise<DrawRecord | null>;
+  /**
+   * Joins of the pre-queue, one atomic unit for the batch (the JoinBatcher's group commit), storing `candidate`
+   * as the draw if the room has none. Per join: a request ID that has a position keeps it (answered); one already
+   * listed keeps its entry (0); a new one is listed after the others (0) — or, once the draw is done, gets the
+   * next position as in assignPositionsIfAbsent (answered), so a join routed here late is never stranded.
+   * A request ID repeated in the batch is listed once. Returns one number per join.
+   */
+  joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]>;
+  getPrequeueEntry(eventId: string, requestId: string): Promise<PrequeueEntry | null>;
+  /** Up to `limit` entries with join order > `afterJoinOrder`, in join order, left ones included (flagged). */
+  readPrequeue(eventId: string, afterJoinOrder: number, limit: number): Promise<PrequeueEntry[]>;
+  /**
+   * Starts the draw: fixes its entries (every entry listed now that has not left) and the position of place 1.
+   * Stores `candidate` first if the room has no draw. A draw already started or done is returned unchanged
+   * (a resumed draw continues from its progress).
+   */
+  startDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord>;
+  /**
+   * Numbers the next places: `requestIds` are the entries of places progress+1, progress+2, … in that order,
+   * each getting the next position (its pre-queue entry time kept), the queue counter moving with them. Only
+   * when the draw is `drawing` with exactly `expectedProgress` places numbered (a second runner or a stale one
+   * changes nothing); returns the draw as stored after the call. An ID that is not a fixed, unnumbered entry of
+   * the draw is refused, writing nothing.
+   */
+  numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null>;
+  /**
+   * Once every place is numbered: gives the next positions, FIFO, to up to `limit` entries that joined after the
+   * draw started; when none are left the draw is marked done in the same unit (later joins get positions
+   * directly). Returns the draw as stored after the call; a draw not in that stage is returned unchanged.
+   */
+  numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null>;
+  /** Gives up a pre-queue place (the leave_queue of a visitor without a position); see PrequeueLeave. */
+  leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave>;
+}
+
 /** A whole backend: every capability, plus its health and lifetime. */
-export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore {
+export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore, DrawStore {
   /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
   readonly description: string;
 

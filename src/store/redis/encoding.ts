@@ -3,7 +3,7 @@
 
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
 import { isRequestId } from '../../domain/ids.ts';
-import type { StoredSigningKey } from '../../domain/ports/store.ts';
+import type { DrawRecord, PrequeueEntry, StoredSigningKey } from '../../domain/ports/store.ts';
 
 const UUID_BYTES = 16;
 
@@ -72,4 +72,34 @@ export function decodeSigningKeys(flat: readonly string[]): StoredSigningKey[] {
     keys.push({ kid: flat[i] as string, privateJwk, publicJwk, createdAt });
   }
   return keys.sort((a, b) => a.createdAt - b.createdAt || (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0));
+}
+
+const DRAW_STATES: ReadonlySet<string> = new Set(['committed', 'drawing', 'done']);
+
+/** The draw hash (lua/joinPrequeue.lua) from a flat [field, value, ...] list; null when the room has none. */
+export function decodeDraw(flat: readonly string[]): DrawRecord | null {
+  const fields = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i] as string, flat[i + 1] as string);
+  const state = fields.get('st');
+  if (state === undefined) return null;
+  if (!DRAW_STATES.has(state)) throw new Error(`Malformed draw in Redis: state ${state}`);
+  const count = (field: string) => Number(fields.get(field) ?? 0);
+  return {
+    state: state as DrawRecord['state'],
+    seed: fields.get('sd') ?? '',
+    commitment: fields.get('cm') ?? '',
+    algorithm: fields.get('al') ?? '',
+    drawnThrough: count('dt'),
+    entryCount: count('n'),
+    progress: count('p'),
+    firstPosition: count('fp'),
+    numberedThrough: count('nt'),
+  };
+}
+
+/** A pre-queue entry from its stored value "<join order>:<entry time>[:L]". */
+export function decodePrequeueEntry(requestId: string, value: string, position: number | null): PrequeueEntry {
+  const match = /^(\d+):(-?\d+)(:L)?$/.exec(value);
+  if (!match) throw new Error('Malformed pre-queue entry in Redis');
+  return { requestId, joinOrder: Number(match[1]), entryTime: Number(match[2]), left: match[3] !== undefined, position };
 }

@@ -18,6 +18,8 @@
 //   ar:{E}:k   hash      signing keys: kid → JSON [createdAt, private JWK, public JWK]
 //   ar:{E}:oa  hash      OpenID Connect: request ID (as in ar:{E}:rq) → its authorization request (JSON)
 //   ar:{E}:lp  zset      positions given up with leave_queue (score = member = position); counted in lf of ar:{E}:c
+//   ar:{E}:pq, ar:{E}:pl, ar:{E}:dr   the pre-queue (hash and list in join order) and the draw: see
+//                        lua/joinPrequeue.lua
 //   ar:lock:<name> hash  job leader lock {o owner, x expires at (ms, caller's clock)}, with a Redis TTL
 //   ar:secret:<name> string  a value generated once and shared by every node (the generated admin
 //                        credentials, JSON): readable by anyone who can read this Redis, like the signing keys
@@ -39,16 +41,22 @@ import {
   type AdmissionSnapshot,
   type ClaimContext,
   type Counters,
+  type DrawRecord,
+  type DrawSeed,
   type ExpiryAdvance,
   type IssueResult,
   type JoinRequest,
   type LeaveResult,
   type PositionRecord,
   type ServingMove,
+  type PrequeueEntry,
+  type PrequeueLeave,
   type Store,
   type StoredSigningKey,
 } from '../../domain/ports/store.ts';
 import {
+  decodeDraw,
+  decodePrequeueEntry,
   decodeRequestId,
   decodeSigningKeys,
   decodeTokenRecord,
@@ -201,6 +209,9 @@ export class RedisStore implements Store {
       authorizations: `${base}oa`,
       closedSessions: `${base}cs`,
       leftPositions: `${base}lp`,
+      prequeue: `${base}pq`,
+      prequeueList: `${base}pl`,
+      draw: `${base}dr`,
     };
   }
 
@@ -397,6 +408,55 @@ export class RedisStore implements Store {
 
   async replaceSecret(name: string, expected: string, next: string): Promise<string | null> {
     return this.call(() => this.scripts.replaceSecret(`${this.prefix}secret:${name}`, expected, next));
+  }
+
+  // ---- Pre-queue and the draw (DrawStore) ----
+
+  async commitDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    return decodeDraw(await this.call(() => this.scripts.commitDraw(this.keys(eventId), candidate))) as DrawRecord;
+  }
+
+  async getDraw(eventId: string): Promise<DrawRecord | null> {
+    const stored = await this.call(() => this.client.hgetall(this.keys(eventId).draw));
+    return decodeDraw(Object.entries(stored).flat());
+  }
+
+  async joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
+    if (joins.length === 0) return [];
+    const args = joins.map((join) => ({ requestId: encodeRequestId(join.requestId), entryTime: join.entryTime }));
+    return this.call(() => this.scripts.joinPrequeue(this.keys(eventId), args, candidate));
+  }
+
+  async getPrequeueEntry(eventId: string, requestId: string): Promise<PrequeueEntry | null> {
+    const raw = await this.call(() => this.scripts.getPrequeueEntry(this.keys(eventId), encodeRequestId(requestId)));
+    return raw ? decodePrequeueEntry(requestId, raw.value, raw.position) : null;
+  }
+
+  async readPrequeue(eventId: string, afterJoinOrder: number, limit: number): Promise<PrequeueEntry[]> {
+    if (limit <= 0) return [];
+    const raw = await this.call(() => this.scripts.readPrequeue(this.keys(eventId), afterJoinOrder, limit));
+    return raw.map((entry) => decodePrequeueEntry(decodeRequestId(entry.requestId), entry.value, entry.position));
+  }
+
+  async startDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    return decodeDraw(await this.call(() => this.scripts.startDraw(this.keys(eventId), candidate))) as DrawRecord;
+  }
+
+  async numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
+    const ids = requestIds.map(encodeRequestId);
+    const flat = await this.call(() => this.scripts.numberDrawn(this.keys(eventId), expectedProgress, ids));
+    return flat && decodeDraw(flat);
+  }
+
+  async numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
+    const flat = await this.call(() => this.scripts.numberLateArrivals(this.keys(eventId), limit));
+    return flat && decodeDraw(flat);
+  }
+
+  async leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
+    return (await this.call(() =>
+      this.scripts.leavePrequeue(this.keys(eventId), encodeRequestId(requestId)),
+    )) as PrequeueLeave;
   }
 
   // ---- for the composite store (Redis + DynamoDB token records, src/store/dynamodb/), not the port ----

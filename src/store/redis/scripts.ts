@@ -26,6 +26,12 @@ export interface EventKeys {
   closedSessions: string;
   /** Positions given up with leave_queue (score = member = position). */
   leftPositions: string;
+  /** Pre-queue entries: request ID -> "<join order>:<entry time>[:L]" (see lua/joinPrequeue.lua). */
+  prequeue: string;
+  /** Pre-queue request IDs in join order. */
+  prequeueList: string;
+  /** The room's draw. */
+  draw: string;
 }
 
 type ScriptArg = string | number | Buffer;
@@ -42,7 +48,7 @@ const SCRIPTS = {
   issueTokenIfAbsent: { keys: 7 },
   closeSession: { keys: 3 },
   advanceExpiry: { keys: 5 },
-  resetEvent: { keys: 11 },
+  resetEvent: { keys: 14 },
   addSigningKeyIfNone: { keys: 1 },
   tryAcquireLock: { keys: 1 },
   claimSecret: { keys: 1 },
@@ -54,6 +60,15 @@ const SCRIPTS = {
   leaveQueue: { keys: 4 },
   incrementServingWithinQueue: { keys: 2 },
   getAdmissionSnapshot: { keys: 5, readOnly: true },
+  // Pre-queue and the draw
+  commitDraw: { keys: 1 },
+  joinPrequeue: { keys: 6 },
+  readPrequeue: { keys: 3, readOnly: true },
+  getPrequeueEntry: { keys: 2, readOnly: true },
+  startDraw: { keys: 3 },
+  numberDrawn: { keys: 5 },
+  numberLateArrivals: { keys: 6 },
+  leavePrequeue: { keys: 3 },
 } as const satisfies Record<string, { keys: number; readOnly?: boolean }>;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -115,6 +130,19 @@ export interface RawExpiryAdvance {
   serving: number;
 }
 
+export interface DrawSeedArgs {
+  seed: string;
+  commitment: string;
+  algorithm: string;
+}
+
+/** A pre-queue entry as stored: its value is "<join order>:<entry time>[:L]". */
+export interface RawPrequeueEntry {
+  requestId: Buffer;
+  value: string;
+  position: number | null;
+}
+
 export class RedisScripts {
   private readonly client: RedisClient;
 
@@ -132,6 +160,14 @@ export class RedisScripts {
   private run(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     if (keys.length !== SCRIPTS[name].keys) throw new Error(`${name}.lua takes ${SCRIPTS[name].keys} keys`);
     const command = (this.client as unknown as Record<string, ScriptCommand>)[commandName(name)] as ScriptCommand;
+    return command.call(this.client, ...keys, ...args);
+  }
+
+  /** Like run, with every string of the reply as a Buffer (for replies that carry raw request IDs). */
+  private runBuffer(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+    if (keys.length !== SCRIPTS[name].keys) throw new Error(`${name}.lua takes ${SCRIPTS[name].keys} keys`);
+    const commands = this.client as unknown as Record<string, ScriptCommand>;
+    const command = commands[`${commandName(name)}Buffer`] as ScriptCommand;
     return command.call(this.client, ...keys, ...args);
   }
 
@@ -239,7 +275,7 @@ export class RedisScripts {
       'resetEvent',
       [
         k.counters, k.positions, k.runs, k.history, k.tokens, k.tokensByExp, k.openByExp, k.tokenPositions,
-        k.authorizations, k.closedSessions, k.leftPositions,
+        k.authorizations, k.closedSessions, k.leftPositions, k.prequeue, k.prequeueList, k.draw,
       ],
       [],
     );
@@ -339,5 +375,73 @@ export class RedisScripts {
       awaitingClaim: awaitingClaim as number,
       activeSessions: activeSessions as number,
     };
+  }
+
+  // ---- Pre-queue and the draw ----
+
+  /** The draw hash as a flat [field, value, ...] list. */
+  async commitDraw(k: EventKeys, seed: DrawSeedArgs): Promise<string[]> {
+    return ((await this.run('commitDraw', [k.draw], [seed.seed, seed.commitment, seed.algorithm])) as unknown[]).map(String);
+  }
+
+  /** One number per join: its position, or 0 while it waits in the pre-queue. */
+  async joinPrequeue(k: EventKeys, joins: readonly JoinArgs[], seed: DrawSeedArgs): Promise<number[]> {
+    const args: ScriptArg[] = [seed.seed, seed.commitment, seed.algorithm];
+    for (const join of joins) args.push(join.requestId, String(Math.trunc(join.entryTime)));
+    const reply = (await this.run(
+      'joinPrequeue',
+      [k.counters, k.positions, k.runs, k.prequeue, k.prequeueList, k.draw],
+      args,
+    )) as unknown[];
+    return reply.map(Number);
+  }
+
+  async readPrequeue(k: EventKeys, after: number, limit: number): Promise<RawPrequeueEntry[]> {
+    const reply = (await this.runBuffer('readPrequeue', [k.prequeueList, k.prequeue, k.positions], [after, limit])) as unknown[];
+    const entries: RawPrequeueEntry[] = [];
+    for (let i = 0; i + 2 < reply.length; i += 3) {
+      const position = reply[i + 2];
+      entries.push({
+        requestId: reply[i] as Buffer,
+        value: String(reply[i + 1]),
+        position: isNil(position) ? null : Number(String(position)),
+      });
+    }
+    return entries;
+  }
+
+  async getPrequeueEntry(k: EventKeys, requestId: Buffer): Promise<{ value: string; position: number | null } | null> {
+    const reply = await this.run('getPrequeueEntry', [k.prequeue, k.positions], [requestId]);
+    if (isNil(reply)) return null;
+    const [value, position] = reply as [unknown, unknown];
+    return { value: String(value), position: optionalNumber(position) };
+  }
+
+  async startDraw(k: EventKeys, seed: DrawSeedArgs): Promise<string[]> {
+    const reply = await this.run('startDraw', [k.counters, k.prequeueList, k.draw], [seed.seed, seed.commitment, seed.algorithm]);
+    return (reply as unknown[]).map(String);
+  }
+
+  /** The draw hash after the call, or null when the room has no draw. */
+  async numberDrawn(k: EventKeys, expectedProgress: number, requestIds: readonly Buffer[]): Promise<string[] | null> {
+    const reply = await this.run(
+      'numberDrawn',
+      [k.counters, k.positions, k.runs, k.prequeue, k.draw],
+      [expectedProgress, ...requestIds],
+    );
+    return isNil(reply) ? null : (reply as unknown[]).map(String);
+  }
+
+  async numberLateArrivals(k: EventKeys, limit: number): Promise<string[] | null> {
+    const reply = await this.run(
+      'numberLateArrivals',
+      [k.counters, k.positions, k.runs, k.prequeue, k.prequeueList, k.draw],
+      [limit],
+    );
+    return isNil(reply) ? null : (reply as unknown[]).map(String);
+  }
+
+  async leavePrequeue(k: EventKeys, requestId: Buffer): Promise<string> {
+    return String(await this.run('leavePrequeue', [k.positions, k.prequeue, k.draw], [requestId]));
   }
 }

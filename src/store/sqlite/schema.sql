@@ -85,3 +85,31 @@ CREATE TABLE IF NOT EXISTS left_positions (
   position INTEGER NOT NULL,
   PRIMARY KEY (event_id, position)
 ) WITHOUT ROWID;
+
+-- Pre-queue and the draw (rooms with shuffle_at_event_start). A pre-queue join is listed here without a
+-- position; the draw numbers the entries (positions rows) and keeps the list, which is what /draw publishes.
+CREATE TABLE IF NOT EXISTS prequeue (
+  event_id TEXT NOT NULL,
+  join_order INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  entry_time INTEGER NOT NULL,
+  left_queue INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (event_id, join_order)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS prequeue_by_request ON prequeue (event_id, request_id);
+
+-- One row per room that has a draw: its seed, and how far the numbering got (a crash resumes from here).
+CREATE TABLE IF NOT EXISTS draws (
+  event_id TEXT PRIMARY KEY,
+  state TEXT NOT NULL,
+  seed TEXT NOT NULL,
+  commitment TEXT NOT NULL,
+  algorithm TEXT NOT NULL,
+  joined INTEGER NOT NULL DEFAULT 0,
+  left_count INTEGER NOT NULL DEFAULT 0,
+  drawn_through INTEGER NOT NULL DEFAULT 0,
+  entry_count INTEGER NOT NULL DEFAULT 0,
+  progress INTEGER NOT NULL DEFAULT 0,
+  first_position INTEGER NOT NULL DEFAULT 0,
+  numbered_through INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;

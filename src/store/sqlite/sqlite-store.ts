@@ -10,12 +10,16 @@ import type {
   AdmissionSnapshot,
   ClaimContext,
   Counters,
+  DrawRecord,
+  DrawSeed,
   ExpiryAdvance,
   IssueResult,
   JoinRequest,
   LeaveResult,
   PositionRecord,
   ServingMove,
+  PrequeueEntry,
+  PrequeueLeave,
   Store,
   StoredSigningKey,
 } from '../../domain/ports/store.ts';
@@ -111,10 +115,57 @@ function toCounters(row: EventRow): Counters {
   };
 }
 
+interface DrawRow {
+  state: DrawRecord['state'];
+  seed: string;
+  commitment: string;
+  algorithm: string;
+  joined: number;
+  left_count: number;
+  drawn_through: number;
+  entry_count: number;
+  progress: number;
+  first_position: number;
+  numbered_through: number;
+}
+
+interface EntryRow {
+  join_order: number;
+  request_id: string;
+  entry_time: number;
+  left_queue: number;
+  position: number | null;
+}
+
+function toDrawRecord(row: DrawRow): DrawRecord {
+  return {
+    state: row.state,
+    seed: row.seed,
+    commitment: row.commitment,
+    algorithm: row.algorithm,
+    drawnThrough: row.drawn_through,
+    entryCount: row.entry_count,
+    progress: row.progress,
+    firstPosition: row.first_position,
+    numberedThrough: row.numbered_through,
+  };
+}
+
+function toPrequeueEntry(row: EntryRow): PrequeueEntry {
+  return {
+    requestId: row.request_id,
+    entryTime: row.entry_time,
+    joinOrder: row.join_order,
+    left: row.left_queue !== 0,
+    position: row.position ?? null,
+  };
+}
+
 export class SqliteStore implements Store {
   readonly description: string;
   private readonly db: DatabaseSync;
   private readonly sql: ReturnType<typeof prepareStatements>;
+  private readonly drawSql: ReturnType<typeof prepareDrawStatements>;
   /**
    * Each event's counter row as last committed. This process is the database's only writer, so the copy is
    * exact: every transaction that may change a row drops that event's entry. Keeps polling off SQLite.
@@ -135,6 +186,7 @@ export class SqliteStore implements Store {
     this.db.exec(SCHEMA);
     addMissingColumns(this.db);
     this.sql = prepareStatements(this.db);
+    this.drawSql = prepareDrawStatements(this.db);
   }
 
   /** Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). */
@@ -209,26 +261,29 @@ export class SqliteStore implements Store {
 
   async assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
     if (joins.length === 0) return [];
-    return this.transaction(eventId, () => {
-      const row = this.ensureEvent(eventId);
-      const assigned = new Map<string, number>();
-      let position = row.queue;
-      const positions = joins.map((join) => {
-        const known = assigned.get(join.requestId);
-        if (known !== undefined) return known;
-        const existing = this.sql.getPosition.get(eventId, join.requestId) as { position: number } | undefined;
-        if (existing) {
-          assigned.set(join.requestId, existing.position);
-          return existing.position;
-        }
-        position += 1;
-        this.sql.insertPosition.run(eventId, position, join.requestId, join.entryTime);
-        assigned.set(join.requestId, position);
-        return position;
-      });
-      if (position !== row.queue) this.sql.setQueue.run(position, eventId);
-      return positions;
+    return this.transaction(eventId, () => this.numberIfAbsent(eventId, joins));
+  }
+
+  /** assignPositionsIfAbsent's work, inside the caller's transaction. */
+  private numberIfAbsent(eventId: string, joins: readonly JoinRequest[]): number[] {
+    const row = this.ensureEvent(eventId);
+    const assigned = new Map<string, number>();
+    let position = row.queue;
+    const positions = joins.map((join) => {
+      const known = assigned.get(join.requestId);
+      if (known !== undefined) return known;
+      const existing = this.sql.getPosition.get(eventId, join.requestId) as { position: number } | undefined;
+      if (existing) {
+        assigned.set(join.requestId, existing.position);
+        return existing.position;
+      }
+      position += 1;
+      this.sql.insertPosition.run(eventId, position, join.requestId, join.entryTime);
+      assigned.set(join.requestId, position);
+      return position;
     });
+    if (position !== row.queue) this.sql.setQueue.run(position, eventId);
+    return positions;
   }
 
   async getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
@@ -377,6 +432,8 @@ export class SqliteStore implements Store {
       this.sql.deleteHistory.run(eventId);
       this.sql.deleteAuthorizations.run(eventId);
       this.sql.deleteLeft.run(eventId);
+      this.drawSql.deletePrequeue.run(eventId);
+      this.drawSql.deleteDraw.run(eventId);
       this.sql.zeroCounters.run(eventId);
     });
   }
@@ -436,6 +493,128 @@ export class SqliteStore implements Store {
       if (entry.reached_at < since) return highest - entry.value;
     }
     return highest;
+  }
+
+  // ---- Pre-queue and the draw (DrawStore) ----
+
+  /** The room's draw row, created from `candidate` if it has none (inside the caller's transaction). */
+  private ensureDraw(eventId: string, candidate: DrawSeed): DrawRow {
+    this.drawSql.insertDraw.run(eventId, candidate.seed, candidate.commitment, candidate.algorithm);
+    return this.drawSql.getDraw.get(eventId) as unknown as DrawRow;
+  }
+
+  async commitDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    return toDrawRecord(this.transaction(null, () => this.ensureDraw(eventId, candidate)));
+  }
+
+  async getDraw(eventId: string): Promise<DrawRecord | null> {
+    const row = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
+    return row ? toDrawRecord(row) : null;
+  }
+
+  async joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
+    if (joins.length === 0) return [];
+    return this.transaction(eventId, () => {
+      const draw = this.ensureDraw(eventId, candidate);
+      if (draw.state === 'done') return this.numberIfAbsent(eventId, joins);
+      let joined = draw.joined;
+      const listedNow = new Set<string>();
+      const answers = joins.map((join) => {
+        if (listedNow.has(join.requestId)) return 0;
+        const existing = this.sql.getPosition.get(eventId, join.requestId) as { position: number } | undefined;
+        if (existing) return existing.position;
+        if (this.drawSql.getEntry.get(eventId, join.requestId)) return 0;
+        joined += 1;
+        this.drawSql.insertEntry.run(eventId, joined, join.requestId, join.entryTime);
+        listedNow.add(join.requestId);
+        return 0;
+      });
+      if (joined !== draw.joined) this.drawSql.setJoined.run(joined, eventId);
+      return answers;
+    });
+  }
+
+  async getPrequeueEntry(eventId: string, requestId: string): Promise<PrequeueEntry | null> {
+    const row = this.drawSql.getEntryWithPosition.get(eventId, requestId) as EntryRow | undefined;
+    return row ? toPrequeueEntry(row) : null;
+  }
+
+  async readPrequeue(eventId: string, afterJoinOrder: number, limit: number): Promise<PrequeueEntry[]> {
+    return (this.drawSql.readEntries.all(eventId, afterJoinOrder, limit) as unknown as EntryRow[]).map(toPrequeueEntry);
+  }
+
+  async startDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    return this.transaction(eventId, () => {
+      const draw = this.ensureDraw(eventId, candidate);
+      if (draw.state !== 'committed') return toDrawRecord(draw);
+      const row = this.ensureEvent(eventId);
+      // Every entry that left so far is among those listed so far: the draw orders the others.
+      this.drawSql.start.run(draw.joined, draw.joined - draw.left_count, row.queue + 1, draw.joined, eventId);
+      return toDrawRecord(this.drawSql.getDraw.get(eventId) as unknown as DrawRow);
+    });
+  }
+
+  async numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
+    return this.transaction(eventId, () => {
+      const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
+      if (!draw) return null;
+      if (
+        draw.state !== 'drawing' ||
+        draw.progress !== expectedProgress ||
+        expectedProgress + requestIds.length > draw.entry_count
+      ) {
+        return toDrawRecord(draw);
+      }
+      const row = this.ensureEvent(eventId);
+      let position = row.queue;
+      for (const requestId of requestIds) {
+        const entry = this.drawSql.getEntry.get(eventId, requestId) as EntryRow | undefined;
+        if (!entry || entry.left_queue !== 0 || entry.join_order > draw.drawn_through) {
+          throw new Error(`numberDrawn: ${requestId} is not an entry of the draw`);
+        }
+        position += 1;
+        // The unique index refuses an entry that has a position already; the transaction then writes nothing.
+        this.sql.insertPosition.run(eventId, position, requestId, entry.entry_time);
+      }
+      this.sql.setQueue.run(position, eventId);
+      this.drawSql.setProgress.run(expectedProgress + requestIds.length, eventId);
+      return toDrawRecord(this.drawSql.getDraw.get(eventId) as unknown as DrawRow);
+    });
+  }
+
+  async numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
+    return this.transaction(eventId, () => {
+      const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
+      if (!draw) return null;
+      if (draw.state !== 'drawing' || draw.progress !== draw.entry_count) return toDrawRecord(draw);
+      const late = this.drawSql.readEntries.all(eventId, draw.numbered_through, Math.max(1, limit)) as unknown as EntryRow[];
+      const row = this.ensureEvent(eventId);
+      let position = row.queue;
+      let through = draw.numbered_through;
+      for (const entry of late) {
+        through = entry.join_order;
+        if (entry.left_queue !== 0) continue;
+        position += 1;
+        this.sql.insertPosition.run(eventId, position, entry.request_id, entry.entry_time);
+      }
+      if (position !== row.queue) this.sql.setQueue.run(position, eventId);
+      this.drawSql.setNumberedThrough.run(through, through === draw.joined ? 'done' : 'drawing', eventId);
+      return toDrawRecord(this.drawSql.getDraw.get(eventId) as unknown as DrawRow);
+    });
+  }
+
+  async leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
+    return this.transaction(null, (): PrequeueLeave => {
+      const entry = this.drawSql.getEntryWithPosition.get(eventId, requestId) as EntryRow | undefined;
+      if (!entry) return 'not-in-prequeue';
+      if (entry.left_queue !== 0) return 'already-left';
+      if (entry.position !== null) return 'numbered';
+      const draw = this.drawSql.getDraw.get(eventId) as unknown as DrawRow;
+      if (draw.state === 'drawing' && entry.join_order <= draw.drawn_through) return 'being-drawn';
+      this.drawSql.markLeft.run(eventId, requestId);
+      this.drawSql.countLeft.run(eventId);
+      return 'left';
+    });
   }
 
   async getSigningKeys(eventId: string): Promise<StoredSigningKey[]> {
@@ -569,5 +748,33 @@ function prepareStatements(db: DatabaseSync) {
     ),
     deleteLeft: s('DELETE FROM left_positions WHERE event_id = ?'),
     historyFromTop: s('SELECT value, reached_at FROM serving_history WHERE event_id = ? ORDER BY value DESC'),
+  };
+}
+
+/** The statements of the pre-queue and the draw (tables prequeue and draws). */
+function prepareDrawStatements(db: DatabaseSync) {
+  const s = (sql: string): StatementSync => db.prepare(sql);
+  const entryWithPosition = `SELECT p.join_order, p.request_id, p.entry_time, p.left_queue, pos.position
+    FROM prequeue p LEFT JOIN positions pos ON pos.event_id = p.event_id AND pos.request_id = p.request_id`;
+  return {
+    insertDraw: s(
+      `INSERT OR IGNORE INTO draws (event_id, state, seed, commitment, algorithm) VALUES (?, 'committed', ?, ?, ?)`,
+    ),
+    getDraw: s('SELECT * FROM draws WHERE event_id = ?'),
+    setJoined: s('UPDATE draws SET joined = ? WHERE event_id = ?'),
+    countLeft: s('UPDATE draws SET left_count = left_count + 1 WHERE event_id = ?'),
+    start: s(
+      `UPDATE draws SET state = 'drawing', drawn_through = ?, entry_count = ?, progress = 0, first_position = ?,
+       numbered_through = ? WHERE event_id = ?`,
+    ),
+    setProgress: s('UPDATE draws SET progress = ? WHERE event_id = ?'),
+    setNumberedThrough: s('UPDATE draws SET numbered_through = ?, state = ? WHERE event_id = ?'),
+    deleteDraw: s('DELETE FROM draws WHERE event_id = ?'),
+    insertEntry: s('INSERT INTO prequeue (event_id, join_order, request_id, entry_time) VALUES (?, ?, ?, ?)'),
+    getEntry: s('SELECT join_order, request_id, entry_time, left_queue FROM prequeue WHERE event_id = ? AND request_id = ?'),
+    getEntryWithPosition: s(`${entryWithPosition} WHERE p.event_id = ? AND p.request_id = ?`),
+    readEntries: s(`${entryWithPosition} WHERE p.event_id = ? AND p.join_order > ? ORDER BY p.join_order LIMIT ?`),
+    markLeft: s('UPDATE prequeue SET left_queue = 1 WHERE event_id = ? AND request_id = ?'),
+    deletePrequeue: s('DELETE FROM prequeue WHERE event_id = ?'),
   };
 }

@@ -1,0 +1,123 @@
+// What GET /draw publishes (spec rooms.md §3), as the JSON bytes sent:
+//   before the draw is done  {"algorithm", "commitment"}
+//   after it                 {"algorithm", "commitment", "seed", "first_position", "entries"}
+// where entries are the SHA-256 (hex) of every request ID the draw ordered, in join order, and first_position
+// is the position of place 1 (place p has position first_position + p − 1).
+//
+// After the draw the answer is large (100,000 entries ≈ 6.6 MB) and never changes until a reset, so it is built
+// once per draw (per seed) and kept in memory: reading the entries in chunks and hashing them in slices, with a
+// yield to the event loop between slices, so that building it never blocks requests for long. Concurrent
+// requests share one build. The positions the entries got are kept with it, for the operator's check
+// (/private/draw_positions). Before the draw the answer is small; the draw record behind it is read at most
+// once a second per room.
+
+import { drawEntry } from './draw.ts';
+import { readDrawnEntries } from './draw-runner.ts';
+import type { DrawRecord, DrawSeed, DrawStore } from './ports/store.ts';
+
+export interface DrawPublication {
+  /** The JSON answer of GET /draw. */
+  json: Buffer;
+  /** Once the draw is done: where its places start, and the drawn entries and their positions in join order. */
+  drawn: DrawnEntries | null;
+}
+
+export interface DrawnEntries {
+  firstPosition: number;
+  /** The position each entry got (0 for one without a position). */
+  positions: Uint32Array;
+  /** The published entries (SHA-256 hex, 64 digits each), concatenated in join order: entry i at 64·i. */
+  entryHexes: string;
+}
+
+/** How long a room's draw record answers GET /draw before it is read again. */
+const RECORD_TTL_MS = 1000;
+/** Entries hashed between two yields to the event loop (a few milliseconds of work). */
+const HASH_SLICE = 1_000;
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export interface DrawPublicationsDeps {
+  store: Pick<DrawStore, 'getDraw' | 'commitDraw' | 'readPrequeue'>;
+  /** Monotonic or wall-clock milliseconds, for the record's freshness. */
+  nowMs: () => number;
+  /** A new seed, stored as the room's draw if it has none when first asked (all nodes then share the winner). */
+  candidate: () => DrawSeed;
+}
+
+export class DrawPublications {
+  private readonly deps: DrawPublicationsDeps;
+  private readonly records = new Map<string, { record: Promise<DrawRecord>; readAt: number }>();
+  private readonly published = new Map<string, { seed: string; publication: Promise<DrawPublication> }>();
+
+  constructor(deps: DrawPublicationsDeps) {
+    this.deps = deps;
+  }
+
+  /** The room's publication now. The room must draw (the caller checks its settings). */
+  async current(eventId: string): Promise<DrawPublication> {
+    const record = await this.record(eventId);
+    if (record.state !== 'done') {
+      const json = JSON.stringify({ algorithm: record.algorithm, commitment: record.commitment });
+      return { json: Buffer.from(json), drawn: null };
+    }
+    let built = this.published.get(eventId);
+    if (!built || built.seed !== record.seed) {
+      const publication = this.build(eventId, record);
+      built = { seed: record.seed, publication };
+      this.published.set(eventId, built);
+      // A failed build (the store unreachable) is not kept: the next request tries again.
+      const entry = built;
+      publication.catch(() => {
+        if (this.published.get(eventId) === entry) this.published.delete(eventId);
+      });
+    }
+    return built.publication;
+  }
+
+  /** Forgets the room's draw (after a reset). */
+  forget(eventId: string): void {
+    this.records.delete(eventId);
+    this.published.delete(eventId);
+  }
+
+  /** The stored draw, read at most once per RECORD_TTL_MS; committed first if the room has none yet. */
+  private record(eventId: string): Promise<DrawRecord> {
+    const now = this.deps.nowMs();
+    const cached = this.records.get(eventId);
+    if (cached && now - cached.readAt < RECORD_TTL_MS) return cached.record;
+    const record = (async () =>
+      (await this.deps.store.getDraw(eventId)) ?? (await this.deps.store.commitDraw(eventId, this.deps.candidate())))();
+    const entry = { record, readAt: now };
+    this.records.set(eventId, entry);
+    record.catch(() => {
+      if (this.records.get(eventId) === entry) this.records.delete(eventId);
+    });
+    return record;
+  }
+
+  private async build(eventId: string, draw: DrawRecord): Promise<DrawPublication> {
+    const entries = await readDrawnEntries(this.deps.store, eventId, draw);
+    const head = JSON.stringify({
+      algorithm: draw.algorithm,
+      commitment: draw.commitment,
+      seed: draw.seed,
+      first_position: draw.firstPosition,
+    });
+    // {"algorithm":…,"first_position":N} → {"algorithm":…,"first_position":N,"entries":[ … ]}
+    const parts: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"entries":[`)];
+    const hexes: string[] = [];
+    for (let from = 0; from < entries.count; from += HASH_SLICE) {
+      const hashes: string[] = [];
+      for (let i = from; i < Math.min(entries.count, from + HASH_SLICE); i++) hashes.push(drawEntry(entries.requestId(i)));
+      hexes.push(hashes.join(''));
+      parts.push(Buffer.from(`${from === 0 ? '' : ','}"${hashes.join('","')}"`));
+      await yieldToLoop();
+    }
+    parts.push(Buffer.from(']}'));
+    return {
+      json: Buffer.concat(parts),
+      drawn: { firstPosition: draw.firstPosition, positions: entries.positions, entryHexes: hexes.join('') },
+    };
+  }
+}
