@@ -13,7 +13,10 @@ import type {
   IssueResult,
   JoinRequest,
   PositionRecord,
+  RoomPutOutcome,
   Store,
+  StoredRoom,
+  StoredRooms,
   StoredSigningKey,
 } from '../domain/ports/store.ts';
 
@@ -116,5 +119,27 @@ export abstract class ForwardingStore implements Store {
 
   getAuthorization(eventId: string, requestId: string): Promise<string | null> {
     return this.inner.getAuthorization(eventId, requestId);
+  }
+
+  // ---- rooms at runtime ----
+
+  putRoom(eventId: string, settings: string): Promise<RoomPutOutcome> {
+    return this.inner.putRoom(eventId, settings);
+  }
+
+  getRoom(eventId: string): Promise<StoredRoom | null> {
+    return this.inner.getRoom(eventId);
+  }
+
+  listRooms(): Promise<StoredRooms> {
+    return this.inner.listRooms();
+  }
+
+  roomsVersion(): Promise<number> {
+    return this.inner.roomsVersion();
+  }
+
+  deleteRoom(eventId: string): Promise<boolean> {
+    return this.inner.deleteRoom(eventId);
   }
 }

@@ -147,6 +147,11 @@ export class HotReadCache extends ForwardingStore {
     return this.write(eventId, () => this.inner.resetEvent(eventId));
   }
 
+  // rooms at runtime: deleting a room deletes its counters
+  override deleteRoom(eventId: string): Promise<boolean> {
+    return this.write(eventId, () => this.inner.deleteRoom(eventId));
+  }
+
   override close(): Promise<void> {
     this.entries.clear();
     return super.close();

@@ -169,8 +169,55 @@ export interface AuthorizationStore {
   getAuthorization(eventId: string, requestId: string): Promise<string | null>;
 }
 
+// ---- rooms at runtime (issue 12: the rooms API; rooms live in the store) ----
+
+/** One room as the store keeps it. */
+export interface StoredRoom {
+  eventId: string;
+  /** The room's settings as JSON text, exactly as put: the store never reads it (the domain parses it). */
+  settings: string;
+  /**
+   * The rooms version at which this room was created. A room deleted and created again between two looks of
+   * a node has a new one, so the node knows it is a new room (new key, no data) and not a changed one.
+   */
+  createdVersion: number;
+}
+
+export interface StoredRooms {
+  /** The rooms version these rooms are of. */
+  version: number;
+  rooms: StoredRoom[];
+}
+
+export type RoomPutOutcome = 'created' | 'replaced' | 'unchanged';
+
+/**
+ * The rooms served by every node (the rooms API, the events file's rooms written at start), and a version
+ * number that every change bumps, so that a node finds out with one cheap read whether anything changed.
+ */
+export interface RoomStore {
+  /**
+   * Creates the room or replaces its settings (JSON text) and bumps the version, in one atomic unit; a put of
+   * the text already stored changes nothing and bumps nothing ('unchanged': nodes that write their configured
+   * rooms at every start do not make every other node reload the rooms).
+   */
+  putRoom(eventId: string, settings: string): Promise<RoomPutOutcome>;
+  getRoom(eventId: string): Promise<StoredRoom | null>;
+  /** Every room and the version they are of, read at one instant. */
+  listRooms(): Promise<StoredRooms>;
+  /** The version: 0 before any room was ever put, then bumped by every change. One cheap read. */
+  roomsVersion(): Promise<number>;
+  /**
+   * Deletes the room: its settings first (with a version bump), then every piece of its data — positions,
+   * tokens, counters, serving history, signing keys, OpenID Connect authorizations, and any other per-room
+   * state. True when the settings existed. The data is deleted even when they did not, so a delete interrupted
+   * between its two steps is finished by the next one. A reset (resetEvent) never touches the settings.
+   */
+  deleteRoom(eventId: string): Promise<boolean>;
+}
+
 /** A whole backend: every capability, plus its health and lifetime. */
-export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore {
+export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore, RoomStore {
   /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
   readonly description: string;
 
