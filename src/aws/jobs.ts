@@ -16,6 +16,7 @@ export interface JobHandlers {
 export function createJobHandlers(runtime: () => Promise<AwsRuntime>): JobHandlers {
   const run = (job: (rt: AwsRuntime, eventId: string) => Promise<void>) => async () => {
     const rt = await runtime();
+    await rt.followRooms();
     for (const eventId of rt.room.roomIds()) await job(rt, eventId);
     await rt.flush();
   };

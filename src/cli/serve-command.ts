@@ -123,6 +123,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     store: parseStoreLocation(o.store as string | undefined, dataDir),
     sqliteSynchronous: o.sqliteSynchronous as 'full' | 'normal',
     events,
+    roomDefaults: eventDefaultsOf(flagged.settings),
     adminToken: o.adminToken as string | undefined,
     accessKeyId: o.accessKeyId as string | undefined,
     secretAccessKey: o.secretAccessKey as string | undefined,

@@ -177,6 +177,16 @@ export const Errors = {
   shuttingDown: contract('ANTEROOM_ERR_SHUTTING_DOWN', 503, 'Server is shutting down', { 'retry-after': '1' }),
   /** The sample store (/store/…) before the server knows its own public URL, the issuer of its tokens. */
   storeApiStartingUp: contract('ANTEROOM_ERR_STORE_API_STARTING_UP', 503, 'Starting up', { 'retry-after': '1' }),
+  // ---- rooms at runtime (the rooms API, /private/rooms) ----
+  /** GET, PATCH or DELETE of a room that does not exist. */
+  unknownRoom: contract('ANTEROOM_ERR_UNKNOWN_ROOM', 404, 'Room not found'),
+  /** PUT or PATCH of settings the room-settings schema refuses: the problem names the field and the rule. */
+  invalidRoomSettings: contractWith(
+    'ANTEROOM_ERR_INVALID_ROOM_SETTINGS',
+    400,
+    'Invalid room settings: <problem>',
+    (problem: string) => ({ values: { problem } }),
+  ),
 } as const;
 
 /**

@@ -13,12 +13,18 @@ import { Errors, Pending } from './errors.ts';
 import type { RoomChange, RoomRegistry } from './room-registry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { JoinBatcher } from './join-batcher.ts';
-import type { RoomSettings } from './room-settings.ts';
+import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettings } from './room-settings.ts';
+import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets, type RoomView } from './room-edits.ts';
+import { parseStoredRoom, RoomSync } from './room-sync.ts';
+import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
-import type { Counters, JoinRequest, QueueStore, Store } from './ports/store.ts';
+import type { Counters, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
+
+/** A change made through the rooms API: the answer (201 for a room created), and the room as it was before. */
+export type RoomChangeAnswer<T> = { status: 200 | 201; body: T; before: RoomView | null };
 
 export interface TokenResponse extends TokenSet {
   token_type: 'Bearer';
@@ -33,7 +39,7 @@ export interface TokenOverrides {
 }
 
 export interface WaitingRoomServiceDeps {
-  store: QueueStore & Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization'>;
+  store: QueueStore & RoomStore & Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
   signer: TokenSigning;
@@ -53,6 +59,10 @@ export interface WaitingRoomServiceDeps {
   afterReset?: (eventId: string) => Promise<void>;
   /** Told the size of every committed batch of joins (a metric). */
   onJoinBatch?: (size: number) => void;
+  /** Defaults of the settings a room put through the rooms API leaves out (the serve flags); else the schema's. */
+  roomDefaults?: RoomDefaults;
+  /** Told once of each stored room settings text the schema refuses (the room is skipped; see RoomSync). */
+  onRoomRefused?: (eventId: string, problem: string) => void;
 }
 
 /** Upper bound of the expired_tokens list, so one call stays a bounded response. */
@@ -72,6 +82,8 @@ export class WaitingRoomService {
   private readonly afterReset: ((eventId: string) => Promise<void>) | undefined;
   private readonly joins: JoinBatcher;
   private readonly admission: Admission;
+  private readonly roomSync: RoomSync;
+  private readonly roomDefaults: RoomDefaults;
   private stopFollowingRooms: (() => void) | undefined;
   /** The store writes for room changes, one after the other: two quick changes land in their order. */
   private roomWrites: Promise<void> = Promise.resolve();
@@ -100,6 +112,8 @@ export class WaitingRoomService {
       now: () => this.now(),
       closeSession: (eventId, requestId, status) => this.closeSession(eventId, requestId, status),
     });
+    this.roomSync = new RoomSync({ store: deps.store, rooms: deps.rooms, onRefused: deps.onRoomRefused });
+    this.roomDefaults = deps.roomDefaults ?? {};
   }
 
   private now(): number {
@@ -116,6 +130,8 @@ export class WaitingRoomService {
   }
 
   private followRoom(change: RoomChange): Promise<void> {
+    // A room removed is gone from the store with its keys (deleteRoom): one created again gets its own.
+    if (change.kind === 'removed') this.keys.forget(change.eventId);
     if (!change.after) return Promise.resolve();
     const room = change.after;
     const write = this.roomWrites.then(() => this.prepareRoom(room));
@@ -326,6 +342,114 @@ export class WaitingRoomService {
     return { ...counters, waiting: waitingOf(counters), activeTokens };
   }
 
+  // ---- rooms at runtime: the rooms API (/private/rooms) and the rooms every node serves ----
+
+  /**
+   * Writes the configured rooms (events file, --event-id, the AWS environment) to the store as puts — the
+   * configuration wins for the rooms it lists — and serves every stored room. Called once, after start().
+   */
+  openRooms(configured: readonly RoomSettings[]): Promise<void> {
+    return this.roomSync.open(configured);
+  }
+
+  /** Serves the rooms as stored now, if they changed since the last look (one cheap read when not). Every second. */
+  syncRooms(): Promise<void> {
+    return this.roomSync.check();
+  }
+
+  /** Every stored room (GET /private/rooms), by event ID; a stored room the schema refuses is left out. */
+  async listRooms(): Promise<Answer<{ rooms: RoomView[] }>> {
+    const { rooms } = await this.store.listRooms();
+    const views = rooms.flatMap((room) => {
+      const parsed = parseStoredRoom(room);
+      return parsed.ok ? [roomView(parsed.settings, this.phaseOf(parsed.settings))] : [];
+    });
+    return ok({ rooms: views });
+  }
+
+  /** One stored room with its phase (GET /private/rooms/{event_id}). Unknown → 404. */
+  async getRoom(eventId: unknown): Promise<Answer<RoomView>> {
+    return ok(this.viewOf(await this.storedRoom(eventId)));
+  }
+
+  /** Creates (201) or replaces (200) a room with the body's settings (PUT /private/rooms/{event_id}). */
+  async putRoom(eventId: unknown, body: unknown): Promise<RoomChangeAnswer<RoomView>> {
+    const id = this.roomIdForPut(eventId);
+    const input = this.roomInput(id, body);
+    const stored = await this.store.getRoom(id);
+    return this.writeRoom(id, withStoredSecrets(input, stored && jsonOf(stored)), stored);
+  }
+
+  /** Merges the body into a room's settings (PATCH /private/rooms/{event_id}). Unknown → 404. */
+  async patchRoom(eventId: unknown, body: unknown): Promise<RoomChangeAnswer<RoomView>> {
+    const stored = await this.storedRoom(eventId);
+    const patch = this.roomInput(stored.eventId, body);
+    const current = jsonOf(stored);
+    const merged = { ...(mergePatch(current, patch) as Record<string, unknown>), event_id: stored.eventId };
+    return this.writeRoom(stored.eventId, withStoredSecrets(merged, current), stored);
+  }
+
+  /**
+   * Deletes a room, its settings and all its data (DELETE /private/rooms/{event_id}); this node stops serving
+   * it at once, every other node within a second. Unknown → 404 (the store still deletes any data left
+   * under the ID by a delete that was interrupted).
+   */
+  async deleteRoom(eventId: unknown): Promise<RoomChangeAnswer<Record<string, never>>> {
+    if (!isRoomId(eventId)) throw Errors.unknownRoom();
+    const stored = await this.store.getRoom(eventId);
+    if (!(await this.store.deleteRoom(eventId))) throw Errors.unknownRoom();
+    await this.roomSync.check();
+    return { status: 200, body: {}, before: stored && this.viewOf(stored) };
+  }
+
+  /** The stored room named by the path, or 404 (an ID no room can have is not looked up). */
+  private async storedRoom(eventId: unknown): Promise<StoredRoom> {
+    const stored = isRoomId(eventId) ? await this.store.getRoom(eventId) : null;
+    if (!stored) throw Errors.unknownRoom();
+    return stored;
+  }
+
+  /** A PUT may create a room, so its ID must be one a room can have: 400 naming event_id otherwise. */
+  private roomIdForPut(eventId: unknown): string {
+    if (isRoomId(eventId)) return eventId;
+    const problem = parseRoomSettings({ event_id: eventId });
+    throw Errors.invalidRoomSettings(problem.ok ? 'event_id: is not a valid room ID' : describeProblem(problem.problem));
+  }
+
+  /** The body as settings input: an object, without read-only fields, whose event_id (if any) is the path's. */
+  private roomInput(eventId: string, body: unknown): Record<string, unknown> {
+    if (!isJsonObject(body)) throw Errors.invalidRoomSettings('the settings must be a JSON object');
+    if ('event_id' in body && body.event_id !== eventId) {
+      throw Errors.invalidRoomSettings("event_id: differs from the room's ID in the path");
+    }
+    return { ...withoutReadOnlyFields(body), event_id: eventId };
+  }
+
+  private async writeRoom(eventId: string, input: unknown, stored: StoredRoom | null): Promise<RoomChangeAnswer<RoomView>> {
+    const parsed = parseRoomSettings(input, this.roomDefaults);
+    if (!parsed.ok) throw Errors.invalidRoomSettings(describeProblem(parsed.problem));
+    const outcome = await this.store.putRoom(eventId, JSON.stringify(parsed.settings));
+    await this.roomSync.check();
+    return {
+      status: outcome === 'created' ? 201 : 200,
+      body: roomView(parsed.settings, this.phaseOf(parsed.settings)),
+      before: stored && this.viewOf(stored),
+    };
+  }
+
+  /** A stored room as answered; its stored settings are read through the schema (refused: a failure of ours). */
+  private viewOf(stored: StoredRoom): RoomView {
+    const parsed = parseStoredRoom(stored);
+    if (!parsed.ok) throw new Error(`the stored settings of room "${stored.eventId}" are refused: ${describeProblem(parsed.problem)}`);
+    return roomView(parsed.settings, this.phaseOf(parsed.settings));
+  }
+
+  private phaseOf(_settings: RoomSettings): string {
+    // TODO(issue 12): answer WaitingRoomService.roomPhase(eventId), which the room schedule (design decision 2,
+    // branch rooms-leave-admission / rooms-draw) adds; until it lands every room is open.
+    return 'open';
+  }
+
   // ---- admission: every move of the serving counter ----
 
   /**
@@ -441,6 +565,22 @@ export class WaitingRoomService {
   /** Answers every join waiting in the batcher (commits them first); call before closing the store. */
   drainJoins(): Promise<void> {
     return this.joins.drain();
+  }
+}
+
+const ROOM_ID = new RegExp(EVENT_ID_PATTERN);
+
+/** Whether the value is an ID a room can have (anything else names no room, stored or not). */
+function isRoomId(value: unknown): value is string {
+  return typeof value === 'string' && ROOM_ID.test(value);
+}
+
+/** A stored room's settings as the JSON value they spell (undefined when they spell none). */
+function jsonOf(stored: StoredRoom): unknown {
+  try {
+    return JSON.parse(stored.settings);
+  } catch {
+    return undefined;
   }
 }
 
