@@ -6,6 +6,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { composeCore } from '../compose/core.ts';
 import type { Clock } from '../domain/clock.ts';
+import { ROOM_CHECK_INTERVAL_MS } from '../domain/room-sync.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { EventBus } from '../events/bus.ts';
 import { EventBridgeSink } from '../events/eventbridge-sink.ts';
@@ -46,12 +47,7 @@ export interface RuntimeParts {
   afterReset?: PurgeHook | undefined;
   clock?: Clock;
   log?: (message: string, detail?: unknown) => void;
-  /** Milliseconds for followRooms' once-a-second limit (tests pass their own). */
-  nowMs?: () => number;
 }
-
-/** How often a warm execution environment looks at the rooms version, at most. */
-export const ROOM_CHECK_INTERVAL_MS = 1000;
 
 export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Promise<AwsRuntime> {
   const log = parts.log ?? ((message, detail) => console.error(message, detail ?? ''));
@@ -78,8 +74,7 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
   const { bus } = core;
   if (parts.events) bus.subscribe(parts.events);
   bus.onSinkError = (sink, error) => log(`event sink ${sink.name} failed`, error);
-  const nowMs = parts.nowMs ?? Date.now;
-  let lastRoomCheck = nowMs();
+  let lastRoomCheck = core.clock();
   return {
     config,
     store: parts.store,
@@ -90,7 +85,7 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
       await parts.events?.flush();
     },
     followRooms: async () => {
-      const now = nowMs();
+      const now = core.clock();
       if (now - lastRoomCheck < ROOM_CHECK_INTERVAL_MS) return;
       lastRoomCheck = now;
       try {

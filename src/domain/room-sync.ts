@@ -13,6 +13,16 @@ import type { RoomRegistry } from './room-registry.ts';
 import { describeProblem, type Parsed } from './setting-problems.ts';
 import type { RoomStore, StoredRoom, StoredRooms } from './ports/store.ts';
 
+/** How often each node (and each warm Lambda execution environment, at most) looks at the rooms version. */
+export const ROOM_CHECK_INTERVAL_MS = 1000;
+
+/**
+ * The bound of the rooms API: every node serves the rooms of the store as they were at most this long ago (a
+ * look every second, plus room for a slow one). A deleted room's data goes this long after its settings, once
+ * no node serves the room any more.
+ */
+export const ROOM_PROPAGATION_MS = 2 * ROOM_CHECK_INTERVAL_MS;
+
 export interface RoomSyncDeps {
   store: RoomStore;
   rooms: RoomRegistry;

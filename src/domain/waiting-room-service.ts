@@ -5,6 +5,7 @@
 // store or the registry through it. Every move of the serving counter goes through its Admission
 // (src/domain/admission/): admit() and advanceExpiry().
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Admission, type AdmissionRequest, type AdmissionResults, type CounterMovingStore } from './admission/admission.ts';
 import { epochSeconds, type Clock } from './clock.ts';
 import { decideClaim, decideExpiry, type ClaimDecision, type ExpiryRule } from './claim-decision.ts';
@@ -15,7 +16,7 @@ import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { JoinBatcher } from './join-batcher.ts';
 import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettings } from './room-settings.ts';
 import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets, type RoomView } from './room-edits.ts';
-import { parseStoredRoom, RoomSync } from './room-sync.ts';
+import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
 import type { Counters, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
@@ -130,7 +131,7 @@ export class WaitingRoomService {
   }
 
   private followRoom(change: RoomChange): Promise<void> {
-    // A room removed is gone from the store with its keys (deleteRoom): one created again gets its own.
+    // A room removed is gone from the store, its keys with it (deleteRoom): one created again gets its own.
     if (change.kind === 'removed') this.keys.forget(change.eventId);
     if (!change.after) return Promise.resolve();
     const room = change.after;
@@ -390,16 +391,26 @@ export class WaitingRoomService {
   }
 
   /**
-   * Deletes a room, its settings and all its data (DELETE /private/rooms/{event_id}); this node stops serving
-   * it at once, every other node within a second. Unknown → 404 (the store still deletes any data left
-   * under the ID by a delete that was interrupted).
+   * Deletes a room, its settings and all its data (DELETE /private/rooms/{event_id}). Unknown → 404.
+   *
+   * The settings go first: this node stops serving the room at once, every other node within
+   * ROOM_PROPAGATION_MS. Only then does the data go — a node still serving the room in between (or a join
+   * batch of it still committing) would otherwise write positions after the data was deleted, and a room
+   * created again later would find them. So a DELETE takes about two seconds. A room created again under the
+   * same ID during that wait keeps what it has. A DELETE of an ID without settings deletes whatever data is
+   * left under it (a DELETE interrupted between its two steps) and answers 404.
    */
   async deleteRoom(eventId: unknown): Promise<RoomChangeAnswer<Record<string, never>>> {
     if (!isRoomId(eventId)) throw Errors.unknownRoom();
     const stored = await this.store.getRoom(eventId);
-    if (!(await this.store.deleteRoom(eventId))) throw Errors.unknownRoom();
+    const existed = await this.store.deleteRoomSettings(eventId);
     await this.roomSync.check();
-    return { status: 200, body: {}, before: stored && this.viewOf(stored) };
+    if (existed) await sleep(ROOM_PROPAGATION_MS);
+    if (!(await this.store.getRoom(eventId))) await this.store.deleteRoomData(eventId);
+    if (!existed) throw Errors.unknownRoom();
+    // The audit log's "before"; settings this version cannot read are not shown.
+    const before = stored && parseStoredRoom(stored);
+    return { status: 200, body: {}, before: before?.ok ? roomView(before.settings, this.phaseOf(before.settings)) : null };
   }
 
   /** The stored room named by the path, or 404 (an ID no room can have is not looked up). */

@@ -5,9 +5,7 @@
 // there is no leader lock: each node keeps its own rooms.
 
 import type { Logger } from 'pino';
-
-/** How often a node looks at the rooms version. */
-export const ROOM_POLL_INTERVAL_MS = 1000;
+import { ROOM_CHECK_INTERVAL_MS } from '../domain/room-sync.ts';
 
 export interface RoomPollingOptions {
   sync: () => Promise<void>;
@@ -22,7 +20,7 @@ export interface RoomPolling {
 
 /** Looks `intervalMs` from now (the rooms were loaded at start) and again `intervalMs` after each look ends. */
 export function pollStoredRooms(options: RoomPollingOptions): RoomPolling {
-  const intervalMs = options.intervalMs ?? ROOM_POLL_INTERVAL_MS;
+  const intervalMs = options.intervalMs ?? ROOM_CHECK_INTERVAL_MS;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();

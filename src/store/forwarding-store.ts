@@ -139,7 +139,11 @@ export abstract class ForwardingStore implements Store {
     return this.inner.roomsVersion();
   }
 
-  deleteRoom(eventId: string): Promise<boolean> {
-    return this.inner.deleteRoom(eventId);
+  deleteRoomSettings(eventId: string): Promise<boolean> {
+    return this.inner.deleteRoomSettings(eventId);
+  }
+
+  deleteRoomData(eventId: string): Promise<void> {
+    return this.inner.deleteRoomData(eventId);
   }
 }

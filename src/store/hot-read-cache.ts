@@ -148,8 +148,8 @@ export class HotReadCache extends ForwardingStore {
   }
 
   // rooms at runtime: deleting a room deletes its counters
-  override deleteRoom(eventId: string): Promise<boolean> {
-    return this.write(eventId, () => this.inner.deleteRoom(eventId));
+  override deleteRoomData(eventId: string): Promise<void> {
+    return this.write(eventId, () => this.inner.deleteRoomData(eventId));
   }
 
   override close(): Promise<void> {

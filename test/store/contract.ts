@@ -568,12 +568,12 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         const room = freshEvent();
         await store.putRoom(room, settingsOf(room));
         const first = (await store.getRoom(room))!.createdVersion;
-        assert.equal(await store.deleteRoom(room), true);
+        assert.equal(await store.deleteRoomSettings(room), true);
         assert.equal(await store.putRoom(room, settingsOf(room)), 'created');
         assert.ok((await store.getRoom(room))!.createdVersion > first);
       });
 
-      it('deleteRoom deletes the settings and all the room\'s data, and nothing of another room', async () => {
+      it('deleteRoomSettings, then deleteRoomData, delete the settings and all the room\'s data, and nothing of another room', async () => {
         const store = await open();
         const [room, other] = [freshEvent(), freshEvent()];
         for (const id of [room, other]) {
@@ -589,10 +589,12 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         await store.saveAuthorization(room, a!, 'authorization');
         const before = await store.roomsVersion();
 
-        assert.equal(await store.deleteRoom(room), true);
+        assert.equal(await store.deleteRoomSettings(room), true);
         assert.ok((await store.roomsVersion()) > before);
         assert.equal(await store.getRoom(room), null);
         assert.ok(!(await store.listRooms()).rooms.some((r) => r.eventId === room));
+        assert.equal((await store.getCounters(room)).queue, 2, 'the data is the second step\'s');
+        await store.deleteRoomData(room);
         assert.deepEqual(await store.getCounters(room), {
           queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0,
         });
@@ -622,16 +624,19 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         assert.equal((await store.getCounters(room)).tokens, 1);
       });
 
-      it('deleteRoom of a room without settings changes no version, and still deletes its data', async () => {
+      it('deleteRoomSettings of an unknown room changes nothing; deleteRoomData needs no settings', async () => {
         const store = await open();
         const room = freshEvent();
         // Data left by a delete interrupted between its two steps.
         const [a] = await join(store, room, 1, 100);
         const before = await store.roomsVersion();
-        assert.equal(await store.deleteRoom(room), false);
+        assert.equal(await store.deleteRoomSettings(room), false);
         assert.equal(await store.roomsVersion(), before);
+        assert.deepEqual(await store.getPosition(room, a!), { position: 1, entryTime: 100 });
+        await store.deleteRoomData(room);
         assert.equal(await store.getPosition(room, a!), null);
         assert.equal((await store.getCounters(room)).queue, 0);
+        assert.equal(await store.roomsVersion(), before);
       });
 
       it('resetEvent keeps the room\'s settings and the version', async () => {

@@ -78,7 +78,8 @@ describe('redis store', () => {
       await store.assignPositions(event, [{ requestId: randomUUID(), entryTime: 2 }]);
       assert.ok((await inspector.keys(`${keyPrefix}{${event}}:*`)).length >= 4);
 
-      assert.equal(await store.deleteRoom(event), true);
+      assert.equal(await store.deleteRoomSettings(event), true);
+      await store.deleteRoomData(event);
       assert.equal(await inspector.hexists(`${keyPrefix}{@rooms}:settings`, event), 0);
       assert.equal(await inspector.hexists(`${keyPrefix}{@rooms}:created`, event), 0);
       assert.deepEqual(await inspector.keys(`${keyPrefix}{${event}}:*`), [`${keyPrefix}{${event}}:c`]);
@@ -86,7 +87,7 @@ describe('redis store', () => {
       assert.deepEqual(await inspector.hgetall(`${keyPrefix}{${event}}:c`), { g: '2' });
 
       const never = `never-${randomUUID()}`;
-      assert.equal(await store.deleteRoom(never), false);
+      await store.deleteRoomData(never);
       assert.deepEqual(await inspector.keys(`${keyPrefix}{${never}}:*`), [], 'a delete of a room without data creates nothing');
     } finally {
       await store.close();

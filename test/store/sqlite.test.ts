@@ -34,7 +34,8 @@ describe('sqlite store: rooms at runtime', () => {
       await store.issueTokenIfAbsent(event, newTokenRecord({ requestId: a, position: 1, now: 1, validityPeriod: 60, issuer: 'i', kid: 'k' }));
       await store.saveAuthorization(event, a, 'x');
       await store.addSigningKeyIfNone(event, { kid: 'k', privateJwk: '{}', publicJwk: '{}', createdAt: 1 });
-      assert.equal(await store.deleteRoom(event), true);
+      assert.equal(await store.deleteRoomSettings(event), true);
+      await store.deleteRoomData(event);
       await store.close();
 
       const db = new DatabaseSync(path);

@@ -208,12 +208,16 @@ export interface RoomStore {
   /** The version: 0 before any room was ever put, then bumped by every change. One cheap read. */
   roomsVersion(): Promise<number>;
   /**
-   * Deletes the room: its settings first (with a version bump), then every piece of its data — positions,
-   * tokens, counters, serving history, signing keys, OpenID Connect authorizations, and any other per-room
-   * state. True when the settings existed. The data is deleted even when they did not, so a delete interrupted
-   * between its two steps is finished by the next one. A reset (resetEvent) never touches the settings.
+   * First step of deleting a room: its settings, with a version bump (every node stops serving it within a
+   * second). True when they existed. One atomic unit. A reset (resetEvent) never touches the settings.
    */
-  deleteRoom(eventId: string): Promise<boolean>;
+  deleteRoomSettings(eventId: string): Promise<boolean>;
+  /**
+   * Second step, once no node serves the room any more (WaitingRoomService.deleteRoom waits for that): every
+   * piece of the room's data — positions, tokens, counters, serving history, signing keys, OpenID Connect
+   * authorizations, and any other per-room state. One atomic unit.
+   */
+  deleteRoomData(eventId: string): Promise<void>;
 }
 
 /** A whole backend: every capability, plus its health and lifetime. */

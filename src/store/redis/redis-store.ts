@@ -432,19 +432,18 @@ export class RedisStore implements Store {
     return Number((await this.call(() => this.client.get(this.roomKeys().version))) ?? 0);
   }
 
-  /**
-   * Two scripts, because a room's settings ({@rooms}) and its data ({eventId}) live in different hash slots of
-   * a Redis Cluster. Settings first: from then on no node starts serving the room anew, and every node stops
-   * serving it within a second; the data goes next, at once. The other order could leave, after a crash in
-   * between, a room that every node serves with its data half gone (its positions without their key, or
-   * emptied as by a reset nobody asked for). This order can leave only data without a room, which no node
-   * serves; the next delete of the same ID removes it (the data step runs even when the settings are already
-   * gone), which is why a DELETE that failed is to be repeated before the room is created again.
-   */
-  async deleteRoom(eventId: string): Promise<boolean> {
-    const existed = await this.call(() => this.scripts.deleteRoomSettings(this.roomKeys(), eventId));
+  // Deleting a room is two scripts, because its settings ({@rooms}) and its data ({eventId}) live in different
+  // hash slots of a Redis Cluster. The settings go first (WaitingRoomService.deleteRoom keeps that order and
+  // waits for every node to stop serving the room in between): the other order could leave, after a crash in
+  // between, a room that every node serves with its data half gone. This one can leave only data without a
+  // room, which no node serves.
+
+  async deleteRoomSettings(eventId: string): Promise<boolean> {
+    return this.call(() => this.scripts.deleteRoomSettings(this.roomKeys(), eventId));
+  }
+
+  async deleteRoomData(eventId: string): Promise<void> {
     await this.call(() => this.scripts.deleteRoomData(this.keys(eventId)));
-    return existed;
   }
 
   // ---- for the composite store (Redis + DynamoDB token records, src/store/dynamodb/), not the port ----

@@ -97,7 +97,7 @@ export class SqliteStore implements Store {
   private readonly db: DatabaseSync;
   private readonly sql: ReturnType<typeof prepareStatements>;
   /** DELETE … WHERE event_id = ? for every table of per-room data (see schema.sql). */
-  private readonly deleteRoomData: StatementSync[];
+  private readonly roomDataDeletes: StatementSync[];
   /**
    * Each event's counter row as last committed. This process is the database's only writer, so the copy is
    * exact: every transaction that may change a row drops that event's entry. Keeps polling off SQLite.
@@ -117,7 +117,7 @@ export class SqliteStore implements Store {
     this.db.exec('PRAGMA busy_timeout = 5000');
     this.db.exec(SCHEMA);
     this.sql = prepareStatements(this.db);
-    this.deleteRoomData = roomDataTables(this.db).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE event_id = ?`));
+    this.roomDataDeletes = roomDataTables(this.db).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE event_id = ?`));
   }
 
   /** Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). */
@@ -434,13 +434,17 @@ export class SqliteStore implements Store {
     return this.roomsVersionNow();
   }
 
-  async deleteRoom(eventId: string): Promise<boolean> {
-    // One transaction: the settings and the data go together, so the order of the steps does not matter here.
-    return this.transaction(eventId, () => {
+  async deleteRoomSettings(eventId: string): Promise<boolean> {
+    return this.transaction(null, () => {
       const existed = Number(this.sql.deleteRoom.run(eventId).changes) === 1;
       if (existed) this.bumpRoomsVersion();
-      for (const statement of this.deleteRoomData) statement.run(eventId);
       return existed;
+    });
+  }
+
+  async deleteRoomData(eventId: string): Promise<void> {
+    this.transaction(eventId, () => {
+      for (const statement of this.roomDataDeletes) statement.run(eventId);
     });
   }
 

@@ -1,7 +1,7 @@
 --[[
   Rooms at runtime, first step of deleting a room: its settings go, and the rooms version is bumped, so every
   node stops serving the room within a second. The room's data is deleted next, by deleteRoomData.lua (another
-  hash slot in a Redis Cluster, so another script; see RedisStore.deleteRoom for the order).
+  hash slot in a Redis Cluster, so another script; see RedisStore.deleteRoomSettings for the order).
 
   KEYS[1] event ID -> settings hash
   KEYS[2] event ID -> creation version hash
