@@ -358,7 +358,7 @@ export class WaitingRoomService {
     return this.roomSync.check();
   }
 
-  /** Every stored room (GET /private/rooms), by event ID; a stored room the schema refuses is left out. */
+  /** Every stored room (GET /private/rooms), in the order they were created; one the schema refuses is left out. */
   async listRooms(): Promise<Answer<{ rooms: RoomView[] }>> {
     const { rooms } = await this.store.listRooms();
     const views = rooms.flatMap((room) => {

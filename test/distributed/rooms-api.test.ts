@@ -25,11 +25,11 @@ describe('the rooms API on three nodes sharing one Redis', () => {
       headers: { ...ADMIN, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-  /** Whether the node serves the room now: a join is answered 200 (an unknown room is a 400). */
-  const serves = async (node: ChildNode, eventId: string) => (await call(`${node.url}/assign_queue_num`, {
-    method: 'POST',
-    body: JSON.stringify({ event_id: eventId }),
-  }))?.status === 200;
+  /** Whether the node serves the room now: serving_num answers 200 (an unknown room is a 400). Changes nothing. */
+  const serves = async (node: ChildNode, eventId: string) =>
+    (await call(`${node.url}/serving_num?event_id=${eventId}`))?.status === 200;
+  /** Whether the node takes a join for the room now (the join, if taken, is a visitor's like any other). */
+  const takesJoins = async (node: ChildNode, eventId: string) => (await join(node.url, eventId)) !== null;
   const within = (what: string, check: () => Promise<boolean>) => waitFor(what, check, PROPAGATION_MS, 20);
 
   before(async () => {
@@ -54,47 +54,45 @@ describe('the rooms API on three nodes sharing one Redis', () => {
       within('node C to serve the new room', () => serves(c, 'Launch')),
     ]);
     const listed = await admin(c, 'GET', '/rooms');
-    assert.deepEqual((listed.body.rooms as { event_id: string }[]).map((room) => room.event_id), ['Launch', 'Sample']);
+    assert.deepEqual((listed.body.rooms as { event_id: string }[]).map((room) => room.event_id), ['Sample', 'Launch']);
   });
 
   it('a change patched on node B reaches nodes A and C within 2 s', async () => {
     const [a, b, c] = nodes as [ChildNode, ChildNode, ChildNode];
-    const visitor = await join(a.url, 'Launch');
-    assert.ok(visitor);
-    // queue_pos_expiry tells, from the settings the node serves, whether expiry is on for the room.
-    const expiryAnswer = async (node: ChildNode) =>
-      (await json<{ error?: string }>(`${node.url}/queue_pos_expiry?event_id=Launch&request_id=${visitor}`)).body.error;
-    assert.equal(await expiryAnswer(c), 'Request ID not being served yet');
-    const patched = await admin(b, 'PATCH', '/rooms/Launch', { enable_queue_position_expiry: false });
+    // The MaxSize inlet endpoint answers from the settings the node serves (nothing in Redis says whether a
+    // room has that inlet); a report of nobody leaving lets nobody in, so the probe changes nothing.
+    const hasMaxSizeInlet = async (node: ChildNode) =>
+      (await admin(node, 'POST', '/inlet/max_size', { event_id: 'Launch', exited: 0 })).status === 200;
+    assert.equal(await hasMaxSizeInlet(c), false);
+    const patched = await admin(b, 'PATCH', '/rooms/Launch', { inlet: { strategy: 'max_size', max_size: 10 } });
     assert.equal(patched.status, 200);
-    await Promise.all(
-      [a, c].map((node) =>
-        within(`${node.url} to serve the patched settings`, async () => (await expiryAnswer(node)) === 'Queue position expiration not enabled'),
-      ),
-    );
+    await Promise.all([a, c].map((node) => within(`${node.url} to serve the patched settings`, () => hasMaxSizeInlet(node))));
   });
 
   it('a room deleted on node C stops being served by A and B within 2 s; created again, it starts from nothing', async () => {
     const [a, b, c] = nodes as [ChildNode, ChildNode, ChildNode];
+    assert.ok(await join(b.url, 'Launch'));
     const oldKey = (await json<{ kid: string }>(`${a.url}/public_key?event_id=Launch`)).body.kid;
-    assert.ok(Number(await inspector.hget(`${prefix}{Launch}:c`, 'q')) >= 1);
+    assert.equal(Number(await inspector.hget(`${prefix}{Launch}:c`, 'q')), 1);
 
     // A DELETE answers once the data is gone, after every node stopped serving the room: watch the nodes
     // while it runs. Each probe is a join, as a visitor's would be — none of them may outlive the room.
     const deleting = admin(c, 'DELETE', '/rooms/Launch');
     await Promise.all([
-      within('node A to stop serving the deleted room', async () => !(await serves(a, 'Launch'))),
-      within('node B to stop serving the deleted room', async () => !(await serves(b, 'Launch'))),
+      within('node A to stop serving the deleted room', async () => !(await takesJoins(a, 'Launch'))),
+      within('node B to stop serving the deleted room', async () => !(await takesJoins(b, 'Launch'))),
     ]);
     assert.equal((await deleting).status, 200);
     assert.deepEqual(await inspector.hgetall(`${prefix}{Launch}:c`), { g: '1' }, 'only the reset generation is left');
     assert.deepEqual(await inspector.keys(`${prefix}{Launch}:*`), [`${prefix}{Launch}:c`]);
 
     assert.equal((await admin(a, 'PUT', '/rooms/Launch', {})).status, 201);
-    await within('node B to serve the room created again', () => serves(b, 'Launch'));
+    await Promise.all([b, c].map((node) => within(`${node.url} to serve the room created again`, () => serves(node, 'Launch'))));
     const visitor = await join(c.url, 'Launch');
-    assert.equal((await json<{ queue_number: number }>(`${b.url}/queue_num?event_id=Launch&request_id=${visitor}`)).body.queue_number, 2,
-      'positions start again from 1 (the probe of B took the first)');
+    assert.ok(visitor);
+    assert.equal((await json<{ queue_number: number }>(`${b.url}/queue_num?event_id=Launch&request_id=${visitor}`)).body.queue_number, 1,
+      'positions start again from 1');
+    assert.deepEqual((await json(`${a.url}/serving_num?event_id=Launch`)).body, { serving_counter: 0 });
     const keys = await Promise.all(nodes.map(async (node) => (await json<{ kid: string }>(`${node.url}/public_key?event_id=Launch`)).body.kid));
     assert.equal(new Set(keys).size, 1, 'every node signs with the same, new key');
     assert.notEqual(keys[0], oldKey);

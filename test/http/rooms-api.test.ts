@@ -73,7 +73,7 @@ describe('the rooms API', () => {
     assert.equal((await call('PUT', '/rooms/Drop', { validity_period: 60 })).status, 200, 'the same settings again');
 
     const list = await call<{ rooms: Body[] }>('GET', '/rooms');
-    assert.deepEqual(list.body.rooms.map((room) => room.event_id), ['Drop', 'Sample']);
+    assert.deepEqual(list.body.rooms.map((room) => room.event_id), ['Sample', 'Drop'], 'in the order they were created');
   });
 
   it('unknown keys and bad values are a 400 naming the field; nothing is stored', async () => {

@@ -547,9 +547,10 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         assert.equal((await store.getRoom(room))?.settings, text);
       });
 
-      it('listRooms answers every room with the version they are of', async () => {
+      it('listRooms answers every room with the version they are of, in the order they were created', async () => {
         const store = await open();
-        const [a, b] = [freshEvent(), freshEvent()];
+        // Created in an order other than the names' order.
+        const [a, b] = [`z-${freshEvent()}`, `a-${freshEvent()}`];
         await store.putRoom(a, settingsOf(a));
         await store.putRoom(b, settingsOf(b, { validity_period: 5 }));
         const listed = await store.listRooms();

@@ -203,7 +203,10 @@ export interface RoomStore {
    */
   putRoom(eventId: string, settings: string): Promise<RoomPutOutcome>;
   getRoom(eventId: string): Promise<StoredRoom | null>;
-  /** Every room and the version they are of, read at one instant. */
+  /**
+   * Every room and the version they are of, read at one instant; in the order the rooms were created (so a
+   * node serves the configured rooms in the configuration's order).
+   */
   listRooms(): Promise<StoredRooms>;
   /** The version: 0 before any room was ever put, then bumped by every change. One cheap read. */
   roomsVersion(): Promise<number>;

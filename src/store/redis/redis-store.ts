@@ -424,7 +424,7 @@ export class RedisStore implements Store {
       const eventId = flat.settings[i] as string;
       rooms.push({ eventId, settings: flat.settings[i + 1] as string, createdVersion: created.get(eventId) ?? 0 });
     }
-    rooms.sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+    rooms.sort((a, b) => a.createdVersion - b.createdVersion);
     return { version: flat.version, rooms };
   }
 

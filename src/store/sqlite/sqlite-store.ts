@@ -556,7 +556,7 @@ function prepareStatements(db: DatabaseSync) {
     deleteAuthorizations: s('DELETE FROM oidc_authorizations WHERE event_id = ?'),
     // rooms at runtime
     getRoom: s('SELECT event_id, settings, created_version FROM rooms WHERE event_id = ?'),
-    listRooms: s('SELECT event_id, settings, created_version FROM rooms ORDER BY event_id'),
+    listRooms: s('SELECT event_id, settings, created_version FROM rooms ORDER BY created_version'),
     insertRoom: s('INSERT INTO rooms (event_id, settings, created_version) VALUES (?, ?, ?)'),
     replaceRoom: s('UPDATE rooms SET settings = ? WHERE event_id = ?'),
     deleteRoom: s('DELETE FROM rooms WHERE event_id = ?'),
