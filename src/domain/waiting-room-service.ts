@@ -408,9 +408,7 @@ export class WaitingRoomService {
     if (existed) await sleep(ROOM_PROPAGATION_MS);
     if (!(await this.store.getRoom(eventId))) await this.store.deleteRoomData(eventId);
     if (!existed) throw Errors.unknownRoom();
-    // The audit log's "before"; settings this version cannot read are not shown.
-    const before = stored && parseStoredRoom(stored);
-    return { status: 200, body: {}, before: before?.ok ? roomView(before.settings, this.phaseOf(before.settings)) : null };
+    return { status: 200, body: {}, before: this.auditView(stored) };
   }
 
   /** The stored room named by the path, or 404 (an ID no room can have is not looked up). */
@@ -444,8 +442,14 @@ export class WaitingRoomService {
     return {
       status: outcome === 'created' ? 201 : 200,
       body: roomView(parsed.settings, this.phaseOf(parsed.settings)),
-      before: stored && this.viewOf(stored),
+      before: this.auditView(stored),
     };
+  }
+
+  /** A room as it was before a change, for the audit log; settings this version refuses are not shown (a PUT fixes them). */
+  private auditView(stored: StoredRoom | null): RoomView | null {
+    const parsed = stored && parseStoredRoom(stored);
+    return parsed?.ok ? roomView(parsed.settings, this.phaseOf(parsed.settings)) : null;
   }
 
   /** A stored room as answered; its stored settings are read through the schema (refused: a failure of ours). */
