@@ -20,6 +20,7 @@ import { WebhookSink } from './events/webhook-sink.ts';
 import { buildHttpServer } from './http/server.ts';
 import { followPeriodicInlets, maxSizeInletRoutes } from './inlet/in-server.ts';
 import { JobScheduler, type JobSpec } from './jobs/scheduler.ts';
+import { pollStoredRooms } from './jobs/room-polling.ts';
 import { Metrics } from './observability/metrics.ts';
 import { oidcAdapter } from './oidc/adapter.ts';
 
@@ -63,9 +64,15 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   // Known for sure only once listening (port 0 picks a free port).
   let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
   let purgeCdn: PurgeHook | undefined;
+  // Stored rooms the schema refuses are logged by the server's logger, which exists only after the core:
+  // those found while the core starts wait for it.
+  const refusedAtStart: [eventId: string, problem: string][] = [];
+  let logRefusedRoom = (eventId: string, problem: string) => void refusedAtStart.push([eventId, problem]);
   const core = await composeCore({
     store,
     rooms: config.events,
+    roomDefaults: config.roomDefaults,
+    onRoomRefused: (eventId, problem) => logRefusedRoom(eventId, problem),
     clock,
     defaultIssuer: () => publicUrl,
     joinBatch: { windowMs: config.joinBatchWindowMs },
@@ -111,6 +118,12 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   });
   if (config.cdnPurgeUrl) purgeCdn = cdnPurgeHook({ url: config.cdnPurgeUrl, token: config.cdnPurgeToken, log: http.log });
   bus.onSinkError = (sink, error) => http.log.error({ err: error, sink: sink.name }, 'event sink failed');
+  logRefusedRoom = (eventId, problem) => {
+    http.log.warn({ event_id: eventId, problem }, 'stored room refused by the room-settings schema; skipped');
+  };
+  for (const [eventId, problem] of refusedAtStart) logRefusedRoom(eventId, problem);
+  // Every node follows the rooms of the store (rooms API changes made on any node), jobs or not.
+  const roomPolling = pollStoredRooms({ sync: () => room.syncRooms(), log: http.log });
 
   const scheduler = new JobScheduler({
     store,
@@ -166,6 +179,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     close: () =>
       (closing ??= (async () => {
         stopFollowingInlets();
+        await roomPolling.stop();
         await scheduler.stop();
         await http.close();
         await core.close();

@@ -157,6 +157,7 @@ export function proxyHandler(
     let http: HttpApp;
     try {
       rt = await runtime();
+      await rt.followRooms();
       app ??= makeApp(rt);
       http = await app;
     } catch (error) {

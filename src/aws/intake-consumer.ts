@@ -33,6 +33,7 @@ export function createIntakeConsumer(
       log('intake: Anteroom could not start', error);
       return { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
     }
+    await rt.followRooms();
     const byEvent = new Map<string, { records: SQSRecord[]; joins: JoinRequest[] }>();
     for (const record of event.Records) {
       const message = decodeIntakeMessage(record.body);

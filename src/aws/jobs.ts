@@ -46,6 +46,7 @@ export function createJobHandlers(
 ): JobHandlers {
   const run = (job: (rt: AwsRuntime, eventId: string) => Promise<void>) => async () => {
     const rt = await runtime();
+    await rt.followRooms();
     for (const eventId of rt.room.roomIds()) await job(rt, eventId);
     await rt.flush();
   };

@@ -6,6 +6,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { composeCore } from '../compose/core.ts';
 import type { Clock } from '../domain/clock.ts';
+import { ROOM_CHECK_INTERVAL_MS } from '../domain/room-sync.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { EventBus } from '../events/bus.ts';
 import { EventBridgeSink } from '../events/eventbridge-sink.ts';
@@ -26,6 +27,13 @@ export interface AwsRuntime {
   clock: Clock;
   /** Waits until every event emitted so far has been delivered (call before a handler returns). */
   flush(): Promise<void>;
+  /**
+   * Brings the rooms served in line with the store (rooms API changes) if the last look is a second old or more:
+   * every handler calls it first, so a warm execution environment follows changes within about a second and
+   * costs at most one read of the rooms version a second. Never fails: when the store cannot be read, the rooms
+   * known so far are served (and the invocation meets the store's trouble itself).
+   */
+  followRooms(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -44,9 +52,12 @@ export interface RuntimeParts {
 export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Promise<AwsRuntime> {
   const log = parts.log ?? ((message, detail) => console.error(message, detail ?? ''));
   const intake = parts.intake;
+  // The stack's room (EVENT_ID) is written to the store at every cold start — the environment wins for it, as
+  // the events file does for a node's rooms — and every stored room is served (the rooms API's too).
   const core = await composeCore({
     store: parts.store,
     rooms: [config.event],
+    onRoomRefused: (eventId, problem) => log(`stored room "${eventId}" refused by the room-settings schema; skipped: ${problem}`),
     clock: parts.clock,
     // The stacks always set ISSUER (VWR's PublicTokenIssuer); this is only a last resort.
     defaultIssuer: () => config.event.issuer ?? 'urn:anteroom:aws',
@@ -63,6 +74,7 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
   const { bus } = core;
   if (parts.events) bus.subscribe(parts.events);
   bus.onSinkError = (sink, error) => log(`event sink ${sink.name} failed`, error);
+  let lastRoomCheck = core.clock();
   return {
     config,
     store: parts.store,
@@ -71,6 +83,16 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
     clock: core.clock,
     flush: async () => {
       await parts.events?.flush();
+    },
+    followRooms: async () => {
+      const now = core.clock();
+      if (now - lastRoomCheck < ROOM_CHECK_INTERVAL_MS) return;
+      lastRoomCheck = now;
+      try {
+        await core.service.syncRooms();
+      } catch (error) {
+        log('cannot follow the rooms of the store; serving the rooms known so far', error);
+      }
     },
     close: () => core.close(),
   };

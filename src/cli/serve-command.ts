@@ -58,8 +58,8 @@ export function serveCommand(): Command {
         .default('full')
         .argParser(oneOf('full', 'normal')),
     )
-    .addOption(opt('--event-id <id>', 'the event (waiting room) to serve when no --config is given', 'EVENT_ID').default(DEFAULT_EVENT_ID))
-    .addOption(opt('--config <file>', 'JSON file listing events and their settings: {"events": [{"event_id": ...}]}', 'CONFIG'))
+    .addOption(opt('--event-id <id>', 'the event (waiting room) to serve when no --config is given; written to the store at every start', 'EVENT_ID').default(DEFAULT_EVENT_ID))
+    .addOption(opt('--config <file>', 'JSON file listing events and their settings: {"events": [{"event_id": ...}]}; written to the store at every start (the file wins over rooms API edits for its rooms)', 'CONFIG'))
     .addOption(opt('--admin-token <token>', 'bearer token of the private API (default: generated, kept in the data dir)', 'ADMIN_TOKEN').argParser(nonEmpty('--admin-token', 16)))
     .addOption(opt('--access-key-id <id>', 'SigV4 access key ID of the private API (default: generated)', 'ACCESS_KEY_ID').argParser(nonEmpty('--access-key-id', 4)))
     .addOption(opt('--secret-access-key <secret>', 'SigV4 secret access key of the private API (default: generated)', 'SECRET_ACCESS_KEY').argParser(nonEmpty('--secret-access-key', 16)))
@@ -123,6 +123,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     store: parseStoreLocation(o.store as string | undefined, dataDir),
     sqliteSynchronous: o.sqliteSynchronous as 'full' | 'normal',
     events,
+    roomDefaults: eventDefaultsOf(flagged.settings),
     adminToken: o.adminToken as string | undefined,
     accessKeyId: o.accessKeyId as string | undefined,
     secretAccessKey: o.secretAccessKey as string | undefined,

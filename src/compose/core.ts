@@ -1,5 +1,6 @@
 // The one composition root of the core: store → room registry → event bus → keys → signer → the waiting-room
-// service, started, and closed in the reverse order. Every runtime builds its core here — the node server
+// service, started with the rooms of the store (the configured rooms are written there first), and closed in
+// the reverse order. Every runtime builds its core here — the node server
 // (src/app.ts), the Lambda runtime (src/aws/runtime.ts) and, through startNode, the tests — and adds its own
 // adapters around it (HTTP and jobs; Lambda handlers).
 
@@ -14,8 +15,15 @@ import { TokenSigner } from '../tokens/signer.ts';
 
 export interface CoreParts {
   store: Store;
-  /** The rooms served from the start (the registry's first content; rooms can be put and removed later). */
+  /**
+   * The configured rooms (events file, --event-id, the AWS environment): written to the store as puts at start
+   * — the configuration wins for the rooms it lists — then every room of the store is served.
+   */
   rooms: readonly RoomSettings[];
+  /** Defaults of the settings a room put through the rooms API leaves out (the serve flags). */
+  roomDefaults?: WaitingRoomServiceDeps['roomDefaults'];
+  /** Told of a stored room the schema refuses (it is skipped, never fatal). */
+  onRoomRefused?: WaitingRoomServiceDeps['onRoomRefused'];
   clock?: Clock | undefined;
   /** Issuer of a room that has none configured. */
   defaultIssuer: () => string;
@@ -40,7 +48,7 @@ export interface Core {
 export async function composeCore(parts: CoreParts): Promise<Core> {
   const clock = parts.clock ?? systemClock;
   const store = parts.store;
-  const rooms = new RoomRegistry(parts.rooms);
+  const rooms = new RoomRegistry();
   const bus = new EventBus(clock);
   const keys = new KeyRing(store, () => epochSeconds(clock));
   const service = new WaitingRoomService({
@@ -56,9 +64,12 @@ export async function composeCore(parts: CoreParts): Promise<Core> {
     ...(parts.afterReset ? { afterReset: parts.afterReset } : {}),
     ...(parts.onJoinBatch ? { onJoinBatch: parts.onJoinBatch } : {}),
     ...(parts.drawChunkSize ? { drawChunkSize: parts.drawChunkSize } : {}),
+    ...(parts.roomDefaults ? { roomDefaults: parts.roomDefaults } : {}),
+    ...(parts.onRoomRefused ? { onRoomRefused: parts.onRoomRefused } : {}),
   });
   try {
     await service.start();
+    await service.openRooms(parts.rooms);
   } catch (error) {
     await Promise.allSettled([bus.close(), store.close()]);
     throw error;

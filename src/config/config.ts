@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { ConfigErrors } from '../domain/errors.ts';
-import { defaultSettings, EVENT_ID_PATTERN, parseRoomSettings, type RoomSettings } from '../domain/room-settings.ts';
+import { defaultSettings, EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettings } from '../domain/room-settings.ts';
 import { describeProblem, jsonPointer, schemaProblem } from '../domain/setting-problems.ts';
 
 export type StoreLocation = { kind: 'sqlite'; path: string } | { kind: 'memory' } | { kind: 'redis'; url: string };
@@ -18,6 +18,8 @@ export interface ServerConfig {
   store: StoreLocation;
   sqliteSynchronous: 'full' | 'normal';
   events: RoomSettings[];
+  /** Defaults of the settings a room put through the rooms API leaves out (the flags); else the schema's. */
+  roomDefaults?: RoomDefaults | undefined;
   adminToken?: string | undefined;
   accessKeyId?: string | undefined;
   secretAccessKey?: string | undefined;

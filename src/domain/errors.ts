@@ -193,6 +193,16 @@ export const Errors = {
     410,
     'A token was already issued for this request ID',
   ),
+  // ---- rooms at runtime (the rooms API, /private/rooms) ----
+  /** GET, PATCH or DELETE of a room that does not exist. */
+  unknownRoom: contract('ANTEROOM_ERR_UNKNOWN_ROOM', 404, 'Room not found'),
+  /** PUT or PATCH of settings the room-settings schema refuses: the problem names the field and the rule. */
+  invalidRoomSettings: contractWith(
+    'ANTEROOM_ERR_INVALID_ROOM_SETTINGS',
+    400,
+    'Invalid room settings: <problem>',
+    (problem: string) => ({ values: { problem } }),
+  ),
 } as const;
 
 /**

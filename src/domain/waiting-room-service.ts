@@ -5,6 +5,7 @@
 // store or the registry through it. Every move of the serving counter goes through its Admission
 // (src/domain/admission/): admit(), advanceExpiry() and admitAutomatically().
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Admission, type AdmissionRequest, type AdmissionResults, type CounterMovingStore } from './admission/admission.ts';
 import type { AutomaticTickOutcome } from './admission/automatic.ts';
 import { epochSeconds, type Clock } from './clock.ts';
@@ -18,12 +19,18 @@ import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from './room-p
 import { DrawPublications } from './draw-publication.ts';
 import { DrawRunner, newDrawCandidate } from './draw-runner.ts';
 import { drawIsDue, roomDraws } from './prequeue.ts';
-import type { RoomSettings } from './room-settings.ts';
+import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettings } from './room-settings.ts';
+import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets, type RoomView } from './room-edits.ts';
+import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
+import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
-import type { Counters, DrawStore, JoinRequest, QueueStore, Store } from './ports/store.ts';
+import type { Counters, DrawStore, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
+
+/** A change made through the rooms API: the answer (201 for a room created), and the room as it was before. */
+export type RoomChangeAnswer<T> = { status: 200 | 201; body: T; before: RoomView | null };
 
 export interface TokenResponse extends TokenSet {
   token_type: 'Bearer';
@@ -40,6 +47,7 @@ export interface TokenOverrides {
 export interface WaitingRoomServiceDeps {
   store: QueueStore &
     DrawStore &
+    RoomStore &
     Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
@@ -62,6 +70,10 @@ export interface WaitingRoomServiceDeps {
   onJoinBatch?: (size: number) => void;
   /** Entries per store call of the draw, fixed (tests use a few to see several chunks); default: sized to ~10 ms, ≤ 5,000. */
   drawChunkSize?: number;
+  /** Defaults of the settings a room put through the rooms API leaves out (the serve flags); else the schema's. */
+  roomDefaults?: RoomDefaults;
+  /** Told once of each stored room settings text the schema refuses (the room is skipped; see RoomSync). */
+  onRoomRefused?: (eventId: string, problem: string) => void;
 }
 
 /** Upper bound of the expired_tokens list, so one call stays a bounded response. */
@@ -85,6 +97,8 @@ export class WaitingRoomService {
   private readonly drawPublications: DrawPublications;
   /** When this process last asked the store whether a room's due draw is done, to route joins (ms). */
   private readonly drawCheckedAt = new Map<string, number>();
+  private readonly roomSync: RoomSync;
+  private readonly roomDefaults: RoomDefaults;
   private stopFollowingRooms: (() => void) | undefined;
   /** The store writes for room changes, one after the other: two quick changes land in their order. */
   private roomWrites: Promise<void> = Promise.resolve();
@@ -116,6 +130,8 @@ export class WaitingRoomService {
       closeSession: (eventId, requestId, status) => this.closeSession(eventId, requestId, status),
       phase: (room) => this.phaseOf(room),
     });
+    this.roomSync = new RoomSync({ store: deps.store, rooms: deps.rooms, onRefused: deps.onRoomRefused });
+    this.roomDefaults = deps.roomDefaults ?? {};
   }
 
   private now(): number {
@@ -132,6 +148,8 @@ export class WaitingRoomService {
   }
 
   private followRoom(change: RoomChange): Promise<void> {
+    // A room removed is gone from the store, its keys with it (deleteRoom): one created again gets its own.
+    if (change.kind === 'removed') this.keys.forget(change.eventId);
     if (!change.after) return Promise.resolve();
     const room = change.after;
     const write = this.roomWrites.then(() => this.prepareRoom(room));
@@ -404,6 +422,124 @@ export class WaitingRoomService {
     return { ...counters, waiting: waitingOf(counters), activeTokens };
   }
 
+  // ---- rooms at runtime: the rooms API (/private/rooms) and the rooms every node serves ----
+
+  /**
+   * Writes the configured rooms (events file, --event-id, the AWS environment) to the store as puts — the
+   * configuration wins for the rooms it lists — and serves every stored room. Called once, after start().
+   */
+  openRooms(configured: readonly RoomSettings[]): Promise<void> {
+    return this.roomSync.open(configured);
+  }
+
+  /** Serves the rooms as stored now, if they changed since the last look (one cheap read when not). Every second. */
+  syncRooms(): Promise<void> {
+    return this.roomSync.check();
+  }
+
+  /** Every stored room (GET /private/rooms), in the order they were created; one the schema refuses is left out. */
+  async listRooms(): Promise<Answer<{ rooms: RoomView[] }>> {
+    const { rooms } = await this.store.listRooms();
+    const views = await Promise.all(
+      rooms.map(async (room) => {
+        const parsed = parseStoredRoom(room);
+        return parsed.ok ? [roomView(parsed.settings, await this.phaseOf(parsed.settings))] : [];
+      }),
+    );
+    return ok({ rooms: views.flat() });
+  }
+
+  /** One stored room with its phase (GET /private/rooms/{event_id}). Unknown → 404. */
+  async getRoom(eventId: unknown): Promise<Answer<RoomView>> {
+    return ok(await this.viewOf(await this.storedRoom(eventId)));
+  }
+
+  /** Creates (201) or replaces (200) a room with the body's settings (PUT /private/rooms/{event_id}). */
+  async putRoom(eventId: unknown, body: unknown): Promise<RoomChangeAnswer<RoomView>> {
+    const id = this.roomIdForPut(eventId);
+    const input = this.roomInput(id, body);
+    const stored = await this.store.getRoom(id);
+    return this.writeRoom(id, withStoredSecrets(input, stored && jsonOf(stored)), stored);
+  }
+
+  /** Merges the body into a room's settings (PATCH /private/rooms/{event_id}). Unknown → 404. */
+  async patchRoom(eventId: unknown, body: unknown): Promise<RoomChangeAnswer<RoomView>> {
+    const stored = await this.storedRoom(eventId);
+    const patch = this.roomInput(stored.eventId, body);
+    const current = jsonOf(stored);
+    const merged = { ...(mergePatch(current, patch) as Record<string, unknown>), event_id: stored.eventId };
+    return this.writeRoom(stored.eventId, withStoredSecrets(merged, current), stored);
+  }
+
+  /**
+   * Deletes a room, its settings and all its data (DELETE /private/rooms/{event_id}). Unknown → 404.
+   *
+   * The settings go first: this node stops serving the room at once, every other node within
+   * ROOM_PROPAGATION_MS. Only then does the data go — a node still serving the room in between (or a join
+   * batch of it still committing) would otherwise write positions after the data was deleted, and a room
+   * created again later would find them. So a DELETE takes about two seconds. A room created again under the
+   * same ID during that wait keeps what it has. A DELETE of an ID without settings deletes whatever data is
+   * left under it (a DELETE interrupted between its two steps) and answers 404.
+   */
+  async deleteRoom(eventId: unknown): Promise<RoomChangeAnswer<Record<string, never>>> {
+    if (!isRoomId(eventId)) throw Errors.unknownRoom();
+    const stored = await this.store.getRoom(eventId);
+    const existed = await this.store.deleteRoomSettings(eventId);
+    await this.roomSync.check();
+    if (existed) await sleep(ROOM_PROPAGATION_MS);
+    if (!(await this.store.getRoom(eventId))) await this.store.deleteRoomData(eventId);
+    if (!existed) throw Errors.unknownRoom();
+    return { status: 200, body: {}, before: await this.auditView(stored) };
+  }
+
+  /** The stored room named by the path, or 404 (an ID no room can have is not looked up). */
+  private async storedRoom(eventId: unknown): Promise<StoredRoom> {
+    const stored = isRoomId(eventId) ? await this.store.getRoom(eventId) : null;
+    if (!stored) throw Errors.unknownRoom();
+    return stored;
+  }
+
+  /** A PUT may create a room, so its ID must be one a room can have: 400 naming event_id otherwise. */
+  private roomIdForPut(eventId: unknown): string {
+    if (isRoomId(eventId)) return eventId;
+    const problem = parseRoomSettings({ event_id: eventId });
+    throw Errors.invalidRoomSettings(problem.ok ? 'event_id: is not a valid room ID' : describeProblem(problem.problem));
+  }
+
+  /** The body as settings input: an object, without read-only fields, whose event_id (if any) is the path's. */
+  private roomInput(eventId: string, body: unknown): Record<string, unknown> {
+    if (!isJsonObject(body)) throw Errors.invalidRoomSettings('the settings must be a JSON object');
+    if ('event_id' in body && body.event_id !== eventId) {
+      throw Errors.invalidRoomSettings("event_id: differs from the room's ID in the path");
+    }
+    return { ...withoutReadOnlyFields(body), event_id: eventId };
+  }
+
+  private async writeRoom(eventId: string, input: unknown, stored: StoredRoom | null): Promise<RoomChangeAnswer<RoomView>> {
+    const parsed = parseRoomSettings(input, this.roomDefaults);
+    if (!parsed.ok) throw Errors.invalidRoomSettings(describeProblem(parsed.problem));
+    const outcome = await this.store.putRoom(eventId, JSON.stringify(parsed.settings));
+    await this.roomSync.check();
+    return {
+      status: outcome === 'created' ? 201 : 200,
+      body: roomView(parsed.settings, await this.phaseOf(parsed.settings)),
+      before: await this.auditView(stored),
+    };
+  }
+
+  /** A room as it was before a change, for the audit log; settings this version refuses are not shown (a PUT fixes them). */
+  private async auditView(stored: StoredRoom | null): Promise<RoomView | null> {
+    const parsed = stored && parseStoredRoom(stored);
+    return parsed?.ok ? roomView(parsed.settings, await this.phaseOf(parsed.settings)) : null;
+  }
+
+  /** A stored room as answered; its stored settings are read through the schema (refused: a failure of ours). */
+  private async viewOf(stored: StoredRoom): Promise<RoomView> {
+    const parsed = parseStoredRoom(stored);
+    if (!parsed.ok) throw new Error(`the stored settings of room "${stored.eventId}" are refused: ${describeProblem(parsed.problem)}`);
+    return roomView(parsed.settings, await this.phaseOf(parsed.settings));
+  }
+
   // ---- admission: every move of the serving counter ----
 
   /**
@@ -626,6 +762,22 @@ export class WaitingRoomService {
   /** Answers every join waiting in the batcher (commits them first); call before closing the store. */
   drainJoins(): Promise<void> {
     return this.joins.drain();
+  }
+}
+
+const ROOM_ID = new RegExp(EVENT_ID_PATTERN);
+
+/** Whether the value is an ID a room can have (anything else names no room, stored or not). */
+function isRoomId(value: unknown): value is string {
+  return typeof value === 'string' && ROOM_ID.test(value);
+}
+
+/** A stored room's settings as the JSON value they spell (undefined when they spell none). */
+function jsonOf(stored: StoredRoom): unknown {
+  try {
+    return JSON.parse(stored.settings);
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,10 +1,13 @@
-// The private API (authenticated), as spec/core-api.md "Private API" defines it, plus the event stream.
+// The private API (authenticated), as spec/core-api.md "Private API" defines it, plus the event stream and the
+// rooms API (spec/rooms.md §1, docs/rooms.md).
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { RoomView } from '../domain/room-edits.ts';
+import type { RoomChangeAnswer, WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { SseSink } from '../events/sse-sink.ts';
+import { privateCaller } from './auth/private-auth.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
   DrawPositionsQuery,
@@ -17,6 +20,10 @@ import {
 
 type Q<T> = FastifyRequest<{ Querystring: T }>;
 type B<T> = FastifyRequest<{ Body: T }>;
+type RoomRequest = FastifyRequest<{ Params: { event_id: string }; Body: unknown }>;
+
+/** A room's settings with webhooks and inlets fit easily; a body this large is a mistake, not a room. */
+export const ROOM_BODY_LIMIT = 64 * 1024;
 
 export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, sse: SseSink, options: MountOptions): void {
   mountRoutes(app, [
@@ -97,5 +104,59 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
         return { status: 200, body: undefined };
       },
     },
+    // ---- rooms at runtime (spec/rooms.md §1): the settings live in the store; every node follows them ----
+    {
+      method: 'GET',
+      url: '/rooms',
+      handler: () => room.listRooms(),
+    },
+    {
+      method: 'GET',
+      url: '/rooms/:event_id',
+      handler: (req) => room.getRoom((req as RoomRequest).params.event_id),
+    },
+    {
+      method: 'PUT',
+      url: '/rooms/:event_id',
+      bodyLimit: ROOM_BODY_LIMIT,
+      handler: async (req) => {
+        const r = req as RoomRequest;
+        return audited(r, 'put', await room.putRoom(r.params.event_id, r.body));
+      },
+    },
+    {
+      method: 'PATCH',
+      url: '/rooms/:event_id',
+      bodyLimit: ROOM_BODY_LIMIT,
+      handler: async (req) => {
+        const r = req as RoomRequest;
+        return audited(r, 'patch', await room.patchRoom(r.params.event_id, r.body));
+      },
+    },
+    {
+      method: 'DELETE',
+      url: '/rooms/:event_id',
+      handler: async (req) => {
+        const r = req as RoomRequest;
+        return audited(r, 'delete', await room.deleteRoom(r.params.event_id));
+      },
+    },
   ], options);
+}
+
+/**
+ * Writes the change to the audit log (spec/rooms.md §1: who — the credential; what — the room before and
+ * after, secrets left out as in every answer) and answers it.
+ */
+function audited<T extends RoomView | Record<string, never>>(
+  request: RoomRequest,
+  action: 'put' | 'patch' | 'delete',
+  change: RoomChangeAnswer<T>,
+): { status: 200 | 201; body: T } {
+  const after = action === 'delete' ? null : change.body;
+  request.log.info(
+    { audit: 'room', action, event_id: request.params.event_id, caller: privateCaller(request), before: change.before, after },
+    'room changed',
+  );
+  return { status: change.status, body: change.body };
 }

@@ -16,20 +16,23 @@ declare module 'fastify' {
 }
 
 export interface RouteSpec {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
   schema?: FastifySchema;
   cache?: CachePolicy;
   invalidQuery?: () => ContractError;
   /** Overrides the server's body limit for this route. */
   bodyLimit?: number;
-  handler: (request: FastifyRequest, reply: FastifyReply) => Promise<Answer<unknown>>;
+  /** 201: a room created through the rooms API. */
+  handler: (request: FastifyRequest, reply: FastifyReply) => Promise<Answer<unknown> | { status: 201; body: unknown }>;
 }
 
 export const ALLOWED_HEADERS =
   'Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-Content-Sha256';
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+const METHODS_WITH_BODY = new Set<RouteSpec['method']>(['POST', 'PUT', 'PATCH']);
 
 export interface MountOptions {
   /** Runs before validation on routes with a body (JSON parsing). */
@@ -52,7 +55,7 @@ export function mountRoutes(app: FastifyInstance, routes: readonly RouteSpec[], 
       url: route.url,
       ...(route.schema ? { schema: route.schema } : {}),
       ...(route.bodyLimit ? { bodyLimit: route.bodyLimit } : {}),
-      ...(route.method === 'POST' ? { preValidation: options.parseBody } : {}),
+      ...(METHODS_WITH_BODY.has(route.method) ? { preValidation: options.parseBody } : {}),
       config: { invalidQuery: route.invalidQuery },
       handler: async (request, reply) => {
         const answer = await route.handler(request, reply);

@@ -20,7 +20,10 @@ import type {
   ServingMove,
   PrequeueEntry,
   PrequeueLeave,
+  RoomPutOutcome,
   Store,
+  StoredRoom,
+  StoredRooms,
   StoredSigningKey,
 } from '../domain/ports/store.ts';
 
@@ -175,5 +178,31 @@ export abstract class ForwardingStore implements Store {
 
   leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
     return this.inner.leavePrequeue(eventId, requestId);
+  }
+
+  // ---- rooms at runtime ----
+
+  putRoom(eventId: string, settings: string): Promise<RoomPutOutcome> {
+    return this.inner.putRoom(eventId, settings);
+  }
+
+  getRoom(eventId: string): Promise<StoredRoom | null> {
+    return this.inner.getRoom(eventId);
+  }
+
+  listRooms(): Promise<StoredRooms> {
+    return this.inner.listRooms();
+  }
+
+  roomsVersion(): Promise<number> {
+    return this.inner.roomsVersion();
+  }
+
+  deleteRoomSettings(eventId: string): Promise<boolean> {
+    return this.inner.deleteRoomSettings(eventId);
+  }
+
+  deleteRoomData(eventId: string): Promise<void> {
+    return this.inner.deleteRoomData(eventId);
   }
 }

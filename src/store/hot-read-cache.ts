@@ -180,6 +180,11 @@ export class HotReadCache extends ForwardingStore {
     return this.write(eventId, () => this.inner.numberLateArrivals(eventId, limit));
   }
 
+  // rooms at runtime: deleting a room deletes its counters
+  override deleteRoomData(eventId: string): Promise<void> {
+    return this.write(eventId, () => this.inner.deleteRoomData(eventId));
+  }
+
   override close(): Promise<void> {
     this.entries.clear();
     return super.close();

@@ -77,6 +77,10 @@ export class KeyRing implements SigningKeys {
     return keys;
   }
 
+  forget(eventId: string): void {
+    this.byEvent.delete(eventId);
+  }
+
   private async load(eventId: string): Promise<SigningKey[]> {
     const stored = await this.store.getSigningKeys(eventId);
     if (stored.length > 0) return stored.map(toSigningKey);

@@ -275,6 +275,37 @@ describe('AWS Lambda handlers', () => {
     }
   });
 
+  it('rooms at runtime: each function serves its stack\'s room and follows the rooms API, looking at most once a second', async () => {
+    const d = deployment();
+    try {
+      // The private API function's cold start wrote the stack's room (EVENT_ID) to the store.
+      const listed = await d.privateApi(get('/rooms', {}));
+      assert.equal(listed.statusCode, 200, listed.body);
+      assert.deepEqual((json(listed).rooms as { event_id: string }[]).map((room) => room.event_id), ['Sample']);
+      const joinDrop = () => d.publicApi(post('/assign_queue_num', { event_id: 'Drop' }));
+      assert.equal((await joinDrop()).statusCode, 400, 'the public function is warm and knows no room "Drop"');
+
+      const created = await d.privateApi(apiGatewayEvent({ method: 'PUT', path: '/rooms/Drop', body: { validity_period: 60 } }));
+      assert.equal(created.statusCode, 201, created.body);
+      assert.equal((await joinDrop()).statusCode, 400, 'less than a second since its last look: not yet');
+      d.clock.advance(1);
+      const joined = await joinDrop();
+      assert.equal(joined.statusCode, 200, 'a second later it looks, and serves the new room');
+      // The intake consumer (its own execution environment) numbers the join of the new room.
+      assert.deepEqual(await d.intake(d.queue.deliver()), { batchItemFailures: [] });
+      const position = await d.publicApi(get('/queue_num', { event_id: 'Drop', request_id: json(joined).api_request_id as string }));
+      assert.equal(json(position).queue_number, 1);
+
+      const deleted = await d.privateApi(apiGatewayEvent({ method: 'DELETE', path: '/rooms/Drop' }));
+      assert.equal(deleted.statusCode, 200, deleted.body);
+      d.clock.advance(1);
+      assert.equal((await joinDrop()).statusCode, 400, 'deleted: no longer served');
+      assert.equal((await d.publicApi(post('/assign_queue_num', { event_id: 'Sample' }))).statusCode, 200, 'the stack\'s room still is');
+    } finally {
+      await d.close();
+    }
+  });
+
   it('every function of a stack signs with the one key kept in Secrets Manager', async () => {
     const d = deployment();
     try {

@@ -32,6 +32,7 @@ function raiseEveryEntry(): AnteroomError[] {
       missingParameters: () => Errors.missingParameters(['event_id', 'request_id']),
       methodNotAllowed: () => Errors.methodNotAllowed(['GET', 'OPTIONS']),
       frameworkClientError: () => Errors.frameworkClientError(414),
+      invalidRoomSettings: () => Errors.invalidRoomSettings('validity_periodd: unknown setting'),
     }),
     ...raiseAll(OidcErrors, {
       invalidAuthorizationRequest: () => OidcErrors.invalidAuthorizationRequest('redirect_uri is not registered for this client'),

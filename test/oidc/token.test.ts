@@ -213,7 +213,9 @@ describe('OIDC /token', () => {
   });
 
   it('a secret with reserved characters works through Basic, form-encoded as RFC 6749 says', async () => {
-    const special = 'p@ss:w+rd/%&=é-0123456789';
+    // Printable ASCII only: the room-settings schema refuses any other client secret (rooms are read back
+    // through it from the store).
+    const special = 'p@ss:w+rd/%&=~-0123456789';
     const { startOidcNode: start, oidcEvents } = await import('./support.ts');
     const other = await start([...oidcEvents(), { ...oidcEvents()[1]!, event_id: 'Special', oidc: { client_secret: special, redirect_uris: [REDIRECT_URI] } }]);
     try {

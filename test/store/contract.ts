@@ -990,6 +990,141 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    // ---- rooms at runtime (the rooms API) ----
+    describe('rooms at runtime', () => {
+      const settingsOf = (eventId: string, extra: Record<string, unknown> = {}) => JSON.stringify({ event_id: eventId, ...extra });
+
+      it('putRoom creates, then replaces, and bumps the version for each change but not for the same text', async () => {
+        const store = await open();
+        const room = freshEvent();
+        const v0 = await store.roomsVersion();
+        assert.equal(await store.putRoom(room, settingsOf(room)), 'created');
+        const v1 = await store.roomsVersion();
+        assert.ok(v1 > v0, `version ${v0} → ${v1}`);
+        assert.equal(await store.putRoom(room, settingsOf(room)), 'unchanged');
+        assert.equal(await store.roomsVersion(), v1, 'the same text bumps nothing');
+        assert.equal(await store.putRoom(room, settingsOf(room, { validity_period: 60 })), 'replaced');
+        const v2 = await store.roomsVersion();
+        assert.ok(v2 > v1, `version ${v1} → ${v2}`);
+        const stored = await store.getRoom(room);
+        assert.equal(stored?.settings, settingsOf(room, { validity_period: 60 }));
+        assert.equal(stored?.createdVersion, v1, 'a replace keeps the version the room was created at');
+        assert.equal(await store.getRoom(freshEvent()), null);
+      });
+
+      it('keeps the settings text byte for byte', async () => {
+        const store = await open();
+        const room = freshEvent();
+        const text = JSON.stringify({ event_id: room, issuer: 'é ✓ "quoted" \\ \n', webhooks: [] }, null, 2);
+        await store.putRoom(room, text);
+        assert.equal((await store.getRoom(room))?.settings, text);
+      });
+
+      it('listRooms answers every room with the version they are of, in the order they were created', async () => {
+        const store = await open();
+        // Created in an order other than the names' order.
+        const [a, b] = [`z-${freshEvent()}`, `a-${freshEvent()}`];
+        await store.putRoom(a, settingsOf(a));
+        await store.putRoom(b, settingsOf(b, { validity_period: 5 }));
+        const listed = await store.listRooms();
+        assert.equal(listed.version, await store.roomsVersion());
+        const mine = listed.rooms.filter((room) => room.eventId === a || room.eventId === b);
+        assert.deepEqual(
+          mine.map((room) => [room.eventId, room.settings]),
+          [[a, settingsOf(a)], [b, settingsOf(b, { validity_period: 5 })]],
+        );
+        assert.deepEqual(mine.map((room) => room.createdVersion), [(await store.getRoom(a))!.createdVersion, (await store.getRoom(b))!.createdVersion]);
+        assert.ok(mine[0]!.createdVersion < mine[1]!.createdVersion);
+      });
+
+      it('a room deleted and created again has a new creation version', async () => {
+        const store = await open();
+        const room = freshEvent();
+        await store.putRoom(room, settingsOf(room));
+        const first = (await store.getRoom(room))!.createdVersion;
+        assert.equal(await store.deleteRoomSettings(room), true);
+        assert.equal(await store.putRoom(room, settingsOf(room)), 'created');
+        assert.ok((await store.getRoom(room))!.createdVersion > first);
+      });
+
+      it('deleteRoomSettings, then deleteRoomData, delete the settings and all the room\'s data, and nothing of another room', async () => {
+        const store = await open();
+        const [room, other] = [freshEvent(), freshEvent()];
+        for (const id of [room, other]) {
+          await store.putRoom(id, settingsOf(id));
+          await store.syncExpirySwitch(id, true, 50);
+          await store.addSigningKeyIfNone(id, { kid: `k-${id}`, privateJwk: '{}', publicJwk: '{}', createdAt: 1 });
+        }
+        const [a, b] = await join(store, room, 2, 100);
+        const [o] = await join(store, other, 1, 100);
+        await store.incrementServing(room, 2, 100);
+        await store.issueTokenIfAbsent(room, tokenFor(a!, 1, 100, 3600));
+        await store.issueTokenIfAbsent(room, tokenFor(b!, 2, 100, 1));
+        await store.saveAuthorization(room, a!, 'authorization');
+        const before = await store.roomsVersion();
+
+        assert.equal(await store.deleteRoomSettings(room), true);
+        assert.ok((await store.roomsVersion()) > before);
+        assert.equal(await store.getRoom(room), null);
+        assert.ok(!(await store.listRooms()).rooms.some((r) => r.eventId === room));
+        assert.equal((await store.getCounters(room)).queue, 2, 'the data is the second step\'s');
+        await store.deleteRoomData(room);
+        assert.deepEqual(await store.getCounters(room), {
+          queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0,
+        });
+        assert.equal(await store.getPosition(room, a!), null);
+        assert.equal(await store.countActiveTokens(room, 100), 0);
+        assert.deepEqual(await store.listExpiredTokens(room, 1e12, 10), []);
+        assert.equal(await store.getAuthorization(room, a!), null);
+        assert.deepEqual(await store.getSigningKeys(room), []);
+        // The other room is untouched.
+        assert.ok(await store.getRoom(other));
+        assert.deepEqual(await store.getPosition(other, o!), { position: 1, entryTime: 100 });
+        assert.equal((await store.getSigningKeys(other)).length, 1);
+
+        // Created again, the room starts from nothing: position 1, no history, no expiry switch, a new key.
+        await store.putRoom(room, settingsOf(room));
+        const [c] = await join(store, room, 1, 200);
+        const context = await store.getClaimContext(room, c!);
+        assert.equal(context?.position, 1);
+        assert.equal(context?.servedAt, null);
+        assert.equal(context?.expiryEnabledSince, null);
+        assert.equal(context?.token, null);
+        assert.equal(await store.countActiveTokens(room, 100), 0);
+        const key = await store.addSigningKeyIfNone(room, { kid: 'new', privateJwk: '{}', publicJwk: '{}', createdAt: 2 });
+        assert.equal(key.kid, 'new');
+        await store.incrementServing(room, 1, 200);
+        assert.equal((await store.issueTokenIfAbsent(room, tokenFor(c!, 1, 200))).outcome, 'issued');
+        assert.equal((await store.getCounters(room)).tokens, 1);
+      });
+
+      it('deleteRoomSettings of an unknown room changes nothing; deleteRoomData needs no settings', async () => {
+        const store = await open();
+        const room = freshEvent();
+        // Data left by a delete interrupted between its two steps.
+        const [a] = await join(store, room, 1, 100);
+        const before = await store.roomsVersion();
+        assert.equal(await store.deleteRoomSettings(room), false);
+        assert.equal(await store.roomsVersion(), before);
+        assert.deepEqual(await store.getPosition(room, a!), { position: 1, entryTime: 100 });
+        await store.deleteRoomData(room);
+        assert.equal(await store.getPosition(room, a!), null);
+        assert.equal((await store.getCounters(room)).queue, 0);
+        assert.equal(await store.roomsVersion(), before);
+      });
+
+      it('resetEvent keeps the room\'s settings and the version', async () => {
+        const store = await open();
+        const room = freshEvent();
+        await store.putRoom(room, settingsOf(room));
+        await join(store, room, 1, 100);
+        const before = await store.roomsVersion();
+        await store.resetEvent(room);
+        assert.equal((await store.getRoom(room))?.settings, settingsOf(room));
+        assert.equal(await store.roomsVersion(), before);
+      });
+    });
+
     it('ping answers while the store is reachable', async () => {
       const store = await open();
       await store.ping();

@@ -64,6 +64,42 @@ describe('redis store', () => {
     }
   });
 
+  it('rooms at runtime: settings under a hash tag of their own; deleting a room leaves no key of it but its reset generation', async () => {
+    const store = new RedisStore({ url: server.url, keyPrefix });
+    const inspector = new Redis(server.url);
+    try {
+      const event = `deleted-${randomUUID()}`;
+      await store.putRoom(event, JSON.stringify({ event_id: event }));
+      assert.ok(await inspector.hexists(`${keyPrefix}{@rooms}:settings`, event));
+      assert.ok(Number(await inspector.get(`${keyPrefix}{@rooms}:version`)) >= 1);
+      const [a] = [randomUUID()];
+      await store.syncExpirySwitch(event, true, 1);
+      await store.assignPositions(event, [{ requestId: a, entryTime: 1 }]);
+      await store.incrementServing(event, 1, 1);
+      await store.issueTokenIfAbsent(event, newTokenRecord({ requestId: a, position: 1, now: 1, validityPeriod: 60, issuer: 'i', kid: 'k' }));
+      await store.saveAuthorization(event, a, 'x');
+      await store.addSigningKeyIfNone(event, { kid: 'k', privateJwk: '{}', publicJwk: '{}', createdAt: 1 });
+      await store.resetEvent(event);
+      await store.assignPositions(event, [{ requestId: randomUUID(), entryTime: 2 }]);
+      assert.ok((await inspector.keys(`${keyPrefix}{${event}}:*`)).length >= 4);
+
+      assert.equal(await store.deleteRoomSettings(event), true);
+      await store.deleteRoomData(event);
+      assert.equal(await inspector.hexists(`${keyPrefix}{@rooms}:settings`, event), 0);
+      assert.equal(await inspector.hexists(`${keyPrefix}{@rooms}:created`, event), 0);
+      assert.deepEqual(await inspector.keys(`${keyPrefix}{${event}}:*`), [`${keyPrefix}{${event}}:c`]);
+      // Bumped past the reset's generation, so token records kept elsewhere (DynamoDB) are never read again.
+      assert.deepEqual(await inspector.hgetall(`${keyPrefix}{${event}}:c`), { g: '2' });
+
+      const never = `never-${randomUUID()}`;
+      await store.deleteRoomData(never);
+      assert.deepEqual(await inspector.keys(`${keyPrefix}{${never}}:*`), [], 'a delete of a room without data creates nothing');
+    } finally {
+      await store.close();
+      inspector.disconnect();
+    }
+  });
+
   it('stores a visitor compactly: the request ID as 16 bytes, entry times per run', async () => {
     const store = new RedisStore({ url: server.url, keyPrefix });
     const inspector = new Redis(server.url);

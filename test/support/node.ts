@@ -36,7 +36,7 @@ export interface TestNode extends AnteroomNode {
   get(path: string, headers?: Record<string, string>): Promise<Response>;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
   /** Private API with the admin bearer token. */
-  admin(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Response>;
+  admin(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<Response>;
   stop(): Promise<void>;
 }
 

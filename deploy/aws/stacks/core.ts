@@ -89,6 +89,12 @@ export const PRIVATE_ROUTES = {
   draw_positions: 'GET',
 } as const;
 
+/** The rooms API (docs/rooms.md): resource paths and their methods, served by the private API function too. */
+export const PRIVATE_ROOM_ROUTES = {
+  rooms: ['GET'],
+  'rooms/{event_id}': ['GET', 'PUT', 'PATCH', 'DELETE'],
+} as const;
+
 /**
  * CloudFront cache policies per path, in seconds. The functions answer with Cache-Control (spec: polling
  * paths max-age=1, a 200 of /queue_num 60, keys 300, everything else no-store) and CloudFront honours it
@@ -336,6 +342,11 @@ export class CoreStack extends Stack {
     for (const [path, method] of Object.entries(PRIVATE_ROUTES)) {
       const resource = privateApi.root.addResource(path);
       resource.addMethod(method, privateIntegration, { authorizationType: AuthorizationType.IAM });
+      resource.addMethod('OPTIONS', privateIntegration, { authorizationType: AuthorizationType.NONE });
+    }
+    for (const [path, methods] of Object.entries(PRIVATE_ROOM_ROUTES)) {
+      const resource = privateApi.root.resourceForPath(path);
+      for (const method of methods) resource.addMethod(method, privateIntegration, { authorizationType: AuthorizationType.IAM });
       resource.addMethod('OPTIONS', privateIntegration, { authorizationType: AuthorizationType.NONE });
     }
 

@@ -329,7 +329,62 @@ export interface DrawStore {
 }
 
 /** A whole backend: every capability, plus its health and lifetime. */
-export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore, DrawStore {
+// ---- rooms at runtime (issue 12: the rooms API; rooms live in the store) ----
+
+/** One room as the store keeps it. */
+export interface StoredRoom {
+  eventId: string;
+  /** The room's settings as JSON text, exactly as put: the store never reads it (the domain parses it). */
+  settings: string;
+  /**
+   * The rooms version at which this room was created. A room deleted and created again between two looks of
+   * a node has a new one, so the node knows it is a new room (new key, no data) and not a changed one.
+   */
+  createdVersion: number;
+}
+
+export interface StoredRooms {
+  /** The rooms version these rooms are of. */
+  version: number;
+  rooms: StoredRoom[];
+}
+
+export type RoomPutOutcome = 'created' | 'replaced' | 'unchanged';
+
+/**
+ * The rooms served by every node (the rooms API, the events file's rooms written at start), and a version
+ * number that every change bumps, so that a node finds out with one cheap read whether anything changed.
+ */
+export interface RoomStore {
+  /**
+   * Creates the room or replaces its settings (JSON text) and bumps the version, in one atomic unit; a put of
+   * the text already stored changes nothing and bumps nothing ('unchanged': nodes that write their configured
+   * rooms at every start do not make every other node reload the rooms).
+   */
+  putRoom(eventId: string, settings: string): Promise<RoomPutOutcome>;
+  getRoom(eventId: string): Promise<StoredRoom | null>;
+  /**
+   * Every room and the version they are of, read at one instant; in the order the rooms were created (so a
+   * node serves the configured rooms in the configuration's order).
+   */
+  listRooms(): Promise<StoredRooms>;
+  /** The version: 0 before any room was ever put, then bumped by every change. One cheap read. */
+  roomsVersion(): Promise<number>;
+  /**
+   * First step of deleting a room: its settings, with a version bump (every node stops serving it within a
+   * second). True when they existed. One atomic unit. A reset (resetEvent) never touches the settings.
+   */
+  deleteRoomSettings(eventId: string): Promise<boolean>;
+  /**
+   * Second step, once no node serves the room any more (WaitingRoomService.deleteRoom waits for that): every
+   * piece of the room's data — positions, tokens, counters, serving history, signing keys, OpenID Connect
+   * authorizations, and any other per-room state. One atomic unit.
+   */
+  deleteRoomData(eventId: string): Promise<void>;
+}
+
+/** A whole backend: every capability, plus its health and lifetime. */
+export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore, DrawStore, RoomStore {
   /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
   readonly description: string;
 

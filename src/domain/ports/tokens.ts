@@ -28,6 +28,11 @@ export interface SigningKeys {
   current(eventId: string): Promise<PublicKeyInfo>;
   /** Every key of the room, oldest first. */
   all(eventId: string): Promise<PublicKeyInfo[]>;
+  /**
+   * Drops what this process holds of the room's keys: the room was deleted (and its keys with it), so a room
+   * created again under the same ID signs with a key of its own, read from the store or made anew.
+   */
+  forget(eventId: string): void;
 }
 
 /** Turns a stored token record into its three signed JWTs (the same record always gives the same set). */

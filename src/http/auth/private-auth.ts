@@ -41,3 +41,14 @@ export function privateAuthHook(credentials: PrivateCredentials, nowMs: () => nu
     throw Errors.forbidden();
   };
 }
+
+/**
+ * Which credential an authenticated private request used, for the audit log: "admin token", or the SigV4
+ * access key ID (never a secret). Call only after the hook accepted the request.
+ */
+export function privateCaller(request: FastifyRequest): string {
+  const authorization = request.headers.authorization ?? '';
+  if (authorization.startsWith('Bearer ')) return 'admin token';
+  const accessKeyId = /Credential=([A-Za-z0-9]+)\//.exec(authorization)?.[1];
+  return accessKeyId ? `SigV4 access key ${accessKeyId}` : 'unknown';
+}

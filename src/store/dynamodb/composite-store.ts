@@ -28,6 +28,13 @@
 //   were issued in, and every read ignores records of an older one (DynamoDB TTL deletes them later). A
 //   request straddling the reset either claimed in Redis before it (its record is of the old generation and
 //   never seen again) or finds no position after it.
+//
+// Rooms at runtime (putRoom, getRoom, listRooms, roomsVersion, deleteRoomSettings, deleteRoomData) are
+// Redis's, forwarded unchanged. deleteRoomData deletes the room's Redis data and bumps its reset generation
+// as a reset does (deleteRoomData.lua); the room's token records stay in DynamoDB until their TTL (purge_at) deletes them —
+// a room created again under the same ID reads only records of its own, newer generation, and deleting
+// records one by one could take longer than any request may. Signing keys kept outside Redis (`keys`:
+// Secrets Manager on AWS) are not deleted: a room created again there signs with the key it had.
 
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
 import type {

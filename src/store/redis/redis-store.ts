@@ -23,6 +23,11 @@
 //   ar:lock:<name> hash  job leader lock {o owner, x expires at (ms, caller's clock)}, with a Redis TTL
 //   ar:secret:<name> string  a value generated once and shared by every node (the generated admin
 //                        credentials, JSON): readable by anyone who can read this Redis, like the signing keys
+//   Rooms at runtime, under the hash tag {@rooms} ('@' is not allowed in an event ID, so no event's keys
+//   can share it): one slot for every room's settings, so a put or a list is one script.
+//   ar:{@rooms}:settings hash  event ID → settings (JSON text, opaque to Redis)
+//   ar:{@rooms}:created  hash  event ID → rooms version at which the room was created
+//   ar:{@rooms}:version  string the rooms version, bumped by every change (every node GETs it every second)
 //
 // Memory: a queued visitor costs one entry of ar:{E}:rq (≈ 80 bytes of used_memory, see
 // bench/redis-memory.ts); entry times cost one run per distinct second, not one per visitor.
@@ -51,7 +56,10 @@ import {
   type ServingMove,
   type PrequeueEntry,
   type PrequeueLeave,
+  type RoomPutOutcome,
   type Store,
+  type StoredRoom,
+  type StoredRooms,
   type StoredSigningKey,
 } from '../../domain/ports/store.ts';
 import {
@@ -65,7 +73,7 @@ import {
   encodeTokenClaims,
   POSITION_PREFIX_BYTES,
 } from './encoding.ts';
-import { RedisScripts, type EventKeys, type RawTokenClaim, type RedisClient } from './scripts.ts';
+import { RedisScripts, type EventKeys, type RawTokenClaim, type RedisClient, type RoomKeys } from './scripts.ts';
 
 export interface RedisStoreOptions {
   /**
@@ -213,6 +221,11 @@ export class RedisStore implements Store {
       prequeueList: `${base}pl`,
       draw: `${base}dr`,
     };
+  }
+
+  private roomKeys(): RoomKeys {
+    const base = `${this.prefix}{@rooms}:`;
+    return { settings: `${base}settings`, created: `${base}created`, version: `${base}version` };
   }
 
   /** Runs one Redis call once the client is connected, turning connection trouble into StoreUnavailableError. */
@@ -457,6 +470,48 @@ export class RedisStore implements Store {
     return (await this.call(() =>
       this.scripts.leavePrequeue(this.keys(eventId), encodeRequestId(requestId)),
     )) as PrequeueLeave;
+  }
+
+  // ---- rooms at runtime (the rooms API) ----
+
+  async putRoom(eventId: string, settings: string): Promise<RoomPutOutcome> {
+    return this.call(() => this.scripts.putRoom(this.roomKeys(), eventId, settings));
+  }
+
+  async getRoom(eventId: string): Promise<StoredRoom | null> {
+    const room = await this.call(() => this.scripts.getRoom(this.roomKeys(), eventId));
+    return room && { eventId, ...room };
+  }
+
+  async listRooms(): Promise<StoredRooms> {
+    const flat = await this.call(() => this.scripts.listRooms(this.roomKeys()));
+    const created = new Map<string, number>();
+    for (let i = 0; i + 1 < flat.created.length; i += 2) created.set(flat.created[i] as string, Number(flat.created[i + 1]));
+    const rooms: StoredRoom[] = [];
+    for (let i = 0; i + 1 < flat.settings.length; i += 2) {
+      const eventId = flat.settings[i] as string;
+      rooms.push({ eventId, settings: flat.settings[i + 1] as string, createdVersion: created.get(eventId) ?? 0 });
+    }
+    rooms.sort((a, b) => a.createdVersion - b.createdVersion);
+    return { version: flat.version, rooms };
+  }
+
+  async roomsVersion(): Promise<number> {
+    return Number((await this.call(() => this.client.get(this.roomKeys().version))) ?? 0);
+  }
+
+  // Deleting a room is two scripts, because its settings ({@rooms}) and its data ({eventId}) live in different
+  // hash slots of a Redis Cluster. The settings go first (WaitingRoomService.deleteRoom keeps that order and
+  // waits for every node to stop serving the room in between): the other order could leave, after a crash in
+  // between, a room that every node serves with its data half gone. This one can leave only data without a
+  // room, which no node serves.
+
+  async deleteRoomSettings(eventId: string): Promise<boolean> {
+    return this.call(() => this.scripts.deleteRoomSettings(this.roomKeys(), eventId));
+  }
+
+  async deleteRoomData(eventId: string): Promise<void> {
+    await this.call(() => this.scripts.deleteRoomData(this.keys(eventId)));
   }
 
   // ---- for the composite store (Redis + DynamoDB token records, src/store/dynamodb/), not the port ----

@@ -34,6 +34,16 @@ export interface EventKeys {
   draw: string;
 }
 
+/** Rooms at runtime: the rooms' keys, under a hash tag of their own (see RedisStore.roomKeys). */
+export interface RoomKeys {
+  /** event ID -> settings (JSON text) */
+  settings: string;
+  /** event ID -> rooms version at which the room was created */
+  created: string;
+  /** the rooms version, bumped by every change */
+  version: string;
+}
+
 type ScriptArg = string | number | Buffer;
 type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
 
@@ -69,7 +79,14 @@ const SCRIPTS = {
   numberDrawn: { keys: 5 },
   numberLateArrivals: { keys: 6 },
   leavePrequeue: { keys: 3 },
-} as const satisfies Record<string, { keys: number; readOnly?: boolean }>;
+  // rooms at runtime
+  putRoom: { keys: 3 },
+  getRoom: { keys: 2, readOnly: true },
+  listRooms: { keys: 3, readOnly: true },
+  deleteRoomSettings: { keys: 3 },
+  /** Every key of the room, however many there are (a key added to EventKeys later is deleted too). */
+  deleteRoomData: { keys: 'any' },
+} as const satisfies Record<string, { keys: number | 'any'; readOnly?: boolean }>;
 
 type ScriptName = keyof typeof SCRIPTS;
 
@@ -148,19 +165,21 @@ export class RedisScripts {
 
   constructor(client: RedisClient) {
     this.client = client;
-    for (const [name, definition] of Object.entries(SCRIPTS) as [ScriptName, { keys: number; readOnly?: boolean }][]) {
+    for (const [name, definition] of Object.entries(SCRIPTS) as [ScriptName, { keys: number | 'any'; readOnly?: boolean }][]) {
       client.defineCommand(commandName(name), {
         lua: loadLua(name),
-        numberOfKeys: definition.keys,
+        // Without numberOfKeys, ioredis takes the number of keys as the first argument of each call.
+        ...(definition.keys === 'any' ? {} : { numberOfKeys: definition.keys }),
         readOnly: definition.readOnly ?? false,
       });
     }
   }
 
   private run(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
-    if (keys.length !== SCRIPTS[name].keys) throw new Error(`${name}.lua takes ${SCRIPTS[name].keys} keys`);
+    const expected: number | 'any' = SCRIPTS[name].keys;
+    if (expected !== 'any' && keys.length !== expected) throw new Error(`${name}.lua takes ${expected} keys`);
     const command = (this.client as unknown as Record<string, ScriptCommand>)[commandName(name)] as ScriptCommand;
-    return command.call(this.client, ...keys, ...args);
+    return expected === 'any' ? command.call(this.client, keys.length, ...keys, ...args) : command.call(this.client, ...keys, ...args);
   }
 
   /** Like run, with every string of the reply as a Buffer (for replies that carry raw request IDs). */
@@ -443,5 +462,40 @@ export class RedisScripts {
 
   async leavePrequeue(k: EventKeys, requestId: Buffer): Promise<string> {
     return String(await this.run('leavePrequeue', [k.positions, k.prequeue, k.draw], [requestId]));
+  }
+
+  // ---- rooms at runtime ----
+
+  async putRoom(k: RoomKeys, eventId: string, settings: string): Promise<'created' | 'replaced' | 'unchanged'> {
+    const outcome = String(await this.run('putRoom', [k.settings, k.created, k.version], [eventId, settings]));
+    if (outcome !== 'created' && outcome !== 'replaced' && outcome !== 'unchanged') throw new Error(`putRoom.lua answered ${outcome}`);
+    return outcome;
+  }
+
+  async getRoom(k: RoomKeys, eventId: string): Promise<{ settings: string; createdVersion: number } | null> {
+    const reply = await this.run('getRoom', [k.settings, k.created], [eventId]);
+    if (isNil(reply)) return null;
+    const [settings, created] = reply as [unknown, unknown];
+    return { settings: String(settings), createdVersion: Number(created) };
+  }
+
+  /** The version, and the rooms as flat [event ID, value, ...] lists of settings and of creation versions. */
+  async listRooms(k: RoomKeys): Promise<{ version: number; settings: string[]; created: string[] }> {
+    const [version, settings, created] = (await this.run('listRooms', [k.settings, k.created, k.version], [])) as [
+      unknown,
+      unknown[],
+      unknown[],
+    ];
+    return { version: Number(version), settings: settings.map(String), created: created.map(String) };
+  }
+
+  async deleteRoomSettings(k: RoomKeys, eventId: string): Promise<boolean> {
+    return Number(await this.run('deleteRoomSettings', [k.settings, k.created, k.version], [eventId])) === 1;
+  }
+
+  /** Deletes every key of the room; the counters hash goes first in `keys` (see deleteRoomData.lua). */
+  async deleteRoomData(k: EventKeys): Promise<void> {
+    const others = Object.values(k).filter((key) => key !== k.counters);
+    await this.run('deleteRoomData', [k.counters, ...others], []);
   }
 }

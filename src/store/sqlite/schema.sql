@@ -113,3 +113,20 @@ CREATE TABLE IF NOT EXISTS draws (
   first_position INTEGER NOT NULL DEFAULT 0,
   numbered_through INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
+
+-- ---- Rooms at runtime (the rooms API) ----
+-- Each room's settings as JSON text (read by the domain only) and the rooms version at which it was created.
+-- Every other table with an event_id column holds per-room data: deleteRoom deletes the room's rows from
+-- each of them (found from the schema, so a table added later is covered without a change there).
+CREATE TABLE IF NOT EXISTS rooms (
+  event_id TEXT PRIMARY KEY,
+  settings TEXT NOT NULL,
+  created_version INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- One row: the rooms version, bumped by every change of a room (each node polls it every second).
+CREATE TABLE IF NOT EXISTS rooms_version (
+  only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
+  version INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO rooms_version (only_row, version) VALUES (1, 0);

@@ -20,7 +20,10 @@ import type {
   ServingMove,
   PrequeueEntry,
   PrequeueLeave,
+  RoomPutOutcome,
   Store,
+  StoredRoom,
+  StoredRooms,
   StoredSigningKey,
 } from '../../domain/ports/store.ts';
 
@@ -166,6 +169,8 @@ export class SqliteStore implements Store {
   private readonly db: DatabaseSync;
   private readonly sql: ReturnType<typeof prepareStatements>;
   private readonly drawSql: ReturnType<typeof prepareDrawStatements>;
+  /** DELETE … WHERE event_id = ? for every table of per-room data (see schema.sql). */
+  private readonly roomDataDeletes: StatementSync[];
   /**
    * Each event's counter row as last committed. This process is the database's only writer, so the copy is
    * exact: every transaction that may change a row drops that event's entry. Keeps polling off SQLite.
@@ -187,6 +192,7 @@ export class SqliteStore implements Store {
     addMissingColumns(this.db);
     this.sql = prepareStatements(this.db);
     this.drawSql = prepareDrawStatements(this.db);
+    this.roomDataDeletes = roomDataTables(this.db).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE event_id = ?`));
   }
 
   /** Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). */
@@ -659,6 +665,61 @@ export class SqliteStore implements Store {
     });
   }
 
+  // ---- rooms at runtime (the rooms API) ----
+
+  async putRoom(eventId: string, settings: string): Promise<RoomPutOutcome> {
+    return this.transaction(null, (): RoomPutOutcome => {
+      const stored = this.sql.getRoom.get(eventId) as { settings: string } | undefined;
+      if (stored?.settings === settings) return 'unchanged';
+      const version = this.bumpRoomsVersion();
+      if (stored) {
+        this.sql.replaceRoom.run(settings, eventId);
+        return 'replaced';
+      }
+      this.sql.insertRoom.run(eventId, settings, version);
+      return 'created';
+    });
+  }
+
+  async getRoom(eventId: string): Promise<StoredRoom | null> {
+    const row = this.sql.getRoom.get(eventId) as RoomRow | undefined;
+    return row ? toStoredRoom(row) : null;
+  }
+
+  async listRooms(): Promise<StoredRooms> {
+    // Two synchronous reads with nothing in between (this process is the database's only writer): one instant.
+    return {
+      version: this.roomsVersionNow(),
+      rooms: (this.sql.listRooms.all() as unknown as RoomRow[]).map(toStoredRoom),
+    };
+  }
+
+  async roomsVersion(): Promise<number> {
+    return this.roomsVersionNow();
+  }
+
+  async deleteRoomSettings(eventId: string): Promise<boolean> {
+    return this.transaction(null, () => {
+      const existed = Number(this.sql.deleteRoom.run(eventId).changes) === 1;
+      if (existed) this.bumpRoomsVersion();
+      return existed;
+    });
+  }
+
+  async deleteRoomData(eventId: string): Promise<void> {
+    this.transaction(eventId, () => {
+      for (const statement of this.roomDataDeletes) statement.run(eventId);
+    });
+  }
+
+  private roomsVersionNow(): number {
+    return (this.sql.getRoomsVersion.get() as { version: number }).version;
+  }
+
+  private bumpRoomsVersion(): number {
+    return (this.sql.bumpRoomsVersion.get() as { version: number }).version;
+  }
+
   async saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
     // One statement, so the position check and the write are one atomic unit.
     return Number(this.sql.saveAuthorization.run(eventId, requestId, authorization).changes) === 1;
@@ -668,6 +729,24 @@ export class SqliteStore implements Store {
     const row = this.sql.getAuthorization.get(eventId, requestId) as { authorization_request: string } | undefined;
     return row?.authorization_request ?? null;
   }
+}
+
+interface RoomRow {
+  event_id: string;
+  settings: string;
+  created_version: number;
+}
+
+function toStoredRoom(row: RoomRow): StoredRoom {
+  return { eventId: row.event_id, settings: row.settings, createdVersion: row.created_version };
+}
+
+/** Every table of per-room data: each one with an event_id column, but the rooms' settings themselves. */
+function roomDataTables(db: DatabaseSync): string[] {
+  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name <> 'rooms'").all() as { name: string }[];
+  return tables
+    .map((table) => table.name)
+    .filter((name) => (db.prepare('SELECT name FROM pragma_table_info(?)').all(name) as { name: string }[]).some((c) => c.name === 'event_id'));
 }
 
 function prepareStatements(db: DatabaseSync) {
@@ -739,6 +818,14 @@ function prepareStatements(db: DatabaseSync) {
       'SELECT authorization_request FROM oidc_authorizations WHERE event_id = ? AND request_id = ?',
     ),
     deleteAuthorizations: s('DELETE FROM oidc_authorizations WHERE event_id = ?'),
+    // rooms at runtime
+    getRoom: s('SELECT event_id, settings, created_version FROM rooms WHERE event_id = ?'),
+    listRooms: s('SELECT event_id, settings, created_version FROM rooms ORDER BY created_version'),
+    insertRoom: s('INSERT INTO rooms (event_id, settings, created_version) VALUES (?, ?, ?)'),
+    replaceRoom: s('UPDATE rooms SET settings = ? WHERE event_id = ?'),
+    deleteRoom: s('DELETE FROM rooms WHERE event_id = ?'),
+    getRoomsVersion: s('SELECT version FROM rooms_version WHERE only_row = 1'),
+    bumpRoomsVersion: s('UPDATE rooms_version SET version = version + 1 WHERE only_row = 1 RETURNING version'),
     // ---- leaving the queue and automatic admission ----
     isLeft: s('SELECT 1 AS found FROM left_positions WHERE event_id = ? AND position = ?'),
     insertLeft: s('INSERT INTO left_positions (event_id, position) VALUES (?, ?)'),
