@@ -17,7 +17,9 @@ export interface RoomSchedule {
   shuffle: boolean;
 }
 
-const epochSecondsOf = (iso: string | undefined): number | null => (iso === undefined ? null : Math.floor(Date.parse(iso) / 1000));
+// Rounded up to whole seconds (every time of the contract is whole epoch seconds): nothing a schedule time
+// starts happens before the instant written.
+const epochSecondsOf = (iso: string | undefined): number | null => (iso === undefined ? null : Math.ceil(Date.parse(iso) / 1000));
 
 export function roomSchedule(room: RoomSettings): RoomSchedule {
   return {

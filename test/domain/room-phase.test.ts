@@ -83,7 +83,7 @@ describe('roomScheduleOf: the settings as the phase reads them', () => {
     });
   });
 
-  it('reads ISO 8601 UTC times as epoch seconds', () => {
+  it('reads ISO 8601 UTC times as whole epoch seconds, a fraction rounded up (nothing starts early)', () => {
     const room = {
       ...defaultSettings('E'),
       state: 'paused',
@@ -94,7 +94,7 @@ describe('roomScheduleOf: the settings as the phase reads them', () => {
     const schedule = roomScheduleOf(room);
     assert.equal(schedule.state, 'paused');
     assert.equal(schedule.prequeueStart, Date.UTC(2026, 10, 27, 8) / 1000);
-    assert.equal(schedule.eventStart, Date.UTC(2026, 10, 27, 9) / 1000 + 0.5);
+    assert.equal(schedule.eventStart, Date.UTC(2026, 10, 27, 9) / 1000 + 1);
     assert.equal(schedule.eventEnd, undefined);
     assert.equal(schedule.shuffleAtEventStart, true);
   });

@@ -1070,7 +1070,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         assert.equal((await store.getCounters(room)).queue, 2, 'the data is the second step\'s');
         await store.deleteRoomData(room);
         assert.deepEqual(await store.getCounters(room), {
-          queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0,
+          queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0,
         });
         assert.equal(await store.getPosition(room, a!), null);
         assert.equal(await store.countActiveTokens(room, 100), 0);
