@@ -1,6 +1,14 @@
+// The SQLite store: the store contract on memory and on a WAL file, plus what only this adapter promises —
+// the durability setting the README documents (synchronous=FULL unless told otherwise) and a transaction
+// that holds the write lock from its first statement (BEGIN IMMEDIATE).
+
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { after, describe, it } from 'node:test';
+import { newTokenRecord, type TokenRecord } from '../../src/domain/claims.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { runStoreContract } from './contract.ts';
 
@@ -12,4 +20,65 @@ const dir = mkdtempSync(join(tmpdir(), 'anteroom-store-'));
 runStoreContract('sqlite (file, WAL)', {
   create: async () => new SqliteStore({ path: join(dir, 'anteroom.db') }),
   teardown: async () => rmSync(dir, { recursive: true, force: true }),
+});
+
+describe('sqlite store: durability and locking', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'anteroom-sqlite-'));
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+  let files = 0;
+  const freshFile = () => join(scratch, `store-${++files}.db`);
+
+  it('fsyncs every commit (synchronous=FULL) unless told normal: the durability the README promises', async () => {
+    const byDefault = new SqliteStore({ path: freshFile() });
+    const full = new SqliteStore({ path: freshFile(), synchronous: 'full' });
+    const normal = new SqliteStore({ path: freshFile(), synchronous: 'normal' });
+    try {
+      assert.equal(byDefault.synchronous, 'full');
+      assert.equal(full.synchronous, 'full');
+      assert.equal(normal.synchronous, 'normal');
+    } finally {
+      await Promise.all([byDefault.close(), full.close(), normal.close()]);
+    }
+  });
+
+  it('holds the write lock for the whole transaction: another connection cannot write between its reads and its write', async () => {
+    const path = freshFile();
+    const store = new SqliteStore({ path });
+    // Another writer on the same file (an operator's sqlite3 shell, a second process started by mistake),
+    // with no busy wait: it either writes at once or is refused.
+    const other = new DatabaseSync(path, { timeout: 0 });
+    try {
+      const [position] = await store.assignPositions('E', [{ requestId: 'r1', entryTime: 1 }]);
+      await store.incrementServing('E', 1, 1);
+      let intrusion = 'not attempted';
+      const record: TokenRecord = newTokenRecord({
+        requestId: 'r1', position: position as number, now: 2, validityPeriod: 60, issuer: 'https://i', kid: 'k',
+      });
+      // issueTokenIfAbsent reads (existing token, position, counters) and then writes the token, reading
+      // `iat` for that write: this getter runs at exactly the moment between the transaction's reads and
+      // its first write, the moment another connection's commit would make the reads stale.
+      const iat = record.iat;
+      Object.defineProperty(record, 'iat', {
+        enumerable: true,
+        get() {
+          if (intrusion === 'not attempted') {
+            try {
+              other.exec(`INSERT INTO secrets (name, value) VALUES ('intruder', 'x')`);
+              intrusion = 'written';
+            } catch (error) {
+              intrusion = (error as Error).message;
+            }
+          }
+          return iat;
+        },
+      });
+      const result = await store.issueTokenIfAbsent('E', record);
+      assert.equal(intrusion, 'database is locked', 'the other connection must wait for the transaction');
+      assert.equal(result.outcome, 'issued');
+      assert.equal((await store.getCounters('E')).tokens, 1);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
 });
