@@ -106,6 +106,36 @@ describe('hot-read cache', () => {
     assert.equal(await cache.getServingCounter(event), 2, 'the older read did not overwrite the entry');
   });
 
+  it("counts a value's age from when its read was sent: a slow reply does not stretch the TTL", async () => {
+    const { backing, clock, cache, event } = setup();
+    backing.hold = true;
+    const slow = cache.getServingCounter(event); // sent at t = 1000 ms
+    clock.ms += 200; // the reply takes 200 ms to come back
+    await backing.release();
+    assert.equal(await slow, 0);
+    backing.hold = false;
+    await backing.incrementServing(event, 3, 1); // another node, straight to the shared store
+    clock.ms += 50; // 250 ms after the read was sent, 50 ms after it returned
+    assert.equal(await cache.getServingCounter(event), 3, 'the value sent 250 ms ago is stale');
+    assert.equal(backing.reads, 2);
+  });
+
+  it('answers peekCounters (the polling fast path) from memory within the TTL only, and refreshes a stale entry', async () => {
+    const { backing, clock, cache, event } = setup();
+    assert.equal(cache.peekCounters(event), undefined, 'nothing cached yet: the caller takes the slow path');
+    assert.equal(await cache.getServingCounter(event), 0, 'the peek started the read this poll shares');
+    assert.equal(backing.reads, 1);
+    await backing.incrementServing(event, 3, 1); // another node
+    clock.ms += 249;
+    assert.equal(cache.peekCounters(event)?.serving, 0, 'fresh enough: answered from memory');
+    assert.equal(backing.reads, 1);
+    clock.ms += 1;
+    assert.equal(cache.peekCounters(event), undefined, 'stale after the TTL: never served to a poller');
+    assert.equal(await cache.getServingCounter(event), 3, 'the stale peek started a refresh, shared by this read');
+    assert.equal(backing.reads, 2);
+    assert.equal(cache.peekCounters(event)?.serving, 3, "other nodes' changes reach the fast path");
+  });
+
   it('does not cache a failed read: the next poll tries the store again', async () => {
     const { backing, cache, event } = setup();
     backing.failNext = new StoreUnavailableError('down');
