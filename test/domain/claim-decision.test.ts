@@ -25,6 +25,10 @@ describe('generate_token decision order', () => {
   it('a position beyond the serving counter is not served yet, even with a token', () => {
     assert.equal(decideClaim({ ...base, serving: 4, token }, rule, 2000).kind, 'not-served-yet');
   });
+  it('the position the serving counter points at is being served (position == serving)', () => {
+    assert.deepEqual(decideClaim({ ...base, serving: 5 }, rule, 2000), { kind: 'issue', position: 5 });
+    assert.equal(decideClaim({ ...base, serving: 4 }, rule, 2000).kind, 'not-served-yet');
+  });
   it('an existing open token set is issued again', () => {
     assert.deepEqual(decideClaim({ ...base, token }, rule, 99_999), { kind: 'reissue', record: token });
   });
@@ -61,6 +65,10 @@ describe('queue_pos_expiry decision order', () => {
     assert.equal(decideExpiry(base, rule, 2901).kind, 'position-expired');
     assert.deepEqual(decideExpiry(base, rule, 2100), { kind: 'expires-in', seconds: 800 });
     assert.deepEqual(decideExpiry(base, rule, 2900), { kind: 'expires-in', seconds: 0 });
+  });
+  it('the position the serving counter points at is served and counts down (position == serving)', () => {
+    assert.deepEqual(decideExpiry({ ...base, serving: 5 }, rule, 2100), { kind: 'expires-in', seconds: 800 });
+    assert.equal(decideExpiry({ ...base, serving: 4 }, rule, 2100).kind, 'not-served-yet');
   });
   it('once a token is issued the position never reports expired; seconds left are frozen at issue time', () => {
     assert.deepEqual(decideExpiry({ ...base, token }, rule, 99_999), { kind: 'expires-in', seconds: 800 });

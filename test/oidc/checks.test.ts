@@ -76,6 +76,10 @@ describe('authorize checks, in spec order', () => {
       [{ response_type: 'token' }, 'unsupported_response_type'],
       [{ response_type: '' }, 'invalid_request'],
       [{ scope: 'email profile' }, 'invalid_scope'],
+      // openid must be a whole scope token (space-separated, RFC 6749 §3.3), not a substring of one.
+      [{ scope: 'openidx' }, 'invalid_scope'],
+      [{ scope: 'profile notopenid' }, 'invalid_scope'],
+      [{ scope: 'OpenID' }, 'invalid_scope'],
       [{ scope: '' }, 'invalid_request'],
       [{ code_challenge: CHALLENGE, code_challenge_method: 'plain' }, 'invalid_request'],
       [{ code_challenge: CHALLENGE }, 'invalid_request'],
