@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { importJWK, jwtVerify, type JWK } from 'jose';
 import type { Envelope } from '../../src/events/envelope.ts';
 import { eventSettings, startTestNode, TestClock, type TestNode } from '../support/node.ts';
@@ -143,6 +143,10 @@ describe('POST /private/increment_serving_counter', () => {
   before(async () => {
     node = await startTestNode();
   });
+  // Every test starts from an empty event: no test sees the counter values or history another one left.
+  beforeEach(async () => {
+    assert.equal((await node.admin('POST', '/reset_initial_state', { event_id: 'Sample' })).status, 200);
+  });
   after(() => node.stop());
 
   it('answers 200 {"serving_num": N} with the new value', async () => {
@@ -153,6 +157,7 @@ describe('POST /private/increment_serving_counter', () => {
   });
 
   it('accepts a negative increment and moves the counter backwards', async () => {
+    await increment(node, 8);
     const res = await increment(node, -3);
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { serving_num: 5 });

@@ -152,7 +152,8 @@ describe('HTTP Basic client credentials (RFC 6749 §2.3.1)', () => {
 });
 
 describe('client secrets', () => {
-  const client = (configuredSecret?: string): OidcClient => ({ clientId: `c-${Math.random()}`, redirectUris: [], configuredSecret });
+  let clients = 0;
+  const client = (configuredSecret?: string): OidcClient => ({ clientId: `c-${++clients}`, redirectUris: [], configuredSecret });
 
   it('are generated as 50 alphanumerics, all characters in use', () => {
     const secrets = Array.from({ length: 200 }, generateClientSecret);
