@@ -62,6 +62,61 @@ describe('group commit of joins', () => {
     assert.deepEqual(sizes, [4, 4, 2]);
   });
 
+  it('batches are bounded at 1000 joins unless told otherwise', async () => {
+    const sizes: number[] = [];
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      sizes.push(joins.length);
+      return joins.map((_, i) => i);
+    });
+    await Promise.all(Array.from({ length: 1001 }, (_, i) => batcher.join('E', { requestId: String(i), entryTime: 1 })));
+    assert.deepEqual(sizes, [1000, 1]);
+  });
+
+  it('with a window, joins gather for windowMs (on the timer) before one commit', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate'] });
+    const batches: string[][] = [];
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      batches.push(joins.map((j) => j.requestId));
+      return joins.map((_, i) => i + 1);
+    }, { windowMs: 20 });
+    const first = batcher.join('E', { requestId: 'a', entryTime: 1 });
+    t.mock.timers.tick(19);
+    const second = batcher.join('E', { requestId: 'b', entryTime: 1 });
+    assert.deepEqual(batches, [], 'not before the window has passed');
+    t.mock.timers.tick(1);
+    assert.deepEqual(await Promise.all([first, second]), [1, 2]);
+    assert.deepEqual(batches, [['a', 'b']]);
+  });
+
+  it('keeps each event\'s joins in its own batches', async () => {
+    const batches: string[] = [];
+    const batcher = new JoinBatcher(async (eventId, joins) => {
+      batches.push(`${eventId}:${joins.map((j) => j.requestId).join(',')}`);
+      return joins.map((_, i) => i + 1);
+    });
+    const answers = await Promise.all([
+      batcher.join('E', { requestId: 'a', entryTime: 1 }),
+      batcher.join('F', { requestId: 'b', entryTime: 1 }),
+      batcher.join('E', { requestId: 'c', entryTime: 1 }),
+    ]);
+    assert.deepEqual(answers, [1, 1, 2]);
+    assert.deepEqual(batches.sort(), ['E:a,c', 'F:b']);
+  });
+
+  it('reports the size of each committed batch, not of a failed one', async () => {
+    const sizes: number[] = [];
+    let fail = true;
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      if (fail) throw new Error('down');
+      return joins.map((_, i) => i + 1);
+    });
+    batcher.onBatch = (size) => sizes.push(size);
+    await Promise.allSettled([batcher.join('E', { requestId: 'a', entryTime: 1 })]);
+    fail = false;
+    await Promise.all([batcher.join('E', { requestId: 'b', entryTime: 1 }), batcher.join('E', { requestId: 'c', entryTime: 1 })]);
+    assert.deepEqual(sizes, [2]);
+  });
+
   it('drain resolves after every received join is answered', async () => {
     const answered: number[] = [];
     const batcher = new JoinBatcher(async (_event, joins) => joins.map((_, i) => i + 1));
