@@ -160,5 +160,9 @@ describe('hot-read cache', () => {
     assert.equal(withHotReadCache(backing, { ttlMs: 0 }), backing);
     assert.ok(withHotReadCache(backing, { ttlMs: 250 }) instanceof HotReadCache);
     assert.throws(() => new HotReadCache(backing, { ttlMs: 5001 }), RangeError);
+    assert.throws(() => new HotReadCache(backing, { ttlMs: 0 }), RangeError);
+    assert.throws(() => new HotReadCache(backing, { ttlMs: Number.NaN }), RangeError);
+    assert.ok(new HotReadCache(backing, { ttlMs: 5000 }) instanceof HotReadCache, 'exactly 5 s is accepted');
+    assert.equal(withHotReadCache(backing, { ttlMs: -1 }), backing);
   });
 });

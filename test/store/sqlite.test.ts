@@ -3,7 +3,7 @@
 // that holds the write lock from its first statement (BEGIN IMMEDIATE).
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -80,5 +80,35 @@ describe('sqlite store: durability and locking', () => {
       other.close();
       await store.close();
     }
+  });
+});
+
+describe('sqlite store: the database file', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'anteroom-sqlite-file-'));
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('creates its directory owner-only and keeps the file (which holds private keys) owner-only, in WAL mode', async () => {
+    const path = join(scratch, 'nested', 'dir', 'anteroom.db');
+    const store = new SqliteStore({ path });
+    try {
+      assert.equal(store.description, `sqlite:${path}`);
+      assert.equal(statSync(join(scratch, 'nested', 'dir')).mode & 0o777, 0o700);
+      assert.equal(statSync(path).mode & 0o777, 0o600);
+      await store.assignPositions('E', [{ requestId: 'r', entryTime: 1 }]);
+      assert.equal(statSync(`${path}-wal`).mode & 0o777, 0o600, 'the WAL journal takes the file\'s mode');
+      await store.ping();
+    } finally {
+      await store.close();
+      await store.close(); // closing twice is harmless (shutdown paths may both close)
+    }
+    const reopened = new SqliteStore({ path });
+    assert.deepEqual(await reopened.getPosition('E', 'r'), { position: 1, entryTime: 1 }, 'committed to the file');
+    await reopened.close();
+  });
+
+  it('in memory: described as memory, nothing on disk', async () => {
+    const store = new SqliteStore({ path: ':memory:' });
+    assert.equal(store.description, 'memory');
+    await store.close();
   });
 });
