@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { buildClaims, TOKEN_USES, type TokenRecord } from '../../src/domain/claims.ts';
+import { ContractError } from '../../src/domain/errors.ts';
 import type { PublicJwk, SigningKeys, TokenSigning } from '../../src/domain/ports/tokens.ts';
 import { RoomRegistry } from '../../src/domain/room-registry.ts';
 import { defaultSettings } from '../../src/domain/room-settings.ts';
@@ -205,12 +206,40 @@ describe('token exchange checks, in order', () => {
     await store.close();
   });
 
-  it('7. a failure of the waiting room itself is not the client\'s: it passes through', async () => {
+  /** The exchange of a bound, served code, with generateToken answered by `generateToken`. */
+  async function exchangeWith(generateToken: WaitingRoomService['generateToken']): Promise<unknown> {
     const { deps, code, store } = setup();
-    const id = await code();
-    const down = new Error('store down');
-    const failing = { ...deps, room: Object.assign(Object.create(deps.room) as WaitingRoomService, { generateToken: async () => { throw down; } }) };
-    await assert.rejects(exchangeCode(request({ grant_type: 'authorization_code', client_id: 'Shop', client_secret: SECRET, code: id, redirect_uri: REDIRECT }), failing), (e) => e === down);
-    await store.close();
+    const id = await code({ nonce: 'n-1' });
+    const room = Object.assign(Object.create(deps.room) as WaitingRoomService, { generateToken });
+    try {
+      return await exchangeCode(
+        request({ grant_type: 'authorization_code', client_id: 'Shop', client_secret: SECRET, code: id, redirect_uri: REDIRECT }),
+        { ...deps, room },
+      );
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('7. a refusal of the waiting room (4xx) is invalid_grant; its own failure (5xx, or any other) passes through', async () => {
+    for (const status of [400, 404, 410, 499]) {
+      const refused = new ContractError(status, `refused ${status}`);
+      assert.equal(await refusal(exchangeWith(async () => { throw refused; })), `400 invalid_grant: the code cannot be exchanged: refused ${status}`);
+    }
+    for (const failure of [new ContractError(500, 'broken'), new ContractError(503, 'Service temporarily unavailable'), new Error('store down')]) {
+      await assert.rejects(exchangeWith(async () => { throw failure; }), (e) => e === failure);
+    }
+  });
+
+  it('7. tokens issued with another issuer or another nonce were redeemed outside OpenID Connect', async () => {
+    const tokensWith = (claims: Record<string, unknown>) => async () => ({
+      status: 200 as const,
+      body: { access_token: 'a', refresh_token: 'r', id_token: `${segment({ alg: 'none' })}.${segment(claims)}.x`, token_type: 'Bearer' as const, expires_in: 1 },
+    });
+    const outside = '400 invalid_grant: the code was already redeemed outside OpenID Connect';
+    assert.equal(await refusal(exchangeWith(tokensWith({ iss: ISSUER, nonce: 'n-2' }))), outside);
+    assert.equal(await refusal(exchangeWith(tokensWith({ iss: 'https://node.example', nonce: 'n-1' }))), outside);
+    assert.equal(await refusal(exchangeWith(tokensWith({ iss: ISSUER }))), outside);
+    assert.equal(await refusal(exchangeWith(tokensWith({ iss: ISSUER, nonce: 'n-1' }))), 'exchanged');
   });
 });
