@@ -61,6 +61,7 @@ describe('queue_pos_expiry decision order', () => {
   it('reports 404, not enabled, not served, expired, and seconds left in that order', () => {
     assert.equal(decideExpiry(null, rule, 0).kind, 'no-position');
     assert.equal(decideExpiry(base, { enabled: false, period: 900 }, 0).kind, 'expiry-not-enabled');
+    assert.equal(decideExpiry({ ...base, expiryEnabledSince: null }, rule, 0).kind, 'expiry-not-enabled', 'switched on in the settings, not yet in the store');
     assert.equal(decideExpiry({ ...base, serving: 1 }, rule, 0).kind, 'not-served-yet');
     assert.equal(decideExpiry(base, rule, 2901).kind, 'position-expired');
     assert.deepEqual(decideExpiry(base, rule, 2100), { kind: 'expires-in', seconds: 800 });

@@ -319,7 +319,9 @@ describe('generate_token', () => {
     assert.equal(again.access_token, first.access_token);
     assert.equal(again.expires_in, 0);
     s.clock.ms -= 4_000_000 - 100_000;
+    const asked = s.keys.asked.length;
     assert.equal(ok(await s.service.generateToken('E', id)).expires_in, 3500);
+    assert.equal(s.keys.asked.length, asked, 'a re-claim makes no new record: not even the current key is needed');
     assert.equal(s.published.length, 1);
     assert.equal((await s.store.getCounters('E')).tokens, 1);
     await s.store.close();
@@ -459,6 +461,14 @@ describe('the private API', () => {
     await s.store.close();
   });
 
+  it('reset_initial_state needs no after-reset hook', async () => {
+    const s = setup();
+    await s.service.assignQueueNum('E');
+    assert.equal((await s.service.resetInitialState('E')).status, 200);
+    assert.equal((await s.store.getCounters('E')).queue, 0);
+    await s.store.close();
+  });
+
   it('counters adds the waiting number and the active tokens to the store\'s counters', async () => {
     const s = setup();
     ok(await s.service.generateToken('E', await servedVisitor(s)));
@@ -572,6 +582,13 @@ describe('for the adapters', () => {
   it('checkStore and storeDescription reach the store; claimReadiness decides without issuing', async () => {
     const s = setup();
     await s.service.checkStore();
+    const down = new StoreUnavailableError('down');
+    const ping = mock.method(s.store, 'ping', async () => {
+      throw down;
+    });
+    await assert.rejects(s.service.checkStore(), (e) => e === down);
+    ping.mock.restore();
+    assert.equal(down.name, 'StoreUnavailableError');
     assert.equal(s.service.storeDescription, 'memory');
     const id = await servedVisitor(s);
     const { api_request_id: later } = ok(await s.service.assignQueueNum('E'));
