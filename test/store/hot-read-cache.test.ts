@@ -85,6 +85,46 @@ describe('hot-read cache', () => {
     });
   });
 
+  it('every write passes through to the store, answers what the store answered, and drops the entry', async () => {
+    const { backing, cache, event } = setup();
+    const [a, b] = [randomUUID(), randomUUID()];
+    await cache.syncExpirySwitch(event, true, 1); // a write before any read of the event
+    assert.deepEqual(await cache.assignPositionsIfAbsent(event, [{ requestId: a, entryTime: 1 }, { requestId: b, entryTime: 1 }]), [1, 2]);
+    assert.equal((await cache.getCounters(event)).queue, 2);
+    await cache.incrementServing(event, 2, 1);
+    const record = { requestId: a, position: 1, iat: 1, nbf: 1, exp: 99, iss: 'i', kid: 'k', status: 0 as const };
+    assert.equal((await cache.issueTokenIfAbsent(event, record)).outcome, 'issued');
+    assert.equal((await cache.getCounters(event)).tokens, 1);
+    assert.equal(await cache.closeSession(event, a, 1), true);
+    assert.equal((await cache.getCounters(event)).completed, 1);
+    const advance = await cache.advanceExpiry(event, 1_000, true, 2);
+    assert.deepEqual([advance.newlyExpiredUnclaimed, advance.serving], [1, 3]);
+    assert.deepEqual(await cache.getCounters(event), await backing.getCounters(event));
+    // After this node's write, polls are answered from memory again: one store read for many polls.
+    const reads = backing.reads;
+    for (let i = 0; i < 10; i++) await cache.getServingCounter(event);
+    assert.equal(backing.reads, reads);
+  });
+
+  it('without a clock of its own it measures the TTL on performance.now()', async (t) => {
+    const now = { ms: 5_000 };
+    t.mock.method(performance, 'now', () => now.ms);
+    const backing = new CountingStore();
+    const cache = new HotReadCache(backing, { ttlMs: 250 });
+    await cache.getServingCounter('E');
+    await cache.getServingCounter('E');
+    assert.equal(backing.reads, 1);
+    now.ms += 250;
+    await cache.getServingCounter('E');
+    assert.equal(backing.reads, 2);
+  });
+
+  it('close closes the store behind it', async () => {
+    const { backing, cache } = setup();
+    await cache.close();
+    await assert.rejects(backing.ping());
+  });
+
   it('shares one store read among concurrent misses', async () => {
     const { backing, cache, event } = setup();
     backing.hold = true;
@@ -159,7 +199,7 @@ describe('hot-read cache', () => {
     const backing = new CountingStore();
     assert.equal(withHotReadCache(backing, { ttlMs: 0 }), backing);
     assert.ok(withHotReadCache(backing, { ttlMs: 250 }) instanceof HotReadCache);
-    assert.throws(() => new HotReadCache(backing, { ttlMs: 5001 }), RangeError);
+    assert.throws(() => new HotReadCache(backing, { ttlMs: 5001 }), { name: 'RangeError', message: 'hot-read TTL must be 1–5000 ms (got 5001)' });
     assert.throws(() => new HotReadCache(backing, { ttlMs: 0 }), RangeError);
     assert.throws(() => new HotReadCache(backing, { ttlMs: Number.NaN }), RangeError);
     assert.ok(new HotReadCache(backing, { ttlMs: 5000 }) instanceof HotReadCache, 'exactly 5 s is accepted');

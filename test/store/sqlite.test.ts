@@ -112,3 +112,34 @@ describe('sqlite store: the database file', () => {
     await store.close();
   });
 });
+
+describe('sqlite store: transactions and the in-memory counters', () => {
+  it('rolls a failed transaction back whole, and stays usable', async () => {
+    const store = new SqliteStore({ path: ':memory:' });
+    // The second join fails while the batch is being written, after the first one's row was inserted.
+    const failing = { entryTime: 1, get requestId(): string { throw new Error('broken join'); } };
+    await assert.rejects(store.assignPositions('E', [{ requestId: 'a', entryTime: 1 }, failing]), /broken join/);
+    assert.equal(await store.getPosition('E', 'a'), null, 'the first insert was rolled back');
+    assert.equal((await store.getCounters('E')).queue, 0);
+    assert.deepEqual(await store.assignPositions('E', [{ requestId: 'b', entryTime: 1 }]), [1], 'no transaction left open');
+    await store.close();
+  });
+
+  it('answers peekCounters from the counters it last read or wrote, and only those', async () => {
+    const store = new SqliteStore({ path: ':memory:' });
+    assert.equal(store.peekCounters('E'), undefined, 'never read: nothing in memory');
+    await store.incrementServing('E', 3, 1);
+    assert.equal(store.peekCounters('E'), undefined, 'a write drops the copy');
+    await store.getServingCounter('E');
+    assert.equal(store.peekCounters('E')?.serving, 3);
+    assert.equal(store.peekCounters('F'), undefined);
+    await store.close();
+  });
+
+  it('after close, the database is closed: ping fails', async () => {
+    const store = new SqliteStore({ path: ':memory:' });
+    await store.ping();
+    await store.close();
+    await assert.rejects(store.ping());
+  });
+});
