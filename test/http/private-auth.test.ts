@@ -30,6 +30,8 @@ interface SignOptions {
   at?: number;
   /** Adds X-Amz-Content-Sha256 with this value (botocore sends the body's hash). */
   contentSha?: string;
+  /** More headers to sign. */
+  extra?: Record<string, string>;
 }
 
 /** A request signed by @smithy/signature-v4 (what botocore-style clients send), as the server receives it. */
@@ -43,6 +45,7 @@ async function signedRequest(o: SignOptions = {}): Promise<SignedRequest> {
   });
   const headers: Record<string, string> = { host: HOST };
   if (o.contentSha !== undefined) headers['x-amz-content-sha256'] = o.contentSha;
+  Object.assign(headers, o.extra);
   const signed = await signer.sign(
     {
       method: o.method ?? 'GET',
@@ -72,7 +75,7 @@ const refusal = async (request: SignedRequest, creds: SigV4Credentials = CREDS, 
 describe('SigV4 verification', () => {
   it('accepts what AWS\'s signer signs: a GET with a query (repeated keys too), a POST with its body', async () => {
     assert.equal(await refusal(await signedRequest()), 'accepted');
-    assert.equal(await refusal(await signedRequest({ query: { event_id: 'Sample', a: ['1', '2'] } })), 'accepted');
+    assert.equal(await refusal(await signedRequest({ query: { event_id: 'Sample', a: ['1', '2', '3'] } })), 'accepted');
     const body = '{"event_id":"Sample","increment_by":1}';
     assert.equal(await refusal(await signedRequest({ method: 'POST', path: '/private/increment_serving_counter', query: {}, body })), 'accepted');
     const hash = createHash('sha256').update(body).digest('hex');
@@ -101,6 +104,32 @@ describe('SigV4 verification', () => {
     assert.equal(await refusal(withHeader('authorization', extra)), 'signed header x-extra is missing');
     const reordered = authorization.replace('SignedHeaders=host;x-amz-date', 'SignedHeaders=x-amz-date;host');
     assert.equal(await refusal(withHeader('authorization', reordered)), 'signed header list differs');
+  });
+
+  it('reads the authorization header strictly: nothing before or after it; blanks after its commas optional', async () => {
+    const good = await signedRequest();
+    const authorization = String(good.headers.authorization);
+    const withAuthorization = (value: string): SignedRequest => ({ ...good, headers: { ...good.headers, authorization: value } });
+    assert.equal(await refusal(withAuthorization(`x${authorization}`)), 'malformed authorization header');
+    assert.equal(await refusal(withAuthorization(`${authorization} extra`)), 'malformed authorization header');
+    assert.equal(await refusal(withAuthorization(authorization.replaceAll(', ', ','))), 'accepted');
+    assert.equal(await refusal(withAuthorization(authorization.replaceAll(', ', ',  '))), 'accepted');
+  });
+
+  it('reads x-amz-date strictly: nothing before or after the timestamp', async () => {
+    const good = await signedRequest();
+    const date = String(good.headers['x-amz-date']);
+    for (const value of [`x${date}`, `${date}x`]) {
+      assert.equal(await refusal({ ...good, headers: { ...good.headers, 'x-amz-date': value } }), 'missing or malformed x-amz-date', value);
+    }
+  });
+
+  it('a signed header received more than once is verified as its values joined by commas', async () => {
+    const signed = await signedRequest({ extra: { 'x-forwarded-for': '10.0.0.1,10.0.0.2' } });
+    assert.match(String(signed.headers.authorization), /SignedHeaders=host;x-amz-date;x-forwarded-for,/);
+    const repeated = { ...signed, headers: { ...signed.headers, 'x-forwarded-for': ['10.0.0.1', '10.0.0.2'] } };
+    assert.equal(await refusal(repeated), 'accepted');
+    assert.equal(await refusal({ ...signed, headers: { ...signed.headers, 'x-forwarded-for': ['10.0.0.1'] } }), 'signature mismatch');
   });
 
   it('refuses a body that is not the one signed, and a claimed payload hash that is not the body\'s', async () => {
@@ -144,6 +173,7 @@ describe('the client signer', () => {
     assert.equal(headers.host, undefined, 'Host comes from the URL');
     assert.equal(headers['content-type'], undefined, 'the client adds its own content type');
     assert.equal(headers['x-amz-security-token'], 'session-token-1');
+    assert.match(headers.authorization ?? '', /SignedHeaders=content-type;host;/, 'the content type of a body is signed too');
     const received: SignedRequest = {
       method: 'POST',
       path: '/private/increment_serving_counter',
@@ -168,7 +198,7 @@ describe('the client signer', () => {
 /** What the hook sees of a request, and what it logged. */
 function fakeRequest(method: string, headers: Record<string, string>, url = '/private/num_active_tokens?event_id=Sample', body?: Buffer) {
   const logged: unknown[] = [];
-  const request = { method, headers, raw: { url }, body, log: { info: (entry: unknown) => logged.push(entry) } };
+  const request = { method, headers, raw: { url }, body, log: { info: (entry: unknown, message: string) => logged.push(entry, message) } };
   return { request: request as unknown as FastifyRequest, logged };
 }
 
@@ -209,7 +239,7 @@ describe('the private API authentication hook', () => {
     const signed = await signedRequest();
     const { request, logged } = fakeRequest('GET', signed.headers as Record<string, string>, '/private/expired_tokens?event_id=Sample');
     assert.equal(await outcome(hook, request), '403 Forbidden');
-    assert.deepEqual(logged, [{ reason: 'signature mismatch' }]);
+    assert.deepEqual(logged, [{ reason: 'signature mismatch' }, 'SigV4 verification failed']);
     const noBody = fakeRequest('POST', (await signedRequest({ method: 'POST', query: {}, body: '{"a":1}' })).headers as Record<string, string>, '/private/num_active_tokens');
     assert.equal(await outcome(hook, noBody.request), '403 Forbidden', 'a signed body that did not arrive');
   });
@@ -228,7 +258,7 @@ describe('the private API authentication hook', () => {
     const signed = await signedRequest();
     const { request, logged } = fakeRequest('GET', signed.headers as Record<string, string>);
     assert.equal(await outcome(late, request), '403 Forbidden');
-    assert.deepEqual(logged, [{ reason: 'request date out of range' }]);
+    assert.deepEqual(logged, [{ reason: 'request date out of range' }, 'SigV4 verification failed']);
   });
 });
 
@@ -256,6 +286,9 @@ describe('helpers of the signature checks', () => {
     mac.reset();
     mac.update('again');
     assert.deepEqual(Buffer.from(await mac.digest()), createHmac('sha256', 'key').update('again').digest());
+    const wide = new NodeSha256();
+    wide.update(new Uint16Array([0x6261])); // a view of another element size: its bytes, 'ab' (little-endian)
+    assert.deepEqual(Buffer.from(await wide.digest()), sha('ab'));
     const bytesKey = new NodeSha256(new TextEncoder().encode('key'));
     bytesKey.update('message');
     assert.deepEqual(Buffer.from(await bytesKey.digest()), createHmac('sha256', 'key').update('message').digest());
