@@ -105,6 +105,8 @@ describe('token exchange checks, in order', () => {
     const json = { headers: { 'content-type': 'application/json' }, body: Buffer.from('{}') };
     assert.equal(await refusal(exchangeCode(json, deps)), '400 invalid_request: the body must be application/x-www-form-urlencoded');
     assert.equal(await refusal(exchangeCode({ headers: {}, body: undefined }, deps)), '400 invalid_request: the body must be application/x-www-form-urlencoded');
+    const noBody = { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: undefined };
+    assert.equal(await refusal(exchangeCode(noBody, deps)), '401 invalid_client: client authentication is required (challenge)', 'no body is an empty form');
     assert.equal(
       await refusal(exchangeCode(request('grant_type=authorization_code&grant_type=authorization_code'), deps)),
       '400 invalid_request: grant_type must not be repeated',
@@ -226,7 +228,8 @@ describe('token exchange checks, in order', () => {
       const refused = new ContractError(status, `refused ${status}`);
       assert.equal(await refusal(exchangeWith(async () => { throw refused; })), `400 invalid_grant: the code cannot be exchanged: refused ${status}`);
     }
-    for (const failure of [new ContractError(500, 'broken'), new ContractError(503, 'Service temporarily unavailable'), new Error('store down')]) {
+    const notOurs = Object.assign(new Error('an error of something else, with a status'), { status: 404 });
+    for (const failure of [new ContractError(500, 'broken'), new ContractError(503, 'Service temporarily unavailable'), new Error('store down'), notOurs]) {
       await assert.rejects(exchangeWith(async () => { throw failure; }), (e) => e === failure);
     }
   });
