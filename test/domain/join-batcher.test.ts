@@ -117,6 +117,24 @@ describe('group commit of joins', () => {
     assert.deepEqual(sizes, [2]);
   });
 
+  it('drain also waits for a batch that is already being committed', async () => {
+    let release: () => void = () => {};
+    let started: () => void = () => {};
+    const committing = new Promise<void>((resolve) => (started = resolve));
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      started();
+      await new Promise<void>((resolve) => (release = resolve));
+      return joins.map((_, i) => i + 1);
+    });
+    const answered: number[] = [];
+    void batcher.join('E', { requestId: 'a', entryTime: 1 }).then((p) => answered.push(p));
+    await committing; // in flight, nothing pending any more
+    const drained = batcher.drain();
+    release();
+    await drained;
+    assert.deepEqual(answered, [1]);
+  });
+
   it('drain resolves after every received join is answered', async () => {
     const answered: number[] = [];
     const batcher = new JoinBatcher(async (_event, joins) => joins.map((_, i) => i + 1));
