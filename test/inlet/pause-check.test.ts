@@ -15,7 +15,7 @@ describe('pause check', () => {
   after(() => site.close());
 
   const check = (extra: { json_path?: string; threshold?: number; timeout?: number } = {}) =>
-    checkPause({ url: site.url, timeout: 2, ...extra });
+    checkPause({ url: site.url, timeout: 30, ...extra });
 
   it('200 → OK', async () => {
     site.answer = { status: 200, body: '{}', delayMs: 0 };

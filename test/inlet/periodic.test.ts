@@ -77,7 +77,7 @@ describe('periodic inlet inside the server (scheduler job, test clock)', () => {
       increment_by: 10,
       start_time: start + 60,
       end_time: start + 600,
-      ...(pause ? { pause_check: { url: site.url, timeout: 2 } } : {}),
+      ...(pause ? { pause_check: { url: site.url, timeout: 30 } } : {}),
     });
     node = await startTestNode(
       {
