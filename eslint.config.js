@@ -50,7 +50,7 @@ const layerRules = Object.entries(LAYERS).map(([folder, allowed]) => {
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'web/dist/', 'deploy/aws/cdk.out/', 'deploy/aws/dist/'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'web/dist/', 'deploy/aws/cdk.out/', 'deploy/aws/dist/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

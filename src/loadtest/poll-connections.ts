@@ -58,6 +58,8 @@ export interface PollConnectionsOptions {
    * as a request is written on it (node:http's keepAliveTimeout is 5 s; many servers use 5 s). Default 4 s.
    */
   idleMs?: number;
+  /** Monotonic milliseconds (the timeouts and idle checks read it). Default performance.now; tests pass their own. */
+  clock?: () => number;
 }
 
 interface Pending {
@@ -101,6 +103,7 @@ export class PollConnections {
   private readonly origin: number;
   private readonly timeoutMs: number;
   private readonly idleMs: number;
+  private readonly clock: () => number;
   private readonly host: string;
   private readonly port: number;
   private readonly tls: boolean;
@@ -127,6 +130,7 @@ export class PollConnections {
     this.origin = options.origin;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.idleMs = options.idleMs ?? 4000;
+    this.clock = options.clock ?? (() => performance.now());
     this.slots = Array.from({ length: Math.max(1, options.connections) }, () => null);
     let lines = `Host: ${url.host}\r\n`;
     for (const [name, value] of Object.entries(options.headers ?? {})) {
@@ -139,7 +143,7 @@ export class PollConnections {
   }
 
   now(): number {
-    return performance.now() - this.origin;
+    return this.clock() - this.origin;
   }
 
   /**

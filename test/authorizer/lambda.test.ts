@@ -97,7 +97,11 @@ describe('API Gateway Lambda authorizer', () => {
     });
 
     it('throws "Unauthorized" (API Gateway answers 401) when no token is presented', async () => {
-      await assert.rejects(authorize(tokenEvent(undefined)), { message: 'Unauthorized' });
+      await assert.rejects(authorize(tokenEvent(undefined)), (error: Error) => {
+        assert.equal(error.message, 'Unauthorized');
+        assert.ok(error.cause instanceof Error, 'the refusal behind it is kept as the cause');
+        return true;
+      });
       await assert.rejects(authorize(tokenEvent('')), { message: 'Unauthorized' });
       await assert.rejects(authorize(tokenEvent('Bearer ')), { message: 'Unauthorized' });
     });
@@ -159,7 +163,8 @@ describe('API Gateway Lambda authorizer', () => {
       apiArnBase('arn:aws-cn:execute-api:cn-north-1:123456789012:q1w2e3/$default/ANY/'),
       'arn:aws-cn:execute-api:cn-north-1:123456789012:q1w2e3',
     );
-    assert.throws(() => apiArnBase('arn:aws:lambda:us-east-1:123456789012:function:f'));
+    assert.throws(() => apiArnBase('arn:aws:lambda:us-east-1:123456789012:function:f'), { message: 'methodArn is not an API Gateway method ARN' });
+    assert.throws(() => apiArnBase(`x${API}/prod/GET/store/search`), { message: 'methodArn is not an API Gateway method ARN' });
     await assert.rejects(authorize({ type: 'TOKEN', authorizationToken: 'x', methodArn: 'nonsense' }));
   });
 });

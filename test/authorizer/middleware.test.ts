@@ -75,6 +75,7 @@ function guardBehaviour(name: string, start: (options: AuthorizerOptions) => Pro
       for (const [authorization, reason] of cases) {
         const response = await get({ authorization });
         assert.equal(response.status, 403, reason);
+        assert.equal(response.headers.get('www-authenticate'), null, 'only a 401 names the scheme');
         assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
         assert.deepEqual(await response.json(), { error: REFUSALS[reason].message, reason });
       }

@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
+import { serveCommand, configFromOptions } from '../../src/cli/serve-command.ts';
+import { openStore } from '../../src/compose/open-store.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { startChildNode } from '../support/child-node.ts';
 
 const run = promisify(execFile);
@@ -69,6 +72,47 @@ describe('anteroom serve: configuration', () => {
   it('an unknown store location stops the start', async () => {
     const { stderr } = await serveFails(['--data-dir', dir, '--store', 'postgres://x']);
     assert.match(stderr, /--store must be/);
+  });
+});
+
+describe('anteroom serve: --sqlite-synchronous', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'anteroom-sync-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The store `anteroom serve <args>` would open, and the durability SQLite reports on its connection. */
+  async function synchronousOfServe(args: string[], env: Record<string, string> = {}): Promise<string> {
+    let options: Record<string, unknown> | undefined;
+    const command = serveCommand()
+      .exitOverride()
+      .action((parsed: Record<string, unknown>) => {
+        options = parsed;
+      });
+    const saved = process.env.ANTEROOM_SQLITE_SYNCHRONOUS;
+    delete process.env.ANTEROOM_SQLITE_SYNCHRONOUS;
+    Object.assign(process.env, env);
+    try {
+      await command.parseAsync(['--data-dir', dir, ...args], { from: 'user' });
+    } finally {
+      if (saved === undefined) delete process.env.ANTEROOM_SQLITE_SYNCHRONOUS;
+      else process.env.ANTEROOM_SQLITE_SYNCHRONOUS = saved;
+    }
+    const store = await openStore(configFromOptions(options as Record<string, unknown>));
+    try {
+      assert.ok(store instanceof SqliteStore);
+      return store.synchronous;
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('is full by default: every acknowledged write is fsynced (the README promise)', async () => {
+    assert.equal(await synchronousOfServe([]), 'full');
+  });
+
+  it('normal, by flag or environment variable, reaches the SQLite connection', async () => {
+    assert.equal(await synchronousOfServe(['--sqlite-synchronous', 'normal']), 'normal');
+    assert.equal(await synchronousOfServe([], { ANTEROOM_SQLITE_SYNCHRONOUS: 'normal' }), 'normal');
+    assert.equal(await synchronousOfServe(['--sqlite-synchronous', 'full'], { ANTEROOM_SQLITE_SYNCHRONOUS: 'normal' }), 'full');
   });
 });
 

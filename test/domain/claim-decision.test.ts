@@ -38,6 +38,10 @@ describe('generate_token decision order', () => {
   it('a position beyond the serving counter is not served yet, even with a token', () => {
     assert.equal(decideClaim({ ...base, serving: 4, token }, rule, 2000).kind, 'not-served-yet');
   });
+  it('the position the serving counter points at is being served (position == serving)', () => {
+    assert.deepEqual(decideClaim({ ...base, serving: 5 }, rule, 2000), { kind: 'issue', position: 5 });
+    assert.equal(decideClaim({ ...base, serving: 4 }, rule, 2000).kind, 'not-served-yet');
+  });
   it('an existing open token set is issued again', () => {
     assert.deepEqual(decideClaim({ ...base, token }, rule, 99_999), { kind: 'reissue', record: token });
   });
@@ -73,10 +77,15 @@ describe('queue_pos_expiry decision order', () => {
   it('reports 404, not enabled, not served, expired, and seconds left in that order', () => {
     assert.equal(decideExpiry(null, rule, 0).kind, 'no-position');
     assert.equal(decideExpiry(base, { enabled: false, period: 900 }, 0).kind, 'expiry-not-enabled');
+    assert.equal(decideExpiry({ ...base, expiryEnabledSince: null }, rule, 0).kind, 'expiry-not-enabled', 'switched on in the settings, not yet in the store');
     assert.equal(decideExpiry({ ...base, serving: 1 }, rule, 0).kind, 'not-served-yet');
     assert.equal(decideExpiry(base, rule, 2901).kind, 'position-expired');
     assert.deepEqual(decideExpiry(base, rule, 2100), { kind: 'expires-in', seconds: 800 });
     assert.deepEqual(decideExpiry(base, rule, 2900), { kind: 'expires-in', seconds: 0 });
+  });
+  it('the position the serving counter points at is served and counts down (position == serving)', () => {
+    assert.deepEqual(decideExpiry({ ...base, serving: 5 }, rule, 2100), { kind: 'expires-in', seconds: 800 });
+    assert.equal(decideExpiry({ ...base, serving: 4 }, rule, 2100).kind, 'not-served-yet');
   });
   it('once a token is issued the position never reports expired; seconds left are frozen at issue time', () => {
     assert.deepEqual(decideExpiry({ ...base, token }, rule, 99_999), { kind: 'expires-in', seconds: 800 });

@@ -62,12 +62,84 @@ describe('group commit of joins', () => {
     assert.deepEqual(sizes, [4, 4, 2]);
   });
 
+  it('batches are bounded at 1000 joins unless told otherwise', async () => {
+    const sizes: number[] = [];
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      sizes.push(joins.length);
+      return joins.map((_, i) => i);
+    });
+    await Promise.all(Array.from({ length: 1001 }, (_, i) => batcher.join('E', { requestId: String(i), entryTime: 1 })));
+    assert.deepEqual(sizes, [1000, 1]);
+  });
+
+  it('with a window, joins gather for windowMs (on the timer) before one commit', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate'] });
+    const batches: string[][] = [];
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      batches.push(joins.map((j) => j.requestId));
+      return joins.map((_, i) => i + 1);
+    }, { windowMs: 20 });
+    const first = batcher.join('E', { requestId: 'a', entryTime: 1 });
+    t.mock.timers.tick(19);
+    const second = batcher.join('E', { requestId: 'b', entryTime: 1 });
+    assert.deepEqual(batches, [], 'not before the window has passed');
+    t.mock.timers.tick(1);
+    assert.deepEqual(await Promise.all([first, second]), [1, 2]);
+    assert.deepEqual(batches, [['a', 'b']]);
+  });
+
+  it('keeps each event\'s joins in its own batches', async () => {
+    const batches: string[] = [];
+    const batcher = new JoinBatcher(async (eventId, joins) => {
+      batches.push(`${eventId}:${joins.map((j) => j.requestId).join(',')}`);
+      return joins.map((_, i) => i + 1);
+    });
+    const answers = await Promise.all([
+      batcher.join('E', { requestId: 'a', entryTime: 1 }),
+      batcher.join('F', { requestId: 'b', entryTime: 1 }),
+      batcher.join('E', { requestId: 'c', entryTime: 1 }),
+    ]);
+    assert.deepEqual(answers, [1, 1, 2]);
+    assert.deepEqual(batches.sort(), ['E:a,c', 'F:b']);
+  });
+
+  it('reports the size of each committed batch, not of a failed one', async () => {
+    const sizes: number[] = [];
+    let fail = true;
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      if (fail) throw new Error('down');
+      return joins.map((_, i) => i + 1);
+    });
+    batcher.onBatch = (size) => sizes.push(size);
+    await Promise.allSettled([batcher.join('E', { requestId: 'a', entryTime: 1 })]);
+    fail = false;
+    await Promise.all([batcher.join('E', { requestId: 'b', entryTime: 1 }), batcher.join('E', { requestId: 'c', entryTime: 1 })]);
+    assert.deepEqual(sizes, [2]);
+  });
+
+  it('drain also waits for a batch that is already being committed', async () => {
+    let release: () => void = () => {};
+    let started: () => void = () => {};
+    const committing = new Promise<void>((resolve) => (started = resolve));
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      started();
+      await new Promise<void>((resolve) => (release = resolve));
+      return joins.map((_, i) => i + 1);
+    });
+    const answered: number[] = [];
+    void batcher.join('E', { requestId: 'a', entryTime: 1 }).then((p) => answered.push(p));
+    await committing; // in flight, nothing pending any more
+    const drained = batcher.drain();
+    release();
+    await drained;
+    assert.deepEqual(answered, [1]);
+  });
+
   it('drain resolves after every received join is answered', async () => {
     const answered: number[] = [];
     const batcher = new JoinBatcher(async (_event, joins) => joins.map((_, i) => i + 1));
     for (let i = 0; i < 3; i++) void batcher.join('E', { requestId: String(i), entryTime: 1 }).then((p) => answered.push(p));
-    await batcher.drain();
-    await new Promise((r) => setImmediate(r));
+    await batcher.drain(); // without waiting for the turn that would have started the commit
     assert.equal(answered.length, 3);
   });
 });

@@ -198,9 +198,10 @@ describe('private API: missing and wrong credentials', () => {
   });
 
   it('the admin bearer token is accepted', async () => {
+    const { activeTokens } = await node.room.counters('Sample');
     const res = await read(node.admin('GET', '/num_active_tokens?event_id=Sample'));
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { active_tokens: 0 });
+    assert.deepEqual(res.body, { active_tokens: activeTokens });
   });
 
   it('an unauthenticated request is refused before its body is read: malformed JSON still answers 401', async () => {
@@ -358,15 +359,17 @@ describe('private API: SigV4 from a botocore-style client (@smithy/signature-v4,
   after(() => node.stop());
 
   it('a GET with a query string is accepted', async () => {
+    const { activeTokens } = await node.room.counters('Sample');
     const res = await read(botoFetch(node, 'GET', '/num_active_tokens?event_id=Sample'));
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body, { active_tokens: 0 });
+    assert.deepEqual(res.body, { active_tokens: activeTokens });
   });
 
   it('a POST with a JSON body is accepted', async () => {
+    const { serving } = await node.room.counters('Sample');
     const res = await read(botoFetch(node, 'POST', '/increment_serving_counter', { event_id: 'Sample', increment_by: 4 }));
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body, { serving_num: 4 });
+    assert.deepEqual(res.body, { serving_num: serving + 4 });
   });
 
   it('an X-Amz-Content-Sha256 that is not the hash of the body answers 403 and changes nothing', async () => {

@@ -4,10 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { Envelope } from '../../src/events/envelope.ts';
 import { startTestNode, TEST_CREDENTIALS, type TestNode } from '../support/node.ts';
+import { resetEvents } from '../support/api-calls.ts';
 
 const agent = new Agent({ connections: 100, pipelining: 1 });
 after(() => agent.close());
@@ -56,6 +57,7 @@ describe('a join storm', () => {
   before(async () => {
     node = await startTestNode();
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('1,000 parallel joins get positions exactly 1..1000: unique, gap-free, each readable at once', async () => {
@@ -77,6 +79,7 @@ describe('concurrent first claims of one request ID', () => {
   before(async () => {
     node = await startTestNode();
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('50 parallel first claims yield one token set: identical 200 bodies, tokens counter 1, one token_generated', async () => {

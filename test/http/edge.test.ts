@@ -4,9 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { startTestNode, TEST_CREDENTIALS, type TestNode } from '../support/node.ts';
-import { type Body, read } from '../support/api-calls.ts';
+import { type Body, read, resetEvents, servedVisitor } from '../support/api-calls.ts';
 
 const INVALID_BODY = { error: 'Invalid request body' };
 const ALLOW_HEADERS = 'Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-Content-Sha256';
@@ -359,8 +359,12 @@ describe('Cache-Control per path', () => {
   let id: string;
   before(async () => {
     node = await startTestNode({ pollTtl: 3 });
-    id = ((await (await node.post('/assign_queue_num', { event_id: 'Sample' })).json()) as { api_request_id: string }).api_request_id;
-    await node.admin('POST', '/increment_serving_counter', { event_id: 'Sample', increment_by: 1 });
+  });
+  // An empty event and a visitor of its own for every test, served just now (another test may have moved
+  // the clock or the serving counter).
+  beforeEach(async () => {
+    await resetEvents(node);
+    id = await servedVisitor(node);
   });
   after(() => node.stop());
 

@@ -51,9 +51,10 @@ describe('polling fast path', () => {
 
   it('leaves every malformed or unknown query to the routed path and its errors', async () => {
     await poll(node, '/serving_num?event_id=Sample');
+    const { serving } = await node.room.counters('Sample');
     assert.equal((await poll(node, '/serving_num?event_id=Nope')).status, 400);
     assert.equal((await node.get('/serving_num?event_id=Sample&event_id=Sample')).status, 400);
-    assert.deepEqual((await poll(node, '/serving_num?event_id=Sam%70le')).body, { serving_counter: 7 });
+    assert.deepEqual((await poll(node, '/serving_num?event_id=Sam%70le')).body, { serving_counter: serving });
     assert.equal((await node.get('/serving_num')).status, 400);
   });
 

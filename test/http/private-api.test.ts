@@ -7,11 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { importJWK, jwtVerify, type JWK } from 'jose';
 import type { Envelope } from '../../src/events/envelope.ts';
 import { eventSettings, startTestNode, TestClock, type TestNode } from '../support/node.ts';
-import { type Body, read, type TokenBody, join, positionOf, serveUpTo, servedVisitor } from '../support/api-calls.ts';
+import { type Body, read, type TokenBody, join, positionOf, resetEvents, serveUpTo, servedVisitor } from '../support/api-calls.ts';
 
 function increment(node: TestNode, by: unknown, eventId: unknown = 'Sample') {
   return read<{ serving_num?: number; error?: string }>(
@@ -65,6 +65,7 @@ describe('POST /private/generate_token', () => {
   before(async () => {
     node = await startTestNode();
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('applies issuer and validity_period overrides to a newly issued token set', async () => {
@@ -143,6 +144,8 @@ describe('POST /private/increment_serving_counter', () => {
   before(async () => {
     node = await startTestNode();
   });
+  // Every test starts from an empty event: no test sees the counter values or history another one left.
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('answers 200 {"serving_num": N} with the new value', async () => {
@@ -153,6 +156,7 @@ describe('POST /private/increment_serving_counter', () => {
   });
 
   it('accepts a negative increment and moves the counter backwards', async () => {
+    await increment(node, 8);
     const res = await increment(node, -3);
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { serving_num: 5 });
@@ -212,6 +216,7 @@ describe('GET /private/num_active_tokens', () => {
   before(async () => {
     node = await startTestNode();
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('counts tokens with exp ≥ now whose session is still open', async () => {
@@ -253,6 +258,7 @@ describe('GET /private/expired_tokens', () => {
   before(async () => {
     node = await startTestNode();
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('is an empty JSON array while no token expired', async () => {
@@ -298,6 +304,7 @@ describe('POST /private/update_session', () => {
   before(async () => {
     node = await startTestNode({ events: [eventSettings('Sample', { enable_events_generation: true })] });
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   async function claimed(): Promise<string> {
@@ -336,6 +343,8 @@ describe('POST /private/update_session', () => {
   });
 
   it('the completed and abandoned counts show in the waiting_room_metrics event', async () => {
+    await updateSession(node, await claimed(), 1);
+    await updateSession(node, await claimed(), -1);
     const { completed, abandoned } = await node.room.counters('Sample');
     const { events, stop } = collectEvents(node);
     await node.room.emitMetrics('Sample');
@@ -474,6 +483,7 @@ describe('expiry job without incr_serving_on_expiry', () => {
   before(async () => {
     node = await startTestNode();
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('counts the positions that expired unclaimed; waiting_num drops; the serving counter does not move', async () => {
@@ -503,7 +513,12 @@ describe('expiry job without incr_serving_on_expiry', () => {
   });
 
   it('running the job again changes nothing', async () => {
+    const id = await join(node);
+    await serveUpTo(node, await positionOf(node, id));
+    node.clock.advance(901);
+    await node.room.advanceExpiry('Sample');
     const before = await node.room.counters('Sample');
+    assert.equal(before.expired, 1);
     await node.room.advanceExpiry('Sample');
     await node.room.advanceExpiry('Sample');
     assert.deepEqual(await node.room.counters('Sample'), before);
@@ -515,9 +530,11 @@ describe('expiry job with incr_serving_on_expiry', () => {
   before(async () => {
     node = await startTestNode({ events: [eventSettings('Sample', { incr_serving_on_expiry: true })] });
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
-  it('moves the serving counter by the number of unclaimed expired positions and emits automatic_serving_counter_incr', async () => {
+  /** Six visitors, 1–3 served, 2 claimed; 901 s later one tick of the job (its events are returned). */
+  async function firstTick(): Promise<{ ids: string[]; events: Envelope[] }> {
     const ids = [await join(node), await join(node), await join(node), await join(node), await join(node), await join(node)];
     await serveUpTo(node, 3);
     await claim(node, ids[1]!);
@@ -525,6 +542,11 @@ describe('expiry job with incr_serving_on_expiry', () => {
     node.clock.advance(901);
     await node.room.advanceExpiry('Sample');
     stop();
+    return { ids, events };
+  }
+
+  it('moves the serving counter by the number of unclaimed expired positions and emits automatic_serving_counter_incr', async () => {
+    const { ids, events } = await firstTick();
     const counters = await node.room.counters('Sample');
     assert.equal(counters.serving, 5, '3 + positions 1 and 3, which never claimed');
     assert.equal(counters.expired, 2);
@@ -542,7 +564,9 @@ describe('expiry job with incr_serving_on_expiry', () => {
   });
 
   it('positions admitted by the job become eligible when the job admitted them', async () => {
-    // Position 4 was admitted by the previous tick (now); it expires one period later, not at once.
+    // The first tick admits positions 4 and 5 (now); 5 claims. Position 4 expires one period later, not at once.
+    const { ids } = await firstTick();
+    assert.equal((await claim(node, ids[4]!)).status, 200);
     const { events, stop } = collectEvents(node);
     await node.room.advanceExpiry('Sample');
     assert.equal((await node.room.counters('Sample')).serving, 5);
@@ -563,6 +587,7 @@ describe('expiry job with incr_serving_on_expiry', () => {
   });
 
   it('a tick where nothing expired emits nothing and moves nothing', async () => {
+    await firstTick();
     const before = await node.room.counters('Sample');
     const { events, stop } = collectEvents(node);
     await node.room.advanceExpiry('Sample');
@@ -577,6 +602,7 @@ describe('expiry boundary: one rule for the API and the job', () => {
   before(async () => {
     node = await startTestNode();
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('exactly period seconds after eligibility a position has not expired; period + 1 it has, for both', async () => {
@@ -605,6 +631,7 @@ describe('a token issued makes expiry no longer apply', () => {
   before(async () => {
     node = await startTestNode({ events: [eventSettings('Sample', { incr_serving_on_expiry: true })] });
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('a claimed position is never counted expired, and its re-claim answers 200 long after the period', async () => {

@@ -3,11 +3,11 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose';
 import { waitingOf } from '../../src/domain/waiting-room-service.ts';
 import { eventSettings, startTestNode, type TestNode } from '../support/node.ts';
-import { type Body, read, type TokenBody, join, positionOf, serveUpTo, collectEvents } from '../support/api-calls.ts';
+import { type Body, read, type TokenBody, join, positionOf, resetEvents, serveUpTo, collectEvents } from '../support/api-calls.ts';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -78,6 +78,7 @@ describe('GET /queue_num', () => {
   before(async () => {
     node = await startTestNode();
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('200 carries queue_number, entry_time in integer epoch seconds, event_id and status 1', async () => {
@@ -135,6 +136,7 @@ describe('GET /serving_num', () => {
   before(async () => {
     node = await startTestNode();
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   it('200 {"serving_counter": N} is a JSON number that starts at 0', async () => {
@@ -162,6 +164,7 @@ describe('GET /waiting_num', () => {
   before(async () => {
     node = await startTestNode();
   });
+  beforeEach(() => resetEvents(node));
   after(() => node.stop());
 
   const waiting = async () => {
@@ -465,6 +468,7 @@ describe('GET /queue_pos_expiry', () => {
       events: [eventSettings('Sample'), eventSettings('NoExpiry', { enable_queue_position_expiry: false })],
     });
   });
+  beforeEach(() => resetEvents(node, 'Sample', 'NoExpiry'));
   after(() => node.stop());
 
   const expiry = (requestId: string, eventId = 'Sample') =>
@@ -569,6 +573,7 @@ describe('several events, each with its own settings and its own RSA key', () =>
       ],
     });
   });
+  beforeEach(() => resetEvents(node, 'A', 'B'));
   after(() => node.stop());
 
   it('each event numbers its own queue from 1 and has its own serving counter', async () => {

@@ -112,7 +112,9 @@ describe('POST /private/inlet/max_size', () => {
 
   it('records what it did as a metric', async () => {
     await visitorsWithTokens(node, 1);
-    await report({ event_id: 'Sample', exited: 1 });
+    await report({ event_id: 'Sample', exited: 1 }); // capacity 3 − 1: moves
+    await visitorsWithTokens(node, 3);
+    await report({ event_id: 'Sample', exited: 1 }); // 4 active tokens for a max_size of 3: no capacity
     const text = await (await node.get('/metrics')).text();
     assert.match(text, /anteroom_inlet_admitted_total\{event_id="Sample",strategy="max_size"\} \d+/);
     assert.match(text, /anteroom_inlet_decisions_total\{event_id="Sample",strategy="max_size",outcome="no_capacity"\} \d+/);

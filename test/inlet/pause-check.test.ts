@@ -15,7 +15,7 @@ describe('pause check', () => {
   after(() => site.close());
 
   const check = (extra: { json_path?: string; threshold?: number; timeout?: number } = {}) =>
-    checkPause({ url: site.url, timeout: 2, ...extra });
+    checkPause({ url: site.url, timeout: 30, ...extra });
 
   it('200 → OK', async () => {
     site.answer = { status: 200, body: '{}', delayMs: 0 };
@@ -73,12 +73,11 @@ describe('pause check', () => {
   });
 
   it('no answer within the timeout → ALARM', async () => {
-    site.answer = { status: 200, body: '{}', delayMs: 2000 };
-    const started = Date.now();
+    // The site answers only after an hour: the check can end only through its own timeout.
+    site.answer = { status: 200, body: '{}', delayMs: 3_600_000 };
     const verdict = await check({ timeout: 0.2 });
     assert.equal(verdict.state, 'ALARM');
     assert.match(verdict.reason, /no answer within 0.2 s/);
-    assert.ok(Date.now() - started < 1500, 'the timeout bounds the check');
   });
 
   it('connection refused → ALARM', async () => {

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { PeriodicInlet } from '../../src/domain/admission/periodic.ts';
 import type { InletSettings } from '../../src/domain/room-settings.ts';
 import { periodicInletJobs } from '../../src/inlet/in-server.ts';
@@ -72,7 +72,8 @@ describe('periodic inlet inside the server (scheduler job, test clock)', () => {
   let metrics: Metrics;
   const start = Date.UTC(2026, 10, 22, 12, 0, 0) / 1000;
 
-  before(async () => {
+  // A node of its own for every test, its clock at `start`: each test follows the window from the beginning.
+  beforeEach(async () => {
     site = await startHealthServer();
     const inlet = (pause: boolean): Extract<InletSettings, { strategy: 'periodic' }> => ({
       strategy: 'periodic',
@@ -80,7 +81,7 @@ describe('periodic inlet inside the server (scheduler job, test clock)', () => {
       increment_by: 10,
       start_time: start + 60,
       end_time: start + 600,
-      ...(pause ? { pause_check: { url: site.url, timeout: 2 } } : {}),
+      ...(pause ? { pause_check: { url: site.url, timeout: 30 } } : {}),
     });
     node = await startTestNode(
       {
@@ -96,7 +97,7 @@ describe('periodic inlet inside the server (scheduler job, test clock)', () => {
     for (const eventId of ['Timed', 'Guarded']) await node.store.assignPositions(eventId, visitors(100));
     metrics = new Metrics({ defaultMetrics: false });
   });
-  after(async () => {
+  afterEach(async () => {
     await node.stop();
     await site.close();
   });
@@ -123,7 +124,8 @@ describe('periodic inlet inside the server (scheduler job, test clock)', () => {
     );
   });
 
-  it('follows the window as the clock moves: before start, inside, after the end', async () => {
+  /** Ticks of inlet:Timed from `start` to past the end of its window, checking the counter at each. */
+  async function followWindow(): Promise<void> {
     assert.equal(await tickNow('inlet:Timed'), true);
     assert.equal(await serving('Timed'), 0, 'at the start time itself nothing moves');
     node.clock.advance(60);
@@ -138,6 +140,10 @@ describe('periodic inlet inside the server (scheduler job, test clock)', () => {
     node.clock.advance(600);
     await tickNow('inlet:Timed');
     assert.equal(await serving('Timed'), 20, 'after end_time nothing moves');
+  }
+
+  it('follows the window as the clock moves: before start, inside, after the end', async () => {
+    await followWindow();
     assert.equal(await serving('Manual'), 0, 'an event without an inlet is left alone');
   });
 
@@ -154,6 +160,9 @@ describe('periodic inlet inside the server (scheduler job, test clock)', () => {
   });
 
   it('records what it did as metrics', async () => {
+    await followWindow();
+    site.answer = { status: 503, body: '{}', delayMs: 0 };
+    await tickNow('inlet:Guarded');
     const text = await metrics.registry.metrics();
     assert.match(text, /anteroom_inlet_admitted_total\{event_id="Timed",strategy="periodic"\} 20/);
     assert.match(text, /anteroom_inlet_decisions_total\{event_id="Guarded",strategy="periodic",outcome="paused"\} 1/);
@@ -190,7 +199,9 @@ describe('periodic inlet wired into startNode', () => {
     );
     try {
       await node.store.assignPositions('Sample', visitors(100));
-      const deadline = Date.now() + 5000;
+      // The job runs every second on the real clock: poll for its first increment (the deadline only guards
+      // against a hang; the test does not depend on how soon the job runs).
+      const deadline = Date.now() + 30_000;
       while ((await node.room.counters('Sample')).serving === 0 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as pause } from 'node:timers/promises';
 import { afterEach, describe, it } from 'node:test';
 import type { Reply } from '../../src/loadtest/http-client.ts';
 import { PollConnections } from '../../src/loadtest/poll-connections.ts';
@@ -64,31 +64,44 @@ function chunked(body: string): string {
   return `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${parts.map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`).join('')}0\r\n\r\n`;
 }
 
-/** Writes `text` in random pieces, some of them after a pause, so that reads split responses anywhere. */
-const writing = new WeakMap<Socket, Promise<void>>();
-function dribble(socket: Socket, text: string): void {
-  // One answer after the other on a connection, as a server must.
-  writing.set(socket, (writing.get(socket) ?? Promise.resolve()).then(() => dribbleNow(socket, text)));
+/**
+ * Pseudo-random numbers in [0, 1) from a fixed seed (mulberry32): the pieces responses are cut into are
+ * arbitrary but the same on every run, so a failure can be replayed.
+ */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
-async function dribbleNow(socket: Socket, text: string): Promise<void> {
+/** Writes `text` in pieces of 1–40 bytes, some after a pause, so that reads split responses anywhere. */
+const writing = new WeakMap<Socket, Promise<void>>();
+function dribble(socket: Socket, text: string, random: () => number): void {
+  // One answer after the other on a connection, as a server must.
+  writing.set(socket, (writing.get(socket) ?? Promise.resolve()).then(() => dribbleNow(socket, text, random)));
+}
+
+async function dribbleNow(socket: Socket, text: string, random: () => number): Promise<void> {
   const data = Buffer.from(text);
   let at = 0;
   while (at < data.length) {
-    const n = 1 + Math.floor(Math.random() * 40);
+    const n = 1 + Math.floor(random() * 40);
     socket.write(data.subarray(at, at + n));
     at += n;
-    if (Math.random() < 0.2) await sleep(1);
+    // Not synchronisation: a pause lets the piece leave on its own, so that the client reads it alone.
+    if (random() < 0.2) await pause(1);
   }
 }
 
-/** Resolves once `check` holds, checked every few milliseconds; fails after 5 s. */
-async function waitUntil(check: () => boolean): Promise<void> {
-  const deadline = performance.now() + 5000;
-  while (!check()) {
-    if (performance.now() > deadline) assert.fail('condition not met within 5 s');
-    await sleep(5);
-  }
+/** A clock the test moves by hand (milliseconds), for the timeouts and idle checks of PollConnections. */
+function manualClock() {
+  const clock = { ms: 0, now: () => clock.ms };
+  return clock;
 }
 
 const servers: Server[] = [];
@@ -110,12 +123,13 @@ function client(url: string, options: Partial<ConstructorParameters<typeof PollC
 describe('pipelined polling connections', () => {
   for (const pipelining of [1, 4]) {
     it(`pipelining ${pipelining}: each request gets its own answer, in order, however the bytes are split`, async () => {
-      // Answers come in batches per read, written in random pieces: Content-Length, chunked and 204 mixed.
+      // Answers come in batches per read, written in arbitrary pieces: Content-Length, chunked and 204 mixed.
+      const random = seededRandom(pipelining);
       const { url, seen } = await scriptedServer((c, path, index) => {
         const body = JSON.stringify({ path });
         const text = index % 5 === 4 ? 'HTTP/1.1 204 No Content\r\n\r\n' : index % 3 === 0 ? chunked(body) : ok(body);
         c.outstanding--;
-        dribble(c.socket, text);
+        dribble(c.socket, text, random);
       });
       const polls = client(url, { connections: 3, pipelining });
       // More distinct paths than the client caches, so both ways of building a request are used.
@@ -222,26 +236,35 @@ describe('pipelined polling connections', () => {
   });
 
   it('an answer with no request waiting for it is a protocol error, not attributed to a later request', async () => {
-    const { url } = await scriptedServer((c, path) => {
+    const { url, seen } = await scriptedServer((c, path) => {
       // Two answers to one request: the second must not become the answer of the next request.
       c.socket.write(ok(JSON.stringify({ path })) + ok('{"path":"/forged"}'));
     });
     const polls = client(url, { connections: 1, pipelining: 1 });
     const first = await polls.get('/one');
     assert.deepEqual([first.status, JSON.parse(first.body).path], [200, '/one']);
-    await waitUntil(() => polls.protocolErrors === 1);
+    // The client counts the error, then destroys the connection: the server sees it close.
+    await once(seen[0]!.socket, 'close');
+    assert.equal(polls.protocolErrors, 1);
     const second = await polls.get('/two');
     assert.deepEqual([second.status, JSON.parse(second.body).path], [200, '/two']);
   });
 
   it('a request with no answer fails with status 0 after the timeout, with everything behind it', async () => {
-    const { url } = await scriptedServer(() => {});
-    const polls = client(url, { connections: 1, pipelining: 2, timeoutMs: 200 });
-    const started = performance.now();
-    const replies = await Promise.all([polls.get('/a'), polls.get('/b')]);
+    let arrived: () => void = () => {};
+    const bothArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const { url } = await scriptedServer((_c, _path, index) => {
+      if (index === 1) arrived();
+    });
+    const clock = manualClock();
+    const polls = client(url, { connections: 1, pipelining: 2, timeoutMs: 200, clock: clock.now, origin: 0 });
+    const pending = Promise.all([polls.get('/a'), polls.get('/b')]);
+    await bothArrived;
+    clock.ms = 201; // the timeout has passed on the client's clock: its next check fails the connection
+    const replies = await pending;
     assert.deepEqual(replies.map((r) => r.status), [0, 0]);
     assert.match(replies[0]!.body, /no answer within 200 ms/);
-    assert.ok(performance.now() - started < 2000);
+    for (const reply of replies) assert.ok(reply.receivedAt - reply.sentAt > 200, 'failed only once the timeout had passed');
     assert.equal(polls.inFlight, 0);
   });
 
@@ -249,8 +272,10 @@ describe('pipelined polling connections', () => {
     const { url, seen } = await scriptedServer((c, path) => {
       c.socket.write(ok(JSON.stringify({ path })));
     });
-    const polls = client(url, { connections: 1, pipelining: 1, idleMs: 100 });
+    const clock = manualClock();
+    const polls = client(url, { connections: 1, pipelining: 1, idleMs: 100, clock: clock.now, origin: 0 });
     assert.equal((await polls.get('/a')).status, 200);
+    clock.ms += 101; // idle past idleMs on the client's clock: the idle timer closes it
     await once(seen[0]!.socket, 'close');
     const b = await polls.get('/b');
     assert.deepEqual([b.status, JSON.parse(b.body).path], [200, '/b']);
@@ -300,24 +325,27 @@ describe('pipelined polling connections', () => {
   });
 
   it('an answer nobody asked for, delimited by the end of the connection, counts as a protocol error too', async () => {
-    const { url } = await scriptedServer((c, path) => {
+    const { url, seen } = await scriptedServer((c, path) => {
       c.socket.end(ok(JSON.stringify({ path })) + 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end');
     });
     const polls = client(url, { connections: 1, pipelining: 1 });
     const reply = await polls.get('/one');
     assert.deepEqual([reply.status, JSON.parse(reply.body).path], [200, '/one']);
-    await waitUntil(() => polls.protocolErrors === 1);
+    // The client counts the error when the connection ends, then destroys it: the server sees it close.
+    await once(seen[0]!.socket, 'close');
+    assert.equal(polls.protocolErrors, 1);
   });
 
   it('a connection idle past idleMs is not written to again, even between two checks of the idle timer', async () => {
     const { url, seen } = await scriptedServer((c, path) => {
       c.socket.write(ok(JSON.stringify({ path })));
     });
-    // The idle timer runs every 300 ms from here; the second poll goes out ~450 ms after the first answer.
-    const polls = client(url, { connections: 1, pipelining: 1, idleMs: 300 });
-    const started = performance.now();
+    // The second poll goes out 450 ms (on the client's clock) after the first answer, idle past idleMs: the
+    // flush that would write it must not use the idle connection, whether or not the idle timer has run.
+    const clock = manualClock();
+    const polls = client(url, { connections: 1, pipelining: 1, idleMs: 300, clock: clock.now, origin: 0 });
     assert.equal((await polls.get('/a')).status, 200);
-    await sleep(450 - (performance.now() - started));
+    clock.ms += 450;
     const b = await polls.get('/b');
     assert.deepEqual([b.status, JSON.parse(b.body).path], [200, '/b']);
     assert.equal(seen.length, 2, 'the idle connection was replaced');
@@ -364,10 +392,12 @@ describe('pipelined polling connections', () => {
   });
 
   it('close() answers everything queued or in flight with status 0; later gets too', async () => {
-    const { url } = await scriptedServer(() => {});
+    let arrived: () => void = () => {};
+    const firstArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const { url } = await scriptedServer(() => arrived());
     const polls = client(url, { connections: 1, pipelining: 1 });
     const pending: Array<Promise<Reply>> = [polls.get('/a'), polls.get('/b'), polls.get('/c')];
-    await sleep(20);
+    await firstArrived; // /a is in flight on the connection, /b and /c are queued behind it
     await polls.close();
     assert.deepEqual((await Promise.all(pending)).map((r) => r.status), [0, 0, 0]);
     assert.equal((await polls.get('/d')).status, 0);

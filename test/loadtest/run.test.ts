@@ -119,9 +119,10 @@ describe('load test against a correct waiting room (in-process Anteroom, system 
     const cut = await runLoadTest(
       smallRun(node.publicUrl, node.privateUrl, { visitors: '2000', arrivalRate: '1000/s', admitRate: '50/s', duration: '1s' }),
     );
+    // Admitting 2000 visitors at 50/s takes 40 s: ending by the duration with visitors unfinished is the cut.
     assert.equal(cut.summary.ended_by, 'duration');
     assert.ok(cut.summary.visitors.unfinished > 0);
-    assert.ok(cut.summary.elapsed_s < 2);
+    assert.ok(cut.summary.elapsed_s >= 1, 'not before the duration');
     assert.deepEqual(failing(cut), [], JSON.stringify(cut.summary.verdicts));
   });
 });
@@ -173,7 +174,10 @@ describe('load test against deliberately broken waiting rooms', () => {
     const result = await runAgainst('duplicate-position');
     assert.deepEqual(failing(result), ['positions_unique_gap_free']);
     assert.equal(result.summary.ok, false);
-    assert.match(result.summary.verdicts.positions_unique_gap_free.examples[0] ?? '', /position 9 was given to visitor #9 .* and visitor #10/);
+    // Which two visitors got position 9 depends on the order their joins reached the fake, not on their numbers.
+    const example = result.summary.verdicts.positions_unique_gap_free.examples[0] ?? '';
+    const [, first, second] = /^position 9 was given to visitor #(\d+) \(.+\) and visitor #(\d+) \(.+\)$/.exec(example) ?? [];
+    assert.ok(first && second && first !== second, example);
   });
 
   it('a different token set on re-claim fails "re-claims identical"', async () => {

@@ -42,10 +42,28 @@ describe('authorize checks, in spec order', () => {
   });
 
   it('client_id first: unknown, missing or an event without OIDC is refused without a redirect', () => {
-    for (const clientId of ['Nope', 'NoOidc', '']) {
-      const outcome = check({ ...valid, client_id: clientId, response_type: 'token' });
-      assert.equal(outcome.kind, 'refused', clientId);
+    const refusedWith = (params: Record<string, string>) => {
+      const outcome = check(params);
+      assert.equal(outcome.kind, 'refused', JSON.stringify(params));
+      return outcome.kind === 'refused' ? `${outcome.error.code}: ${outcome.error.message}` : '';
+    };
+    for (const clientId of ['Nope', 'NoOidc']) {
+      assert.equal(refusedWith({ ...valid, client_id: clientId, response_type: 'token' }), 'invalid_request: client_id is not a client of this server');
     }
+    assert.equal(refusedWith({ ...valid, client_id: '', response_type: 'token' }), 'invalid_request: client_id is required');
+    const { client_id: _clientId, ...withoutClient } = valid;
+    assert.equal(refusedWith(withoutClient), 'invalid_request: client_id is required');
+    const { redirect_uri: _redirect, ...withoutRedirect } = valid;
+    assert.equal(refusedWith({ ...withoutRedirect, response_type: 'token' }), 'invalid_request: redirect_uri is required');
+    assert.equal(refusedWith({ ...valid, redirect_uri: 'https://rp.example/other' }), 'invalid_request: redirect_uri is not registered for this client');
+  });
+
+  it('a parameter longer than 2048 characters is refused before anything is stored; 2048 is accepted', () => {
+    const outcome = check({ ...valid, state: 's'.repeat(2049) });
+    assert.equal(outcome.kind, 'refused');
+    assert.equal(outcome.kind === 'refused' && outcome.error.message, 'state is longer than 2048 characters');
+    assert.equal(check({ ...valid, state: 's'.repeat(2048) }).kind, 'valid');
+    assert.equal(check({ ...valid, nonce: '' }).kind, 'valid', 'an empty parameter counts as absent');
   });
 
   it('redirect_uri second: only an exact match of the allow-list passes', () => {
@@ -68,26 +86,35 @@ describe('authorize checks, in spec order', () => {
   it('a repeated parameter is refused before anything could be redirected', () => {
     const outcome = check(`${new URLSearchParams(valid)}&redirect_uri=${encodeURIComponent('https://rp.example/cb')}`);
     assert.equal(outcome.kind, 'refused');
+    assert.equal(outcome.kind === 'refused' && outcome.error.message, 'redirect_uri must not be repeated');
     assert.equal(check(`${new URLSearchParams(valid)}&state=again`).kind, 'refused');
   });
 
   it('later errors go back to the (checked) redirect URI with the state', () => {
     const cases: [Record<string, string>, string][] = [
-      [{ response_type: 'token' }, 'unsupported_response_type'],
-      [{ response_type: '' }, 'invalid_request'],
-      [{ scope: 'email profile' }, 'invalid_scope'],
-      [{ scope: '' }, 'invalid_request'],
-      [{ code_challenge: CHALLENGE, code_challenge_method: 'plain' }, 'invalid_request'],
-      [{ code_challenge: CHALLENGE }, 'invalid_request'],
-      [{ code_challenge_method: 'S256' }, 'invalid_request'],
-      [{ code_challenge: 'short', code_challenge_method: 'S256' }, 'invalid_request'],
-      [{ prompt: 'none' }, 'login_required'],
+      [{ response_type: 'token' }, 'unsupported_response_type: response_type must be code'],
+      [{ response_type: '' }, 'invalid_request: response_type is required'],
+      [{ scope: 'email profile' }, 'invalid_scope: scope must contain openid'],
+      // openid must be a whole scope token (space-separated, RFC 6749 §3.3), not a substring of one.
+      [{ scope: 'openidx' }, 'invalid_scope: scope must contain openid'],
+      [{ scope: 'profile notopenid' }, 'invalid_scope: scope must contain openid'],
+      [{ scope: 'OpenID' }, 'invalid_scope: scope must contain openid'],
+      [{ scope: '' }, 'invalid_request: scope is required and must contain openid'],
+      [{ code_challenge: CHALLENGE, code_challenge_method: 'plain' }, 'invalid_request: code_challenge_method must be S256'],
+      [{ code_challenge: CHALLENGE }, 'invalid_request: code_challenge_method must be S256'],
+      [{ code_challenge_method: 'S256' }, 'invalid_request: code_challenge_method needs a code_challenge'],
+      [{ code_challenge: 'short', code_challenge_method: 'S256' }, 'invalid_request: code_challenge is malformed'],
+      [{ code_challenge: `${CHALLENGE}!`, code_challenge_method: 'S256' }, 'invalid_request: code_challenge is malformed'],
+      [{ code_challenge: `!${CHALLENGE}`, code_challenge_method: 'S256' }, 'invalid_request: code_challenge is malformed'],
+      [{ code_challenge: 'a'.repeat(129), code_challenge_method: 'S256' }, 'invalid_request: code_challenge is malformed'],
+      [{ prompt: 'none' }, 'login_required: the visitor must wait in the waiting room'],
+      [{ prompt: 'login none' }, 'login_required: the visitor must wait in the waiting room'],
     ];
-    for (const [overrides, code] of cases) {
+    for (const [overrides, expected] of cases) {
       const outcome = check({ ...valid, ...overrides });
       assert.equal(outcome.kind, 'redirect-error', JSON.stringify(overrides));
       if (outcome.kind !== 'redirect-error') continue;
-      assert.equal(outcome.error.oauthError, code, JSON.stringify(overrides));
+      assert.equal(`${outcome.error.oauthError}: ${outcome.error.message}`, expected, JSON.stringify(overrides));
       assert.equal(outcome.redirectUri, 'https://rp.example/cb');
       assert.equal(outcome.state, 's');
     }
@@ -95,6 +122,22 @@ describe('authorize checks, in spec order', () => {
 
   it('scopes other than openid are ignored, not refused (VWR refused them)', () => {
     assert.equal(check({ ...valid, scope: 'profile openid email offline_access' }).kind, 'valid');
+    assert.equal(check({ ...valid, prompt: 'login' }).kind, 'valid', 'a prompt other than none is no refusal');
+    assert.equal(check({ ...valid, code_challenge: 'a'.repeat(128), code_challenge_method: 'S256' }).kind, 'valid');
+  });
+
+  it('the login page query leaves out what the request did not carry, and names S256 with a challenge', () => {
+    const plain = check(valid);
+    assert.equal(plain.kind, 'valid');
+    if (plain.kind !== 'valid') return;
+    const bare = loginPageQuery({ ...plain.request, state: undefined });
+    assert.equal(bare.has('state'), false);
+    assert.equal(bare.has('nonce'), false);
+    assert.equal(bare.has('code_challenge_method'), false);
+    const full = check({ ...valid, nonce: 'n', code_challenge: CHALLENGE, code_challenge_method: 'S256' });
+    if (full.kind !== 'valid') return assert.fail('valid');
+    const query = loginPageQuery(full.request);
+    assert.deepEqual([query.get('nonce'), query.get('code_challenge'), query.get('code_challenge_method')], ['n', CHALLENGE, 'S256']);
   });
 
   it('the login page query carries exactly the validated parameters', () => {
@@ -144,11 +187,24 @@ describe('HTTP Basic client credentials (RFC 6749 §2.3.1)', () => {
     assert.equal(basicCredentials('Basic !!!'), 'malformed');
     assert.equal(basicCredentials(`Basic ${b64('no-colon')}`), 'malformed');
     assert.equal(basicCredentials(`Basic ${b64('E:%E0%A4%A')}`), 'malformed');
+    // Only the base64 alphabet, padded at the end: Buffer.from would silently skip anything else.
+    assert.equal(basicCredentials(`Basic !${b64('E:s')}`), 'malformed');
+    assert.equal(basicCredentials(`Basic ${b64('E:s')}*`), 'malformed');
+  });
+  it('blanks around the scheme and the credentials are allowed; anything else around them is another scheme', () => {
+    assert.deepEqual(basicCredentials(`  Basic ${b64('E:s')}  `), { id: 'E', secret: 's' });
+    assert.equal(basicCredentials(`xBasic ${b64('E:s')}`), undefined);
+    assert.equal(basicCredentials(`Basic ${b64('E:s')} trailing`), undefined);
+  });
+  it('an empty client ID or secret is still a credential (authentication then fails)', () => {
+    assert.deepEqual(basicCredentials(`Basic ${b64(':s')}`), { id: '', secret: 's' });
+    assert.deepEqual(basicCredentials(`Basic ${b64('E:')}`), { id: 'E', secret: '' });
   });
 });
 
 describe('client secrets', () => {
-  const client = (configuredSecret?: string): OidcClient => ({ clientId: `c-${Math.random()}`, redirectUris: [], configuredSecret });
+  let clients = 0;
+  const client = (configuredSecret?: string): OidcClient => ({ clientId: `c-${++clients}`, redirectUris: [], configuredSecret });
 
   it('are generated as 50 alphanumerics, all characters in use', () => {
     const secrets = Array.from({ length: 200 }, generateClientSecret);

@@ -134,6 +134,14 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    it('an empty batch assigns nothing', async () => {
+      const store = await open();
+      const event = freshEvent();
+      assert.deepEqual(await store.assignPositions(event, []), []);
+      assert.deepEqual(await store.assignPositionsIfAbsent(event, []), []);
+      assert.equal((await store.getCounters(event)).queue, 0);
+    });
+
     it('an unknown request ID has no position', async () => {
       const store = await open();
       assert.equal(await store.getPosition(freshEvent(), randomUUID()), null);
@@ -232,15 +240,17 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     it('closeSession closes an open session once and counts it', async () => {
       const store = await open();
       const event = freshEvent();
-      const [a, b] = await join(store, event, 2, 100);
+      const [a, b, c] = await join(store, event, 3, 100);
       await store.issueTokenIfAbsent(event, tokenFor(a!, 1, 100));
       await store.issueTokenIfAbsent(event, tokenFor(b!, 2, 100));
+      await store.issueTokenIfAbsent(event, tokenFor(c!, 3, 100));
       assert.equal(await store.closeSession(event, a!, 1), true);
       assert.equal(await store.closeSession(event, a!, -1), false);
       assert.equal(await store.closeSession(event, b!, -1), true);
+      assert.equal(await store.closeSession(event, c!, 1), true);
       assert.equal(await store.closeSession(event, randomUUID(), 1), false);
       const counters = await store.getCounters(event);
-      assert.equal(counters.completed, 1);
+      assert.equal(counters.completed, 2);
       assert.equal(counters.abandoned, 1);
       assert.equal((await store.getClaimContext(event, a!))?.token?.status, 1);
       assert.equal((await store.getClaimContext(event, b!))?.token?.status, -1);
@@ -325,7 +335,10 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         await store.incrementServing(event, 2, 300); // 3..4 eligible at 300
         await store.incrementServing(event, -4, 301); // counter back to 0: 1..4 stay eligible
         assert.equal((await store.advanceExpiry(event, 250, false, 400)).maxExpired, 2);
-        assert.equal((await store.advanceExpiry(event, 301, false, 401)).maxExpired, 4);
+        assert.deepEqual(await store.advanceExpiry(event, 301, false, 401), {
+          previousMaxExpired: 2, maxExpired: 4, newlyExpiredUnclaimed: 2, previousServing: 0, serving: 0,
+        });
+        assert.equal((await store.getCounters(event)).expired, 4);
       });
 
       it('stops at the first position that joined at or after the cutoff', async () => {

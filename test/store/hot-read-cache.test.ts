@@ -92,6 +92,46 @@ describe('hot-read cache', () => {
     assert.equal((await cache.getCounters(event)).left, 1);
   });
 
+  it('every write passes through to the store, answers what the store answered, and drops the entry', async () => {
+    const { backing, cache, event } = setup();
+    const [a, b] = [randomUUID(), randomUUID()];
+    await cache.syncExpirySwitch(event, true, 1); // a write before any read of the event
+    assert.deepEqual(await cache.assignPositionsIfAbsent(event, [{ requestId: a, entryTime: 1 }, { requestId: b, entryTime: 1 }]), [1, 2]);
+    assert.equal((await cache.getCounters(event)).queue, 2);
+    await cache.incrementServing(event, 2, 1);
+    const record = { requestId: a, position: 1, iat: 1, nbf: 1, exp: 99, iss: 'i', kid: 'k', status: 0 as const };
+    assert.equal((await cache.issueTokenIfAbsent(event, record)).outcome, 'issued');
+    assert.equal((await cache.getCounters(event)).tokens, 1);
+    assert.equal(await cache.closeSession(event, a, 1), true);
+    assert.equal((await cache.getCounters(event)).completed, 1);
+    const advance = await cache.advanceExpiry(event, 1_000, true, 2);
+    assert.deepEqual([advance.newlyExpiredUnclaimed, advance.serving], [1, 3]);
+    assert.deepEqual(await cache.getCounters(event), await backing.getCounters(event));
+    // After this node's write, polls are answered from memory again: one store read for many polls.
+    const reads = backing.reads;
+    for (let i = 0; i < 10; i++) await cache.getServingCounter(event);
+    assert.equal(backing.reads, reads);
+  });
+
+  it('without a clock of its own it measures the TTL on performance.now()', async (t) => {
+    const now = { ms: 5_000 };
+    t.mock.method(performance, 'now', () => now.ms);
+    const backing = new CountingStore();
+    const cache = new HotReadCache(backing, { ttlMs: 250 });
+    await cache.getServingCounter('E');
+    await cache.getServingCounter('E');
+    assert.equal(backing.reads, 1);
+    now.ms += 250;
+    await cache.getServingCounter('E');
+    assert.equal(backing.reads, 2);
+  });
+
+  it('close closes the store behind it', async () => {
+    const { backing, cache } = setup();
+    await cache.close();
+    await assert.rejects(backing.ping());
+  });
+
   it('shares one store read among concurrent misses', async () => {
     const { backing, cache, event } = setup();
     backing.hold = true;
@@ -111,6 +151,36 @@ describe('hot-read cache', () => {
     await backing.release();
     assert.equal(await before, 0);
     assert.equal(await cache.getServingCounter(event), 2, 'the older read did not overwrite the entry');
+  });
+
+  it("counts a value's age from when its read was sent: a slow reply does not stretch the TTL", async () => {
+    const { backing, clock, cache, event } = setup();
+    backing.hold = true;
+    const slow = cache.getServingCounter(event); // sent at t = 1000 ms
+    clock.ms += 200; // the reply takes 200 ms to come back
+    await backing.release();
+    assert.equal(await slow, 0);
+    backing.hold = false;
+    await backing.incrementServing(event, 3, 1); // another node, straight to the shared store
+    clock.ms += 50; // 250 ms after the read was sent, 50 ms after it returned
+    assert.equal(await cache.getServingCounter(event), 3, 'the value sent 250 ms ago is stale');
+    assert.equal(backing.reads, 2);
+  });
+
+  it('answers peekCounters (the polling fast path) from memory within the TTL only, and refreshes a stale entry', async () => {
+    const { backing, clock, cache, event } = setup();
+    assert.equal(cache.peekCounters(event), undefined, 'nothing cached yet: the caller takes the slow path');
+    assert.equal(await cache.getServingCounter(event), 0, 'the peek started the read this poll shares');
+    assert.equal(backing.reads, 1);
+    await backing.incrementServing(event, 3, 1); // another node
+    clock.ms += 249;
+    assert.equal(cache.peekCounters(event)?.serving, 0, 'fresh enough: answered from memory');
+    assert.equal(backing.reads, 1);
+    clock.ms += 1;
+    assert.equal(cache.peekCounters(event), undefined, 'stale after the TTL: never served to a poller');
+    assert.equal(await cache.getServingCounter(event), 3, 'the stale peek started a refresh, shared by this read');
+    assert.equal(backing.reads, 2);
+    assert.equal(cache.peekCounters(event)?.serving, 3, "other nodes' changes reach the fast path");
   });
 
   it('does not cache a failed read: the next poll tries the store again', async () => {
@@ -136,6 +206,10 @@ describe('hot-read cache', () => {
     const backing = new CountingStore();
     assert.equal(withHotReadCache(backing, { ttlMs: 0 }), backing);
     assert.ok(withHotReadCache(backing, { ttlMs: 250 }) instanceof HotReadCache);
-    assert.throws(() => new HotReadCache(backing, { ttlMs: 5001 }), RangeError);
+    assert.throws(() => new HotReadCache(backing, { ttlMs: 5001 }), { name: 'RangeError', message: 'hot-read TTL must be 1–5000 ms (got 5001)' });
+    assert.throws(() => new HotReadCache(backing, { ttlMs: 0 }), RangeError);
+    assert.throws(() => new HotReadCache(backing, { ttlMs: Number.NaN }), RangeError);
+    assert.ok(new HotReadCache(backing, { ttlMs: 5000 }) instanceof HotReadCache, 'exactly 5 s is accepted');
+    assert.equal(withHotReadCache(backing, { ttlMs: -1 }), backing);
   });
 });

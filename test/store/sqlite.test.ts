@@ -1,11 +1,15 @@
+// The SQLite store: the store contract on memory and on a WAL file, plus what only this adapter promises —
+// the durability setting the README documents (synchronous=FULL unless told otherwise) and a transaction
+// that holds the write lock from its first statement (BEGIN IMMEDIATE).
+
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
 import { DatabaseSync } from 'node:sqlite';
-import { newTokenRecord } from '../../src/domain/claims.ts';
+import { after, describe, it } from 'node:test';
+import { newTokenRecord, type TokenRecord } from '../../src/domain/claims.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { runStoreContract } from './contract.ts';
 
@@ -17,6 +21,128 @@ const dir = mkdtempSync(join(tmpdir(), 'anteroom-store-'));
 runStoreContract('sqlite (file, WAL)', {
   create: async () => new SqliteStore({ path: join(dir, 'anteroom.db') }),
   teardown: async () => rmSync(dir, { recursive: true, force: true }),
+});
+
+describe('sqlite store: durability and locking', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'anteroom-sqlite-'));
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+  let files = 0;
+  const freshFile = () => join(scratch, `store-${++files}.db`);
+
+  it('fsyncs every commit (synchronous=FULL) unless told normal: the durability the README promises', async () => {
+    const byDefault = new SqliteStore({ path: freshFile() });
+    const full = new SqliteStore({ path: freshFile(), synchronous: 'full' });
+    const normal = new SqliteStore({ path: freshFile(), synchronous: 'normal' });
+    try {
+      assert.equal(byDefault.synchronous, 'full');
+      assert.equal(full.synchronous, 'full');
+      assert.equal(normal.synchronous, 'normal');
+    } finally {
+      await Promise.all([byDefault.close(), full.close(), normal.close()]);
+    }
+  });
+
+  it('holds the write lock for the whole transaction: another connection cannot write between its reads and its write', async () => {
+    const path = freshFile();
+    const store = new SqliteStore({ path });
+    // Another writer on the same file (an operator's sqlite3 shell, a second process started by mistake),
+    // with no busy wait: it either writes at once or is refused.
+    const other = new DatabaseSync(path, { timeout: 0 });
+    try {
+      const [position] = await store.assignPositions('E', [{ requestId: 'r1', entryTime: 1 }]);
+      await store.incrementServing('E', 1, 1);
+      let intrusion = 'not attempted';
+      const record: TokenRecord = newTokenRecord({
+        requestId: 'r1', position: position as number, now: 2, validityPeriod: 60, issuer: 'https://i', kid: 'k',
+      });
+      // issueTokenIfAbsent reads (existing token, position, counters) and then writes the token, reading
+      // `iat` for that write: this getter runs at exactly the moment between the transaction's reads and
+      // its first write, the moment another connection's commit would make the reads stale.
+      const iat = record.iat;
+      Object.defineProperty(record, 'iat', {
+        enumerable: true,
+        get() {
+          if (intrusion === 'not attempted') {
+            try {
+              other.exec(`INSERT INTO secrets (name, value) VALUES ('intruder', 'x')`);
+              intrusion = 'written';
+            } catch (error) {
+              intrusion = (error as Error).message;
+            }
+          }
+          return iat;
+        },
+      });
+      const result = await store.issueTokenIfAbsent('E', record);
+      assert.equal(intrusion, 'database is locked', 'the other connection must wait for the transaction');
+      assert.equal(result.outcome, 'issued');
+      assert.equal((await store.getCounters('E')).tokens, 1);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+});
+
+describe('sqlite store: the database file', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'anteroom-sqlite-file-'));
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('creates its directory owner-only and keeps the file (which holds private keys) owner-only, in WAL mode', async () => {
+    const path = join(scratch, 'nested', 'dir', 'anteroom.db');
+    const store = new SqliteStore({ path });
+    try {
+      assert.equal(store.description, `sqlite:${path}`);
+      assert.equal(statSync(join(scratch, 'nested', 'dir')).mode & 0o777, 0o700);
+      assert.equal(statSync(path).mode & 0o777, 0o600);
+      await store.assignPositions('E', [{ requestId: 'r', entryTime: 1 }]);
+      assert.equal(statSync(`${path}-wal`).mode & 0o777, 0o600, 'the WAL journal takes the file\'s mode');
+      await store.ping();
+    } finally {
+      await store.close();
+      await store.close(); // closing twice is harmless (shutdown paths may both close)
+    }
+    const reopened = new SqliteStore({ path });
+    assert.deepEqual(await reopened.getPosition('E', 'r'), { position: 1, entryTime: 1 }, 'committed to the file');
+    await reopened.close();
+  });
+
+  it('in memory: described as memory, nothing on disk', async () => {
+    const store = new SqliteStore({ path: ':memory:' });
+    assert.equal(store.description, 'memory');
+    await store.close();
+  });
+});
+
+describe('sqlite store: transactions and the in-memory counters', () => {
+  it('rolls a failed transaction back whole, and stays usable', async () => {
+    const store = new SqliteStore({ path: ':memory:' });
+    // The second join fails while the batch is being written, after the first one's row was inserted.
+    const failing = { entryTime: 1, get requestId(): string { throw new Error('broken join'); } };
+    await assert.rejects(store.assignPositions('E', [{ requestId: 'a', entryTime: 1 }, failing]), /broken join/);
+    assert.equal(await store.getPosition('E', 'a'), null, 'the first insert was rolled back');
+    assert.equal((await store.getCounters('E')).queue, 0);
+    assert.deepEqual(await store.assignPositions('E', [{ requestId: 'b', entryTime: 1 }]), [1], 'no transaction left open');
+    await store.close();
+  });
+
+  it('answers peekCounters from the counters it last read or wrote, and only those', async () => {
+    const store = new SqliteStore({ path: ':memory:' });
+    assert.equal(store.peekCounters('E'), undefined, 'never read: nothing in memory');
+    await store.incrementServing('E', 3, 1);
+    assert.equal(store.peekCounters('E'), undefined, 'a write drops the copy');
+    await store.getServingCounter('E');
+    assert.equal(store.peekCounters('E')?.serving, 3);
+    assert.equal(store.peekCounters('F'), undefined);
+    await store.close();
+  });
+
+  it('after close, the database is closed: ping fails', async () => {
+    const store = new SqliteStore({ path: ':memory:' });
+    await store.ping();
+    await store.close();
+    await assert.rejects(store.ping());
+  });
 });
 
 describe('sqlite store: a database created by an earlier version', () => {
@@ -48,6 +174,7 @@ describe('sqlite store: a database created by an earlier version', () => {
     }
   });
 });
+
 
 describe('sqlite store: rooms at runtime', () => {
   it('deleting a room leaves no row of it in any table with an event_id column', async () => {

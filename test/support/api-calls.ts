@@ -42,6 +42,17 @@ export async function positionOf(node: TestNode, requestId: string, eventId = 'S
   return res.body.queue_number;
 }
 
+/**
+ * Empties the events (reset_initial_state): a test that starts with this sees no position, token, counter
+ * value or serving history left by the tests before it on a shared node. The clock is not reset.
+ */
+export async function resetEvents(node: TestNode, ...eventIds: string[]): Promise<void> {
+  for (const eventId of eventIds.length > 0 ? eventIds : ['Sample']) {
+    const res = await read(node.admin('POST', '/reset_initial_state', { event_id: eventId }));
+    assert.equal(res.status, 200, res.text);
+  }
+}
+
 /** Moves the serving counter exactly to `value` through the private API. */
 export async function serveUpTo(node: TestNode, value: number, eventId = 'Sample'): Promise<void> {
   const { serving } = await node.room.counters(eventId);

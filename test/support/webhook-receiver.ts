@@ -35,6 +35,8 @@ export async function startReceiver(respond: (n: number) => number | 'hang' = ()
     /** Resolves once `count` requests have arrived. */
     until: (count: number) =>
       received.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve })),
+    /** Requests held open by a 'hang' answer that the sender has not given up on. */
+    open: () => hanging.size,
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();

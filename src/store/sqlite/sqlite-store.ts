@@ -195,6 +195,12 @@ export class SqliteStore implements Store {
     this.roomDataDeletes = roomDataTables(this.db).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE event_id = ?`));
   }
 
+  /** The durability in force on this connection, as SQLite reports it (what the README promises is FULL). */
+  get synchronous(): SqliteSynchronous | 'other' {
+    const { synchronous } = this.db.prepare('PRAGMA synchronous').get() as { synchronous: number };
+    return synchronous === 2 ? 'full' : synchronous === 1 ? 'normal' : 'other';
+  }
+
   /** Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). */
   private transaction<T>(eventId: string | null, work: () => T): T {
     if (eventId !== null) this.rows.delete(eventId);
