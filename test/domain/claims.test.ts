@@ -35,6 +35,10 @@ describe('room settings', () => {
       queue_position_expiry_period: 900,
       incr_serving_on_expiry: false,
       enable_events_generation: false,
+      admission: 'manual',
+      session_duration: 300,
+      session_renewal: true,
+      state: 'open',
       webhooks: [],
     });
   });

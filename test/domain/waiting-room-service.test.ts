@@ -170,8 +170,9 @@ describe('rooms: unknown events and malformed request IDs are client errors', ()
     await assert.rejects(service.incrementServingCounter('Nope', 1), INVALID_EVENT);
     await assert.rejects(service.expiredTokens('Nope'), INVALID_EVENT);
     await assert.rejects(service.resetInitialState('Nope'), INVALID_EVENT);
-    await assert.rejects(service.advanceExpiry('Nope'), INVALID_EVENT);
-    await assert.rejects(service.emitMetrics('Nope'), INVALID_EVENT);
+    // The jobs pass over a room that is gone (removed while a tick was running) instead of failing the tick.
+    await service.advanceExpiry('Nope');
+    await service.emitMetrics('Nope');
     await assert.rejects(service.publicKey('Nope'), contractError(404, 'Invalid event ID'));
     await assert.rejects(service.jwks('Nope'), contractError(404, 'Invalid event ID'));
     await assert.rejects(service.numActiveTokens('Nope'), contractError(404, 'Invalid event ID'));
@@ -476,7 +477,7 @@ describe('the private API', () => {
     await s.service.assignQueueNum('E');
     await s.service.assignQueueNum('E');
     assert.deepEqual(await s.service.counters('E'), {
-      queue: 3, serving: 1, tokens: 1, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, waiting: 2, activeTokens: 1,
+      queue: 3, serving: 1, tokens: 1, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0, waiting: 2, activeTokens: 1,
     });
     await s.store.close();
   });

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { PeriodicInlet } from '../../src/domain/admission/periodic.ts';
 import type { InletSettings } from '../../src/domain/room-settings.ts';
 import { periodicInletJobs } from '../../src/inlet/in-server.ts';

@@ -45,7 +45,7 @@ describe('authorize checks, in spec order', () => {
     const refusedWith = (params: Record<string, string>) => {
       const outcome = check(params);
       assert.equal(outcome.kind, 'refused', JSON.stringify(params));
-      return outcome.kind === 'refused' ? `${outcome.error.code}: ${outcome.error.message}` : '';
+      return outcome.kind === 'refused' ? `${outcome.error.oauthError}: ${outcome.error.message}` : '';
     };
     for (const clientId of ['Nope', 'NoOidc']) {
       assert.equal(refusedWith({ ...valid, client_id: clientId, response_type: 'token' }), 'invalid_request: client_id is not a client of this server');
