@@ -13,7 +13,15 @@ position → POST /generate_token (every n-th visitor twice at once) → re-clai
 confirm the position with /queue_num. Meanwhile the admission driver calls the private
 /increment_serving_counter so that the counter advances at --admit-rate, never past the highest position.
 
-The run ends when every visitor has finished, or at --duration (default: twice the planned journey + 30 s).
+A room with "admission": "automatic" (read through GET /private/rooms/<id>) admits by itself: then nothing
+moves its counter but the room, each served visitor ends its session after --session-time (update_session),
+and the verdicts also check the room's new_users_per_minute and total_active_users. --prequeue n gives the
+room a pre-queue for the first n visitors with a draw at the start (verified against GET /draw);
+--pause-at/--pause-for pause and resume it (nobody may be admitted in between). Settings the run changes
+are put back at the end. See docs/loadtest.md.
+
+The run ends when every visitor has finished, or at --duration (default: twice the planned journey + 30 s,
+at the room's own rate when it admits by itself).
 It then verifies every token against /public_key and prints a summary; with --json, the last line of stdout
 is one JSON object. Exit status: 0 = every verdict holds, 1 = a verdict fails, 2 = the run could not start.
 
@@ -48,6 +56,12 @@ export function loadtestCommand(): Command {
       new Option('--pipelining <n>', 'polls in flight per polling connection (HTTP/1.1 pipelining, 1 = none); 0 = send polls through undici like the other requests').default('8'),
     )
     .addOption(new Option('--reset', 'reset the event (reset_initial_state) first, so positions must be exactly 1..N'))
+    .addOption(
+      new Option('--session-time <duration>', 'how long a served visitor stays before ending its session with update_session, or "never" (default: 2s in an automatic room, else never)'),
+    )
+    .addOption(new Option('--prequeue <n>', 'the first n visitors join a pre-queue and are drawn at random at the start (sets the room\'s schedule; needs --reset)').default('0'))
+    .addOption(new Option('--pause-at <duration>', 'pause the room (state paused) this long after the start, e.g. 30s (with --pause-for)'))
+    .addOption(new Option('--pause-for <duration>', 'then resume it (state open) after this long, e.g. 10s'))
     .addOption(new Option('--report <file>', 'write a self-contained HTML report with charts to this file'))
     .addOption(new Option('--json', 'print the result as one JSON object on the last line of stdout'))
     .addOption(new Option('--allow-remote', 'allow a target that is not a loopback address (never point this at production)'))

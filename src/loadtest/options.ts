@@ -38,6 +38,19 @@ export interface LoadTestOptions {
   pipelining: number;
   /** Reset the event (reset_initial_state) before the run, so positions must be exactly 1..N. */
   reset: boolean;
+  /**
+   * How long a served visitor stays before ending its session (update_session, completed); null = never. By
+   * default 2 s against a room that admits by itself (its capacity frees up only as sessions end), else never.
+   */
+  sessionTimeMs: number | null;
+  /** The first N visitors join a pre-queue and are drawn at the start (0 = no pre-queue). Needs --reset. */
+  prequeue: number;
+  /** Pause the room this long after the start (state paused) … */
+  pauseAtMs: number | null;
+  /** … and resume it (state open) this long after. */
+  pauseForMs: number | null;
+  /** --session-time was given (else the run picks its default once it knows the room's admission). */
+  sessionTimeGiven: boolean;
   publicApiKey?: string | undefined;
   reportPath?: string | undefined;
   json: boolean;
@@ -160,6 +173,15 @@ export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOpti
   const durationMs = durationIsDefault ? Math.ceil(2 * planned + 30_000 + 4 * pollIntervalMs) : parseDuration(String(raw.duration));
   if (durationMs < 100 || durationMs > 24 * 3_600_000) throw ConfigErrors.option('--duration must be from 100ms to 24h');
 
+  const sessionTime = optionalString(raw.sessionTime);
+  const sessionTimeMs = sessionTime === undefined ? null : sessionTime === 'never' ? null : parseDuration(sessionTime);
+  if (sessionTimeMs !== null && sessionTimeMs > 3_600_000) throw ConfigErrors.option('--session-time must be at most 1h (or "never")');
+  const prequeue = count('--prequeue', raw.prequeue ?? 0, 0, visitors);
+  if (prequeue > 0 && raw.reset !== true) throw ConfigErrors.option('--prequeue needs --reset (a draw happens once per reset of the room)');
+  const pauseAtMs = raw.pauseAt === undefined ? null : parseDuration(String(raw.pauseAt));
+  const pauseForMs = raw.pauseFor === undefined ? null : parseDuration(String(raw.pauseFor));
+  if ((pauseAtMs === null) !== (pauseForMs === null)) throw ConfigErrors.option('--pause-at and --pause-for go together');
+
   return {
     target,
     privateTarget,
@@ -177,6 +199,11 @@ export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOpti
     connections: count('--connections', raw.connections ?? 128, 1, 4096),
     pipelining: count('--pipelining', raw.pipelining ?? 8, 0, 64),
     reset: raw.reset === true,
+    sessionTimeMs: sessionTime === undefined ? null : sessionTimeMs,
+    sessionTimeGiven: sessionTime !== undefined,
+    prequeue,
+    pauseAtMs,
+    pauseForMs,
     publicApiKey: optionalString(raw.publicApiKey),
     reportPath: optionalString(raw.report),
     json: raw.json === true,

@@ -7,7 +7,7 @@ export interface TokenStrings {
   id_token: string;
 }
 
-export type VisitorState = 'joining' | 'placing' | 'waiting' | 'claiming' | 'reclaiming' | 'confirming' | 'done' | 'failed';
+export type VisitorState = 'joining' | 'placing' | 'waiting' | 'claiming' | 'reclaiming' | 'confirming' | 'in session' | 'done' | 'failed';
 
 export interface Visitor {
   index: number;
@@ -36,6 +36,8 @@ export interface Visitor {
   reclaimMismatches: number;
   /** Re-claims answered with something other than 200, e.g. "410". */
   reclaimFailures: string[] | null;
+  /** When update_session (completed) was sent at the end of the visitor's session (Infinity: never). */
+  sessionEndSentAt: number;
   polls: number;
   /** Consecutive retries of the current step. */
   attempts: number;
@@ -61,6 +63,7 @@ export function newVisitor(index: number, now: number): Visitor {
     reclaimsDone: 0,
     reclaimMismatches: 0,
     reclaimFailures: null,
+    sessionEndSentAt: Infinity,
     polls: 0,
     attempts: 0,
     failure: null,

@@ -16,6 +16,10 @@ import { TimerWheel } from './timer-wheel.ts';
 import { PollConnections } from './poll-connections.ts';
 import { computeVerdicts, type Verdict } from './verdicts.ts';
 import { Journey } from './visitor.ts';
+import { CounterLog } from './counter-log.ts';
+import { admissionOf, claimWindowOf, RoomPlan, type RoomAdmission } from './room-plan.ts';
+import { admissionCapacity, admissionRate, drawOrder, pausedHolds, type DrawAnswer, type PauseRecord } from './room-verdicts.ts';
+import { ROOM_PROPAGATION_MS } from '../domain/room-sync.ts';
 
 /** The run could not start: target unreachable, unknown event, credentials refused. */
 export class LoadTestSetupError extends Error {
@@ -27,6 +31,8 @@ export class LoadTestSetupError extends Error {
 
 export interface LoadTestResult {
   summary: LoadTestSummary;
+  /** How the room admitted: the run's admission driver, or the room itself (automatic). */
+  admission: RoomAdmission;
   samples: SecondSample[];
   verdicts: Verdict[];
 }
@@ -91,9 +97,34 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     // After a reset the counter is 0 by contract: the FIFO verdict must not trust a /serving_num that says otherwise.
     const initialServing = options.reset ? 0 : servingNow;
 
+    // The room: does it admit by itself? Then nobody here moves its counter, and its limits become verdicts.
+    const room = new RoomPlan(privateApi, options.eventId);
+    const settings = await room.read();
+    const admission = admissionOf(settings);
+    if ((options.prequeue > 0 || options.pauseAtMs !== null) && settings === null) {
+      throw new LoadTestSetupError(`--prequeue and --pause-at need the rooms API: GET ${options.privateTarget}/rooms/${options.eventId} found no room`);
+    }
+    const sessionTimeMs = options.sessionTimeGiven ? options.sessionTimeMs : admission.kind === 'automatic' ? 2000 : null;
+    const journeyOptions = { ...options, sessionTimeMs };
+    const counterLog = new CounterLog(initialServing);
+
     const wheel = new TimerWheel(() => performance.now() - origin);
     const stats = new RunStats();
     const driver = new AdmissionDriver({ privateApi, wheel, stats, eventId: options.eventId, admitRate: options.admitRate, initialServing });
+    const endSession = async (requestId: string): Promise<Reply> => {
+      const sentAt = wheel.now();
+      let status = 0;
+      let body: string;
+      try {
+        const response = await privateApi.send('POST', '/update_session', { event_id: options.eventId, request_id: requestId, status: 1 });
+        status = response.status;
+        body = await response.text();
+      } catch (error) {
+        if (!(error instanceof PrivateApiError)) throw error;
+        body = error.message;
+      }
+      return { status, body, sentAt, receivedAt: wheel.now(), retryAfterMs: null };
+    };
     let end: (by: EndedBy) => void = () => {};
     const ended = new Promise<EndedBy>((resolve) => (end = resolve));
     const journey = new Journey({
@@ -101,11 +132,13 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
       polls: polls ?? publicApi,
       wheel,
       stats,
-      options,
+      options: journeyOptions,
       onPlaced: (position) => driver.notePosition(position),
       onFinished: () => end('journey'),
+      onServing: (sentAt, receivedAt, value) => counterLog.observe(sentAt, receivedAt, value),
+      endSession,
     });
-    const observer = new ServerObserver(controlApi, options.eventId);
+    const observer = new ServerObserver(controlApi, options.eventId, (sentAt, receivedAt, value) => counterLog.observe(sentAt, receivedAt, value));
     let elu = performance.eventLoopUtilization();
     const clientBusy = () => {
       const now = performance.eventLoopUtilization();
@@ -125,13 +158,23 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     });
     const counts = () => ({ planned: options.visitors, finished: journey.finished, failed: journey.failed });
 
+    // A pre-queue closes once the first --prequeue visitors have joined (at the arrival rate), on a whole second.
+    const wallClockAtZero = Date.now() - wheel.now();
+    let prequeueStartsAt: number | null = null;
+    if (options.prequeue > 0) {
+      const startEpochMs = await room.openPrequeue(Date.now() + (options.prequeue / options.arrivalRate) * 1000 + 500);
+      prequeueStartsAt = startEpochMs - wallClockAtZero;
+      progress?.note(`pre-queue open; the draw starts at ${new Date(startEpochMs).toISOString()}`);
+    }
     await observer.start();
     const startedAt = wheel.now();
     wheel.start();
-    driver.start();
+    if (admission.kind === 'driver') driver.start();
+    else progress?.note(`the room admits by itself: ${admission.newUsersPerMinute}/min, at most ${admission.totalActiveUsers} in at once (--admit-rate unused)`);
     journey.start(startedAt);
+    const pause = schedulePause(options, room, wheel, startedAt, progress);
     const sampler = setInterval(() => progress?.update(stats.sample(wheel.now(), gauges()), counts()), 1000);
-    const deadline = setTimeout(() => end('duration'), options.durationMs);
+    const deadline = setTimeout(() => end('duration'), durationOf(options, admission));
     const onAbort = () => end('interrupted');
     io.signal?.addEventListener('abort', onAbort, { once: true });
     if (io.signal?.aborted) end('interrupted');
@@ -140,6 +183,7 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     const elapsedMs = wheel.now() - startedAt;
     journey.stop();
     driver.stop();
+    const paused = await pause.finish();
     wheel.stop();
     observer.stop();
     clearInterval(sampler);
@@ -155,6 +199,12 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     const keyReply = await controlApi.get(`/public_key?${eventQuery}`);
     const publicKey: JWK | string = keyReply.status === 200 ? (parseJson(keyReply.body) as JWK) : `/public_key answered ${describe(keyReply)}`;
     const cutShort = endedBy !== 'journey';
+    // One last look at the counter, so that its bounds reach the end of the run.
+    const last = await controlApi.get(`/serving_num?${eventQuery}`);
+    const lastValue = Number((parseJson(last.body) as { serving_counter?: unknown } | null)?.serving_counter);
+    if (last.status === 200) counterLog.observe(last.sentAt, last.receivedAt, lastValue);
+    const draw = prequeueStartsAt === null ? null : await readDraw(controlApi, eventQuery);
+    await room.restore().catch((error: Error) => progress?.note(`could not put the room's settings back: ${error.message}`));
     const verdicts = await computeVerdicts(
       {
         eventId: options.eventId,
@@ -164,12 +214,31 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
         expectFirstPosition: options.reset ? 1 : null,
         joinsUnanswered: journey.joinsUnanswered,
         cutShort,
+        ...(admission.kind === 'automatic' ? { bounds: counterLog } : {}),
       },
       publicKey,
     );
+    const endedAt = wheel.now();
+    if (admission.kind === 'automatic') {
+      verdicts.push(
+        admissionRate(counterLog, counterLog.endsAt, admission.newUsersPerMinute),
+        admissionCapacity({
+          visitors: journey.visitors,
+          bounds: counterLog,
+          totalActiveUsers: admission.totalActiveUsers,
+          claimWindowMs: claimWindowOf(settings),
+          wallClockAtZero,
+          endedAt,
+        }),
+      );
+    }
+    if (paused !== null) verdicts.push(typeof paused === 'string' ? pauseFailed(paused) : pausedHolds(counterLog, paused, ROOM_PROPAGATION_MS));
+    if (draw !== null && prequeueStartsAt !== null) verdicts.push(await drawOrder(journey.visitors, prequeueStartsAt, draw));
     const cpu = process.cpuUsage(cpuAtStart);
     const summary = buildSummary({
       options,
+      admission,
+      sessionTimeMs,
       visitors: journey.visitors,
       increments: driver.increments,
       stats,
@@ -179,9 +248,84 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
       cpuMicros: cpu.user + cpu.system,
       malformedResponses: polls?.protocolErrors ?? 0,
     });
-    return { summary, samples: stats.samples, verdicts };
+    return { summary, admission, samples: stats.samples, verdicts };
   } finally {
     endOfRun.abort();
     await Promise.all([publicApi.close(), polls?.close(), controlApi.close()]);
   }
+}
+
+/** GET /draw after the run: the published draw, or why it could not be read. */
+async function readDraw(api: ApiClient, eventQuery: string): Promise<DrawAnswer | string> {
+  const reply = await api.get(`/draw?${eventQuery}`);
+  const body = parseJson(reply.body) as Partial<DrawAnswer> | null;
+  if (reply.status !== 200 || body === null) return `/draw answered ${describe(reply)}`;
+  if (typeof body.seed !== 'string' || !Array.isArray(body.entries) || typeof body.first_position !== 'number') {
+    return 'the draw had not taken place by the end of the run';
+  }
+  return body as DrawAnswer;
+}
+
+function pauseFailed(why: string): Verdict {
+  return { name: 'paused_holds', rule: 'The room could be paused and resumed.', ok: false, detail: why, failures: 1, examples: [] };
+}
+
+/**
+ * --pause-at/--pause-for: pauses the room at its time, resumes it after; `finish` resumes a room still paused
+ * when the run ends, and tells when the pause was answered and the resume sent (or why it failed; null: none).
+ */
+function schedulePause(
+  options: LoadTestOptions,
+  room: RoomPlan,
+  wheel: TimerWheel,
+  startedAt: number,
+  progress: Progress | null,
+): { finish: () => Promise<PauseRecord | string | null> } {
+  if (options.pauseAtMs === null || options.pauseForMs === null) return { finish: async () => null };
+  const pauseFor = options.pauseForMs;
+  const record: Partial<PauseRecord> = {};
+  let failure: string | null = null;
+  let resumed: Promise<void> | null = null;
+  const resume = () =>
+    (resumed ??= (async () => {
+      record.resumeSentAt = wheel.now();
+      await room.setState('open');
+      progress?.note('room resumed');
+    })().catch((error: Error) => {
+      failure = `resuming failed: ${error.message}`;
+    }));
+  const paused = new Promise<void>((resolve) => {
+    wheel.at(startedAt + options.pauseAtMs!, () => {
+      room
+        .setState('paused')
+        .then(() => {
+          record.ackedAt = wheel.now();
+          progress?.note('room paused');
+          wheel.after(pauseFor, () => void resume());
+        })
+        .catch((error: Error) => {
+          failure = `pausing failed: ${error.message}`;
+        })
+        .finally(resolve);
+    });
+  });
+  return {
+    finish: async () => {
+      if (record.ackedAt === undefined && failure === null) {
+        // The run ended before the pause was sent (or answered).
+        if (wheel.now() < startedAt + options.pauseAtMs!) return 'the run ended before --pause-at';
+        await paused;
+      }
+      if (failure === null && record.ackedAt !== undefined) await resume();
+      return failure ?? (record as PauseRecord);
+    },
+  };
+}
+
+/** --duration, or by default twice the planned journey + 30 s, at the room's own rate when it admits by itself. */
+function durationOf(options: LoadTestOptions, admission: RoomAdmission): number {
+  if (!options.durationIsDefault || admission.kind !== 'automatic') return options.durationMs;
+  const admitPerSecond = admission.newUsersPerMinute / 60;
+  const planned = Math.max(options.visitors / options.arrivalRate, options.visitors / admitPerSecond) * 1000;
+  return Math.ceil(2 * planned + 30_000 + 4 * options.pollIntervalMs + (options.pauseForMs ?? 0));
 }

@@ -15,6 +15,9 @@ export function cpuSecondsFrom(text: string): number | null {
   return Number.isFinite(value) ? value : null;
 }
 
+/** A /serving_num answer: the counter was at most `value` at `sentAt` and at least `value` at `receivedAt`. */
+export type ServingObserver = (sentAt: number, receivedAt: number, value: number) => void;
+
 export class ServerObserver {
   /** Last /waiting_num answer, null before the first. */
   waitingNum: number | null = null;
@@ -25,10 +28,15 @@ export class ServerObserver {
   private timer: NodeJS.Timeout | null = null;
   private readonly api: ApiClient;
   private readonly waitingPath: string;
+  private readonly servingPath: string;
+  private readonly onServing: ServingObserver | null;
 
-  constructor(api: ApiClient, eventId: string) {
+  /** `onServing`: also read /serving_num each interval and report it (the counter's bounds when nobody polls). */
+  constructor(api: ApiClient, eventId: string, onServing: ServingObserver | null = null) {
     this.api = api;
     this.waitingPath = `/waiting_num?event_id=${encodeURIComponent(eventId)}`;
+    this.servingPath = `/serving_num?event_id=${encodeURIComponent(eventId)}`;
+    this.onServing = onServing;
   }
 
   /** First readings (so the first second has a baseline), then one per interval. */
@@ -43,7 +51,13 @@ export class ServerObserver {
   }
 
   private async read(): Promise<void> {
-    await Promise.all([this.readWaiting(), this.hasMetrics ? this.readCpu() : undefined]);
+    await Promise.all([this.readWaiting(), this.onServing ? this.readServing() : undefined, this.hasMetrics ? this.readCpu() : undefined]);
+  }
+
+  private async readServing(): Promise<void> {
+    const reply = await this.api.get(this.servingPath);
+    const n = reply.status === 200 ? Number((parseJson(reply.body) as { serving_counter?: unknown } | null)?.serving_counter) : NaN;
+    if (Number.isFinite(n)) this.onServing?.(reply.sentAt, reply.receivedAt, n);
   }
 
   private async readWaiting(): Promise<void> {

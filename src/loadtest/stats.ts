@@ -92,6 +92,7 @@ export const ENDPOINTS = [
   'generate_token',
   'generate_token_reclaim',
   'increment_serving_counter',
+  'update_session',
 ] as const;
 export type Endpoint = (typeof ENDPOINTS)[number];
 

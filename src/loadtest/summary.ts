@@ -1,9 +1,10 @@
 // The result of a run as one JSON-able object (the `--json` line and the report's data), and its text form.
 
 import type { LoadTestOptions } from './options.ts';
+import type { RoomAdmission } from './room-plan.ts';
 import type { IncrementRecord, Visitor } from './records.ts';
 import { ENDPOINTS, percentilesOf, round, statusLabel, type Endpoint, type LatencySummary, type RunStats } from './stats.ts';
-import type { Verdict, VerdictName } from './verdicts.ts';
+import type { CoreVerdictName, RoomVerdictName, Verdict } from './verdicts.ts';
 
 export type EndedBy = 'journey' | 'duration' | 'interrupted';
 
@@ -26,6 +27,13 @@ export interface LoadTestSummary {
     /** Polls in flight per polling connection (0 = polls through undici). */
     pipelining: number;
     reset: boolean;
+    /** Who moved the counter: the run's admission driver (at admit_rate), or the room itself (automatic). */
+    admission: { by: 'driver' } | { by: 'room'; new_users_per_minute: number; total_active_users: number };
+    /** How long a served visitor stayed before ending its session; null = it never did. */
+    session_time_ms: number | null;
+    /** Visitors planned into the pre-queue (drawn at the start); 0 = none. */
+    prequeue: number;
+    pause: { at_ms: number; for_ms: number } | null;
   };
   ended_by: EndedBy;
   elapsed_s: number;
@@ -49,7 +57,7 @@ export interface LoadTestSummary {
   admission_to_token_ms: { count: number; p50: number; p95: number; p99: number; max: number };
   /** Why visitors failed, most frequent first (at most 10 reasons). */
   failure_reasons: Array<{ reason: string; visitors: number }>;
-  verdicts: Record<VerdictName, Omit<Verdict, 'name'>>;
+  verdicts: Record<CoreVerdictName, Omit<Verdict, 'name'>> & Partial<Record<RoomVerdictName, Omit<Verdict, 'name'>>>;
   /**
    * The load generator itself. `busy_*` is its event-loop utilisation per second (0–1); `saturated_s` counts the
    * seconds at ≥ 90 %, when figures describe the generator's limit more than the server's.
@@ -61,6 +69,8 @@ export interface LoadTestSummary {
 
 export interface SummaryInput {
   options: LoadTestOptions;
+  admission: RoomAdmission;
+  sessionTimeMs: number | null;
   visitors: readonly Visitor[];
   increments: readonly IncrementRecord[];
   stats: RunStats;
@@ -170,6 +180,13 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
       connections: o.connections,
       pipelining: o.pipelining,
       reset: o.reset,
+      admission:
+        input.admission.kind === 'automatic'
+          ? { by: 'room', new_users_per_minute: input.admission.newUsersPerMinute, total_active_users: input.admission.totalActiveUsers }
+          : { by: 'driver' },
+      session_time_ms: input.sessionTimeMs,
+      prequeue: o.prequeue,
+      pause: o.pauseAtMs !== null && o.pauseForMs !== null ? { at_ms: o.pauseAtMs, for_ms: o.pauseForMs } : null,
     },
     ended_by: input.endedBy,
     elapsed_s: round(input.elapsedMs / 1000, 3),
@@ -223,7 +240,12 @@ export function formatSummary(s: LoadTestSummary): string {
     `  ended by    ${s.ended_by === 'journey' ? 'the end of every journey' : s.ended_by === 'duration' ? `--duration (${s.plan.duration_limit_s} s)` : 'interruption'} after ${fmt(s.elapsed_s)} s`,
     `  visitors    ${fmt(s.visitors.planned)} planned, ${fmt(s.visitors.joined)} joined, ${fmt(s.visitors.served)} served, ` +
       `${fmt(s.visitors.done)} done, ${fmt(s.visitors.failed)} failed, ${fmt(s.visitors.unfinished)} unfinished`,
-    `  rates       joins ${fmt(s.joins_per_s)}/s (planned ${fmt(s.plan.arrival_rate)}/s), admissions ${fmt(s.admissions_per_s)}/s (planned ${fmt(s.plan.admit_rate)}/s)`,
+    `  rates       joins ${fmt(s.joins_per_s)}/s (planned ${fmt(s.plan.arrival_rate)}/s), admissions ${fmt(s.admissions_per_s)}/s ` +
+      (s.plan.admission.by === 'room'
+        ? `(the room admits by itself: ${fmt(s.plan.admission.new_users_per_minute)}/min, at most ${fmt(s.plan.admission.total_active_users)} in at once)`
+        : `(planned ${fmt(s.plan.admit_rate)}/s)`),
+    ...(s.plan.prequeue > 0 ? [`  pre-queue   the first ${fmt(s.plan.prequeue)} visitors joined a pre-queue drawn at the start`] : []),
+    ...(s.plan.pause ? [`  pause       paused ${fmt(s.plan.pause.at_ms / 1000)} s after the start, for ${fmt(s.plan.pause.for_ms / 1000)} s`] : []),
     `  requests    ${fmt(s.requests.total)} total, ${fmt(s.requests.per_s)}/s average, ${fmt(s.requests.peak_per_s)}/s peak in one second`,
     `  errors      ${s.errors.total === 0 ? 'none' : Object.entries(s.errors.by_status).map(([k, n]) => `${k}: ${fmt(n)}`).join(', ')}` +
       (s.errors.malformed_responses > 0 ? ` (${fmt(s.errors.malformed_responses)} polling connections closed on a malformed answer)` : ''),

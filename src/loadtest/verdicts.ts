@@ -3,9 +3,11 @@
 // checks, passes or fails, and cites a few offending visitors. docs/loadtest.md explains each one.
 
 import { importJWK, jwtVerify, type JWK } from 'jose';
+import type { CounterBounds } from './counter-log.ts';
 import type { IncrementRecord, Visitor } from './records.ts';
 
-export const VERDICT_NAMES = [
+/** Verdicts of every run. */
+export const CORE_VERDICT_NAMES = [
   'one_position_per_visitor',
   'positions_unique_gap_free',
   'fifo_admission',
@@ -13,6 +15,11 @@ export const VERDICT_NAMES = [
   'tokens_verify',
   'reclaims_identical',
 ] as const;
+/** Verdicts of a run against a room that admits by itself, is paused or draws its pre-queue (room-verdicts.ts). */
+export const ROOM_VERDICT_NAMES = ['admission_rate', 'admission_capacity', 'paused_holds', 'draw_order'] as const;
+export const VERDICT_NAMES = [...CORE_VERDICT_NAMES, ...ROOM_VERDICT_NAMES] as const;
+export type CoreVerdictName = (typeof CORE_VERDICT_NAMES)[number];
+export type RoomVerdictName = (typeof ROOM_VERDICT_NAMES)[number];
 export type VerdictName = (typeof VERDICT_NAMES)[number];
 
 export interface Verdict {
@@ -40,6 +47,11 @@ export interface VerdictInput {
   joinsUnanswered: number;
   /** The run was stopped by --duration before every visitor finished. */
   cutShort: boolean;
+  /**
+   * A room that admits by itself: the counter's bounds from every /serving_num answer (nobody in the run moves
+   * it, so there are no increments to bound it with).
+   */
+  bounds?: CounterBounds;
 }
 
 const MAX_EXAMPLES = 5;
@@ -147,6 +159,41 @@ export function positionsUniqueGapFree(input: VerdictInput): Verdict {
  *      an increment had been answered with a counter ≥ P.
  */
 export function fifoAdmission(input: VerdictInput): Verdict {
+  const bounds = input.bounds ?? boundsFromIncrements(input);
+  const examples: string[] = [];
+  let ahead = 0;
+  let skipped = 0;
+  let checked = 0;
+  for (const v of input.visitors) {
+    if (v.position === null) continue;
+    if (v.tokens) {
+      checked++;
+      const bound = bounds.upperAt(v.tokenAt);
+      if (v.position > bound) {
+        ahead++;
+        examples.push(`${who(v)} at position ${v.position} got a token at ${(v.tokenAt / 1000).toFixed(3)} s while the counter was at most ${bound}`);
+      }
+    }
+    for (const t of v.refusedClaimsSentAt ?? []) {
+      const reached = bounds.lowerAt(t);
+      if (v.position <= reached) {
+        skipped++;
+        examples.push(`${who(v)} at position ${v.position} was refused at ${(t / 1000).toFixed(3)} s although the counter had reached ${reached}`);
+      }
+    }
+  }
+  return verdict(
+    'fifo_admission',
+    'Admission is FIFO: a position is let in only once the serving counter reaches it, and never refused after.',
+    ahead + skipped,
+    examples,
+    `${checked} token sets issued, none ahead of the serving counter; no claim refused once the counter had reached it.`,
+    `${ahead} token sets issued ahead of the serving counter; ${skipped} claims refused although the counter had reached them.`,
+  );
+}
+
+/** The counter's bounds from the admission driver's increments: upper from what was sent, lower from what was answered. */
+function boundsFromIncrements(input: VerdictInput): CounterBounds {
   const incs = [...input.increments].sort((a, b) => a.sentAt - b.sentAt);
   // upper[i]: highest counter possible once increment i was sent (running max; an unanswered one applied).
   const sentAt: number[] = [];
@@ -169,45 +216,16 @@ export function fifoAdmission(input: VerdictInput): Verdict {
     low = Math.max(low, inc.servingAfter!);
     lowerValues.push(low);
   }
-  const upperAt = (t: number) => {
+  const upperAt = (t: number): number => {
     const i = lastAtOrBefore(sentAt, t);
     return i < 0 ? input.initialServing : upper[i]!;
   };
-  const lowerAt = (t: number) => {
+  const lowerAt = (t: number): number => {
     const i = lastAtOrBefore(ackedAt, t);
     return i < 0 ? input.initialServing : lowerValues[i]!;
   };
 
-  const examples: string[] = [];
-  let ahead = 0;
-  let skipped = 0;
-  let checked = 0;
-  for (const v of input.visitors) {
-    if (v.position === null) continue;
-    if (v.tokens) {
-      checked++;
-      const bound = upperAt(v.tokenAt);
-      if (v.position > bound) {
-        ahead++;
-        examples.push(`${who(v)} at position ${v.position} got a token at ${(v.tokenAt / 1000).toFixed(3)} s while the counter was at most ${bound}`);
-      }
-    }
-    for (const t of v.refusedClaimsSentAt ?? []) {
-      const reached = lowerAt(t);
-      if (v.position <= reached) {
-        skipped++;
-        examples.push(`${who(v)} at position ${v.position} was refused at ${(t / 1000).toFixed(3)} s although the counter had reached ${reached}`);
-      }
-    }
-  }
-  return verdict(
-    'fifo_admission',
-    'Admission is FIFO: a position is let in only once the serving counter reaches it, and never refused after.',
-    ahead + skipped,
-    examples,
-    `${checked} token sets issued, none ahead of the serving counter; no claim refused once the counter had reached it.`,
-    `${ahead} token sets issued ahead of the serving counter; ${skipped} claims refused although the counter had reached them.`,
-  );
+  return { upperAt, lowerAt };
 }
 
 /** Last index i with times[i] ≤ t in an ascending array, or -1. */

@@ -3,7 +3,9 @@
 //   join (POST /assign_queue_num) → place (GET /queue_num until 200; 202 = async intake, poll again)
 //   → wait (GET /serving_num every poll interval, now and then GET /waiting_num, until counter ≥ position)
 //   → claim (POST /generate_token; 202 = not yet, back to waiting; every n-th visitor claims twice at once)
-//   → re-claim (up to 3 times, must be byte-identical) → confirm (GET /queue_num: same position) → done
+//   → re-claim (up to 3 times, must be byte-identical) → confirm (GET /queue_num: same position)
+//   → with --session-time: stay that long, then end the session (private POST /update_session, completed)
+//   → done
 //
 // No visitor owns a loop or a timer: each answer schedules the visitor's next step on the wheel. GETs (the
 // polls) and POSTs (join, claims) may go through different clients: pipelined polling connections and undici. Only
@@ -22,7 +24,7 @@ const MAX_BACKOFF_MS = 5000;
 
 export type JourneyOptions = Pick<
   LoadTestOptions,
-  'eventId' | 'visitors' | 'arrivalRate' | 'pollIntervalMs' | 'reclaims' | 'waitingNumEvery' | 'doubleClaimEvery'
+  'eventId' | 'visitors' | 'arrivalRate' | 'pollIntervalMs' | 'reclaims' | 'waitingNumEvery' | 'doubleClaimEvery' | 'sessionTimeMs'
 >;
 
 /** What the visitors' GETs go through: the pipelined polling connections, or the ApiClient itself. */
@@ -42,6 +44,10 @@ export interface JourneyDeps {
   onPlaced?: (position: number) => void;
   /** Every visitor has finished (done or failed). */
   onFinished?: () => void;
+  /** Every /serving_num answer: the counter was at most `value` at `sentAt`, at least `value` at `receivedAt`. */
+  onServing?: (sentAt: number, receivedAt: number, value: number) => void;
+  /** Ends a visitor's session as completed (private POST /update_session); needed with a session time. */
+  endSession?: (requestId: string) => Promise<Reply>;
 }
 
 function isRetryable(status: number): boolean {
@@ -230,6 +236,7 @@ export class Journey {
           return;
         }
         v.attempts = 0;
+        this.deps.onServing?.(reply.sentAt, reply.receivedAt, counter);
         if (counter >= v.position!) {
           if (Number.isNaN(v.servedSeenAt)) v.servedSeenAt = reply.receivedAt;
           this.claim(v);
@@ -336,11 +343,41 @@ export class Journey {
       if (reply.status === 200) {
         const position = numberField(parseJson(reply.body), 'queue_number');
         if (position !== v.position) (v.otherPositions ??= []).push(position);
-        this.done(v);
+        v.attempts = 0;
+        if (this.o.sessionTimeMs === null) {
+          this.done(v);
+        } else {
+          v.state = 'in session';
+          this.deps.wheel.after(this.o.sessionTimeMs, () => this.endSession(v));
+        }
       } else if (isRetryable(reply.status)) {
         this.retry(v, this.confirm, reply, 'queue_num (confirm)');
       } else {
         this.fail(v, `queue_num (confirm) answered ${snippet(reply)}`);
+      }
+    });
+  };
+
+  /** The visitor leaves the site: its session ends as completed, which frees its place in an automatic room. */
+  private readonly endSession = (v: Visitor): void => {
+    if (this.stopped) return;
+    const end = this.deps.endSession;
+    if (!end) {
+      this.fail(v, 'no private API to end the session with');
+      return;
+    }
+    end(v.requestId!).then((reply) => {
+      if (this.stopped) return;
+      this.deps.stats.record('update_session', reply.status, reply.receivedAt - reply.sentAt);
+      // An attempt without an answer may have ended the session: the place certainly ended by the first send.
+      if (reply.status === 200 || isRetryable(reply.status)) v.sessionEndSentAt = Math.min(v.sessionEndSentAt, reply.sentAt);
+      if (reply.status === 200 || (reply.status === 404 && v.sessionEndSentAt !== Infinity)) {
+        // A 404 after an unanswered attempt: that attempt ended it ("status already set").
+        this.done(v);
+      } else if (isRetryable(reply.status)) {
+        this.retry(v, this.endSession, reply, 'update_session');
+      } else {
+        this.fail(v, `update_session answered ${snippet(reply)}`);
       }
     });
   };

@@ -134,8 +134,8 @@ export abstract class ForwardingStore implements Store {
     return this.inner.leaveQueue(eventId, requestId);
   }
 
-  incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove> {
-    return this.inner.incrementServingWithinQueue(eventId, by, now);
+  incrementServingWithinQueue(eventId: string, by: number, now: number, ifServing?: number): Promise<ServingMove> {
+    return this.inner.incrementServingWithinQueue(eventId, by, now, ifServing);
   }
 
   getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot> {

@@ -162,8 +162,8 @@ export class HotReadCache extends ForwardingStore {
     return this.write(eventId, () => this.inner.leaveQueue(eventId, requestId));
   }
 
-  override incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove> {
-    return this.write(eventId, () => this.inner.incrementServingWithinQueue(eventId, by, now));
+  override incrementServingWithinQueue(eventId: string, by: number, now: number, ifServing?: number): Promise<ServingMove> {
+    return this.write(eventId, () => this.inner.incrementServingWithinQueue(eventId, by, now, ifServing));
   }
 
   // The pre-queue and the draw move the queue counter when they number entries.

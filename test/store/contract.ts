@@ -649,6 +649,20 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         assert.deepEqual(await store.incrementServingWithinQueue(event, 0, 102), { previousServing: 7, serving: 7 });
       });
 
+      it('with ifServing, moves only from the counter the caller read (two overlapping ticks admit once)', async () => {
+        const store = await open();
+        const event = freshEvent();
+        await join(store, event, 10, 100);
+        // Two ticks read the counter at 0; the first moves it, the second's move from 0 changes nothing.
+        assert.deepEqual(await store.incrementServingWithinQueue(event, 4, 100, 0), { previousServing: 0, serving: 4 });
+        assert.deepEqual(await store.incrementServingWithinQueue(event, 4, 101, 0), { previousServing: 4, serving: 4 });
+        assert.equal(await store.getServingCounter(event), 4);
+        assert.deepEqual(await store.incrementServingWithinQueue(event, 4, 102, 4), { previousServing: 4, serving: 8 });
+        const racing = await Promise.all([store.incrementServingWithinQueue(event, 1, 103, 8), store.incrementServingWithinQueue(event, 1, 103, 8)]);
+        assert.equal(racing.filter((m) => m.serving !== m.previousServing).length, 1, 'exactly one of two racing moves from 8');
+        assert.equal(await store.getServingCounter(event), 9);
+      });
+
       it('records when each new highest value was first reached', async () => {
         const store = await open();
         const event = freshEvent();

@@ -149,7 +149,9 @@ export class Admission {
     const decision = decideAdmission(plan, snapshot);
     const moved =
       decision.by > 0
-        ? await this.deps.store.incrementServingWithinQueue(room.event_id, decision.by, now)
+        ? // From the counter the snapshot read: a tick that overlaps this one (another node, the next second)
+          // and moved it first leaves this one without effect, rather than admitting twice on one reading.
+          await this.deps.store.incrementServingWithinQueue(room.event_id, decision.by, now, snapshot.serving)
         : { previousServing: snapshot.serving, serving: snapshot.serving };
     if (moved.serving !== moved.previousServing) {
       this.deps.events.publish('automatic_serving_counter_incr', {

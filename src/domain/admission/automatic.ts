@@ -16,11 +16,15 @@
 //   4. the move            — incrementServingWithinQueue, which never passes the last position handed out.
 // No I/O here: the Admission (admission.ts) reads the snapshot and makes the move.
 //
-// The snapshot and the move are two store calls, not one atomic unit. That is safe: only this tick moves a
-// room's counter automatically, and it runs once per tick across nodes; between the read and the move anything
-// else can only lower the occupancy (a claim window expiring, a session or a place given up), raise the queue
-// (joins), or move the counter itself (the manual increment, which the operator owns). So a tick never admits
-// more than the limits allowed at the instant it read. A session that ends frees its place at the next tick.
+// The snapshot and the move are two store calls; the move is a compare-and-set on the counter the snapshot read
+// (incrementServingWithinQueue's `ifServing`). Each tick runs once across nodes, but ticks of consecutive seconds
+// can overlap in time (one node's tick for second s runs late while another's for s + 1 starts): both would read
+// the same occupancy, and without the condition both would admit on it (seen in a three-node load test: 80 in
+// at once against a capacity of 40). With it, the first move wins and the other changes nothing. Between the
+// read and the move anything else can only lower the occupancy (a claim window expiring, a session or a place
+// given up) or raise the queue (joins); a move of the counter itself (another tick, the manual increment) voids
+// the tick's move. So a tick never admits more than the limits allowed at the instant it read. A session that
+// ends frees its place at the next tick.
 
 import type { AdmissionSnapshot } from '../ports/store.ts';
 import { admitsInPhase, type RoomPhase } from '../room-phase.ts';

@@ -180,9 +180,12 @@ export interface QueueStore {
   /**
    * Moves the serving counter forward by min(by, queue − serving), never backwards (a counter already past the
    * queue stays where it is), recording new highest values like incrementServing: nobody who joins later
-   * skips the line. `by` ≥ 0. One atomic unit.
+   * skips the line. `by` ≥ 0. With `ifServing`, moves only if the counter is still that value (a compare-and-set:
+   * the automatic admission tick moves from the counter its snapshot read, so two ticks that overlap in time
+   * — on two nodes, for consecutive seconds — cannot both admit on the same reading); otherwise changes nothing
+   * and answers the counter as it is. One atomic unit.
    */
-  incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove>;
+  incrementServingWithinQueue(eventId: string, by: number, now: number, ifServing?: number): Promise<ServingMove>;
   /** Everything one automatic admission tick reads, at one instant; see AdmissionSnapshot. Read-only. */
   getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot>;
 }

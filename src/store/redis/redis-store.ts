@@ -547,8 +547,8 @@ export class RedisStore implements Store {
     return this.call(() => this.scripts.leaveQueue(this.keys(eventId), encodeRequestId(requestId)));
   }
 
-  async incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove> {
-    return this.call(() => this.scripts.incrementServingWithinQueue(this.keys(eventId), by, now));
+  async incrementServingWithinQueue(eventId: string, by: number, now: number, ifServing?: number): Promise<ServingMove> {
+    return this.call(() => this.scripts.incrementServingWithinQueue(this.keys(eventId), by, now, ifServing));
   }
 
   async getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot> {

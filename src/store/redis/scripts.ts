@@ -373,8 +373,9 @@ export class RedisScripts {
     }
   }
 
-  async incrementServingWithinQueue(k: EventKeys, by: number, now: number): Promise<ServingMove> {
-    const reply = (await this.run('incrementServingWithinQueue', [k.counters, k.history], [Math.trunc(by), now])) as unknown[];
+  async incrementServingWithinQueue(k: EventKeys, by: number, now: number, ifServing?: number): Promise<ServingMove> {
+    const condition = ifServing === undefined ? '' : Math.trunc(ifServing);
+    const reply = (await this.run('incrementServingWithinQueue', [k.counters, k.history], [Math.trunc(by), now, condition])) as unknown[];
     const [previousServing, serving] = reply.map(Number);
     return { previousServing: previousServing as number, serving: serving as number };
   }

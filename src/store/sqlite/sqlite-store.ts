@@ -466,9 +466,10 @@ export class SqliteStore implements Store {
     });
   }
 
-  async incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove> {
+  async incrementServingWithinQueue(eventId: string, by: number, now: number, ifServing?: number): Promise<ServingMove> {
     return this.transaction(eventId, (): ServingMove => {
       const row = this.ensureEvent(eventId);
+      if (ifServing !== undefined && row.serving !== ifServing) return { previousServing: row.serving, serving: row.serving };
       const serving = row.serving + Math.max(0, Math.min(by, row.queue - row.serving));
       if (serving !== row.serving) this.setServing(eventId, row, serving, now);
       return { previousServing: row.serving, serving };
