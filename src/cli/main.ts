@@ -12,7 +12,15 @@ const program = new Command('anteroom')
   .addCommand(serveCommand())
   .addCommand(loadtestCommand())
   .addCommand(inletCommand())
-  .addCommand(verifyDrawCommand());
+  .addCommand(verifyDrawCommand())
+  .addHelpText(
+    'after',
+    `
+Quick start: anteroom serve (then open the printed URL). Rooms are created and changed while the server runs,
+through the rooms API (/private/rooms) or the control panel; a sale day step by step — set the room up the day
+before, open the pre-queue, start and draw, pause in an emergency, close when sold out — is in docs/rooms.md
+("Sale day: a runbook").`,
+  );
 
 // A configuration error (src/domain/errors.ts) or any other failure at start: its message, exit status 2.
 program.parseAsync(process.argv).catch((error: unknown) => {
