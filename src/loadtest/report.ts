@@ -203,6 +203,18 @@ function table(head: string[], rows: string[][], numeric: boolean[] = []): strin
   return `<table><thead><tr>${th}</tr></thead><tbody>${tr}</tbody></table>`;
 }
 
+/** "admitted at 250/s", or how the room admitted by itself, with its pre-queue and pause. */
+function admittedHow(s: LoadTestResult['summary']): string {
+  const parts = [
+    s.plan.admission.by === 'room'
+      ? `admitted by the room itself (${fmt(s.plan.admission.new_users_per_minute, 0)}/min, at most ${fmt(s.plan.admission.total_active_users, 0)} in at once${s.plan.session_time_ms === null ? '' : `, sessions of ${fmt(s.plan.session_time_ms / 1000)} s`})`
+      : `admitted at ${fmt(s.plan.admit_rate)}/s`,
+  ];
+  if (s.plan.prequeue > 0) parts.push(`the first ${fmt(s.plan.prequeue, 0)} in a pre-queue drawn at the start`);
+  if (s.plan.pause) parts.push(`paused ${fmt(s.plan.pause.at_ms / 1000)} s in, for ${fmt(s.plan.pause.for_ms / 1000)} s`);
+  return parts.join(', ');
+}
+
 export function renderReport(result: LoadTestResult, context: ReportContext = {}): string {
   const s = result.summary;
   const date = (context.date ?? new Date()).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
@@ -228,7 +240,12 @@ export function renderReport(result: LoadTestResult, context: ReportContext = {}
   const cards = [
     [fmt(s.visitors.served, 0), `of ${fmt(s.visitors.planned, 0)} visitors served`],
     [fmt(s.joins_per_s), `joins/s (planned ${fmt(s.plan.arrival_rate)})`],
-    [fmt(s.admissions_per_s), `admissions/s (planned ${fmt(s.plan.admit_rate)})`],
+    [
+      fmt(s.admissions_per_s),
+      s.plan.admission.by === 'room'
+        ? `admissions/s (the room: ${fmt(s.plan.admission.new_users_per_minute, 0)}/min, ≤ ${fmt(s.plan.admission.total_active_users, 0)} in)`
+        : `admissions/s (planned ${fmt(s.plan.admit_rate)})`,
+    ],
     [fmt(s.requests.per_s, 0), `requests/s average (peak ${fmt(s.requests.peak_per_s, 0)})`],
     [fmt(s.latency_ms.serving_num?.p99 ?? 0, 2), 'ms p99 of /serving_num'],
     [fmt(s.errors.total, 0), 'errors'],
@@ -248,7 +265,7 @@ export function renderReport(result: LoadTestResult, context: ReportContext = {}
 <h1>Anteroom load test <span class="badge ${s.ok ? 'pass' : 'fail'}">${s.ok ? 'PASS' : 'FAIL'}</span></h1>
 <div class="meta">
   ${date} · event <code>${escapeHtml(s.event_id)}</code> at <code>${escapeHtml(s.target)}</code> (private <code>${escapeHtml(s.private_target)}</code>)<br>
-  ${fmt(s.plan.visitors, 0)} visitors arriving at ${fmt(s.plan.arrival_rate)}/s, admitted at ${fmt(s.plan.admit_rate)}/s, polling every ${fmt(s.plan.poll_interval_ms, 0)} ms,
+  ${fmt(s.plan.visitors, 0)} visitors arriving at ${fmt(s.plan.arrival_rate)}/s, ${admittedHow(s)}, polling every ${fmt(s.plan.poll_interval_ms, 0)} ms,
   ${s.plan.reclaims} re-claims each, ${s.plan.connections} connections${s.plan.pipelining > 1 ? ` (polls pipelined ${s.plan.pipelining} deep)` : s.plan.pipelining === 1 ? ' (polls on their own connections, not pipelined)' : ''}${s.plan.reset ? ', event reset first' : ''}<br>
   ${context.command ? `command: <code>${escapeHtml(context.command)}</code><br>` : ''}
   load generator: Node ${escapeHtml(s.client.node)}, ${fmt(s.client.cpu_s)} s CPU, ${fmt(s.client.max_rss_mb)} MB max RSS, event loop ${fmt(s.client.busy_mean * 100, 0)} % busy on average${s.server_cpu ? ` · server CPU ${fmt(s.server_cpu.mean * 100, 0)} % of a core on average (max ${fmt(s.server_cpu.max * 100, 0)} %)` : ''}
@@ -284,8 +301,11 @@ ${table(
 <h2>How to read this report</h2>
 <div class="help">
 <p>Each simulated visitor joins, polls its position, polls the serving counter until it is let in, claims its token set and
-claims it again (the answer must not change). An admission driver moves the serving counter through the private API at the
-admit rate, never past the highest position handed out. The <b>verdicts</b> are the point of the run: a fast waiting room
+claims it again (the answer must not change). ${
+    s.plan.admission.by === 'room'
+      ? 'The room admits by itself (automatic admission) within its rate and capacity; each served visitor ends its session after the session time, which frees its place. Where the counter stood is known from every <code>/serving_num</code> answer (at most its value when sent, at least when answered).'
+      : 'An admission driver moves the serving counter through the private API at the admit rate, never past the highest position handed out.'
+  } The <b>verdicts</b> are the point of the run: a fast waiting room
 that hands out a position twice or lets someone in ahead of the counter has failed, however good its latency.</p>
 <p><b>Joins/s</b> below the planned arrival rate means the server (or this load generator) could not keep up with intake.
 <b>Admissions/s</b> is bounded by the admit rate and by how many visitors were waiting. A widening gap between the

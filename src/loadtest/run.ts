@@ -150,7 +150,7 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
       joined: journey.joined,
       waiting: journey.waiting,
       served: journey.served,
-      servingCounter: driver.counter,
+      servingCounter: admission.kind === 'automatic' ? counterLog.lowerAt(wheel.now()) : driver.counter,
       highestPosition: driver.highestPosition,
       serverWaitingNum: observer.waitingNum,
       clientBusy: clientBusy(),
