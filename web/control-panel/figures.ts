@@ -118,9 +118,11 @@ export const PHASE_LABELS: Record<string, string> = {
 /** "in 1 h 02 min", "in 45 s", for a time `ms` after now. */
 export function countdown(ms: number): string {
   const s = Math.max(0, Math.ceil(ms / 1000));
-  const h = Math.floor(s / 3600);
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
   const m = Math.floor((s % 3600) / 60);
   const sec = s % 60;
+  if (d > 0) return `in ${d} d ${h} h`;
   if (h > 0) return `in ${h} h ${String(m).padStart(2, '0')} min`;
   if (m > 0) return `in ${m} min ${String(sec).padStart(2, '0')} s`;
   return `in ${sec} s`;

@@ -51,13 +51,19 @@ function fieldBlock(field: Field): HTMLElement {
   );
 }
 
+const FOLDED = ['Webhooks', 'Inlet', 'OpenID Connect'];
+
 /** The form's fields, built once from FIELDS. */
 export function buildSettingsForm(): void {
   const groups = [...new Set(FIELDS.map((f) => f.group))];
   ui.fields.replaceChildren(
-    ...groups.map((group) =>
-      h('fieldset', { class: 'group' }, h('legend', {}, group), h('div', { class: 'grid-2' }, ...FIELDS.filter((f) => f.group === group).map(fieldBlock))),
-    ),
+    ...groups.map((group) => {
+      const fields = h('div', { class: 'grid-2' }, ...FIELDS.filter((f) => f.group === group).map(fieldBlock));
+      // The groups most rooms leave empty fold away (a long form on a phone); they open when set or at fault.
+      return FOLDED.includes(group)
+        ? h('details', { class: 'group', 'data-group': group }, h('summary', {}, group), fields)
+        : h('fieldset', { class: 'group' }, h('legend', {}, group), fields);
+    }),
   );
 }
 
@@ -89,6 +95,9 @@ export function openSettings(values: FormValues, editing: string | undefined): v
     if (field.kind === 'bool') (el as HTMLInputElement).checked = values[field.name] === true;
     else el.value = String(values[field.name] ?? '');
   }
+  for (const group of ui.fields.querySelectorAll('details')) {
+    (group as HTMLDetailsElement).open = FIELDS.some((f) => f.group === group.dataset.group && f.kind !== 'bool' && String(values[f.name] ?? '') !== '');
+  }
   (input('event_id') as HTMLInputElement).readOnly = editing !== undefined;
   ui.title.textContent = editing === undefined ? 'New room' : `Settings of room ${editing}`;
   ui.save.textContent = editing === undefined ? 'Create room' : 'Save settings';
@@ -110,6 +119,8 @@ export function showProblem(message: string): void {
     return;
   }
   const el = input(field);
+  const folded = el.closest('details');
+  if (folded) folded.open = true;
   el.setAttribute('aria-invalid', 'true');
   element(`${idOf(field)}-error`).textContent = `${field}: ${rule}`;
   setNotice(ui.status, `Not saved — ${field}: ${rule}`, 'error');
