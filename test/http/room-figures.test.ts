@@ -6,13 +6,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { join, read, resetEvents } from '../support/api-calls.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
+import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
 
-describe('room figures', () => {
+for (const storeKind of ['sqlite (memory)', 'redis'] as const) describe(`room figures (${storeKind} store)`, () => {
   let node: TestNode;
+  let redis: RedisServer | undefined;
   before(async () => {
-    node = await startTestNode();
+    if (storeKind === 'redis') redis = await startRedisServer();
+    node = await startTestNode(redis ? { store: { kind: 'redis', url: redis.url } } : {});
   });
-  after(() => node.stop());
+  after(async () => {
+    await node?.stop();
+    await redis?.destroy();
+  });
 
   const figures = async () => {
     const res = await read<Record<string, unknown>>(node.admin('GET', '/rooms/Sample/figures'));
