@@ -23,8 +23,8 @@ async function waitForText(page: Page, selector: string, expected: string | RegE
 }
 
 const VIEWPORTS = [
-  { name: 'desktop', width: 1280, height: 900 },
-  { name: 'phone', width: 390, height: 844 },
+  { name: 'desktop', width: 1280, height: 900, auth: 'sigv4' },
+  { name: 'phone', width: 390, height: 844, auth: 'token' },
 ] as const;
 
 describe('control panel: rooms', { timeout: 180_000 }, () => {
@@ -54,12 +54,18 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
     assert.equal(response.status, 200);
   };
 
-  async function connect(page: Page): Promise<void> {
+  /** Connects with the access key pair (every call signed with SigV4, PUT and PATCH too) or the admin token. */
+  async function connect(page: Page, auth: 'sigv4' | 'token'): Promise<void> {
     await page.goto(`${node.url}/control-panel/`);
-    await page.getByRole('radio', { name: 'Admin token (Bearer)' }).check();
-    await page.getByLabel('Admin token', { exact: true }).fill(TEST_CREDENTIALS.adminToken);
+    if (auth === 'sigv4') {
+      await page.getByLabel('Access key ID').fill(TEST_CREDENTIALS.accessKeyId);
+      await page.getByLabel('Secret access key').fill(TEST_CREDENTIALS.secretAccessKey);
+    } else {
+      await page.getByRole('radio', { name: 'Admin token (Bearer)' }).check();
+      await page.getByLabel('Admin token', { exact: true }).fill(TEST_CREDENTIALS.adminToken);
+    }
     await page.getByRole('button', { name: 'Connect', exact: true }).click();
-    await waitForText(page, '#connection-status', /Connected to .*admin token/);
+    await waitForText(page, '#connection-status', auth === 'sigv4' ? /Connected to .*access key/ : /Connected to .*admin token/);
   }
 
   async function confirm(page: Page, title: string, action: string): Promise<void> {
@@ -70,10 +76,10 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
   }
 
   for (const viewport of VIEWPORTS) {
-    it(`at ${viewport.name} size (${viewport.width}×${viewport.height}): list, create, edit, pause, resume, close, over-admit, draw`, async () => {
+    it(`at ${viewport.name} size (${viewport.width}×${viewport.height}, ${viewport.auth}): list, create, edit, pause, resume, close, over-admit, draw`, async () => {
       const { page, context, errors } = await newPage(browser, { width: viewport.width, height: viewport.height });
       const id = `Drop-${viewport.name}`;
-      await connect(page);
+      await connect(page, viewport.auth);
 
       // The list: every room with its phase and its people.
       const sample = page.locator('#rooms-list li', { has: page.getByRole('button', { name: 'Open room Sample' }) });
@@ -200,4 +206,21 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
       await context.close();
     });
   }
+
+  it('against a private API without the rooms API (VWR) it drives the one event with its counters', async () => {
+    const { page, context, errors } = await newPage(browser, { width: 390, height: 844 });
+    // VWR's private API has no /rooms: it answers 404 there.
+    await page.route('**/private/rooms', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{"message":"Not Found"}' }));
+    await connect(page, 'token');
+    await waitForText(page, '#room-title', 'Event Sample');
+    await waitForText(page, '#phase-text', /no rooms API/);
+    await waitForText(page, '#c-waiting-help', /VWR's waiting_num/);
+    assert.equal(await page.locator('#rooms-card').isVisible(), false);
+    assert.equal(await page.locator('#state-actions').isVisible(), false);
+    assert.equal(await page.locator('#c-awaiting-box').isVisible(), false, 'not known from VWR');
+    await waitForText(page, '#c-serving', /^\d+$/);
+    assert.equal(await page.getByRole('button', { name: 'Increment serving counter' }).isEnabled(), true);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
 });

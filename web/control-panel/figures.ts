@@ -54,7 +54,7 @@ export function figureValues(f: RoomFigures): Record<string, number> {
 }
 
 export function legacyFigureValues(f: LegacyFigures): Record<string, number | undefined> {
-  return { 'c-waiting': f.waiting_num, 'c-awaiting': undefined, 'c-active': f.active_tokens, 'c-serving': f.serving };
+  return { 'c-waiting': f.waiting_num, 'c-active': f.active_tokens, 'c-serving': f.serving };
 }
 
 /** Said when the counter is past the last position handed out (an operator let in more than were waiting). */

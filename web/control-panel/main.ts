@@ -56,8 +56,8 @@ interface Session {
 }
 
 let session: Session | undefined;
-/** Whether a settings save is in flight (the form is not closed by a refresh meanwhile). */
-let creating: string | undefined;
+/** The room the settings form edits; undefined while it creates one. */
+let editingRoom: string | undefined;
 const history = new CounterHistory();
 const charts = new LiveCharts({
   queue: element('queue-chart'),
@@ -345,12 +345,12 @@ async function reset(): Promise<void> {
 function editRoom(): void {
   const room = session && selectedRoom(session);
   if (!room) return;
-  creating = room.event_id;
+  editingRoom = room.event_id;
   openSettings(roomToValues(room), room.event_id);
 }
 
 function newRoom(): void {
-  creating = undefined;
+  editingRoom = undefined;
   openSettings(newRoomValues(), undefined);
 }
 
@@ -361,7 +361,7 @@ async function saveSettings(): Promise<void> {
   const values = readValues();
   const body = formToBody(values);
   const id = String(values.event_id).trim();
-  const editing = creating;
+  const editing = editingRoom;
   if (editing === undefined && s.rooms.some((room) => room.event_id === id)) {
     showProblem(`event_id: a room named ${id} exists already (open it to edit it)`);
     return;

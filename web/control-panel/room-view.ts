@@ -36,8 +36,12 @@ export function buildFigures(): void {
   );
 }
 
-function showValues(values: Record<string, number | undefined>): void {
+/** VWR's waiting_num counts more than Anteroom's line: its help says so. */
+const LEGACY_WAITING_HELP = "VWR's waiting_num: everyone with a position and no token yet, those let in who have not arrived included.";
+
+function showValues(values: Record<string, number | undefined>, legacy = false): void {
   for (const f of FIGURES) {
+    element(`${f.id}-help`).textContent = legacy && f.id === 'c-waiting' ? LEGACY_WAITING_HELP : f.help;
     element(f.id).textContent = formatNumber(values[f.id]);
     element(`${f.id}-box`).hidden = !(f.id in values);
   }
@@ -73,10 +77,10 @@ export function renderRoom(room: Room, figures: RoomFigures | undefined, nowMs: 
 export function renderLegacy(eventId: string, figures: LegacyFigures, nowMs: number): void {
   ui.title.textContent = `Event ${eventId}`;
   ui.phase.replaceChildren();
-  ui.phaseText.textContent = 'This server has no rooms API (a VWR deployment): the counters below are its own. "Waiting" counts everyone with a position who has not claimed a token, the people let in who have not arrived among them.';
+  ui.phaseText.textContent = 'This server has no rooms API (a VWR deployment): the figures below are its own counters.';
   ui.stateActions.hidden = true;
   ui.draw.hidden = true;
-  showValues(legacyFigureValues(figures));
+  showValues(legacyFigureValues(figures), true);
   ui.ahead.textContent = '';
   ui.updated.textContent = `Updated ${new Date(nowMs).toLocaleTimeString()}.`;
 }
