@@ -63,6 +63,12 @@ export class PanelApi {
     return this.read('figures', `/rooms/${encodeURIComponent(eventId)}/figures`);
   }
 
+  /** The figures, or undefined for a room gone since the list was read (404). */
+  async figuresIfServed(eventId: string): Promise<RoomFigures | undefined> {
+    const answer = await this.send('GET', `/rooms/${encodeURIComponent(eventId)}/figures`);
+    return answer.status === 404 ? undefined : (checked('figures', answer) as RoomFigures);
+  }
+
   /** VWR's counters: serving_num and waiting_num (public), num_active_tokens (private). */
   async legacyFigures(eventId: string): Promise<LegacyFigures> {
     const q = `event_id=${encodeURIComponent(eventId)}`;

@@ -9,7 +9,7 @@
 import './style.css';
 import { POLL_BACKOFF, nextDelay } from '../shared/retry.ts';
 import { PrivateApiClient } from '../../src/client/private-api-client.ts';
-import { PanelApi, Refused, Transient, errorText, type DrawPublication, type Room } from './api.ts';
+import { PanelApi, Transient, errorText, type DrawPublication, type Room } from './api.ts';
 import { CounterHistory, LiveCharts } from './charts.ts';
 import { confirmAction } from './confirm.ts';
 import { form, forgetSecrets, initConnectForm, readConnection, setConnectionStatus, showAuthFields } from './connect-form.ts';
@@ -134,15 +134,10 @@ async function refresh(s: Session): Promise<void> {
 async function refreshRooms(s: Session, now: number): Promise<void> {
   // A room deleted between the two calls answers 404: it is simply left without figures.
   const figures = await Promise.all(
-    s.rooms.map((room) =>
-      s.panel.figures(room.event_id).then(
-        (f) => [room.event_id, f] as const,
-        (error: unknown) => {
-          if (error instanceof Refused && /404/.test(error.message)) return undefined;
-          throw error;
-        },
-      ),
-    ),
+    s.rooms.map(async (room) => {
+      const f = await s.panel.figuresIfServed(room.event_id);
+      return f && ([room.event_id, f] as const);
+    }),
   );
   if (s.stopped) return;
   s.figures = new Map(figures.filter((entry) => entry !== undefined));
