@@ -52,7 +52,7 @@ export interface PrivateApiClientOptions {
   jsonContentType?: boolean | undefined;
 }
 
-type Method = 'GET' | 'POST' | 'PATCH';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 interface Reply {
   status: number;

@@ -7,7 +7,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Admission, type AdmissionRequest, type AdmissionResults, type CounterMovingStore } from './admission/admission.ts';
-import type { AutomaticTickOutcome } from './admission/automatic.ts';
+import { rateWindowStart, type AutomaticTickOutcome } from './admission/automatic.ts';
 import { epochSeconds, type Clock } from './clock.ts';
 import { decideClaim, decideExpiry, type ClaimDecision, type ClaimRoom, type ExpiryRule } from './claim-decision.ts';
 import { newTokenRecord, type TokenRecord } from './claims.ts';
@@ -21,6 +21,7 @@ import { DrawRunner, newDrawCandidate } from './draw-runner.ts';
 import { drawIsDue, roomDraws } from './prequeue.ts';
 import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettings } from './room-settings.ts';
 import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets, type RoomView } from './room-edits.ts';
+import { roomFigures, type RoomFigures } from './room-figures.ts';
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
@@ -452,6 +453,22 @@ export class WaitingRoomService {
   /** One stored room with its phase (GET /private/rooms/{event_id}). Unknown → 404. */
   async getRoom(eventId: unknown): Promise<Answer<RoomView>> {
     return ok(await this.viewOf(await this.storedRoom(eventId)));
+  }
+
+  /**
+   * The room's figures for the control panel (GET /private/rooms/{event_id}/figures, ./room-figures.ts): the
+   * counters and the admission snapshot, read now. A room this node does not serve → 404.
+   */
+  async roomFigures(eventId: unknown): Promise<Answer<RoomFigures>> {
+    const room = this.catalog.get(eventId);
+    if (!room) throw Errors.unknownRoom();
+    const now = this.now();
+    const [counters, snapshot, phase] = await Promise.all([
+      this.store.getCounters(room.event_id),
+      this.store.getAdmissionSnapshot(room.event_id, now, rateWindowStart(now)),
+      this.phaseOf(room),
+    ]);
+    return ok(roomFigures(room.event_id, phase, counters, snapshot));
   }
 
   /** Creates (201) or replaces (200) a room with the body's settings (PUT /private/rooms/{event_id}). */

@@ -116,6 +116,12 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       handler: (req) => room.getRoom((req as RoomRequest).params.event_id),
     },
     {
+      // What the control panel shows of a room: counts of people, each explained (docs/rooms.md "Control panel").
+      method: 'GET',
+      url: '/rooms/:event_id/figures',
+      handler: (req) => room.roomFigures((req as RoomRequest).params.event_id),
+    },
+    {
       method: 'PUT',
       url: '/rooms/:event_id',
       bodyLimit: ROOM_BODY_LIMIT,

@@ -92,7 +92,7 @@ describe('waiting-room page and control panel in Chromium', { timeout: 120_000 }
     // The panel sees the claimed token.
     await waitForText(operator.page, '#c-active', '1');
     await waitForText(operator.page, '#c-waiting', '1');
-    assert.equal(await text(operator.page, '#c-available'), '-1'); // 1 − (1 waiting + 1 active + 0 expired)
+    await waitForText(operator.page, '#c-awaiting', '0'); // let in and arrived: nobody let in is still to come
     assert.equal(await operator.page.locator('#queue-chart canvas').count(), 1);
     assert.equal(await operator.page.locator('#rate-chart canvas').count(), 1);
 

@@ -31,6 +31,13 @@ const admin = (path: string, body: unknown) =>
 const shoot = (page: Page, name: string) => page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
 
 try {
+  // A second room, with a pre-queue and a draw at the start, so that the panel's list shows two phases.
+  const hour = (h: number) => new Date(Math.floor(Date.now() / 3_600_000 + h) * 3_600_000).toISOString().replace('.000Z', 'Z');
+  await fetch(`${node.privateUrl}/rooms/Launch`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}` },
+    body: JSON.stringify({ prequeue_start_time: hour(-1), event_start_time: hour(2), shuffle_at_event_start: true }),
+  });
   const operator = await newPage(browser, { width: 1100, height: 900 });
   await operator.page.goto(`${node.url}/control-panel/`);
   await operator.page.getByLabel('Access key ID').fill(TEST_CREDENTIALS.accessKeyId);
@@ -60,6 +67,15 @@ try {
   }
   await shoot(visitor.page, 'waiting-room-waiting');
   await shoot(operator.page, 'control-panel');
+  const phone = await newPage(browser, { width: 390, height: 844 });
+  await phone.page.goto(`${node.url}/control-panel/`);
+  await phone.page.getByRole('radio', { name: 'Admin token (Bearer)' }).check();
+  await phone.page.getByLabel('Admin token', { exact: true }).fill(TEST_CREDENTIALS.adminToken);
+  await phone.page.getByRole('button', { name: 'Connect', exact: true }).click();
+  await phone.page.getByRole('button', { name: 'Open room Launch' }).click();
+  await phone.page.locator('#draw-commitment').waitFor();
+  await phone.page.locator('#rooms-card').scrollIntoViewIfNeeded();
+  await phone.page.screenshot({ path: join(OUT, 'control-panel-phone.png') });
 
   await admin('/increment_serving_counter', { event_id: 'Sample', increment_by: position - serving });
   await visitor.page.getByRole('button', { name: 'Purchase now' }).waitFor({ timeout: 20_000 });

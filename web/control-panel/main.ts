@@ -1,64 +1,63 @@
-// The control panel: connect with an access key pair (SigV4) or the admin token, watch the counters and
-// charts, let visitors in, reset the event. A failed call is shown as an error with its status and message —
-// VWR's panel said "connected" whatever a 4xx said.
+// The control panel: connect (SigV4 access key pair, or the admin token), see every room with its phase and
+// its people, open one to pause, resume or close it, edit its settings, let people in (with a warning before
+// letting in more than are waiting) and watch its charts; create rooms. Against a VWR private API (no rooms
+// API) it drives the one event named, with VWR's counters. A failed call is shown with its status and message.
+//
+// Views: connect-form.ts (connection), rooms-view.ts (the list), room-view.ts (the open room),
+// settings-form.ts (create / edit), confirm.ts (the confirmation dialog), charts.ts; the wording in figures.ts.
 
 import './style.css';
-import { POLL_BACKOFF, errorMessage, isRetryableStatus, nextDelay } from '../shared/retry.ts';
-import { apiBaseUrl, readSettings } from '../shared/settings.ts';
+import { POLL_BACKOFF, nextDelay } from '../shared/retry.ts';
+import { PrivateApiClient } from '../../src/client/private-api-client.ts';
+import { PanelApi, Transient, errorText, type DrawPublication, type Room } from './api.ts';
 import { CounterHistory, LiveCharts } from './charts.ts';
-import { PrivateApiClient, type PrivateApiCredentials } from '../../src/client/private-api-client.ts';
+import { confirmAction } from './confirm.ts';
+import { form, forgetSecrets, initConnectForm, readConnection, setConnectionStatus, showAuthFields } from './connect-form.ts';
+import { element, setNotice } from './dom.ts';
+import { overAdmit, type RoomFigures } from './figures.ts';
+import { renderRooms } from './rooms-view.ts';
+import { buildFigures, clearRoom, renderDraw, renderLegacy, renderRoom } from './room-view.ts';
+import { buildSettingsForm, clearErrors, closeSettings, openSettings, readValues, settingsBusy, settingsStatus, showProblem } from './settings-form.ts';
+import { formToBody, newRoomValues, roomToValues } from './settings-fields.ts';
 
 const REFRESH_MS = 2_000;
-/** Non-secret settings only (endpoints, event, region, kind of credentials) survive a reload, per tab. */
-const SETTINGS_KEY = 'anteroom.control-panel';
-
-function element<T extends HTMLElement = HTMLElement>(id: string): T {
-  const found = document.getElementById(id);
-  if (!found) throw new Error(`#${id} missing`);
-  return found as T;
-}
+/** A draw not yet done is looked at again this often (its commitment appears with the first join). */
+const DRAW_REFRESH_MS = 10_000;
 
 const ui = {
-  form: element<HTMLFormElement>('connect-form'),
-  eventId: element<HTMLInputElement>('event-id'),
-  regionName: element<HTMLInputElement>('region-name'),
-  publicApiUrl: element<HTMLInputElement>('public-api-url'),
-  privateApiUrl: element<HTMLInputElement>('private-api-url'),
-  sigv4Fields: element('sigv4-fields'),
-  tokenFields: element('token-fields'),
-  accessKeyId: element<HTMLInputElement>('access-key-id'),
-  secretAccessKey: element<HTMLInputElement>('secret-access-key'),
-  sessionToken: element<HTMLInputElement>('session-token'),
-  adminToken: element<HTMLInputElement>('admin-token'),
-  connect: element<HTMLButtonElement>('connect'),
-  disconnect: element<HTMLButtonElement>('disconnect'),
-  connectionStatus: element('connection-status'),
-  serving: element('c-serving'),
-  waiting: element('c-waiting'),
-  active: element('c-active'),
-  expired: element('c-expired'),
-  available: element('c-available'),
-  updated: element('updated'),
+  roomsCard: element('rooms-card'),
+  roomsList: element('rooms-list'),
+  newRoom: element<HTMLButtonElement>('new-room'),
   incrementForm: element<HTMLFormElement>('increment-form'),
   incrementBy: element<HTMLInputElement>('increment-by'),
   increment: element<HTMLButtonElement>('increment'),
   reset: element<HTMLButtonElement>('reset'),
-  resetDialog: element<HTMLDialogElement>('reset-dialog'),
-  resetEvent: element('reset-event'),
+  pause: element<HTMLButtonElement>('pause'),
+  resume: element<HTMLButtonElement>('resume'),
+  close: element<HTMLButtonElement>('close'),
+  edit: element<HTMLButtonElement>('edit'),
+  settingsForm: element<HTMLFormElement>('settings-form'),
+  settingsCancel: element<HTMLButtonElement>('settings-cancel'),
   actionStatus: element('action-status'),
 };
 
-interface Connection {
-  api: PrivateApiClient;
-  eventId: string;
-  publicApiUrl: string;
+interface Session {
+  panel: PanelApi;
+  /** 'rooms': Anteroom's rooms API; 'vwr': a private API without it (one event, VWR's counters). */
+  mode: 'unknown' | 'rooms' | 'vwr';
+  selected: string;
+  rooms: Room[];
+  figures: Map<string, RoomFigures>;
+  draw?: { key: string; atMs: number; publication: DrawPublication | undefined };
   timer?: ReturnType<typeof setTimeout>;
   failures: number;
   stopped: boolean;
   connected: boolean;
 }
 
-let connection: Connection | undefined;
+let session: Session | undefined;
+/** The room the settings form edits; undefined while it creates one. */
+let editingRoom: string | undefined;
 const history = new CounterHistory();
 const charts = new LiveCharts({
   queue: element('queue-chart'),
@@ -69,306 +68,356 @@ const charts = new LiveCharts({
 /** The room whose history the charts hold; another room starts them afresh. */
 let chartedRoom = '';
 
-// ---- settings ----------------------------------------------------------------------------------------------
-
-interface StoredSettings {
-  eventId?: string;
-  publicApiUrl?: string;
-  privateApiUrl?: string;
-  regionName?: string;
-  authKind?: 'sigv4' | 'token';
-}
-
-function loadStored(): StoredSettings {
-  try {
-    return JSON.parse(sessionStorage.getItem(SETTINGS_KEY) ?? '{}') as StoredSettings;
-  } catch {
-    return {};
-  }
-}
-
-function saveStored(value: StoredSettings): void {
-  try {
-    sessionStorage.setItem(SETTINGS_KEY, JSON.stringify(value));
-  } catch {
-    // Storage refused: the settings simply are not remembered.
-  }
-}
-
-function authKind(): 'sigv4' | 'token' {
-  const checked = ui.form.querySelector<HTMLInputElement>('input[name="authKind"]:checked');
-  return checked?.value === 'token' ? 'token' : 'sigv4';
-}
-
-function showAuthFields(): void {
-  const kind = authKind();
-  ui.sigv4Fields.hidden = kind !== 'sigv4';
-  ui.tokenFields.hidden = kind !== 'token';
-}
-
-function initForm(): void {
-  // URL parameters (VWR's) win over what this tab remembered, which wins over same-origin defaults.
-  const fromUrl = readSettings(location.search, location.origin);
-  const params = new URLSearchParams(location.search);
-  const stored = loadStored();
-  const pick = (name: keyof StoredSettings & keyof typeof fromUrl) =>
-    params.get(name) && !fromUrl.ignored.includes(name) ? String(fromUrl[name]) : (stored[name] ?? String(fromUrl[name]));
-  ui.eventId.value = pick('eventId');
-  ui.publicApiUrl.value = pick('publicApiUrl');
-  ui.privateApiUrl.value = pick('privateApiUrl');
-  ui.regionName.value = pick('regionName');
-  const kind = stored.authKind ?? 'sigv4';
-  const radio = ui.form.querySelector<HTMLInputElement>(`input[name="authKind"][value="${kind}"]`);
-  if (radio) radio.checked = true;
-  showAuthFields();
-  if (fromUrl.ignored.length > 0) {
-    setConnectionStatus(`Ignored invalid URL parameter(s): ${fromUrl.ignored.join(', ')}.`, 'warn');
-  }
-}
-
-// ---- rendering ---------------------------------------------------------------------------------------------
-
-function setConnectionStatus(text: string, tone: 'info' | 'ok' | 'warn' | 'error'): void {
-  ui.connectionStatus.className = `notice ${tone}`;
-  // An error interrupts (alert); progress and success are announced politely (status).
-  ui.connectionStatus.setAttribute('role', tone === 'error' ? 'alert' : 'status');
-  ui.connectionStatus.textContent = text;
-}
-
-function setActionStatus(text: string, tone: 'ok' | 'error' | 'info'): void {
-  ui.actionStatus.className = `notice ${tone}`;
-  ui.actionStatus.setAttribute('role', tone === 'error' ? 'alert' : 'status');
-  ui.actionStatus.textContent = text;
+function setActionStatus(text: string, tone: 'ok' | 'error' | 'info' | 'warn'): void {
+  setNotice(ui.actionStatus, text, tone);
 }
 
 function setControlsEnabled(enabled: boolean): void {
-  ui.increment.disabled = !enabled;
-  ui.reset.disabled = !enabled;
+  for (const button of [ui.increment, ui.reset, ui.pause, ui.resume, ui.close, ui.edit, ui.newRoom]) button.disabled = !enabled;
 }
 
-function showCounters(counters: { serving: number; waiting: number; active: number; expired: number } | undefined): void {
-  const text = (n: number | undefined) => (n === undefined ? '–' : n.toLocaleString());
-  ui.serving.textContent = text(counters?.serving);
-  ui.waiting.textContent = text(counters?.waiting);
-  ui.active.textContent = text(counters?.active);
-  ui.expired.textContent = text(counters?.expired);
-  ui.available.textContent = text(counters && counters.serving - (counters.waiting + counters.active + counters.expired));
+const selectedRoom = (s: Session): Room | undefined => s.rooms.find((room) => room.event_id === s.selected);
+
+function chart(s: Session, serving: number, waiting: number, nowMs: number): void {
+  const key = `${s.panel.publicApiUrl}#${s.selected}`;
+  if (key !== chartedRoom) history.clear();
+  chartedRoom = key;
+  history.add({ atMs: nowMs, serving, waiting });
+  charts.update(history);
 }
 
 // ---- polling -----------------------------------------------------------------------------------------------
 
-/** A failure a later poll may not see (network, 429, 5xx). */
-class Transient extends Error {}
-/** An answer that polling again will not change (refused credentials, unknown event). */
-class Refused extends Error {}
-
-async function checked(what: string, call: () => Promise<Response>): Promise<unknown> {
-  let response: Response;
+async function refresh(s: Session): Promise<void> {
+  s.timer = undefined;
+  if (s.stopped) return;
   try {
-    response = await call();
-  } catch {
-    throw new Transient(`${what}: network error (server unreachable, or CORS refused)`);
-  }
-  if (response.status === 200) return response.json();
-  const message = `${what}: ${await errorMessage(response)}`;
-  if (isRetryableStatus(response.status)) throw new Transient(message);
-  if (response.status === 401 || response.status === 403) {
-    throw new Refused(`${message} — the private API refused these credentials.`);
-  }
-  throw new Refused(message);
-}
-
-async function refresh(c: Connection): Promise<void> {
-  c.timer = undefined;
-  if (c.stopped) return;
-  const q = `event_id=${encodeURIComponent(c.eventId)}`;
-  const publicGet = (path: string) => () => fetch(`${c.publicApiUrl}${path}`, { cache: 'no-store' });
-  try {
-    const [serving, waiting, active, expired] = await Promise.all([
-      checked('serving_num', publicGet(`/serving_num?${q}`)),
-      checked('waiting_num', publicGet(`/waiting_num?${q}`)),
-      checked('num_active_tokens', () => c.api.send('GET', `/num_active_tokens?${q}`)),
-      checked('expired_tokens', () => c.api.send('GET', `/expired_tokens?${q}`)),
-    ]);
-    if (c.stopped) return;
-    const counters = {
-      serving: Number((serving as { serving_counter: unknown }).serving_counter),
-      waiting: Number((waiting as { waiting_num: unknown }).waiting_num),
-      active: Number((active as { active_tokens: unknown }).active_tokens),
-      expired: Array.isArray(expired) ? expired.length : Number.NaN,
-    };
-    if (Object.values(counters).some((n) => !Number.isFinite(n))) throw new Refused('Unexpected answer from the API.');
-    showCounters(counters);
     const now = Date.now();
-    history.add({ atMs: now, serving: counters.serving, waiting: counters.waiting });
-    charts.update(history);
-    ui.updated.textContent = `Updated ${new Date(now).toLocaleTimeString()}.`;
-    if (!c.connected || c.failures > 0) {
-      setConnectionStatus(`Connected to ${c.api.baseUrl} with the ${c.api.identity}, event ${c.eventId}.`, 'ok');
+    if (s.mode !== 'vwr') {
+      const rooms = await s.panel.rooms();
+      s.mode = rooms === undefined ? 'vwr' : 'rooms';
+      s.rooms = rooms ?? [];
     }
-    c.connected = true;
-    c.failures = 0;
+    if (s.mode === 'rooms') await refreshRooms(s, now);
+    else {
+      const figures = await s.panel.legacyFigures(s.selected);
+      if (s.stopped) return;
+      ui.roomsCard.hidden = true;
+      renderLegacy(s.selected, figures, now);
+      chart(s, figures.serving, figures.waiting_num, now);
+    }
+    if (s.stopped) return;
+    if (!s.connected || s.failures > 0) {
+      setConnectionStatus(`Connected to ${s.panel.api.baseUrl} with the ${s.panel.api.identity}, event ${s.selected}.`, 'ok');
+    }
+    s.connected = true;
+    s.failures = 0;
     setControlsEnabled(true);
-    schedule(c, REFRESH_MS);
+    schedule(s, REFRESH_MS);
   } catch (error) {
-    if (c.stopped) return;
+    if (s.stopped) return;
     const message = (error as Error).message;
     if (error instanceof Transient) {
-      c.failures++;
-      const delay = nextDelay(c.failures - 1, POLL_BACKOFF);
+      s.failures++;
+      const delay = nextDelay(s.failures - 1, POLL_BACKOFF);
       setConnectionStatus(`Error — ${message}. Retrying in ${Math.ceil(delay / 1000)} s.`, 'error');
-      schedule(c, delay);
+      schedule(s, delay);
       return;
     }
     // Polling again would only repeat the refusal: stop until the operator fixes the settings.
-    stop(c);
+    stop(s);
     setControlsEnabled(false);
     setConnectionStatus(`Error — ${message}`, 'error');
   }
 }
 
-function schedule(c: Connection, delayMs: number): void {
-  if (c.stopped) return;
-  clearTimeout(c.timer);
-  c.timer = setTimeout(() => void refresh(c), delayMs);
-}
-
-function stop(c: Connection): void {
-  c.stopped = true;
-  clearTimeout(c.timer);
-}
-
-// ---- actions -----------------------------------------------------------------------------------------------
-
-/** The credentials live in the connection's client only, never in browser storage. */
-function readCredentials(): PrivateApiCredentials | string {
-  if (authKind() === 'token') {
-    const adminToken = ui.adminToken.value.trim();
-    return adminToken ? { adminToken } : 'Enter the admin token.';
-  }
-  const accessKeyId = ui.accessKeyId.value.trim();
-  const secretAccessKey = ui.secretAccessKey.value.trim();
-  const sessionToken = ui.sessionToken.value.trim();
-  if (!accessKeyId || !secretAccessKey) return 'Enter the access key ID and the secret access key.';
-  if (!globalThis.crypto?.subtle) {
-    return 'SigV4 signing needs a secure page (https, or http on localhost). Use the admin token, or open this page over https.';
-  }
-  return { accessKeyId, secretAccessKey, region: ui.regionName.value.trim(), ...(sessionToken ? { sessionToken } : {}) };
-}
-
-function connect(): void {
-  if (connection) stop(connection);
-  connection = undefined;
-  setControlsEnabled(false);
-  const eventId = ui.eventId.value.trim();
-  const publicApiUrl = apiBaseUrl(ui.publicApiUrl.value.trim());
-  const privateApiUrl = apiBaseUrl(ui.privateApiUrl.value.trim());
-  const problems: string[] = [];
-  if (!/^[A-Za-z0-9._~-]{1,128}$/.test(eventId)) problems.push('the event ID (letters, digits, . _ ~ -)');
-  if (!publicApiUrl) problems.push('the public API URL (http or https)');
-  if (!privateApiUrl) problems.push('the private API URL (http or https)');
-  if (authKind() === 'sigv4' && !/^[a-z0-9-]{1,32}$/.test(ui.regionName.value.trim())) problems.push('the region');
-  if (problems.length > 0 || !publicApiUrl || !privateApiUrl) {
-    setConnectionStatus(`Error — check ${problems.join(', ')}.`, 'error');
+async function refreshRooms(s: Session, now: number): Promise<void> {
+  // A room deleted between the two calls answers 404: it is simply left without figures.
+  const figures = await Promise.all(
+    s.rooms.map(async (room) => {
+      const f = await s.panel.figuresIfServed(room.event_id);
+      return f && ([room.event_id, f] as const);
+    }),
+  );
+  if (s.stopped) return;
+  s.figures = new Map(figures.filter((entry) => entry !== undefined));
+  if (!selectedRoom(s) && s.rooms[0]) s.selected = s.rooms[0].event_id;
+  ui.roomsCard.hidden = false;
+  renderRooms(ui.roomsList, s.rooms, s.figures, s.selected, openRoom);
+  const room = selectedRoom(s);
+  if (!room) {
+    clearRoom();
     return;
   }
-  const credentials = readCredentials();
-  if (typeof credentials === 'string') {
-    setConnectionStatus(`Error — ${credentials}`, 'error');
+  const f = s.figures.get(room.event_id);
+  renderRoom(room, f, now);
+  if (f) chart(s, f.serving, f.in_line, now);
+  await refreshDraw(s, room, f?.phase ?? room.phase, now);
+}
+
+/** The draw of the open room: fetched when the room or its phase changes, and while not done, now and then. */
+async function refreshDraw(s: Session, room: Room, phase: string, now: number): Promise<void> {
+  if (room.shuffle_at_event_start !== true) {
+    s.draw = undefined;
+    renderDraw(room.event_id, undefined, '', '');
+    return;
+  }
+  const key = `${room.event_id}|${phase}`;
+  const stale = !s.draw || s.draw.key !== key || (s.draw.publication?.seed === undefined && now - s.draw.atMs >= DRAW_REFRESH_MS);
+  if (stale) s.draw = { key, atMs: now, publication: await s.panel.draw(room.event_id) };
+  renderDraw(room.event_id, s.draw?.publication, s.panel.drawUrl(room.event_id), s.panel.publicApiUrl);
+}
+
+function schedule(s: Session, delayMs: number): void {
+  if (s.stopped) return;
+  clearTimeout(s.timer);
+  s.timer = setTimeout(() => void refresh(s), delayMs);
+}
+
+function stop(s: Session): void {
+  s.stopped = true;
+  clearTimeout(s.timer);
+}
+
+// ---- connecting --------------------------------------------------------------------------------------------
+
+function connect(): void {
+  if (session) stop(session);
+  session = undefined;
+  setControlsEnabled(false);
+  const settings = readConnection();
+  if (typeof settings === 'string') {
+    setConnectionStatus(`Error — ${settings}`, 'error');
     return;
   }
   // SigV4 as VWR's panel signed (aws4fetch), so the panel also drives a VWR deployment. No Content-Type, like
   // VWR's panel: the body goes out as text/plain, which the private API parses as JSON. No timeout of its own,
   // no retries: only idempotent reads are ever repeated, by the polling.
-  const api = new PrivateApiClient({ baseUrl: privateApiUrl, credentials, jsonContentType: false });
-  saveStored({ eventId, publicApiUrl, privateApiUrl, regionName: ui.regionName.value.trim(), authKind: authKind() });
-  const historyKey = `${publicApiUrl}#${eventId}`;
-  if (historyKey !== chartedRoom) history.clear();
-  chartedRoom = historyKey;
-  ui.resetEvent.textContent = eventId;
-  connection = { api, eventId, publicApiUrl, failures: 0, stopped: false, connected: false };
-  ui.disconnect.disabled = false;
-  setConnectionStatus(`Connecting to ${privateApiUrl}…`, 'info');
-  void refresh(connection);
+  const api = new PrivateApiClient({ baseUrl: settings.privateApiUrl, credentials: settings.credentials, jsonContentType: false });
+  session = {
+    panel: new PanelApi(api, settings.publicApiUrl),
+    mode: 'unknown',
+    selected: settings.eventId,
+    rooms: [],
+    figures: new Map(),
+    failures: 0,
+    stopped: false,
+    connected: false,
+  };
+  form.disconnect.disabled = false;
+  setConnectionStatus(`Connecting to ${settings.privateApiUrl}…`, 'info');
+  void refresh(session);
 }
 
 function disconnect(): void {
-  if (connection) stop(connection);
-  connection = undefined;
-  ui.secretAccessKey.value = '';
-  ui.sessionToken.value = '';
-  ui.adminToken.value = '';
-  ui.disconnect.disabled = true;
+  if (session) stop(session);
+  session = undefined;
+  forgetSecrets();
+  form.disconnect.disabled = true;
   setControlsEnabled(false);
   setConnectionStatus('Disconnected; the credentials were forgotten.', 'info');
 }
 
-/** Increments and resets are sent once: they are not idempotent, so a failure is reported, never retried. */
-async function runAction(label: string, path: string, body: unknown, describe: (answer: unknown) => string): Promise<void> {
-  const c = connection;
-  if (!c?.connected) return;
+// ---- actions -----------------------------------------------------------------------------------------------
+
+function openRoom(eventId: string): void {
+  const s = session;
+  if (!s) return;
+  s.selected = eventId;
+  closeSettings();
+  setActionStatus('', 'info');
+  schedule(s, 0);
+  element('room-title').scrollIntoView({ block: 'start' });
+}
+
+/** A change is sent once: a failure is reported, never retried. */
+async function runAction(label: string, call: (s: Session) => Promise<{ status: number; body: unknown; message: string }>, describe: (body: unknown) => string): Promise<boolean> {
+  const s = session;
+  if (!s?.connected) return false;
   setControlsEnabled(false);
   setActionStatus(`${label}…`, 'info');
   try {
-    const response = await c.api.send('POST', path, body);
-    if (response.status === 200) {
-      setActionStatus(describe(await response.json()), 'ok');
-      if (!c.stopped) schedule(c, 0);
-    } else {
-      setActionStatus(`Error — ${label} failed: ${await errorMessage(response)}`, 'error');
+    const answer = await call(s);
+    if (answer.status === 200) {
+      setActionStatus(describe(answer.body), 'ok');
+      if (!s.stopped) schedule(s, 0);
+      return true;
     }
+    setActionStatus(`Error — ${label} failed: ${answer.message}`, 'error');
   } catch {
-    setActionStatus(`Error — ${label} failed: network error (the server may not have received it; check the counters before trying again).`, 'error');
+    setActionStatus(`Error — ${label} failed: network error (the server may not have received it; check the figures before trying again).`, 'error');
   } finally {
-    setControlsEnabled(Boolean(connection?.connected && !connection.stopped));
+    setControlsEnabled(Boolean(session?.connected && !session.stopped));
   }
+  return false;
 }
 
-function increment(): void {
+const STATE_CHANGES = {
+  paused: {
+    title: (id: string) => `Pause room ${id}?`,
+    text: 'People can still join and keep their places, but nobody is let in: automatic admission, the inlets and the expiry job hold until you resume.',
+    action: 'Pause room',
+    done: (id: string) => `Room ${id} is paused.`,
+  },
+  open: {
+    title: (id: string) => `Resume room ${id}?`,
+    text: 'The room opens again: joins are accepted and people are let in as its admission says.',
+    action: 'Resume room',
+    done: (id: string) => `Room ${id} is open.`,
+  },
+  closed: {
+    title: (id: string) => `Close room ${id}?`,
+    text: 'New visitors are refused ("Waiting room is closed"); those in line keep their places, but nobody is let in until you reopen it.',
+    action: 'Close room',
+    done: (id: string) => `Room ${id} is closed.`,
+  },
+} as const;
+
+async function changeState(state: keyof typeof STATE_CHANGES): Promise<void> {
+  const s = session;
+  if (!s) return;
+  const id = s.selected;
+  const change = STATE_CHANGES[state];
+  if (!(await confirmAction({ title: change.title(id), text: change.text, action: change.action, danger: state === 'closed' }))) return;
+  await runAction(change.action, (s) => s.panel.send('PATCH', `/rooms/${encodeURIComponent(id)}`, { state }), () => change.done(id));
+}
+
+async function increment(): Promise<void> {
   const value = Number(ui.incrementBy.value);
   if (!Number.isInteger(value) || value === 0) {
     setActionStatus('Error — enter a whole number other than 0 (negative numbers move the counter back).', 'error');
     ui.incrementBy.focus();
     return;
   }
-  const c = connection;
-  if (!c) return;
-  void runAction('Increment', '/increment_serving_counter', { event_id: c.eventId, increment_by: value }, (answer) =>
-    `Serving counter is now ${(answer as { serving_num: number }).serving_num}.`,
+  const s = session;
+  if (!s?.connected) return;
+  const id = s.selected;
+  if (s.mode === 'rooms') {
+    // Checked against the figures read now, not those of the last poll.
+    let figures: RoomFigures;
+    try {
+      figures = await s.panel.figures(id);
+    } catch (error) {
+      setActionStatus(`Error — could not read the figures to check the increment: ${(error as Error).message}`, 'error');
+      return;
+    }
+    const warning = overAdmit(figures, value);
+    if (warning) {
+      const go = await confirmAction({
+        title: 'Let in more than are waiting?',
+        text: warning.text,
+        action: `Let in ${value.toLocaleString('en')} anyway`,
+        danger: true,
+      });
+      if (!go) {
+        setActionStatus(`Nothing changed: the serving counter stays at ${figures.serving.toLocaleString('en')}.`, 'info');
+        return;
+      }
+    }
+  }
+  await runAction('Increment', (s) => s.panel.send('POST', '/increment_serving_counter', { event_id: id, increment_by: value }), (body) =>
+    `Serving counter is now ${(body as { serving_num: number }).serving_num}.`,
   );
 }
 
-function confirmReset(): void {
-  if (!connection?.connected) return;
-  ui.resetDialog.returnValue = '';
-  ui.resetDialog.showModal();
+async function reset(): Promise<void> {
+  const s = session;
+  if (!s?.connected) return;
+  const id = s.selected;
+  const go = await confirmAction({
+    title: 'Reset this waiting room?',
+    text: `Every position, token and counter of event ${id} is deleted. Visitors in line lose their place. This cannot be undone.`,
+    action: 'Reset event',
+    danger: true,
+  });
+  if (!go) return;
+  await runAction('Reset', (s) => s.panel.send('POST', '/reset_initial_state', { event_id: id }), () => {
+    history.clear();
+    return `Event ${id} was reset.`;
+  });
 }
 
-ui.resetDialog.addEventListener('close', () => {
-  const c = connection;
-  if (ui.resetDialog.returnValue !== 'reset' || !c) return;
-  void runAction('Reset', '/reset_initial_state', { event_id: c.eventId }, () => {
-    history.clear();
-    return `Event ${c.eventId} was reset.`;
-  }).then(() => ui.reset.focus());
-});
+function editRoom(): void {
+  const room = session && selectedRoom(session);
+  if (!room) return;
+  editingRoom = room.event_id;
+  openSettings(roomToValues(room), room.event_id);
+}
 
-ui.form.addEventListener('submit', (event) => {
+function newRoom(): void {
+  editingRoom = undefined;
+  openSettings(newRoomValues(), undefined);
+}
+
+async function saveSettings(): Promise<void> {
+  const s = session;
+  if (!s?.connected) return;
+  clearErrors();
+  const values = readValues();
+  const body = formToBody(values);
+  const id = String(values.event_id).trim();
+  const editing = editingRoom;
+  if (editing === undefined && s.rooms.some((room) => room.event_id === id)) {
+    showProblem(`event_id: a room named ${id} exists already (open it to edit it)`);
+    return;
+  }
+  if (id === '') {
+    showProblem('event_id: is required');
+    return;
+  }
+  settingsBusy(true);
+  settingsStatus('Saving…', 'info');
+  try {
+    const answer = await s.panel.send('PUT', `/rooms/${encodeURIComponent(id)}`, body);
+    if (answer.status === 200 || answer.status === 201) {
+      closeSettings();
+      s.selected = id;
+      setActionStatus(answer.status === 201 ? `Room ${id} was created.` : `The settings of room ${id} were saved.`, 'ok');
+      schedule(s, 0);
+      element('room-title').focus();
+    } else if (answer.status === 400) {
+      showProblem(errorText(answer));
+    } else {
+      settingsStatus(`Not saved — ${answer.message}`, 'error');
+    }
+  } catch {
+    settingsStatus('Not saved — network error (the server may not have received it; check the room before trying again).', 'error');
+  } finally {
+    settingsBusy(false);
+  }
+}
+
+// ---- wiring ------------------------------------------------------------------------------------------------
+
+form.form.addEventListener('submit', (event) => {
   event.preventDefault();
   connect();
 });
-ui.form.addEventListener('change', (event) => {
+form.form.addEventListener('change', (event) => {
   if ((event.target as HTMLInputElement).name === 'authKind') showAuthFields();
 });
-ui.disconnect.addEventListener('click', disconnect);
+form.disconnect.addEventListener('click', disconnect);
 ui.incrementForm.addEventListener('submit', (event) => {
   event.preventDefault();
-  increment();
+  void increment();
 });
-ui.reset.addEventListener('click', confirmReset);
+ui.reset.addEventListener('click', () => void reset());
+ui.pause.addEventListener('click', () => void changeState('paused'));
+ui.resume.addEventListener('click', () => void changeState('open'));
+ui.close.addEventListener('click', () => void changeState('closed'));
+ui.edit.addEventListener('click', editRoom);
+ui.newRoom.addEventListener('click', newRoom);
+ui.settingsForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  void saveSettings();
+});
+ui.settingsCancel.addEventListener('click', closeSettings);
 document.addEventListener('visibilitychange', () => {
-  if (document.visibilityState === 'visible' && connection && !connection.stopped) schedule(connection, 0);
+  if (document.visibilityState === 'visible' && session && !session.stopped) schedule(session, 0);
 });
 
-initForm();
+buildFigures();
+buildSettingsForm();
+initConnectForm();
+setControlsEnabled(false);
 charts.update(history);

@@ -93,6 +93,8 @@ export const PRIVATE_ROUTES = {
 export const PRIVATE_ROOM_ROUTES = {
   rooms: ['GET'],
   'rooms/{event_id}': ['GET', 'PUT', 'PATCH', 'DELETE'],
+  // What the control panel shows of a room (docs/rooms.md "Control panel").
+  'rooms/{event_id}/figures': ['GET'],
 } as const;
 
 /**

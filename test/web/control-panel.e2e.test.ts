@@ -1,0 +1,226 @@
+// The control panel's rooms in a real browser (headless Chromium), at a desktop and at a phone size: the list
+// of rooms, creating a room (the API's 400 shown next to the field it names, then a valid one), editing a
+// setting, pause / resume / close each with a confirmation (the server's state checked through the API), the
+// warning before letting in more than are waiting, and the draw's commitment, then its seed, for a room with a
+// draw. Each step waits for what the panel shows once the server answered, never for time to pass.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { TEST_CREDENTIALS } from '../support/node.ts';
+import { ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from './support.ts';
+
+const TIMEOUT = 20_000;
+
+async function waitForText(page: Page, selector: string, expected: string | RegExp): Promise<void> {
+  await page.waitForFunction(
+    ({ selector, source, flags }) => new RegExp(source, flags).test(document.querySelector(selector)?.textContent ?? ''),
+    typeof expected === 'string'
+      ? { selector, source: expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), flags: '' }
+      : { selector, source: expected.source, flags: expected.flags },
+    { timeout: TIMEOUT },
+  );
+}
+
+const VIEWPORTS = [
+  { name: 'desktop', width: 1280, height: 900, auth: 'sigv4' },
+  { name: 'phone', width: 390, height: 844, auth: 'token' },
+] as const;
+
+describe('control panel: rooms', { timeout: 180_000 }, () => {
+  let node: WebNode;
+  let browser: Browser;
+
+  before(async () => {
+    ensurePagesBuilt();
+    node = await startWebNode();
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await node?.stop();
+  });
+
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${node.privateUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  const join = async (eventId: string) => {
+    const response = await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: eventId }) });
+    assert.equal(response.status, 200);
+  };
+
+  /** Connects with the access key pair (every call signed with SigV4, PUT and PATCH too) or the admin token. */
+  async function connect(page: Page, auth: 'sigv4' | 'token'): Promise<void> {
+    await page.goto(`${node.url}/control-panel/`);
+    if (auth === 'sigv4') {
+      await page.getByLabel('Access key ID').fill(TEST_CREDENTIALS.accessKeyId);
+      await page.getByLabel('Secret access key').fill(TEST_CREDENTIALS.secretAccessKey);
+    } else {
+      await page.getByRole('radio', { name: 'Admin token (Bearer)' }).check();
+      await page.getByLabel('Admin token', { exact: true }).fill(TEST_CREDENTIALS.adminToken);
+    }
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    await waitForText(page, '#connection-status', auth === 'sigv4' ? /Connected to .*access key/ : /Connected to .*admin token/);
+  }
+
+  async function confirm(page: Page, title: string, action: string): Promise<void> {
+    const dialog = page.getByRole('dialog', { name: title });
+    await dialog.waitFor({ timeout: TIMEOUT });
+    await dialog.getByRole('button', { name: action, exact: true }).click();
+    await dialog.waitFor({ state: 'hidden', timeout: TIMEOUT });
+  }
+
+  for (const viewport of VIEWPORTS) {
+    it(`at ${viewport.name} size (${viewport.width}×${viewport.height}, ${viewport.auth}): list, create, edit, pause, resume, close, over-admit, draw`, async () => {
+      const { page, context, errors } = await newPage(browser, { width: viewport.width, height: viewport.height });
+      const id = `Drop-${viewport.name}`;
+      await connect(page, viewport.auth);
+
+      // The list: every room with its phase and its people.
+      const sample = page.locator('#rooms-list li', { has: page.getByRole('button', { name: 'Open room Sample' }) });
+      await sample.waitFor({ timeout: TIMEOUT });
+      await waitForText(page, '#rooms-list', /Sample\s*Open/);
+      for (const label of ['Waiting', 'Let in, not yet arrived', 'Active sessions', 'Serving counter']) {
+        assert.equal(await sample.getByText(label, { exact: true }).count(), 1, label);
+      }
+      // Figures explain themselves; nothing is "available", nothing negative.
+      assert.match((await page.locator('#c-awaiting-help').textContent()) ?? '', /not claimed their token yet/);
+      for (const selector of ['#figures', '#rooms-list']) {
+        assert.doesNotMatch((await page.locator(selector).textContent()) ?? '', /available|[−-]\d/i, selector);
+      }
+
+      // Create: an invalid value is refused by the API, and its message shows next to the field.
+      await page.getByRole('button', { name: 'New room' }).click();
+      await page.getByLabel('Room ID (event_id)').fill(id);
+      const lifetime = page.getByLabel('Token lifetime (validity_period, s)');
+      await lifetime.fill('0');
+      await page.getByRole('button', { name: 'Create room' }).click();
+      await waitForText(page, '#s-validity-period-error', /^validity_period: must be/);
+      assert.equal(await lifetime.getAttribute('aria-invalid'), 'true');
+      assert.equal((await admin('GET', `/rooms/${id}`)).status, 404);
+      await lifetime.fill('600');
+      await page.getByRole('button', { name: 'Create room' }).click();
+      await waitForText(page, '#action-status', `Room ${id} was created.`);
+      assert.equal((await admin('GET', `/rooms/${id}`)).body.validity_period, 600);
+      await waitForText(page, '#room-title', `Room ${id}`);
+      await page.getByRole('button', { name: `Open room ${id}` }).waitFor({ timeout: TIMEOUT });
+
+      // Edit a setting; a rule across fields is named too.
+      await page.getByRole('button', { name: 'Edit settings' }).click();
+      await page.getByLabel('Claim window (queue_position_expiry_period, s)').fill('120');
+      await page.getByLabel('Admission', { exact: true }).selectOption('automatic');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await waitForText(page, '#s-new-users-per-minute-error', 'new_users_per_minute: is required with admission "automatic"');
+      await page.getByLabel('Admission', { exact: true }).selectOption('manual');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await waitForText(page, '#action-status', `The settings of room ${id} were saved.`);
+      const edited = (await admin('GET', `/rooms/${id}`)).body;
+      assert.equal(edited.queue_position_expiry_period, 120);
+      assert.equal(edited.validity_period, 600, 'the other settings are kept');
+
+      // Pause: Cancel changes nothing; confirming pauses the room on the server.
+      await page.getByRole('button', { name: 'Pause…' }).click();
+      await confirm(page, `Pause room ${id}?`, 'Cancel');
+      assert.equal((await admin('GET', `/rooms/${id}`)).body.state, 'open');
+      await page.getByRole('button', { name: 'Pause…' }).click();
+      await confirm(page, `Pause room ${id}?`, 'Pause room');
+      await waitForText(page, '#action-status', `Room ${id} is paused.`);
+      assert.equal((await admin('GET', `/rooms/${id}`)).body.phase, 'paused');
+      await waitForText(page, '#room-phase', 'Paused');
+      await waitForText(page, '#phase-text', /nobody is let in/);
+
+      await page.getByRole('button', { name: 'Resume…' }).click();
+      await confirm(page, `Resume room ${id}?`, 'Resume room');
+      await waitForText(page, '#action-status', `Room ${id} is open.`);
+      assert.equal((await admin('GET', `/rooms/${id}`)).body.phase, 'open');
+
+      await page.getByRole('button', { name: 'Close…' }).click();
+      await confirm(page, `Close room ${id}?`, 'Close room');
+      await waitForText(page, '#action-status', `Room ${id} is closed.`);
+      assert.equal((await admin('GET', `/rooms/${id}`)).body.phase, 'closed');
+      await waitForText(page, '#room-phase', 'Closed');
+      const refused = await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: id }) });
+      assert.equal(refused.status, 403);
+      await page.getByRole('button', { name: 'Reopen…' }).click();
+      await confirm(page, `Resume room ${id}?`, 'Resume room');
+      await waitForText(page, '#action-status', `Room ${id} is open.`);
+
+      // Over-admit: 2 waiting; letting in 5 asks first, from the counters read at the click.
+      await join(id);
+      await join(id);
+      await waitForText(page, '#c-waiting', '2');
+      await page.getByLabel('Let in this many more visitors').fill('5');
+      await page.getByRole('button', { name: 'Increment serving counter' }).click();
+      const warning = page.getByRole('dialog', { name: 'Let in more than are waiting?' });
+      await warning.waitFor({ timeout: TIMEOUT });
+      assert.match((await warning.textContent()) ?? '', /Only 2 people are waiting.*the next 3 people to join in at once/s);
+      await confirm(page, 'Let in more than are waiting?', 'Cancel');
+      await waitForText(page, '#action-status', 'Nothing changed: the serving counter stays at 0.');
+      assert.equal(((await (await fetch(`${node.url}/serving_num?event_id=${id}`)).json()) as { serving_counter: number }).serving_counter, 0);
+      // Exactly as many as are waiting: no question.
+      await page.getByLabel('Let in this many more visitors').fill('2');
+      await page.getByRole('button', { name: 'Increment serving counter' }).click();
+      await waitForText(page, '#action-status', 'Serving counter is now 2.');
+      await waitForText(page, '#c-awaiting', '2');
+      await waitForText(page, '#c-waiting', '0');
+      // One more than are waiting: asked, and done when confirmed; the panel then says what it means.
+      await page.getByLabel('Let in this many more visitors').fill('1');
+      await page.getByRole('button', { name: 'Increment serving counter' }).click();
+      await confirm(page, 'Let in more than are waiting?', 'Let in 1 anyway');
+      await waitForText(page, '#action-status', 'Serving counter is now 3.');
+      await waitForText(page, '#ahead', /1 place past the last position handed out: the next 1 person to join will be let in at once/);
+
+      // A room with a draw: the commitment before the start, the seed and the result after the draw.
+      const drawn = `Drawn-${viewport.name}`;
+      const iso = (s: number) => new Date(Math.floor(Date.now() / 1000 + s) * 1000).toISOString().replace('.000Z', 'Z');
+      const put = await admin('PUT', `/rooms/${drawn}`, {
+        prequeue_start_time: iso(-7200),
+        event_start_time: iso(3600),
+        shuffle_at_event_start: true,
+      });
+      assert.equal(put.status, 201);
+      await join(drawn);
+      await page.getByRole('button', { name: `Open room ${drawn}` }).click();
+      await waitForText(page, '#room-phase', 'Pre-queue');
+      await waitForText(page, '#phase-text', /nobody is let in before the start in (59 min|1 h)/);
+      await waitForText(page, '#draw-commitment', /^[0-9a-f]{64}$/);
+      const published = (await (await fetch(`${node.url}/draw?event_id=${drawn}`)).json()) as { commitment: string };
+      assert.equal(await page.locator('#draw-commitment').textContent(), published.commitment);
+      assert.equal(await page.locator('#draw-seed').count(), 0);
+      // The start moves into the past; the draw job's tick runs the draw (the node runs no jobs by itself).
+      assert.equal((await admin('PATCH', `/rooms/${drawn}`, { event_start_time: iso(-60) })).status, 200);
+      await node.room.runDraws();
+      await waitForText(page, '#draw-seed', /^[0-9a-f]{64}$/);
+      await waitForText(page, '#draw-result', /1 entry drawn; place 1 got position 1/);
+      assert.equal(await page.locator('#draw-result a').getAttribute('href'), `${node.url}/draw?event_id=${drawn}`);
+      assert.equal(await page.locator('#draw-commitment').textContent(), published.commitment);
+
+      // Nothing wider than the screen.
+      assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true);
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+  }
+
+  it('against a private API without the rooms API (VWR) it drives the one event with its counters', async () => {
+    const { page, context, errors } = await newPage(browser, { width: 390, height: 844 });
+    // VWR's private API has no /rooms: it answers 404 there.
+    await page.route('**/private/rooms', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{"message":"Not Found"}' }));
+    await connect(page, 'token');
+    await waitForText(page, '#room-title', 'Event Sample');
+    await waitForText(page, '#phase-text', /no rooms API/);
+    await waitForText(page, '#c-waiting-help', /VWR's waiting_num/);
+    assert.equal(await page.locator('#rooms-card').isVisible(), false);
+    assert.equal(await page.locator('#state-actions').isVisible(), false);
+    assert.equal(await page.locator('#c-awaiting-box').isVisible(), false, 'not known from VWR');
+    await waitForText(page, '#c-serving', /^\d+$/);
+    assert.equal(await page.getByRole('button', { name: 'Increment serving counter' }).isEnabled(), true);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});

@@ -1,0 +1,146 @@
+// The control panel's logic that needs no browser: every setting of the schema has its field in the form, the
+// form's body round-trips through the one settings parser, an API message finds its field, the over-admit
+// check, and figures and phases said in plain words.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TSchema } from '@sinclair/typebox';
+import { roomView } from '../../src/domain/room-edits.ts';
+import { defaultSettings, parseRoomSettings, RoomSettingsSchema } from '../../src/domain/room-settings.ts';
+import { FIGURES, aheadText, countdown, figureValues, overAdmit, phaseText, type RoomFigures } from '../../web/control-panel/figures.ts';
+import { FIELDS, fieldFor, formToBody, newRoomValues, roomToValues } from '../../web/control-panel/settings-fields.ts';
+
+/** Every setting's path in the schema: nested objects by their fields, the list of webhooks as one. */
+function schemaPaths(schema: TSchema, at = ''): string[] {
+  const variants: TSchema[] = schema.anyOf ?? [schema];
+  const paths = new Set<string>();
+  for (const variant of variants) {
+    for (const [key, child] of Object.entries((variant.properties ?? {}) as Record<string, TSchema>)) {
+      const path = at ? `${at}.${key}` : key;
+      const nested = child.anyOf ? child.anyOf.some((v: TSchema) => v.type === 'object') : child.type === 'object';
+      for (const p of nested ? schemaPaths(child, path) : [path]) paths.add(p);
+    }
+  }
+  return [...paths];
+}
+
+const figures = (over: Partial<RoomFigures>): RoomFigures => ({
+  phase: 'open',
+  queue: 10,
+  serving: 4,
+  in_line: 5,
+  awaiting_claim: 2,
+  active_sessions: 3,
+  room_in_queue: 6,
+  let_in_ahead: 0,
+  admitted_last_minute: 4,
+  ...over,
+});
+
+describe('control panel: the settings form', () => {
+  it('has a field for every setting of the room-settings schema, and none other', () => {
+    assert.deepEqual(FIELDS.map((f) => f.name).sort(), schemaPaths(RoomSettingsSchema).sort());
+  });
+
+  it("a room's settings, through the form and back, are the same settings", () => {
+    const parsed = parseRoomSettings({
+      event_id: 'Drop',
+      validity_period: 1200,
+      enable_queue_position_expiry: false,
+      queue_position_expiry_period: 60,
+      incr_serving_on_expiry: true,
+      enable_events_generation: true,
+      admission: 'automatic',
+      new_users_per_minute: 600,
+      total_active_users: 200,
+      session_duration: 120,
+      session_renewal: false,
+      state: 'paused',
+      issuer: 'https://issuer.example',
+      webhooks: [{ url: 'https://hooks.example/a', secret: 'sixteen-characters-at-least' }],
+      inlet: { strategy: 'periodic', interval: 30, increment_by: 5, start_time: 10, end_time: 0, pause_check: { url: 'https://health.example/', json_path: '$.cpu', threshold: 0.8, timeout: 2 } },
+      oidc: { redirect_uris: ['https://app.example/cb', 'https://app.example/cb2'], client_secret: 'client-secret-0123456789' },
+      prequeue_start_time: '2026-11-24T17:00:00Z',
+      event_start_time: '2026-11-24T18:00:00Z',
+      event_end_time: '2026-11-24T20:00:00Z',
+      shuffle_at_event_start: false,
+    });
+    assert.ok(parsed.ok);
+    const values = roomToValues(roomView(parsed.settings, 'paused') as unknown as Record<string, unknown>);
+    // Secrets are never answered: the operator types them (or leaves them out to keep the stored ones).
+    assert.equal(values.webhooks, 'https://hooks.example/a');
+    assert.equal(values['oidc.client_secret'], '');
+    values.webhooks = 'https://hooks.example/a  sixteen-characters-at-least';
+    values['oidc.client_secret'] = 'client-secret-0123456789';
+    const again = parseRoomSettings(formToBody(values));
+    assert.ok(again.ok, JSON.stringify(again));
+    assert.deepEqual(again.settings, parsed.settings);
+  });
+
+  it("a new room's values are the schema's defaults", () => {
+    const body = formToBody({ ...newRoomValues(), event_id: 'New' });
+    const parsed = parseRoomSettings(body);
+    assert.ok(parsed.ok);
+    // Each default as the schema has it (a default changed there and not here fails this test).
+    assert.deepEqual(parsed.settings, { ...defaultSettings('New'), shuffle_at_event_start: false });
+  });
+
+  it('sends what was typed, so that the server names the mistake', () => {
+    const body = formToBody({ ...newRoomValues(), event_id: 'X', validity_period: 'ten', 'inlet.strategy': 'max_size', 'inlet.max_size': '-1' });
+    assert.equal(body.validity_period, 'ten');
+    assert.deepEqual(body.inlet, { strategy: 'max_size', max_size: -1 });
+    const parsed = parseRoomSettings(body);
+    assert.ok(!parsed.ok);
+    assert.equal(fieldFor(`Invalid room settings: ${parsed.problem.path.join('.')}: x`).field, 'validity_period');
+  });
+
+  it('an API message finds the field it names, or the nearest one', () => {
+    const cases: [string, string | undefined][] = [
+      ['Invalid room settings: validity_period: must be a whole number from 1 to 31536000', 'validity_period'],
+      ['Invalid room settings: webhooks[0].secret: is required', 'webhooks'],
+      ['Invalid room settings: inlet.pause_check.timeout: must be shorter than the interval (60 s)', 'inlet.pause_check.timeout'],
+      ['Invalid room settings: inlet.pause_check: json_path and threshold go together', 'inlet.pause_check.url'],
+      ['Invalid room settings: inlet.strategy: must be "periodic" or "max_size"', 'inlet.strategy'],
+      ['Invalid room settings: oidc.redirect_uris[1]: must be an absolute http(s) URL', 'oidc.redirect_uris'],
+      ['Invalid room settings: event_end_time: must be after event_start_time', 'event_end_time'],
+      ['Invalid room settings', undefined],
+    ];
+    for (const [message, field] of cases) assert.equal(fieldFor(message).field, field, message);
+    assert.equal(fieldFor(cases[0]![0]).rule, 'must be a whole number from 1 to 31536000');
+  });
+});
+
+describe('control panel: figures', () => {
+  it('no increment within the line asks anything; one past it says how many would skip the wait', () => {
+    assert.equal(overAdmit(figures({}), 6), undefined);
+    assert.equal(overAdmit(figures({}), -3), undefined);
+    const warning = overAdmit(figures({}), 9);
+    assert.ok(warning);
+    assert.equal(warning.extra, 3);
+    assert.match(warning.text, /^Only 5 people are waiting \(the serving counter can move 6 places/);
+    assert.match(warning.text, /lets the next 3 people to join in at once/);
+    assert.match(overAdmit(figures({ in_line: 0, room_in_queue: 0 }), 1)!.text, /^Nobody is waiting .* next 1 person to join/);
+  });
+
+  it('every figure has a label and a help text; none is negative; a counter past the line is explained', () => {
+    for (const f of FIGURES) assert.ok(f.label && f.help.length > 20, f.id);
+    const values = figureValues(figures({}));
+    assert.deepEqual(Object.keys(values).sort(), FIGURES.map((f) => f.id).sort());
+    assert.equal(aheadText(figures({})), '');
+    assert.match(aheadText(figures({ let_in_ahead: 137 })), /137 places past the last position handed out: the next 137 people to join will be let in at once/);
+  });
+
+  it('the phase says what it means, with the countdown to the next step', () => {
+    const now = Date.parse('2026-11-24T17:00:00Z');
+    assert.equal(countdown(90_000), 'in 1 min 30 s');
+    assert.equal(countdown(3 * 86_400_000 + 7_200_000), 'in 3 d 2 h');
+    assert.match(phaseText('before', { prequeue_start_time: '2026-11-24T18:00:00Z' }, now), /refused until the pre-queue opens in 1 h 00 min/);
+    assert.match(
+      phaseText('prequeue', { event_start_time: '2026-11-24T17:00:45Z', shuffle_at_event_start: true }, now),
+      /nobody is let in before the start in 45 s .* random place in the draw/,
+    );
+    assert.match(phaseText('prequeue', { event_start_time: '2026-11-24T16:00:00Z' }, now), /the draw is giving/);
+    assert.match(phaseText('open', { admission: 'automatic', new_users_per_minute: 60, total_active_users: 10 }, now), /up to 60 people a minute and 10 people in at once/);
+    assert.match(phaseText('paused', {}, now), /nobody is let in/);
+  });
+});

@@ -1,0 +1,189 @@
+// Every setting of a room (src/domain/room-settings.ts) as a field of the panel's form, and the conversions
+// between a room as the rooms API answers it, the form's values and the body of a PUT. Pure (no DOM): tested in
+// Node, where a test also checks that every property of the schema has its field here.
+//
+// The form sends what the operator typed; the server checks it (one schema), and its 400 names the field whose
+// message the form shows (fieldFor).
+
+export type FieldKind = 'int' | 'number' | 'bool' | 'text' | 'secret' | 'time' | 'select' | 'webhooks' | 'lines';
+
+export interface Field {
+  /** The setting's path, dotted: validity_period, inlet.pause_check.timeout. */
+  name: string;
+  label: string;
+  kind: FieldKind;
+  help: string;
+  group: string;
+  options?: readonly string[];
+  /** May be left empty (then it is left out of the body). */
+  optional?: boolean;
+}
+
+const TIME_HELP = 'UTC, like 2026-11-24T18:00:00Z. Empty: not scheduled.';
+
+export const FIELDS: readonly Field[] = [
+  { group: 'Room', name: 'event_id', label: 'Room ID (event_id)', kind: 'text', help: "Letters, digits, '.', '_', '~' or '-'; used in URLs." },
+  { group: 'Room', name: 'state', label: 'State', kind: 'select', options: ['open', 'paused', 'closed', 'off'], help: 'paused: joins accepted, nobody let in. closed: joins refused. off: no queue, everyone let in.' },
+  { group: 'Room', name: 'validity_period', label: 'Token lifetime (validity_period, s)', kind: 'int', help: 'How long an issued token is valid.' },
+  { group: 'Room', name: 'issuer', label: 'Token issuer (issuer)', kind: 'text', optional: true, help: 'Empty: the public URL.' },
+  { group: 'Room', name: 'enable_events_generation', label: 'Emit metrics events (enable_events_generation)', kind: 'bool', help: 'waiting_room_metrics events every metrics interval.' },
+
+  { group: 'Admission', name: 'admission', label: 'Admission', kind: 'select', options: ['manual', 'automatic'], help: 'manual: you (or an inlet) move the serving counter. automatic: the room admits by itself within the two limits.' },
+  { group: 'Admission', name: 'new_users_per_minute', label: 'New users per minute (new_users_per_minute)', kind: 'int', optional: true, help: 'Automatic: at most this many let in in any 60 s.' },
+  { group: 'Admission', name: 'total_active_users', label: 'Total active users (total_active_users)', kind: 'int', optional: true, help: 'Automatic: at most this many in at once (let in and not arrived, plus active sessions).' },
+  { group: 'Admission', name: 'enable_queue_position_expiry', label: 'Expire unclaimed turns (enable_queue_position_expiry)', kind: 'bool', help: 'Someone let in who does not claim in time loses the turn. Keep it on for automatic rooms.' },
+  { group: 'Admission', name: 'queue_position_expiry_period', label: 'Claim window (queue_position_expiry_period, s)', kind: 'int', help: 'How long someone let in has to claim their token.' },
+  { group: 'Admission', name: 'incr_serving_on_expiry', label: 'Give expired turns to the next in line (incr_serving_on_expiry)', kind: 'bool', help: 'Manual rooms: the counter moves on by one for each expired turn.' },
+  { group: 'Admission', name: 'session_duration', label: 'Gate session length (session_duration, s)', kind: 'int', help: 'A gate session ends after this long without a request.' },
+  { group: 'Admission', name: 'session_renewal', label: 'Renew gate sessions on use (session_renewal)', kind: 'bool', help: 'Off: a session ends session_duration after admission, whatever the traffic.' },
+
+  { group: 'Schedule', name: 'prequeue_start_time', label: 'Pre-queue opens (prequeue_start_time)', kind: 'time', optional: true, help: `Joins are refused before it. ${TIME_HELP}` },
+  { group: 'Schedule', name: 'event_start_time', label: 'Start (event_start_time)', kind: 'time', optional: true, help: `Nobody is let in before it. ${TIME_HELP}` },
+  { group: 'Schedule', name: 'event_end_time', label: 'End (event_end_time)', kind: 'time', optional: true, help: `The room closes then. ${TIME_HELP}` },
+  { group: 'Schedule', name: 'shuffle_at_event_start', label: 'Draw places at the start (shuffle_at_event_start)', kind: 'bool', help: 'Everyone who joined before the start gets a random place, with a published commitment.' },
+
+  { group: 'Webhooks', name: 'webhooks', label: 'Webhooks', kind: 'webhooks', optional: true, help: 'One per line: the URL, a space, the secret (16+ characters). A URL already set keeps its secret when you leave it out.' },
+
+  { group: 'Inlet', name: 'inlet.strategy', label: 'Inlet', kind: 'select', options: ['', 'periodic', 'max_size'], optional: true, help: 'Who moves the counter from inside the server: none, every interval (periodic), or up to a number of active tokens (max_size).' },
+  { group: 'Inlet', name: 'inlet.interval', label: 'Periodic: interval (s)', kind: 'int', optional: true, help: 'Seconds between increments (default 60).' },
+  { group: 'Inlet', name: 'inlet.increment_by', label: 'Periodic: let in per tick (increment_by)', kind: 'int', optional: true, help: 'People let in at each tick.' },
+  { group: 'Inlet', name: 'inlet.start_time', label: 'Periodic: start (epoch seconds)', kind: 'int', optional: true, help: 'Ticks let people in after it (0: at once).' },
+  { group: 'Inlet', name: 'inlet.end_time', label: 'Periodic: end (epoch seconds)', kind: 'int', optional: true, help: '0 or empty: no end.' },
+  { group: 'Inlet', name: 'inlet.pause_check.url', label: 'Periodic: pause check URL', kind: 'text', optional: true, help: 'A health URL: a non-2xx answer, a timeout or no answer pauses the inlet.' },
+  { group: 'Inlet', name: 'inlet.pause_check.json_path', label: 'Pause check: JSON path', kind: 'text', optional: true, help: 'A number in the answer, like $.cpu.load (with a threshold).' },
+  { group: 'Inlet', name: 'inlet.pause_check.threshold', label: 'Pause check: threshold', kind: 'number', optional: true, help: 'The inlet pauses while the number is over this.' },
+  { group: 'Inlet', name: 'inlet.pause_check.timeout', label: 'Pause check: timeout (s)', kind: 'number', optional: true, help: 'Seconds to wait for the answer (default 5).' },
+  { group: 'Inlet', name: 'inlet.max_size', label: 'Max size: active tokens (max_size)', kind: 'int', optional: true, help: 'How many may hold an active token at once.' },
+
+  { group: 'OpenID Connect', name: 'oidc.redirect_uris', label: 'OIDC redirect URIs', kind: 'lines', optional: true, help: 'One per line; empty: no OpenID Connect client.' },
+  { group: 'OpenID Connect', name: 'oidc.client_secret', label: 'OIDC client secret', kind: 'secret', optional: true, help: 'Empty: keep the one set (or generate one).' },
+];
+
+export type FormValues = Record<string, string | boolean>;
+type Json = Record<string, unknown>;
+
+const INT = /^-?\d+$/;
+
+function scalar(field: Field, raw: string | boolean): unknown {
+  if (field.kind === 'bool') return raw === true;
+  const text = String(raw).trim();
+  if (field.kind === 'int' && INT.test(text)) return Number(text);
+  if (field.kind === 'number' && text !== '' && Number.isFinite(Number(text))) return Number(text);
+  // Anything else goes as typed: the server names what is wrong with it.
+  return text;
+}
+
+function isEmpty(raw: string | boolean | undefined): boolean {
+  return raw === undefined || (typeof raw === 'string' && raw.trim() === '');
+}
+
+function fieldNamed(name: string): Field {
+  const field = FIELDS.find((f) => f.name === name);
+  if (!field) throw new Error(`no field ${name}`);
+  return field;
+}
+
+/** The body of a PUT from the form: every top-level setting, the empty optional ones left out. */
+export function formToBody(values: FormValues): Json {
+  const body: Json = {};
+  const pick = (name: string): unknown => {
+    const raw = values[name];
+    const field = fieldNamed(name);
+    if (field.kind !== 'bool' && isEmpty(raw)) return undefined;
+    return scalar(field, raw ?? '');
+  };
+  for (const field of FIELDS) {
+    if (field.name.includes('.') || field.kind === 'webhooks') continue;
+    const value = pick(field.name);
+    if (value !== undefined) body[field.name] = value;
+  }
+  const webhooks = String(values.webhooks ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .map((line) => {
+      const [url, secret] = line.split(/\s+/, 2);
+      return secret === undefined ? { url } : { url, secret };
+    });
+  body.webhooks = webhooks;
+  const strategy = String(values['inlet.strategy'] ?? '').trim();
+  if (strategy === 'periodic') {
+    const inlet: Json = { strategy };
+    for (const key of ['interval', 'increment_by', 'start_time', 'end_time']) {
+      const value = pick(`inlet.${key}`);
+      if (value !== undefined) inlet[key] = value;
+    }
+    if (!isEmpty(values['inlet.pause_check.url'])) {
+      const check: Json = {};
+      for (const key of ['url', 'json_path', 'threshold', 'timeout']) {
+        const value = pick(`inlet.pause_check.${key}`);
+        if (value !== undefined) check[key] = value;
+      }
+      inlet.pause_check = check;
+    }
+    body.inlet = inlet;
+  } else if (strategy !== '') {
+    const inlet: Json = { strategy };
+    const value = pick('inlet.max_size');
+    if (value !== undefined) inlet.max_size = value;
+    body.inlet = inlet;
+  }
+  const uris = String(values['oidc.redirect_uris'] ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  const clientSecret = pick('oidc.client_secret');
+  if (uris.length > 0 || clientSecret !== undefined) {
+    body.oidc = { redirect_uris: uris, ...(clientSecret === undefined ? {} : { client_secret: clientSecret }) };
+  }
+  return body;
+}
+
+/** The form's values for a room as the rooms API answers it (secrets are never answered: they stay empty). */
+export function roomToValues(room: Json): FormValues {
+  const values: FormValues = {};
+  const at = (path: string): unknown => path.split('.').reduce<unknown>((node, key) => (node as Json | undefined)?.[key], room);
+  for (const field of FIELDS) {
+    const value = at(field.name);
+    if (field.kind === 'bool') values[field.name] = value === true;
+    else if (field.kind === 'secret') values[field.name] = '';
+    else if (field.kind === 'webhooks') values[field.name] = Array.isArray(value) ? value.map((w) => String((w as Json).url)).join('\n') : '';
+    else if (field.kind === 'lines') values[field.name] = Array.isArray(value) ? value.join('\n') : '';
+    else values[field.name] = value === undefined || value === null ? '' : String(value);
+  }
+  return values;
+}
+
+/** A new room's values: the schema's defaults, as a PUT without them would fill in. */
+export function newRoomValues(): FormValues {
+  return {
+    ...roomToValues({}),
+    state: 'open',
+    admission: 'manual',
+    validity_period: '3600',
+    enable_queue_position_expiry: true,
+    queue_position_expiry_period: '900',
+    session_duration: '300',
+    session_renewal: true,
+  };
+}
+
+/**
+ * The field a 400 of the rooms API names, from its message ("Invalid room settings: webhooks[0].secret: is
+ * required"): the field of that path, else of the nearest enclosing one, else the first inside it. Undefined
+ * when the message names none of the form's fields.
+ */
+export function fieldFor(message: string): { field: string | undefined; rule: string } {
+  const text = message.replace(/^Invalid room settings:\s*/, '');
+  const match = /^([A-Za-z0-9_.[\]]+): (.*)$/s.exec(text);
+  if (!match) return { field: undefined, rule: text };
+  const path = match[1]!.replace(/\[\d+\].*$/, '');
+  const rule = match[2]!;
+  const names = FIELDS.map((f) => f.name);
+  for (let at = path; at !== ''; at = at.includes('.') ? at.slice(0, at.lastIndexOf('.')) : '') {
+    if (names.includes(at)) return { field: at, rule };
+    const inside = names.find((name) => name.startsWith(`${at}.`));
+    if (inside) return { field: inside, rule };
+  }
+  return { field: undefined, rule: `${match[1]}: ${rule}` };
+}
