@@ -15,6 +15,7 @@ import type { RoomRegistry } from './domain/room-registry.ts';
 import type { WaitingRoomService } from './domain/waiting-room-service.ts';
 import { EventBus } from './events/bus.ts';
 import { SseSink } from './events/sse-sink.ts';
+import { CounterStreams } from './http/counter-stream.ts';
 import { RoomWebhooks } from './events/room-webhooks.ts';
 import { WebhookSink } from './events/webhook-sink.ts';
 import { buildHttpServer } from './http/server.ts';
@@ -93,9 +94,12 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   metrics.watchEvents(room);
 
   const oidc = oidcAdapter({ room, secrets: store, publicUrl: () => publicUrl, clock });
+  const maxStreams = config.streamMaxConnections ?? 10_000;
+  const streams = maxStreams > 0 ? new CounterStreams({ room, maxConnections: maxStreams }) : undefined;
   const http = await buildHttpServer({
     room,
     sse,
+    streams,
     metrics,
     credentials: {
       adminToken: options.credentials.adminToken,

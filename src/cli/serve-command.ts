@@ -76,6 +76,11 @@ export function serveCommand(): Command {
     .addOption(opt('--public-url <url>', 'base URL visitors reach this server at (default: http://<host>:<port>)', 'PUBLIC_URL'))
     .addOption(opt('--private-base-path <path>', 'path prefix of the private API', 'PRIVATE_BASE_PATH').default('/private'))
     .addOption(opt('--poll-ttl <seconds>', 'Cache-Control max-age of serving_num, waiting_num and queue_pos_expiry', 'POLL_TTL').default(1).argParser(integerIn(0, 5)))
+    .addOption(
+      opt('--stream-max-connections <n>', 'public counter streams (GET /stream) one process keeps open at most; past it pages poll (0 = no stream)', 'STREAM_MAX_CONNECTIONS')
+        .default(10_000)
+        .argParser(integerIn(0, 1_000_000)),
+    )
     .addOption(opt('--join-batch-window-ms <ms>', 'extra time to gather joins into one commit (0 = one event-loop turn)', 'JOIN_BATCH_WINDOW_MS').default(0).argParser(integerIn(0, 50)))
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'LOG_LEVEL').default('info').argParser(oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')))
     .addOption(opt('--cdn-purge-url <url>', 'after reset_initial_state, POST {event_id, paths} here so a CDN drops cached answers', 'CDN_PURGE_URL'))
@@ -135,6 +140,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     expiryJobIntervalSec: o.expiryJobInterval as number,
     metricsJobIntervalSec: o.metricsJobInterval as number,
     joinBatchWindowMs: o.joinBatchWindowMs as number,
+    streamMaxConnections: o.streamMaxConnections as number,
     logLevel: String(o.logLevel),
     logRequests: o.logRequests as boolean,
     cdnPurgeUrl: o.cdnPurgeUrl as string | undefined,

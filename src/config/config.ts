@@ -43,6 +43,8 @@ export interface ServerConfig {
   hotReadTtlMs?: number | undefined;
   /** Worker processes sharing the listening port (--workers); 1 (default) = this process serves. */
   workers?: number | undefined;
+  /** Public counter streams (GET /stream) one process keeps open at most; 0 = no stream (pages poll). Default 10,000. */
+  streamMaxConnections?: number | undefined;
 }
 
 /** The file is {"events": [...]} or, for short, the bare list; each entry is checked by parseRoomSettings. */

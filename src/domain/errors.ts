@@ -177,6 +177,8 @@ export const Errors = {
     'retry-after': '1',
   }),
   shuttingDown: contract('ANTEROOM_ERR_SHUTTING_DOWN', 503, 'Server is shutting down', { 'retry-after': '1' }),
+  /** GET /stream on a node that holds as many streams as it may: the page polls instead, and tries again later. */
+  streamsFull: contract('ANTEROOM_ERR_STREAMS_FULL', 503, 'Too many open streams: poll instead', { 'retry-after': '30' }),
   /** The sample store (/store/…) before the server knows its own public URL, the issuer of its tokens. */
   storeApiStartingUp: contract('ANTEROOM_ERR_STORE_API_STARTING_UP', 503, 'Starting up', { 'retry-after': '1' }),
 

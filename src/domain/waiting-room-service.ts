@@ -234,6 +234,13 @@ export class WaitingRoomService {
     return ok({ serving_counter: await this.store.getServingCounter(event.event_id) });
   }
 
+  /** Both counters of a room in one store read, for the public counter stream (GET /stream). */
+  async streamCounters(eventId: unknown): Promise<{ serving_counter: number; waiting_num: number }> {
+    const event = this.event(eventId);
+    const counters = await this.store.getCounters(event.event_id);
+    return { serving_counter: counters.serving, waiting_num: waitingOf(counters) };
+  }
+
   async waitingNum(eventId: unknown): Promise<Answer<{ waiting_num: number }>> {
     const event = this.event(eventId);
     return ok({ waiting_num: waitingOf(await this.store.getCounters(event.event_id)) });

@@ -77,11 +77,16 @@ export function mountRoutes(app: FastifyInstance, routes: readonly RouteSpec[], 
 
 /**
  * For one path: OPTIONS answers the CORS preflight (never authenticated), and every method the path does
- * not serve answers 405 with Allow. `methods` are the served ones (HEAD is added for GET).
+ * not serve answers 405 with Allow. `methods` are the served ones (HEAD is added for GET unless `headWithGet` is false).
  */
-export function mountPreflightAndMethodGuard(app: FastifyInstance, url: string, methods: readonly string[]): void {
+export function mountPreflightAndMethodGuard(
+  app: FastifyInstance,
+  url: string,
+  methods: readonly string[],
+  { headWithGet = true }: { headWithGet?: boolean } = {},
+): void {
   const served = new Set(methods);
-  if (served.has('GET')) served.add('HEAD');
+  if (served.has('GET') && headWithGet) served.add('HEAD');
   const allowed = [...served, 'OPTIONS'];
   app.route({
     method: 'OPTIONS',

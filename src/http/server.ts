@@ -19,6 +19,7 @@ import { edgeChain } from './edge/edge-chain.ts';
 import { RequestMetricsStep } from './edge/request-metrics.ts';
 import { RouteScope } from './edge/route-scope.ts';
 import { fastPollStep } from './fast-poll.ts';
+import { counterStreamRoute, type CounterStreams } from './counter-stream.ts';
 import { acceptAnyContentType, parseJsonBody } from './json-body.ts';
 import { privateRoutes } from './private-routes.ts';
 import type { MountOptions } from './route-table.ts';
@@ -27,6 +28,8 @@ import { publicRoutes } from './public-routes.ts';
 export interface HttpServerOptions {
   room: WaitingRoomService;
   sse: SseSink;
+  /** The public counter streams (GET /stream); absent where answers cannot stream (API Gateway). */
+  streams?: CounterStreams | undefined;
   metrics: Metrics;
   credentials: PrivateCredentials;
   /** When set, every public request must carry x-api-key with this value. */
@@ -113,6 +116,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   // every subscriber (a control panel left open) forever.
   app.addHook('preClose', async () => {
     await options.sse.close();
+    await options.streams?.close();
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
@@ -145,6 +149,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // The edge's API key step guards exactly these routes (CORS preflights excepted).
     publicScope.collect(scope, { methods: ['OPTIONS'] });
     publicRoutes(scope, options.room, { parseBody: parseJsonBody, pollTtl: options.pollTtl });
+    if (options.streams) counterStreamRoute(scope, options.room, options.streams);
   });
 
   await app.register(

@@ -5,11 +5,16 @@
 import './style.css';
 import { ACTION_BACKOFF, POLL_BACKOFF, errorMessage, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
 import { readSettings } from '../shared/settings.ts';
+import { CounterStream } from './counter-stream.ts';
 import { TurnEstimator, formatRange } from './turn-estimate.ts';
 import { VisitStore, type Receipt, type Visit } from './visit-store.ts';
 
 /** VWR's sample polled every 3 s; the counters are cacheable for 1 s, so a CDN absorbs most of it. */
 const POLL_MS = 3_000;
+/** With the counter stream open, a poll now and then all the same, in case the stream stalls unnoticed. */
+const STREAM_SAFETY_POLL_MS = 60_000;
+/** After the server refused the stream, ask for it again this much later (a node may have room again). */
+const STREAM_RETRY_MS = 120_000;
 /** A screen reader hears a position change at most this often (the live region would chatter otherwise). */
 const ANNOUNCE_EVERY_MS = 15_000;
 
@@ -76,6 +81,10 @@ interface Session {
   timer?: ReturnType<typeof setTimeout>;
   lastAnnounced?: { ahead: number; atMs: number };
   stopped: boolean;
+  /** The pushed counters (GET /stream) once the place is known; polling takes over while it is not live. */
+  stream?: CounterStream;
+  /** When the stream was last refused (ms): not asked for again before STREAM_RETRY_MS. */
+  streamRefusedAt?: number;
 }
 
 let session: Session | undefined;
@@ -212,6 +221,36 @@ async function pollCounters(s: Session): Promise<void> {
   renderQueue(s, waiting);
 }
 
+/** Once the place is known: the counters come pushed by the server, and the page stops polling them. */
+function openStream(s: Session): void {
+  if (s.stream || s.stopped || s.token || s.visit.position === undefined) return;
+  if (s.streamRefusedAt !== undefined && Date.now() - s.streamRefusedAt < STREAM_RETRY_MS) return;
+  s.stream = new CounterStream(
+    `${settings.publicApiUrl}/stream?${eventQuery}`,
+    ({ serving, waiting }) => {
+      if (s.stopped) return;
+      s.serving = serving;
+      s.servingAtStart ??= serving;
+      s.estimator.observe(Date.now(), serving);
+      renderQueue(s, waiting);
+      ui.queue.dataset.updates = 'stream';
+      // The turn: claim now. Otherwise the frames keep the page live: the next poll is only a safety check.
+      const reached = s.visit.position !== undefined && serving >= s.visit.position;
+      if (!s.token) schedule(s, reached ? 0 : STREAM_SAFETY_POLL_MS);
+    },
+    (gaveUp) => {
+      if (s.stopped) return;
+      if (gaveUp) {
+        s.stream = undefined;
+        s.streamRefusedAt = Date.now();
+      }
+      // Until the stream is back (EventSource reconnects by itself), the page polls, with its back-off.
+      ui.queue.dataset.updates = 'poll';
+      if (s.failures === 0) schedule(s, 0);
+    },
+  );
+}
+
 async function claimToken(s: Session): Promise<void> {
   let response: Response;
   try {
@@ -263,7 +302,10 @@ async function tick(s: Session): Promise<void> {
   try {
     const position = s.visit.position;
     if (position === undefined || s.serving === undefined || s.serving < position) {
+      // With the stream live, a tick comes only now and then (STREAM_SAFETY_POLL_MS) or when the tab is shown
+      // again: the frames keep the numbers up to date in between.
       await pollCounters(s);
+      openStream(s);
     }
     const now = s.visit.position;
     if (!s.stopped && now !== undefined && s.serving !== undefined && s.serving >= now && !s.token) {
@@ -287,7 +329,8 @@ async function tick(s: Session): Promise<void> {
     schedule(s, delay);
     return;
   }
-  if (!s.token) schedule(s, POLL_MS);
+  if (s.token) s.stream?.close();
+  else schedule(s, s.stream?.live ? STREAM_SAFETY_POLL_MS : POLL_MS);
 }
 
 function schedule(s: Session, delayMs: number): void {
@@ -305,6 +348,7 @@ function pollNow(): void {
 function stopSession(s: Session): void {
   s.stopped = true;
   clearTimeout(s.timer);
+  s.stream?.close();
 }
 
 function begin(visit: Visit): void {

@@ -1,0 +1,174 @@
+// The public counter stream, GET /stream?event_id=E (Server-Sent Events): a waiting page keeps one connection
+// open instead of polling /serving_num and /waiting_num every second or two, and hears of every change of the
+// room's counters within a fraction of a second.
+//
+// One broadcaster per node. Each open stream is one entry in its room's set; nothing runs per connection. Every
+// BROADCAST_MS the broadcaster reads, for each room that has listeners, the room's counters (one store read per
+// room, served from memory where the store keeps them there) and, when they changed, builds the frame once and
+// writes the same bytes to every listener of the room. A comment line every HEARTBEAT_MS keeps idle connections
+// alive through proxies. A listener that does not read (its socket buffer past MAX_BUFFERED_BYTES) is dropped:
+// it reconnects, or its page falls back to polling. Past `maxConnections` a node answers 503 with Retry-After,
+// and the page polls instead (web/waiting-room-site).
+//
+// Frames: `event: counters` with `data: {"serving_counter": S, "waiting_num": W}`, first on connect, then on each
+// change; `retry:` tells EventSource to reconnect after RETRY_MS.
+
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import { Errors } from '../domain/errors.ts';
+import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import { mountPreflightAndMethodGuard } from './route-table.ts';
+import { EventQuery } from './schemas.ts';
+
+/** How often the rooms with listeners are read: a change reaches every listener within this plus the write. */
+export const BROADCAST_MS = 250;
+export const HEARTBEAT_MS = 15_000;
+/** EventSource's reconnection delay after a dropped stream. */
+export const RETRY_MS = 3_000;
+/** A listener whose unsent bytes pass this is not reading: dropped rather than buffered without bound. */
+const MAX_BUFFERED_BYTES = 64 * 1024;
+
+export interface CounterStreamsOptions {
+  room: Pick<WaitingRoomService, 'streamCounters'>;
+  /** Streams one node keeps open at most; past it, 503 and the page polls. */
+  maxConnections: number;
+  broadcastMs?: number;
+  heartbeatMs?: number;
+}
+
+interface RoomListeners {
+  listeners: Set<ServerResponse>;
+  /** The last frame sent (null before the first read). */
+  last: string | null;
+}
+
+export class CounterStreams {
+  private readonly rooms = new Map<string, RoomListeners>();
+  private readonly options: CounterStreamsOptions;
+  private readonly broadcastTimer: NodeJS.Timeout;
+  private readonly heartbeatTimer: NodeJS.Timeout;
+  private connections = 0;
+  private broadcasting = false;
+  private closed = false;
+
+  constructor(options: CounterStreamsOptions) {
+    this.options = options;
+    this.broadcastTimer = setInterval(() => void this.broadcast(), options.broadcastMs ?? BROADCAST_MS);
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), options.heartbeatMs ?? HEARTBEAT_MS);
+    this.broadcastTimer.unref();
+    this.heartbeatTimer.unref();
+  }
+
+  /** Open streams on this node. */
+  get size(): number {
+    return this.connections;
+  }
+
+  get full(): boolean {
+    return this.connections >= this.options.maxConnections;
+  }
+
+  /** Starts the stream: headers, the reconnection delay and the current counters, then every change. */
+  attach(response: ServerResponse, eventId: string, counters: StreamCounters): void {
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'access-control-allow-origin': '*',
+      // nginx: pass each frame on at once instead of buffering the stream.
+      'x-accel-buffering': 'no',
+    });
+    let room = this.rooms.get(eventId);
+    if (!room) this.rooms.set(eventId, (room = { listeners: new Set(), last: null }));
+    const frame = counterFrame(counters);
+    response.write(`retry: ${RETRY_MS}\n${room.last ?? frame}`);
+    room.last ??= frame;
+    room.listeners.add(response);
+    this.connections++;
+    const listeners = room.listeners;
+    response.once('close', () => {
+      if (listeners.delete(response)) this.connections--;
+      if (listeners.size === 0 && this.rooms.get(eventId)?.listeners === listeners) this.rooms.delete(eventId);
+    });
+  }
+
+  /** Ends every stream (the server is closing: their clients reconnect to another node). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.broadcastTimer);
+    clearInterval(this.heartbeatTimer);
+    for (const room of this.rooms.values()) for (const response of room.listeners) response.end();
+    this.rooms.clear();
+    this.connections = 0;
+  }
+
+  /** Reads each room with listeners and sends its frame where it changed. One broadcast at a time. */
+  async broadcast(): Promise<void> {
+    if (this.broadcasting || this.closed) return;
+    this.broadcasting = true;
+    try {
+      for (const [eventId, room] of this.rooms) {
+        let counters: StreamCounters;
+        try {
+          counters = await this.options.room.streamCounters(eventId);
+        } catch {
+          // The store is down or the room was deleted: nothing to send this time; pages keep their numbers.
+          continue;
+        }
+        const frame = counterFrame(counters);
+        if (frame === room.last) continue;
+        room.last = frame;
+        this.send(room, frame);
+      }
+    } finally {
+      this.broadcasting = false;
+    }
+  }
+
+  private heartbeat(): void {
+    for (const room of this.rooms.values()) this.send(room, ': keep-alive\n\n');
+  }
+
+  private send(room: RoomListeners, frame: string): void {
+    // One Buffer for the room: the bytes are encoded once, however many listeners.
+    const bytes = Buffer.from(frame);
+    for (const response of room.listeners) {
+      if (response.writableLength > MAX_BUFFERED_BYTES) {
+        response.destroy();
+        continue;
+      }
+      response.write(bytes);
+    }
+  }
+}
+
+export interface StreamCounters {
+  serving_counter: number;
+  waiting_num: number;
+}
+
+export function counterFrame(c: StreamCounters): string {
+  return `event: counters\ndata: {"serving_counter":${c.serving_counter},"waiting_num":${c.waiting_num}}\n\n`;
+}
+
+/** GET /stream?event_id=E on the public scope; 400/404 as /serving_num, 503 with Retry-After when the node is full. */
+export function counterStreamRoute(app: FastifyInstance, room: Pick<WaitingRoomService, 'streamCounters'>, streams: CounterStreams): void {
+  app.route({
+    method: 'GET',
+    url: '/stream',
+    // HEAD would open a stream with no body to carry it: GET only (HEAD answers 405).
+    exposeHeadRoute: false,
+    schema: { querystring: EventQuery },
+    config: { invalidQuery: Errors.invalidEventId },
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const eventId = (request as FastifyRequest<{ Querystring: Static<typeof EventQuery> }>).query.event_id;
+      if (streams.full) throw Errors.streamsFull();
+      // Validates the room (400 / 404 as the polls answer) and reads the first frame before the stream starts.
+      const counters = await room.streamCounters(eventId);
+      reply.hijack();
+      streams.attach(reply.raw, eventId, counters);
+    },
+  });
+  mountPreflightAndMethodGuard(app, '/stream', ['GET'], { headWithGet: false });
+}

@@ -1,0 +1,49 @@
+// The room's counters pushed by the server (GET /stream, Server-Sent Events) instead of polled: one connection
+// per waiting page, a frame whenever the serving counter or the line moves. EventSource reconnects by itself
+// after a dropped connection; when the server refuses the stream (503: the node is full; 404: a server without
+// streams, such as VWR or API Gateway) it gives up, and the page goes back to polling.
+
+export interface StreamCounters {
+  serving: number;
+  waiting: number;
+}
+
+export class CounterStream {
+  private source: EventSource | undefined;
+  /** A frame arrived since the stream last (re)connected: the numbers on screen are live. */
+  live = false;
+
+  /**
+   * Opens the stream; `onCounters` gets every frame. `onDrop` is called when the stream breaks: `gaveUp` false
+   * while EventSource reconnects by itself (the page polls meanwhile), true when the stream cannot be used.
+   */
+  constructor(url: string, onCounters: (c: StreamCounters) => void, onDrop: (gaveUp: boolean) => void) {
+    if (typeof EventSource === 'undefined') {
+      queueMicrotask(() => onDrop(true));
+      return;
+    }
+    const source = new EventSource(url);
+    this.source = source;
+    source.addEventListener('counters', (event) => {
+      const data = JSON.parse((event as MessageEvent<string>).data) as { serving_counter?: unknown; waiting_num?: unknown };
+      const serving = Number(data.serving_counter);
+      const waiting = Number(data.waiting_num);
+      if (!Number.isFinite(serving) || !Number.isFinite(waiting)) return;
+      this.live = true;
+      onCounters({ serving, waiting });
+    });
+    source.addEventListener('error', () => {
+      this.live = false;
+      // CLOSED: refused (not a 200 event stream); EventSource will not try again. CONNECTING: it retries itself.
+      const gaveUp = source.readyState === EventSource.CLOSED;
+      if (gaveUp) this.close();
+      onDrop(gaveUp);
+    });
+  }
+
+  close(): void {
+    this.source?.close();
+    this.source = undefined;
+    this.live = false;
+  }
+}
