@@ -7,6 +7,7 @@ import { OIDC_BASE_PATH } from '../oidc/adapter.ts';
 import {
   defaultEventDefaults,
   parseStoreLocation,
+  parseTrustProxy,
   readEventsFile,
   type EventDefaults,
   type ServerConfig,
@@ -80,6 +81,8 @@ export function serveCommand(): Command {
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'LOG_LEVEL').default('info').argParser(oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')))
     .addOption(opt('--cdn-purge-url <url>', 'after reset_initial_state, POST {event_id, paths} here so a CDN drops cached answers', 'CDN_PURGE_URL'))
     .addOption(opt('--cdn-purge-token <token>', 'bearer token sent to --cdn-purge-url', 'CDN_PURGE_TOKEN'))
+    .addOption(opt('--gate-port <port>', 'also listen here as the gate: a reverse proxy in front of each room\'s gate.origin, queueing visitors (docs/gate.md); 0 = any free port', 'GATE_PORT').argParser(integerIn(0, 65535)))
+    .addOption(opt('--trust-proxy <value>', 'believe X-Forwarded-For/-Proto/-Host from proxies in front of Anteroom: true, a hop count, or comma-separated IPs/CIDRs (default: none)', 'TRUST_PROXY').argParser(parseTrustProxy))
     .addOption(opt('--log-requests [bool]', 'log one line per request', 'LOG_REQUESTS').default(false).argParser(booleanValue))
     .action(async (raw: Record<string, unknown>) => {
       await runServe(raw);
@@ -142,6 +145,8 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     redisKeyPrefix: checkRedisKeyPrefix(String(o.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX)),
     hotReadTtlMs: (o.hotReadTtlMs as number | undefined) ?? DEFAULT_HOT_READ_TTL_MS,
     workers: (o.workers as number | undefined) ?? 1,
+    gatePort: o.gatePort as number | undefined,
+    trustProxy: o.trustProxy as ServerConfig['trustProxy'],
   };
 }
 
