@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import fastifyCookie from '@fastify/cookie';
 import fastifyHttpProxy from '@fastify/http-proxy';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { SecretStore } from '../domain/ports/store.ts';
 import type { GateSettings, RoomSettings } from '../domain/room-settings.ts';
@@ -82,7 +82,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
 
   const app = Fastify({
     logger: { level: options.logLevel ?? 'info', ...(options.logStream ? { stream: options.logStream } : {}) },
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // A hop count works at run time (proxy-addr) though Fastify's types leave numbers out.
     trustProxy: (options.trustProxy ?? false) as boolean | string[],
     // Bodies are streamed to the origin, whatever their size.
