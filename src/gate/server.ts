@@ -137,6 +137,21 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     { prefix: '/_anteroom' },
   );
 
+  // The WebSocket leg: @fastify/http-proxy supports rewriteRequestHeaders here (its default keeps only the
+  // cookie), though its types do not list it.
+  const wsClientOptions = {
+    headers: {},
+    rewriteRequestHeaders: (headers: Record<string, string>, request: FastifyRequest) => {
+      const forwarded = forwardedHeaders(request as FastifyRequest, { ...request.headers });
+      const kept: Record<string, string> = { ...headers };
+      for (const name of ['cookie', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'authorization', 'user-agent', 'origin']) {
+        const value = forwarded[name];
+        if (typeof value === 'string') kept[name] = value;
+      }
+      return kept;
+    },
+  };
+
   // ---- everything else: the protected sites ----
   await app.register(fastifyHttpProxy, {
     upstream: '',
@@ -176,17 +191,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
         return reply.type(page.contentType).send(page.body);
       },
     },
-    wsClientOptions: {
-      rewriteRequestHeaders: (headers: Record<string, string>, request: FastifyRequest) => {
-        const forwarded = forwardedHeaders(request as FastifyRequest, { ...request.headers });
-        const kept: Record<string, string> = { ...headers };
-        for (const name of ['cookie', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'authorization', 'user-agent', 'origin']) {
-          const value = forwarded[name];
-          if (typeof value === 'string') kept[name] = value;
-        }
-        return kept;
-      },
-    },
+    wsClientOptions,
   });
 
   return { app, sessions, sweep: () => sessions.sweep((eventId) => room.roomSettings(eventId)) };
