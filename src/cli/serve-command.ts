@@ -162,7 +162,7 @@ interface CredentialsSource {
 function banner(
   config: ServerConfig,
   rooms: RoomSettings[],
-  node: { publicUrl: string; privateUrl: string },
+  node: { publicUrl: string; privateUrl: string; gate?: { url: string } | undefined },
   creds: CredentialsSource,
 ): string {
   const lines = [
@@ -172,6 +172,7 @@ function banner(
     `  private API    ${node.privateUrl}`,
     ...pageLines(config, rooms, node.publicUrl),
     `  events         ${rooms.map((e) => e.event_id).join(', ')}`,
+    ...gateLines(rooms, node.gate?.url),
     ...(rooms.some((e) => e.oidc)
       ? [`  OIDC issuer    ${node.publicUrl}${OIDC_BASE_PATH} (client secrets: GET ${node.privateUrl}/oidc/client?event_id=…)`]
       : []),
@@ -194,6 +195,18 @@ function banner(
   }
   lines.push('', `Try: curl -s -X POST ${node.publicUrl}/assign_queue_num -d '{"event_id":"${rooms[0]?.event_id}"}'`, '');
   return lines.join('\n');
+}
+
+/** The gate's URL and, per room it protects, the first address to open in a browser. */
+function gateLines(rooms: RoomSettings[], gateUrl: string | undefined): string[] {
+  if (!gateUrl) return [];
+  const gated = rooms.filter((room) => room.gate);
+  if (gated.length === 0) return [`  gate           ${gateUrl} (no room has a "gate" setting yet: see docs/gate.md)`];
+  return gated.map((room, index) => {
+    const route = room.gate!.routes[0]!;
+    const open = route.host ? `http://${route.host}${route.path}` : `${gateUrl}${route.path}`;
+    return `  ${index === 0 ? 'gate          ' : '              '} ${open} → ${room.gate!.origin} (room ${room.event_id}; open it in a browser)`;
+  });
 }
 
 function pageLines(config: ServerConfig, rooms: RoomSettings[], publicUrl: string): string[] {
