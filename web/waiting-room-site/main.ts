@@ -233,6 +233,7 @@ async function claimToken(s: Session): Promise<void> {
     ui.tokenStatus.textContent = `Your token is claimed: you can buy until ${until}.`;
     ui.purchase.disabled = Boolean(s.visit.receipt);
     if (s.visit.receipt) renderReceipt(s.visit.receipt);
+    if (settings.returnTo) await handOff(s, settings.returnTo);
     return;
   }
   if (response.status === 202) {
@@ -245,6 +246,24 @@ async function claimToken(s: Session): Promise<void> {
   if (response.status === 404) throw new Fatal(`The waiting room no longer knows your place (${reason}); it may have been reset. Start over to get a new place.`);
   if (response.status === 410) throw new Fatal(`Your place can no longer be used (${reason}). Start over to get a new place.`);
   throw new Fatal(`Could not claim your token (${reason}).`);
+}
+
+/** return_to: a one-time code from the waiting room, then on to the site, which exchanges it (the hand-off). */
+async function handOff(s: Session, returnTo: string): Promise<void> {
+  const response = await fetch(`${settings.publicApiUrl}/handoff_code`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ event_id: settings.eventId, request_id: s.visit.requestId, return_to: returnTo }),
+  }).catch(() => undefined);
+  if (s.stopped) return;
+  if (response?.status === 200) {
+    const { location: target } = (await response.json()) as { location: string };
+    ui.tokenStatus.textContent = 'Taking you back to the site…';
+    location.assign(target);
+    return;
+  }
+  // 400: return_to is not a site this room may send visitors to (never an open redirect).
+  setError(response ? `Could not send you back to the site (${await errorMessage(response)}).` : 'Could not reach the waiting room to send you back to the site.');
 }
 
 function enterCheckout(): void {
