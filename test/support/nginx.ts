@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pinnedCommand } from './child-node.ts';
 
 export const NGINX = '/usr/sbin/nginx';
 
@@ -29,13 +30,17 @@ export async function freePort(): Promise<number> {
 }
 
 /** Runs nginx with `httpBlock` (what goes inside http {}); `port` is where the server in it listens. */
-export async function startNginx(httpBlock: string, port: number, options: { workers?: number } = {}): Promise<Nginx> {
+export async function startNginx(
+  httpBlock: string,
+  port: number,
+  options: { workers?: number; cpu?: number } = {},
+): Promise<Nginx & { pid: number | undefined }> {
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-nginx-'));
   const conf = join(dir, 'nginx.conf');
   writeFileSync(
     conf,
     `daemon off;
-worker_processes ${options.workers ?? 1};
+worker_processes ${Math.max(1, options.workers ?? 1)};
 error_log ${dir}/error.log warn;
 pid ${dir}/nginx.pid;
 events { worker_connections 1024; }
@@ -50,7 +55,10 @@ ${httpBlock}
 }
 `,
   );
-  const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', conf, '-e', `${dir}/error.log`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // With workers: 0 nginx serves from its one process (master_process off): the benchmark reads its CPU time.
+  const argv = [NGINX, '-p', dir, '-c', conf, '-e', `${dir}/error.log`, ...(options.workers === 0 ? ['-g', 'master_process off;'] : [])];
+  const [command, args] = pinnedCommand(options.cpu, argv);
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = once(child, 'exit');
@@ -69,6 +77,7 @@ ${httpBlock}
     url: `http://127.0.0.1:${port}`,
     port,
     dir,
+    pid: child.pid,
     stop: async () => {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
