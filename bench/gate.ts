@@ -137,7 +137,7 @@ export async function runGateBench(): Promise<void> {
       rounds.undici.push(await round(`${passThrough.url}/product`, passThrough.pid));
     }
     for (let i = 0; i < ROUNDS; i++) {
-      rounds.queued.push(await round(`${gateUrl}/product`, node.process.pid, { cookie: queuedPlace, accept: 'text/html' }));
+      rounds.queued.push(await round(`${gateUrl}/product`, node.process.pid, { cookie: queuedPlace, accept: 'text/html', 'accept-encoding': 'gzip, deflate, br' }));
       rounds.serving.push(await round(`${node.url}/serving_num?event_id=Bench`, node.process.pid));
     }
     const gate = summary('(a) anteroom gate, admitted visitor', rounds.gate);

@@ -38,6 +38,8 @@ export interface Place {
 /** Signs and reads place cookies with one key. */
 export class PlaceCookies {
   private readonly key: Buffer;
+  /** Cookies verified already: a waiting visitor polls with the same one every few seconds. */
+  private readonly verified = new Map<string, Place>();
 
   constructor(key: Buffer) {
     this.key = key;
@@ -52,6 +54,17 @@ export class PlaceCookies {
 
   decode(value: string | undefined): Place | undefined {
     if (!value) return undefined;
+    const known = this.verified.get(value);
+    if (known) return known;
+    const place = this.verify(value);
+    if (place) {
+      if (this.verified.size >= 100_000) this.verified.clear();
+      this.verified.set(value, place);
+    }
+    return place;
+  }
+
+  private verify(value: string): Place | undefined {
     const dot = value.indexOf('.');
     if (dot <= 0) return undefined;
     const body = value.slice(0, dot);

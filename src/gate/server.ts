@@ -20,7 +20,7 @@ import { BypassRules } from './bypass.ts';
 import { PlaceCookies, TOKEN_COOKIE, safeReturnPath } from './cookies.ts';
 import { matchRoom, pathOf, type GatedRoom } from './route-match.ts';
 import { GateSessions, RENEW_EVERY_MS } from './sessions.ts';
-import { GATE_ANSWER_HEADER, answerVisitor, wantsJson } from './visitor-queue.ts';
+import { GATE_ANSWER_HEADER, answerVisitor, sendWaitingPage, wantsJson } from './visitor-queue.ts';
 
 /** The header an origin answers with to end the visitor's session; never shown to the visitor. */
 export const COMMAND_HEADER = 'anteroom-command';
@@ -156,6 +156,8 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
   await app.register(fastifyHttpProxy, {
     upstream: '',
     websocket: true,
+    // reply-from's two log lines per proxied request (Anteroom logs failures itself).
+    disableRequestLogging: true,
     preHandler: async (request, reply) => {
       const match = matchRoom(room.rooms(), request.host, pathOf(request.url));
       if (!match) return notProtected(reply);
@@ -187,8 +189,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
         const match = matchRoom(room.rooms(), reply.request.host, pathOf(reply.request.url));
         reply.code(502).header('cache-control', 'no-store').header(GATE_ANSWER_HEADER, 'origin-down');
         if (!match || wantsJson(reply.request.headers.accept)) return reply.send({ error: 'The protected site did not answer' });
-        const page = renderWaitingPage(match.room, { mode: 'gate', reason: 'origin-down' }, options.pagesRoot);
-        return reply.type(page.contentType).send(page.body);
+        return sendWaitingPage(reply.request as FastifyRequest, reply as FastifyReply, renderWaitingPage(match.room, { mode: 'gate', reason: 'origin-down' }, options.pagesRoot));
       },
     },
     wsClientOptions,

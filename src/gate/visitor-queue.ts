@@ -10,7 +10,8 @@ import { ContractError } from '../domain/errors.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { waitingOf } from '../domain/waiting-room-service.ts';
-import { renderWaitingPage } from '../web/waiting-page.ts';
+import { chooseEncoding } from '../web/static-pages.ts';
+import { renderWaitingPage, type WaitingPage } from '../web/waiting-page.ts';
 import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, type Place, type PlaceCookies } from './cookies.ts';
 
 /** Marks the gate's own answers, so the waiting page can tell them from the origin's. */
@@ -43,7 +44,7 @@ export async function answerVisitor(
   if (outcome.kind === 'closed') {
     reply.clearCookie(PLACE_COOKIE, { path: '/' }).code(403);
     if (json) return reply.send({ status: 'closed', event_id: room.event_id, error: outcome.message });
-    return sendPage(deps, reply, room, 'closed');
+    return sendPage(deps, request, reply, room, 'closed');
   }
   if (outcome.kind === 'admitted') {
     reply
@@ -53,7 +54,9 @@ export async function answerVisitor(
     return reply.redirect(outcome.place.returnTo, 303);
   }
   const queued = outcome.place;
-  reply.setCookie(PLACE_COOKIE, deps.places.encode(queued), cookieAttributes(secure, PLACE_COOKIE_MAX_AGE_SEC));
+  // Signed and sent only when it changed (a new place, or its position just learnt): a waiting visitor's polls
+  // cost no signature.
+  if (queued !== place) reply.setCookie(PLACE_COOKIE, deps.places.encode(queued), cookieAttributes(secure, PLACE_COOKIE_MAX_AGE_SEC));
   reply.code(room.gate?.queueing_status_code ?? 200);
   if (json) {
     const counters = await countersOf(deps.room, room.event_id);
@@ -65,12 +68,19 @@ export async function answerVisitor(
       waiting_num: counters.waiting,
     });
   }
-  return sendPage(deps, reply, room, 'queued');
+  return sendPage(deps, request, reply, room, 'queued');
 }
 
-function sendPage(deps: QueueDeps, reply: FastifyReply, room: RoomSettings, reason: 'queued' | 'closed'): FastifyReply {
-  const page = renderWaitingPage(room, { mode: 'gate', reason }, deps.pagesRoot);
-  return reply.type(page.contentType).send(page.body);
+function sendPage(deps: QueueDeps, request: FastifyRequest, reply: FastifyReply, room: RoomSettings, reason: 'queued' | 'closed'): FastifyReply {
+  return sendWaitingPage(request, reply, renderWaitingPage(room, { mode: 'gate', reason }, deps.pagesRoot));
+}
+
+/** A waiting page as bytes, compressed when the client accepts it. */
+export function sendWaitingPage(request: FastifyRequest, reply: FastifyReply, page: WaitingPage): FastifyReply {
+  reply.type(page.contentType).header('vary', 'accept-encoding');
+  const encoding = chooseEncoding(request.headers['accept-encoding'], page);
+  if (encoding) return reply.header('content-encoding', encoding).send(page[encoding]);
+  return reply.send(page.body);
 }
 
 async function decide(service: WaitingRoomService, room: RoomSettings, given: Place | undefined, returnTo: string): Promise<Outcome | 'rejoin'> {
@@ -93,13 +103,20 @@ async function decide(service: WaitingRoomService, room: RoomSettings, given: Pl
     if (position.status === 200) place = { ...place, position: position.body.queue_number };
   }
   if (place.position !== undefined && room.state !== 'off') {
-    const serving = service.countersInMemory(eventId)?.serving;
+    // The serving counter from memory when the store keeps it there (SQLite; the Redis hot-read cache), else
+    // one read — cheaper than the claim context generate_token reads.
+    const serving = service.countersInMemory(eventId)?.serving ?? (await servingOf(service, eventId));
     if (serving !== undefined && place.position > serving) return { kind: 'queued', place };
   }
   const claim = await service.generateToken(eventId, place.requestId).catch(ignoreContractError);
   if (claim === undefined) return 'rejoin';
   if (claim.status === 202) return { kind: 'queued', place };
   return { kind: 'admitted', place, token: claim.body.access_token, expiresIn: claim.body.expires_in };
+}
+
+async function servingOf(service: WaitingRoomService, eventId: string): Promise<number | undefined> {
+  const answer = await service.servingNum(eventId);
+  return answer.status === 200 ? answer.body.serving_counter : undefined;
 }
 
 /** A contract refusal (unknown, left, expired, closed session) means the place cannot be used: undefined. */

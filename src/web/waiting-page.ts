@@ -6,6 +6,7 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import type { RoomSettings } from '../domain/room-settings.ts';
 import { WEB_DIST_DIR } from './static-pages.ts';
 
@@ -21,10 +22,15 @@ export interface WaitingPageVisitor {
 
 export interface WaitingPage {
   contentType: string;
-  body: string;
+  /** The page as bytes, and compressed once (brotli, gzip) for clients that accept it. */
+  body: Buffer;
+  br: Buffer;
+  gzip: Buffer;
 }
 
 const cache = new Map<string, string>();
+/** Pages as sent, per room and reason: a surge of waiting visitors costs no rendering, encoding or compression. */
+const rendered = new Map<string, WaitingPage>();
 
 /** The page for this room and visitor. */
 export function renderWaitingPage(room: RoomSettings, visitor: WaitingPageVisitor, root: string = WEB_DIST_DIR): WaitingPage {
@@ -34,8 +40,21 @@ export function renderWaitingPage(room: RoomSettings, visitor: WaitingPageVisito
     html = existsSync(file) ? gateVersion(readFileSync(file, 'utf8')) : NOT_BUILT;
     cache.set(root, html);
   }
-  const meta = `<meta name="anteroom-gate" content="${visitor.reason}" data-event-id="${escapeAttribute(room.event_id)}">`;
-  return { contentType: 'text/html; charset=utf-8', body: html.replace('<head>', `<head>\n    ${meta}`) };
+  const key = `${root}\n${room.event_id}\n${visitor.reason}`;
+  let page = rendered.get(key);
+  if (page === undefined) {
+    const meta = `<meta name="anteroom-gate" content="${visitor.reason}" data-event-id="${escapeAttribute(room.event_id)}">`;
+    const body = Buffer.from(html.replace('<head>', `<head>\n    ${meta}`));
+    page = {
+      contentType: 'text/html; charset=utf-8',
+      body,
+      br: brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+      gzip: gzipSync(body, { level: 9 }),
+    };
+    if (rendered.size > 10_000) rendered.clear();
+    rendered.set(key, page);
+  }
+  return page;
 }
 
 /** The built page's relative asset URLs ("../assets/…") made absolute under the gate's own path. */
