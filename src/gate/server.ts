@@ -117,7 +117,14 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
         const verdict = await sessions.check(match.room, request.cookies[TOKEN_COOKIE]);
         if (verdict.ok) return reply.code(204).send();
         const to = safeReturnPath(uri) ?? '/';
-        return reply.code(401).header('location', `/_anteroom/wait?to=${encodeURIComponent(to)}`).send();
+        const waitUrl = `/_anteroom/wait?to=${encodeURIComponent(to)}`;
+        // nginx reads the Location (auth_request_set) and ignores the body; Traefik ForwardAuth and Envoy
+        // ext_authz pass this answer on to the browser, which the body's refresh then takes to the waiting page.
+        return reply
+          .code(401)
+          .header('location', waitUrl)
+          .type('text/html; charset=utf-8')
+          .send(`<!doctype html><meta http-equiv="refresh" content="0;url=${waitUrl}"><title>Waiting room</title><a href="${waitUrl}">To the waiting room</a>`);
       });
       // The waiting page for forward auth: the visitor waits here and is sent back to `to` (a local path) once in.
       scope.get('/wait', async (request, reply) => {
