@@ -4,6 +4,7 @@
 // once; unknown keys are refused at every level, so a misspelt setting stops the start instead of being
 // silently ignored. Defaults are those of VWR's core stack.
 
+import { isIP } from 'node:net';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { schemaProblem, type Parsed, type SettingProblem } from './setting-problems.ts';
@@ -361,7 +362,11 @@ export function parseRoomSettings(input: unknown, defaults: RoomDefaults = {}): 
   if (problem) return { ok: false, problem };
   const merged = Value.Clone({ ...defaults, ...(input as RoomSettingsInput) });
   const settings = Value.Default(RoomSettingsSchema, merged) as RoomSettings;
-  const ruleProblem = (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ?? admissionRuleProblem(settings) ?? scheduleRuleProblem(settings);
+  const ruleProblem =
+    (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ??
+    admissionRuleProblem(settings) ??
+    scheduleRuleProblem(settings) ??
+    gateRuleProblem(settings);
   return ruleProblem ? { ok: false, problem: ruleProblem } : { ok: true, settings };
 }
 
@@ -401,6 +406,20 @@ function admissionRuleProblem(settings: RoomSettings): SettingProblem | undefine
   if (settings.admission !== 'automatic') return undefined;
   for (const limit of ['new_users_per_minute', 'total_active_users'] as const) {
     if (settings[limit] === undefined) return { path: [limit], rule: 'is required with admission "automatic"' };
+  }
+  return undefined;
+}
+
+/** The gate's bypass IPs are real addresses, and a CIDR's prefix fits its family. */
+function gateRuleProblem(settings: RoomSettings): SettingProblem | undefined {
+  const ips = settings.gate?.bypass?.ips ?? [];
+  for (const [index, entry] of ips.entries()) {
+    const [address = '', bits] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 4 ? 32 : 128;
+    if (family === 0 || (bits !== undefined && Number(bits) > maxBits)) {
+      return { path: ['gate', 'bypass', 'ips', String(index)], rule: 'must be an IP address or CIDR' };
+    }
   }
   return undefined;
 }

@@ -82,7 +82,7 @@ export class GateSessions {
   /** The origin answered `Anteroom-Command: revoke`: refused here at once, closed in the store. */
   revoke(room: RoomSettings, token: string, requestId: string): Promise<void> {
     this.seen.delete(token);
-    this.closed.add(sessionKey(room.event_id, requestId));
+    remember(this.closed, sessionKey(room.event_id, requestId));
     return this.close(room.event_id, requestId, 1);
   }
 
@@ -121,7 +121,7 @@ export class GateSessions {
 
   private async end(room: RoomSettings, token: string, requestId: string, _why: 'idle' | 'fixed'): Promise<SessionVerdict> {
     this.seen.delete(token);
-    this.closed.add(sessionKey(room.event_id, requestId));
+    remember(this.closed, sessionKey(room.event_id, requestId));
     // An idle or timed-out visitor did not finish: abandoned.
     await this.close(room.event_id, requestId, -1);
     return { ok: false, reason: 'ended' };
@@ -162,7 +162,7 @@ export class GateSessions {
     // 'reissue': a token set exists and its session is open. Anything else: closed, or gone (a reset).
     if (readiness !== 'reissue') {
       this.seen.delete(token);
-      this.closed.add(sessionKey(room.event_id, claims.sub));
+      remember(this.closed, sessionKey(room.event_id, claims.sub));
       return { ok: false, reason: 'closed' };
     }
     if (this.seen.size >= MAX_REMEMBERED && !this.seen.has(token)) this.seen.clear();
@@ -174,6 +174,12 @@ export class GateSessions {
     if (ended) return this.end(room, token, claims.sub, ended);
     return { ok: true, claims };
   }
+}
+
+/** Adds to a set that is emptied when it grows past the bound (a closed session is also refused by the store). */
+function remember(set: Set<string>, key: string): void {
+  if (set.size >= MAX_REMEMBERED) set.clear();
+  set.add(key);
 }
 
 function sessionKey(eventId: string, requestId: string): string {
