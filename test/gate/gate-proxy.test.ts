@@ -266,3 +266,37 @@ describe('the gate behind a load balancer (--trust-proxy) and with WebSockets', 
     assert.equal(refused, 503);
   });
 });
+
+describe('rooms that are off or closed behind the gate', () => {
+  it('off: the visitor is admitted at once, to the URL asked for', async () => {
+    const origin = await startOrigin();
+    const node = await startGateNode([gatedRoom('Shop', origin.url, { state: 'off' })]);
+    try {
+      const jar = new CookieJar();
+      const first = await jar.fetch(`${node.gateUrl}/product/1`);
+      assert.equal(first.status, 303);
+      assert.equal(first.headers.get('location'), '/product/1');
+      assert.ok(jar.cookies.has(TOKEN_COOKIE));
+      assert.match(await (await jar.fetch(`${node.gateUrl}/product/1`)).text(), /Origin page \/product\/1/);
+    } finally {
+      await node.stop();
+      await origin.close();
+    }
+  });
+
+  it('closed: 403 and the page says so; nobody joins', async () => {
+    const origin = await startOrigin();
+    const node = await startGateNode([gatedRoom('Shop', origin.url, { state: 'closed' })]);
+    try {
+      const page = await fetch(`${node.gateUrl}/`);
+      assert.equal(page.status, 403);
+      assert.match(await page.text(), /content="closed"/);
+      const json = await fetch(`${node.gateUrl}/`, { headers: JSON_ACCEPT });
+      assert.deepEqual(await json.json(), { status: 'closed', event_id: 'Shop', error: 'Waiting room is closed' });
+      assert.equal(((await (await node.get('/waiting_num?event_id=Shop')).json()) as { waiting_num: number }).waiting_num, 0);
+    } finally {
+      await node.stop();
+      await origin.close();
+    }
+  });
+});
