@@ -8,6 +8,7 @@ import { WebSocketServer } from 'ws';
 import type { RoomSettings } from '../../src/domain/room-settings.ts';
 import { eventSettings, startTestNode, type TestClock, type TestNode } from '../support/node.ts';
 import type { ServerConfig } from '../../src/config/config.ts';
+import { ensurePagesBuilt } from '../web/support.ts';
 
 export interface SeenRequest {
   method: string;
@@ -90,6 +91,8 @@ export async function startGateNode(
   overrides: Partial<ServerConfig> = {},
   options: { clock?: TestClock; jobs?: boolean } = {},
 ): Promise<GateNode> {
+  // The gate serves the built waiting page (`npm test` builds it first; a direct `node --test` may not have).
+  ensurePagesBuilt();
   const node = await startTestNode({ events: rooms, gatePort: 0, ...overrides }, options);
   if (!node.gate) throw new Error('no gate');
   return { ...node, gateUrl: node.gate.url };
