@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 // depend on the domain (its ports), never the other way round. Composition roots (src/app.ts, src/compose/,
 // src/cli/, src/aws/) may import anything. A wrong-way import fails `npm run lint` (and test/architecture).
 const FOLDERS = [
-  'app.ts', 'authorizer', 'aws', 'cdn', 'cli', 'client', 'compose', 'config', 'domain', 'events', 'http',
+  'app.ts', 'authorizer', 'aws', 'cdn', 'cli', 'client', 'compose', 'config', 'domain', 'events', 'gate', 'http',
   'inlet', 'jobs', 'loadtest', 'observability', 'oidc', 'store', 'tokens', 'web',
 ];
 export const LAYERS = {
@@ -24,6 +24,7 @@ export const LAYERS = {
   http: ['domain', 'events', 'observability'],
   oidc: ['domain', 'http', 'authorizer'],
   web: ['domain', 'http', 'authorizer', 'config'],
+  gate: ['domain', 'authorizer', 'web'],
   loadtest: ['domain', 'client'],
 };
 /** Packages the domain may use: pure libraries, no framework, no I/O client. */

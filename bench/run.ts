@@ -3,7 +3,9 @@
 // when taskset exists. Prints each figure and the ratios against the targets of the core issue; it never
 // fails a test suite. BENCH_SECONDS (default 10) sets each run's length. BENCH_ONLY=polls stops after the
 // polling rounds (bare handler vs Anteroom); BENCH_PUBLIC_API_KEY runs Anteroom with that origin key and sends it
-// on every request (the bare handler ignores it), to measure the key check on the polling path.
+// on every request (the bare handler ignores it), to measure the key check on the polling path. The gate's
+// comparison (bench/gate.ts: gate vs nginx vs a bare undici pass-through) runs last (BENCH_SKIP_GATE=1 skips it;
+// BENCH_ONLY=gate runs only it).
 
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -15,6 +17,7 @@ import { pinnedCommand, startChildNode } from '../test/support/child-node.ts';
 import { cpuSeconds, median } from './proc-stats.ts';
 import { runLoad, type LoadResult } from './load-runner.ts';
 import { runRedisBench } from './redis.ts';
+import { runGateBench } from './gate.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
@@ -74,6 +77,7 @@ function machine(): string {
 }
 
 async function main(): Promise<void> {
+  if (process.env.BENCH_ONLY === 'gate') return runGateBench();
   console.log(`Anteroom benchmark — ${new Date().toISOString()}`);
   console.log(`machine: ${machine()}; ${SECONDS} s per run, ${CONNECTIONS} connections, server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}\n`);
   const results: Record<string, LoadResult> = {};
@@ -191,6 +195,10 @@ async function main(): Promise<void> {
   if (process.env.BENCH_SKIP_REDIS !== '1') {
     console.log('');
     await runRedisBench();
+  }
+  if (process.env.BENCH_SKIP_GATE !== '1') {
+    console.log('');
+    await runGateBench();
   }
 }
 

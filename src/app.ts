@@ -18,6 +18,7 @@ import { SseSink } from './events/sse-sink.ts';
 import { CounterStreams } from './http/counter-stream.ts';
 import { RoomWebhooks } from './events/room-webhooks.ts';
 import { WebhookSink } from './events/webhook-sink.ts';
+import { buildGateServer, SWEEP_EVERY_MS, type GateServer } from './gate/server.ts';
 import { buildHttpServer } from './http/server.ts';
 import { followPeriodicInlets, maxSizeInletRoutes } from './inlet/in-server.ts';
 import { JobScheduler, type JobSpec } from './jobs/scheduler.ts';
@@ -41,6 +42,8 @@ export interface AnteroomNode {
   /** Base URL of the private API, e.g. http://127.0.0.1:8080/private */
   privateUrl: string;
   port: number;
+  /** The gate (--gate-port): its base URL and server; absent without a gate port. */
+  gate?: { url: string; port: number; server: GateServer };
   /** Stops accepting requests, answers those in flight (joins are committed first), then closes the store. */
   close(): Promise<void>;
 }
@@ -116,6 +119,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     logRequests: config.logRequests,
     logStream: options.logStream,
     clockMs: clock,
+    trustProxy: config.trustProxy,
     // The OpenID Connect adapter (/oidc, issuer = public URL + /oidc) serves the events configured for it.
     plugins: [...(options.plugins ?? []), oidc.routes],
     privatePlugins: [maxSizeInletRoutes({ room, metrics }), oidc.privateRoutes],
@@ -168,6 +172,32 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (!config.publicUrl) publicUrl = `http://${urlHost(config.host)}:${port}`;
 
+  // The gate: a listener of its own in front of the rooms' gate.origin (src/gate/). Every node sweeps the
+  // sessions it follows (idle, or past session_duration), so this runs outside the scheduler's once-per-tick lock.
+  let gate: AnteroomNode['gate'];
+  let sweepTimer: ReturnType<typeof setInterval> | undefined;
+  if (config.gatePort !== undefined) {
+    const server = await buildGateServer({
+      room,
+      secrets: store,
+      defaultIssuer: () => publicUrl,
+      trustProxy: config.trustProxy,
+      logLevel: config.logLevel,
+      logStream: options.logStream,
+      clockMs: clock,
+    });
+    await server.app.listen({ host: config.host, port: config.gatePort });
+    const gateAddress = server.app.server.address();
+    const gatePort = typeof gateAddress === 'object' && gateAddress ? gateAddress.port : config.gatePort;
+    gate = { url: `http://${urlHost(config.host)}:${gatePort}`, port: gatePort, server };
+    if (options.jobs !== false) {
+      sweepTimer = setInterval(() => {
+        server.sweep().catch((error: unknown) => http.log.error({ err: error }, 'gate session sweep failed'));
+      }, SWEEP_EVERY_MS);
+      sweepTimer.unref();
+    }
+  }
+
   let closing: Promise<void> | null = null;
   return {
     http,
@@ -180,8 +210,11 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     publicUrl,
     privateUrl: `${publicUrl}${config.privateBasePath}`,
     port,
+    ...(gate ? { gate } : {}),
     close: () =>
       (closing ??= (async () => {
+        clearInterval(sweepTimer);
+        await gate?.server.app.close();
         stopFollowingInlets();
         await roomPolling.stop();
         await scheduler.stop();

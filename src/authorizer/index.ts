@@ -6,6 +6,8 @@ export type { AccessTokenRules, Verifier, VerifierOptions, VerifiedClaims } from
 export { extractToken, tokenFromAuthorization } from './extract.ts';
 export type { ExtractOptions, HeaderBag } from './extract.ts';
 export { expressAuthorizer, fastifyAuthorizer } from './middleware.ts';
+export { DEFAULT_TOKEN_COOKIE, HANDOFF_PARAMETER, exchangeHandoffCode, expressHandoff, fastifyHandoff } from './handoff.ts';
+export type { ExchangedToken, HandoffOptions } from './handoff.ts';
 export type { AuthorizerOptions, WaitingRoomRequest } from './middleware.ts';
 export { apiArnBase, createLambdaAuthorizer } from './lambda.ts';
 export type {

@@ -7,6 +7,7 @@ import { OIDC_BASE_PATH } from '../oidc/adapter.ts';
 import {
   defaultEventDefaults,
   parseStoreLocation,
+  parseTrustProxy,
   readEventsFile,
   type EventDefaults,
   type ServerConfig,
@@ -85,6 +86,8 @@ export function serveCommand(): Command {
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'LOG_LEVEL').default('info').argParser(oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')))
     .addOption(opt('--cdn-purge-url <url>', 'after reset_initial_state, POST {event_id, paths} here so a CDN drops cached answers', 'CDN_PURGE_URL'))
     .addOption(opt('--cdn-purge-token <token>', 'bearer token sent to --cdn-purge-url', 'CDN_PURGE_TOKEN'))
+    .addOption(opt('--gate-port <port>', 'also listen here as the gate: a reverse proxy in front of each room\'s gate.origin, queueing visitors (docs/gate.md); 0 = any free port', 'GATE_PORT').argParser(integerIn(0, 65535)))
+    .addOption(opt('--trust-proxy <value>', 'believe X-Forwarded-For/-Proto/-Host from proxies in front of Anteroom: true, a hop count, or comma-separated IPs/CIDRs (default: none)', 'TRUST_PROXY').argParser(parseTrustProxy))
     .addOption(opt('--log-requests [bool]', 'log one line per request', 'LOG_REQUESTS').default(false).argParser(booleanValue))
     .action(async (raw: Record<string, unknown>) => {
       await runServe(raw);
@@ -148,6 +151,8 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     redisKeyPrefix: checkRedisKeyPrefix(String(o.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX)),
     hotReadTtlMs: (o.hotReadTtlMs as number | undefined) ?? DEFAULT_HOT_READ_TTL_MS,
     workers: (o.workers as number | undefined) ?? 1,
+    gatePort: o.gatePort as number | undefined,
+    trustProxy: o.trustProxy as ServerConfig['trustProxy'],
   };
 }
 
@@ -163,7 +168,7 @@ interface CredentialsSource {
 function banner(
   config: ServerConfig,
   rooms: RoomSettings[],
-  node: { publicUrl: string; privateUrl: string },
+  node: { publicUrl: string; privateUrl: string; gate?: { url: string } | undefined },
   creds: CredentialsSource,
 ): string {
   const lines = [
@@ -173,6 +178,7 @@ function banner(
     `  private API    ${node.privateUrl}`,
     ...pageLines(config, rooms, node.publicUrl),
     `  events         ${rooms.map((e) => e.event_id).join(', ')}`,
+    ...gateLines(rooms, node.gate?.url),
     ...(rooms.some((e) => e.oidc)
       ? [`  OIDC issuer    ${node.publicUrl}${OIDC_BASE_PATH} (client secrets: GET ${node.privateUrl}/oidc/client?event_id=…)`]
       : []),
@@ -195,6 +201,18 @@ function banner(
   }
   lines.push('', `Try: curl -s -X POST ${node.publicUrl}/assign_queue_num -d '{"event_id":"${rooms[0]?.event_id}"}'`, '');
   return lines.join('\n');
+}
+
+/** The gate's URL and, per room it protects, the first address to open in a browser. */
+function gateLines(rooms: RoomSettings[], gateUrl: string | undefined): string[] {
+  if (!gateUrl) return [];
+  const gated = rooms.filter((room) => room.gate);
+  if (gated.length === 0) return [`  gate           ${gateUrl} (no room has a "gate" setting yet: see docs/gate.md)`];
+  return gated.map((room, index) => {
+    const route = room.gate!.routes[0]!;
+    const open = route.host ? `http://${route.host}${route.path}` : `${gateUrl}${route.path}`;
+    return `  ${index === 0 ? 'gate          ' : '              '} ${open} → ${room.gate!.origin} (room ${room.event_id}; open it in a browser)`;
+  });
 }
 
 function pageLines(config: ServerConfig, rooms: RoomSettings[], publicUrl: string): string[] {

@@ -45,6 +45,34 @@ export interface ServerConfig {
   workers?: number | undefined;
   /** Public counter streams (GET /stream) one process keeps open at most; 0 = no stream (pages poll). Default 10,000. */
   streamMaxConnections?: number | undefined;
+  /** The gate's listener (--gate-port): reverse proxy in front of the rooms' gate.origin; absent = no gate. */
+  gatePort?: number | undefined;
+  /**
+   * --trust-proxy: which proxies in front of Anteroom to believe about the client (X-Forwarded-For/-Proto/-Host),
+   * as Fastify's trustProxy: true, a hop count, or comma-separated IPs/CIDRs. Absent = trust none.
+   */
+  trustProxy?: TrustProxy | undefined;
+}
+
+/** Fastify's trustProxy values that --trust-proxy gives. */
+export type TrustProxy = boolean | number | string[];
+
+/**
+ * --trust-proxy / ANTEROOM_TRUST_PROXY: "true" (every hop: only behind a proxy that overwrites the headers),
+ * "false", a hop count ("1": the load balancer in front), or comma-separated IPs/CIDRs of the proxies.
+ */
+export function parseTrustProxy(value: string): TrustProxy {
+  const text = value.trim();
+  if (text === 'true') return true;
+  if (text === 'false' || text === '') return false;
+  if (/^\d{1,3}$/.test(text)) return Number(text);
+  const entries = text.split(',').map((part) => part.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (!/^[0-9A-Fa-f.:]+(\/\d{1,3})?$/.test(entry)) {
+      throw ConfigErrors.option(`--trust-proxy: "${entry}" is not true, false, a hop count or an IP address/CIDR`);
+    }
+  }
+  return entries;
 }
 
 /** The file is {"events": [...]} or, for short, the bare list; each entry is checked by parseRoomSettings. */

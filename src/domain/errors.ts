@@ -195,6 +195,13 @@ export const Errors = {
     410,
     'A token was already issued for this request ID',
   ),
+  // ---- the hand-off without a gate (spec/rooms.md §5) ----
+  /** POST /handoff_code with a return_to outside the room's allowed_return_origins: never an open redirect. */
+  returnToNotAllowed: contract('ANTEROOM_ERR_RETURN_TO_NOT_ALLOWED', 400, 'return_to is not an allowed origin of this room'),
+  /** POST /handoff with a code never made, malformed, or past its lifetime. */
+  invalidHandoffCode: contract('ANTEROOM_ERR_INVALID_HANDOFF_CODE', 404, 'Invalid hand-off code'),
+  /** POST /handoff with a code exchanged already: a code is good once. */
+  handoffCodeUsed: contract('ANTEROOM_ERR_HANDOFF_CODE_USED', 410, 'Hand-off code already used'),
   // ---- rooms at runtime (the rooms API, /private/rooms) ----
   /** GET, PATCH or DELETE of a room that does not exist. */
   unknownRoom: contract('ANTEROOM_ERR_UNKNOWN_ROOM', 404, 'Room not found'),

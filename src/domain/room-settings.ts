@@ -4,6 +4,7 @@
 // once; unknown keys are refused at every level, so a misspelt setting stops the start instead of being
 // silently ignored. Defaults are those of VWR's core stack.
 
+import { isIP } from 'node:net';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { schemaProblem, type Parsed, type SettingProblem } from './setting-problems.ts';
@@ -50,6 +51,34 @@ export interface RoomSettings {
   event_end_time?: string;
   /** Everyone who joined before the start gets a random place at the start (the verifiable draw). */
   shuffle_at_event_start?: boolean;
+  // ---- The gate and the hand-off (spec rooms.md §5; docs/gate.md) ----
+  /** What this room protects behind `anteroom serve --gate-port`; absent = the room protects nothing there. */
+  gate?: GateSettings;
+  /** Origins the waiting-room page may send a served visitor back to (return_to, the hand-off). */
+  allowed_return_origins?: string[];
+}
+
+/** A room's gate (spec rooms.md §5): the protected origin, the requests it answers, and who skips the queue. */
+export interface GateSettings {
+  /** Where admitted requests go: http(s)://host[:port], no path. */
+  origin: string;
+  /** The requests of this room: the longest matching path for the request's host wins; no host = any host. */
+  routes: GateRoute[];
+  bypass?: GateBypass;
+  /** Status of the waiting page (200 keeps crawlers and monitors quiet; 503 tells them to come back). */
+  queueing_status_code: number;
+}
+
+export interface GateRoute {
+  host?: string;
+  path: string;
+}
+
+/** Requests that go straight to the origin, not counted: path prefixes, client IPs or CIDRs, exact header values. */
+export interface GateBypass {
+  paths?: string[];
+  ips?: string[];
+  headers?: Record<string, string>;
 }
 
 /** What an operator sets a room to (spec rooms.md §2); its phase also depends on the schedule (room-phase.ts). */
@@ -172,6 +201,55 @@ export const OidcClientSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const Origin = (description: string) =>
+  Type.String({
+    pattern: '^https?://[^/?#\\s]+$',
+    maxLength: 2048,
+    description,
+    errorMessage: 'must be an origin like https://shop.example.com (scheme, host and port only)',
+  });
+
+export const GateSchema = Type.Object(
+  {
+    origin: Origin('where admitted requests go (scheme, host and port)'),
+    routes: Type.Array(
+      Type.Object(
+        {
+          host: Type.Optional(
+            Type.String({ pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$', maxLength: 260, errorMessage: 'must be a host name, optionally with :port' }),
+          ),
+          path: Type.String({ pattern: '^/', maxLength: 2048, errorMessage: 'must start with /' }),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 100, default: [{ path: '/' }], description: 'the requests of this room (longest path per host wins)' },
+    ),
+    bypass: Type.Optional(
+      Type.Object(
+        {
+          paths: Type.Optional(Type.Array(Type.String({ pattern: '^/', maxLength: 2048 }), { maxItems: 100, description: 'path prefixes that skip the queue' })),
+          ips: Type.Optional(
+            Type.Array(
+              Type.String({ pattern: '^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$', maxLength: 64, errorMessage: 'must be an IP address or CIDR' }),
+              { maxItems: 100, description: 'client IPs or CIDRs that skip the queue' },
+            ),
+          ),
+          headers: Type.Optional(
+            Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.String({ minLength: 1, maxLength: 1024 }), {
+              description: 'request headers whose exact value skips the queue (compared in constant time)',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    queueing_status_code: Type.Optional(
+      Type.Integer({ minimum: 200, maximum: 599, default: 200, description: 'status of the waiting page' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const RoomSettingsSchema = Type.Object(
   {
     event_id: Type.String({
@@ -239,6 +317,11 @@ export const RoomSettingsSchema = Type.Object(
     shuffle_at_event_start: Type.Optional(
       Type.Boolean({ description: 'everyone who joined before the start gets a random place at the start (needs event_start_time)' }),
     ),
+    // ---- The gate and the hand-off ----
+    gate: Type.Optional(GateSchema),
+    allowed_return_origins: Type.Optional(
+      Type.Array(Origin('an origin return_to may point at'), { maxItems: 100, description: 'origins the waiting-room page may send a served visitor back to' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -279,7 +362,11 @@ export function parseRoomSettings(input: unknown, defaults: RoomDefaults = {}): 
   if (problem) return { ok: false, problem };
   const merged = Value.Clone({ ...defaults, ...(input as RoomSettingsInput) });
   const settings = Value.Default(RoomSettingsSchema, merged) as RoomSettings;
-  const ruleProblem = (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ?? admissionRuleProblem(settings) ?? scheduleRuleProblem(settings);
+  const ruleProblem =
+    (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ??
+    admissionRuleProblem(settings) ??
+    scheduleRuleProblem(settings) ??
+    gateRuleProblem(settings);
   return ruleProblem ? { ok: false, problem: ruleProblem } : { ok: true, settings };
 }
 
@@ -319,6 +406,20 @@ function admissionRuleProblem(settings: RoomSettings): SettingProblem | undefine
   if (settings.admission !== 'automatic') return undefined;
   for (const limit of ['new_users_per_minute', 'total_active_users'] as const) {
     if (settings[limit] === undefined) return { path: [limit], rule: 'is required with admission "automatic"' };
+  }
+  return undefined;
+}
+
+/** The gate's bypass IPs are real addresses, and a CIDR's prefix fits its family. */
+function gateRuleProblem(settings: RoomSettings): SettingProblem | undefined {
+  const ips = settings.gate?.bypass?.ips ?? [];
+  for (const [index, entry] of ips.entries()) {
+    const [address = '', bits] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 4 ? 32 : 128;
+    if (family === 0 || (bits !== undefined && Number(bits) > maxBits)) {
+      return { path: ['gate', 'bypass', 'ips', String(index)], rule: 'must be an IP address or CIDR' };
+    }
   }
   return undefined;
 }

@@ -14,6 +14,7 @@ import { newTokenRecord, type TokenRecord } from './claims.ts';
 import { Errors, Pending } from './errors.ts';
 import type { RoomChange, RoomRegistry } from './room-registry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
+import { allowedReturnUrl, handoffLocation, handoffStoreName, HANDOFF_CODE_TTL_SEC, HANDOFF_UNUSED, newHandoffCode, readHandoffCode } from './handoff.ts';
 import { JoinBatcher } from './join-batcher.ts';
 import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from './room-phase.ts';
 import { DrawPublications } from './draw-publication.ts';
@@ -49,7 +50,7 @@ export interface WaitingRoomServiceDeps {
   store: QueueStore &
     DrawStore &
     RoomStore &
-    Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock'>;
+    Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock' | 'claimSecret' | 'replaceSecret'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
   signer: TokenSigning;
@@ -412,6 +413,37 @@ export class WaitingRoomService {
       status: status === 1 ? 'completed' : 'abandoned',
     });
     return true;
+  }
+
+  // ---- the hand-off without a gate (src/domain/handoff.ts) ----
+
+  /**
+   * POST /handoff_code: for a served visitor, a one-time code and where to send them — `return_to` with
+   * `anteroom_handoff=<code>` — when `return_to` is on one of the room's allowed_return_origins (else 400).
+   * Not served yet → 202, as generate_token; a place that cannot be served (expired, left, closed) → its error.
+   */
+  async handoffCode(eventId: unknown, requestId: unknown, returnTo: unknown): Promise<Answer<{ location: string; expires_in: number }>> {
+    const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
+    const url = allowedReturnUrl(returnTo, event.allowed_return_origins);
+    if (!url) throw Errors.returnToNotAllowed();
+    // The same rules as a claim: only a visitor generate_token would serve gets a code.
+    const claim = await this.generateToken(event.event_id, id);
+    if (claim.status === 202) return claim;
+    const made = newHandoffCode(event.event_id, id, this.now());
+    await this.store.claimSecret(made.storeName, HANDOFF_UNUSED);
+    return ok({ location: handoffLocation(url, made.code), expires_in: HANDOFF_CODE_TTL_SEC });
+  }
+
+  /** POST /handoff: the token set for a code, exactly once (a second exchange → 410; unknown or stale → 404). */
+  async exchangeHandoff(eventId: unknown, code: unknown): Promise<Answer<TokenResponse>> {
+    const event = this.event(eventId);
+    const named = readHandoffCode(code);
+    if (!named || !isRequestId(named.requestId) || this.now() - named.createdSec > HANDOFF_CODE_TTL_SEC) throw Errors.invalidHandoffCode();
+    const spent = `used:${newRequestId()}`;
+    const after = await this.store.replaceSecret(handoffStoreName(event.event_id, code as string), HANDOFF_UNUSED, spent);
+    if (after === null) throw Errors.invalidHandoffCode();
+    if (after !== spent) throw Errors.handoffCodeUsed();
+    return this.generateToken(event.event_id, named.requestId);
   }
 
   async resetInitialState(eventId: unknown): Promise<Answer<{ message: string }>> {

@@ -10,6 +10,8 @@ import {
   EventQuery,
   EventRequestBody,
   EventRequestQuery,
+  HandoffBody,
+  HandoffCodeBody,
   JoinResponse,
   QueueNumResponse,
   ServingResponse,
@@ -112,6 +114,25 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       handler: (req) => {
         const b = (req as B<Static<typeof EventRequestBody>>).body;
         return room.leaveQueue(b.event_id, b.request_id);
+      },
+    },
+    // spec/rooms.md §5, the hand-off without a gate: the page asks for a code, the site's server spends it.
+    {
+      method: 'POST',
+      url: '/handoff_code',
+      schema: { body: HandoffCodeBody },
+      handler: (req) => {
+        const b = (req as B<Static<typeof HandoffCodeBody>>).body;
+        return room.handoffCode(b.event_id, b.request_id, b.return_to);
+      },
+    },
+    {
+      method: 'POST',
+      url: '/handoff',
+      schema: { body: HandoffBody },
+      handler: (req) => {
+        const b = (req as B<Static<typeof HandoffBody>>).body;
+        return room.exchangeHandoff(b.event_id, b.code);
       },
     },
   ], options);

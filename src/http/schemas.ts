@@ -25,6 +25,10 @@ export const DrawPositionsQuery = query({
 export const EventBody = body({ event_id: Id });
 export const EventRequestBody = body({ event_id: Id, request_id: Id });
 
+/** The hand-off (docs/gate.md#hand-off): a code for a served visitor, and its exchange by the site. */
+export const HandoffCodeBody = body({ event_id: Id, request_id: Id, return_to: Type.String({ maxLength: 2048 }) });
+export const HandoffBody = body({ event_id: Id, code: Type.String({ maxLength: 512 }) });
+
 export const PrivateGenerateTokenBody = body({
   event_id: Id,
   request_id: Id,

@@ -43,6 +43,8 @@ export interface HttpServerOptions {
   /** Log one line per request (off by default: the polling path is hot). */
   logRequests?: boolean;
   clockMs?: () => number;
+  /** --trust-proxy: Fastify's trustProxy (whose X-Forwarded-* to believe); default trust none. */
+  trustProxy?: boolean | number | string[] | undefined;
   /** Extra routes mounted by other parts (web pages, OIDC, inlet endpoints). */
   plugins?: ((app: FastifyInstance) => Promise<void> | void)[];
   /** Extra routes under the private base path, behind its authentication (e.g. the MaxSize inlet). */
@@ -85,6 +87,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // Per-request lines come from our onResponse hook, only when asked for (the polling path is hot).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
+    // A hop count works at run time (proxy-addr) though Fastify's types leave numbers out.
+    trustProxy: (options.trustProxy ?? false) as boolean | string[],
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },

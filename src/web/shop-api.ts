@@ -17,6 +17,11 @@ import { mountRoutes } from '../http/route-table.ts';
 
 export const SHOP_BASE_PATH = '/store';
 export const SHOP_OPERATIONS = ['search', 'checkout', 'layaway'] as const;
+/**
+ * The cookie the gate sets with the access token (src/gate/cookies.ts, docs/gate.md#cookies): the store also
+ * takes the token from it, so a browser admitted by the gate shops with no script at all.
+ */
+export const GATE_TOKEN_COOKIE = 'anteroom_token';
 
 export interface ShopApiOptions {
   /** The server's events (`config.events`): a token of any of them is accepted. */
@@ -60,6 +65,7 @@ export function shopApi(options: ShopApiOptions): (app: FastifyInstance) => void
         eventId,
         issuer: events.get(eventId)?.issuer ?? publicUrl,
         fetch: inProcessFetch,
+        cookieName: GATE_TOKEN_COOKIE,
         ...(options.clock ? { clock: options.clock } : {}),
       });
       guards.set(eventId, guard);
@@ -73,7 +79,7 @@ export function shopApi(options: ShopApiOptions): (app: FastifyInstance) => void
       if (request.method === 'OPTIONS') return undefined;
       // VWR's sample API served one event; this one serves them all, and the token says which it is for. The
       // claim is only a routing hint: the chosen event's guard verifies signature, audience and issuer.
-      const claimed = audienceOf(extractToken(request.headers));
+      const claimed = audienceOf(extractToken(request.headers, { cookieName: GATE_TOKEN_COOKIE }));
       const guard = guardFor(claimed !== undefined && events.has(claimed) ? claimed : fallbackEvent);
       if (!guard) {
         const startingUp = Errors.storeApiStartingUp();
@@ -93,14 +99,36 @@ export function shopApi(options: ShopApiOptions): (app: FastifyInstance) => void
     // GET as VWR's sample site calls it, POST as a real store would; OPTIONS and 405 come with mountRoutes.
     mountRoutes(
       app,
-      SHOP_OPERATIONS.flatMap((operation) => [
-        { method: 'GET' as const, url: `${SHOP_BASE_PATH}/${operation}`, handler: receipt },
-        { method: 'POST' as const, url: `${SHOP_BASE_PATH}/${operation}`, handler: receipt },
-      ]),
+      [
+        ...SHOP_OPERATIONS.flatMap((operation) => [
+          { method: 'GET' as const, url: `${SHOP_BASE_PATH}/${operation}`, handler: receipt },
+          { method: 'POST' as const, url: `${SHOP_BASE_PATH}/${operation}`, handler: receipt },
+        ]),
+        // The store's front page, for a browser the gate let in (the demo of `npm start`): no script, a form.
+        { method: 'GET' as const, url: `${SHOP_BASE_PATH}/`, handler: storeFront },
+      ],
       // The body is not used (the sample sells one widget); no cacheable route.
       { parseBody: async () => undefined, pollTtl: 0 },
     );
   };
+}
+
+async function storeFront(request: FastifyRequest, reply: FastifyReply): Promise<{ status: 200; body: string }> {
+  const claims = request.waitingRoom!;
+  reply.type('text/html; charset=utf-8');
+  return {
+    status: 200,
+    body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sample store</title></head><body>
+<h1 id="store-front">Sample store: you are in</h1>
+<p>The waiting room let you in (room <code>${escapeHtml(claims.aud)}</code>, place ${claims.queue_position}).
+The access token came in the <code>${GATE_TOKEN_COOKIE}</code> cookie, checked by this store with the authorizer.</p>
+<form method="post" action="${SHOP_BASE_PATH}/checkout"><button type="submit">Buy a widget</button></form>
+</body></html>`,
+  };
+}
+
+function escapeHtml(value: string): string {
+  return value.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
 }
 
 /** The `aud` of a JWT, read without verifying it (to pick the event whose key will verify it). */

@@ -12,6 +12,11 @@ export interface PageSettings {
   privateApiUrl: string;
   commerceApiUrl: string;
   regionName: string;
+  /**
+   * `return_to`: the site to send the visitor back to once served, with a one-time `anteroom_handoff` code
+   * (docs/gate.md#hand-off). The server checks it against the room's allowed_return_origins.
+   */
+  returnTo?: string;
   /** Parameters that were present but unusable, to show to the user instead of silently ignoring them. */
   ignored: string[];
 }
@@ -52,7 +57,9 @@ export function readSettings(search: string, origin: string): PageSettings {
     else ignored.push('regionName');
   }
   const publicApiUrl = url('publicApiUrl', origin);
+  const returnTo = params.get('return_to') ?? undefined;
   return {
+    ...(returnTo ? { returnTo } : {}),
     eventId,
     publicApiUrl,
     privateApiUrl: url('privateApiUrl', `${origin}/private`),

@@ -272,6 +272,7 @@ async function claimToken(s: Session): Promise<void> {
     ui.tokenStatus.textContent = `Your token is claimed: you can buy until ${until}.`;
     ui.purchase.disabled = Boolean(s.visit.receipt);
     if (s.visit.receipt) renderReceipt(s.visit.receipt);
+    if (settings.returnTo) await handOff(s, settings.returnTo);
     return;
   }
   if (response.status === 202) {
@@ -284,6 +285,24 @@ async function claimToken(s: Session): Promise<void> {
   if (response.status === 404) throw new Fatal(`The waiting room no longer knows your place (${reason}); it may have been reset. Start over to get a new place.`);
   if (response.status === 410) throw new Fatal(`Your place can no longer be used (${reason}). Start over to get a new place.`);
   throw new Fatal(`Could not claim your token (${reason}).`);
+}
+
+/** return_to: a one-time code from the waiting room, then on to the site, which exchanges it (the hand-off). */
+async function handOff(s: Session, returnTo: string): Promise<void> {
+  const response = await fetch(`${settings.publicApiUrl}/handoff_code`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ event_id: settings.eventId, request_id: s.visit.requestId, return_to: returnTo }),
+  }).catch(() => undefined);
+  if (s.stopped) return;
+  if (response?.status === 200) {
+    const { location: target } = (await response.json()) as { location: string };
+    ui.tokenStatus.textContent = 'Taking you back to the site…';
+    location.assign(target);
+    return;
+  }
+  // 400: return_to is not a site this room may send visitors to (never an open redirect).
+  setError(response ? `Could not send you back to the site (${await errorMessage(response)}).` : 'Could not reach the waiting room to send you back to the site.');
 }
 
 function enterCheckout(): void {
@@ -341,6 +360,7 @@ function schedule(s: Session, delayMs: number): void {
 
 /** Polls at once (tab shown again, page restored from the back/forward cache, network back). */
 function pollNow(): void {
+  if (gateMeta) return;
   const s = session;
   if (s && !s.stopped && !s.token && s.timer !== undefined) schedule(s, 0);
 }
@@ -513,7 +533,7 @@ addEventListener('pageshow', (event) => {
 });
 // Another tab of the same room joined or started over: follow it, so the tabs never disagree.
 addEventListener('storage', (event) => {
-  if (event.key !== visits.key) return;
+  if (gateMeta || event.key !== visits.key) return;
   const visit = visits.load();
   if (!visit) startOver();
   else if (visit.requestId !== session?.visit.requestId) begin(visit);
@@ -522,6 +542,79 @@ addEventListener('storage', (event) => {
 if (settings.ignored.length > 0) {
   setError(`Ignored invalid URL parameter(s): ${settings.ignored.join(', ')}.`);
 }
-const stored = visits.load();
-if (stored) begin(stored);
-else show('intro');
+// ---- behind the gate ----------------------------------------------------------------------------------------
+// The gate (src/gate/) serves this same page at the URL the visitor asked for, with <meta name="anteroom-gate">.
+// The place is the gate's (an HttpOnly cookie), so the page asks the gate, not the public API: the same URL
+// with Accept: application/json answers {status: "queued" | "admitted" | "closed", …}.
+
+const GATE_POLL_MS = 2_000;
+
+async function followGate(s: Session): Promise<void> {
+  if (s.stopped) return;
+  try {
+    const response = await fetch(location.href, { headers: { accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' });
+    if (!response.headers.has('anteroom-gate')) {
+      // Not the gate's answer: the visitor is in already (another tab was admitted); load the page itself.
+      location.reload();
+      return;
+    }
+    const body = (await response.json()) as { status?: string; location?: string; queue_number?: number | null; serving_counter?: number; waiting_num?: number };
+    if (body.status === 'admitted' && typeof body.location === 'string') {
+      setStatus("It's your turn: taking you in…", 'ok');
+      location.replace(body.location);
+      return;
+    }
+    if (body.status === 'closed') {
+      stopSession(s);
+      show('ended');
+      setError('The waiting room is closed.');
+      return;
+    }
+    if (typeof body.queue_number === 'number') s.visit.position = body.queue_number;
+    if (typeof body.serving_counter === 'number') {
+      s.serving = body.serving_counter;
+      s.servingAtStart ??= body.serving_counter;
+      s.estimator.observe(Date.now(), body.serving_counter);
+    }
+    setStatus(s.visit.position === undefined ? 'Looking up your place in line…' : '');
+    renderQueue(s, body.waiting_num);
+    s.failures = 0;
+    s.timer = setTimeout(() => void followGate(s), GATE_POLL_MS);
+  } catch {
+    s.failures++;
+    const delay = nextDelay(s.failures - 1, POLL_BACKOFF);
+    setStatus(`Connection problem. Your place is kept; retrying in ${Math.ceil(delay / 1000)} s…`, 'warn');
+    s.timer = setTimeout(() => void followGate(s), delay);
+  }
+}
+
+function startGate(reason: string): void {
+  // Leaving and the connection details are the public API's; behind the gate the place is the cookie's.
+  ui.leaveRow.hidden = true;
+  ui.detailRequest.textContent = 'kept by the gate (cookie)';
+  if (reason === 'closed') {
+    show('ended');
+    setError('The waiting room is closed.');
+    return;
+  }
+  if (reason === 'origin-down') {
+    show('ended');
+    setStatus('The site is not answering right now. Your place is kept; trying again shortly…', 'warn');
+    setTimeout(() => location.reload(), 5_000);
+    return;
+  }
+  const s: Session = { visit: { requestId: '', joinedAt: Date.now() }, estimator: new TurnEstimator(), failures: 0, stopped: false };
+  session = s;
+  show('queue');
+  ui.restartRow.hidden = true;
+  void followGate(s);
+}
+
+const gateMeta = document.querySelector<HTMLMetaElement>('meta[name="anteroom-gate"]');
+if (gateMeta) {
+  startGate(gateMeta.content);
+} else {
+  const stored = visits.load();
+  if (stored) begin(stored);
+  else show('intro');
+}

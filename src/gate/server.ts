@@ -1,0 +1,229 @@
+// The gate listener (`anteroom serve --gate-port`, spec rooms.md §5): a Fastify server of its own in front of
+// the rooms' `gate.origin`s. The proxying is @fastify/http-proxy's (undici underneath, streamed bodies,
+// WebSocket upgrades through `ws`); the gate adds one preHandler whose steps run in this order, each one job:
+//   match the room (host, longest path) → bypass rules → admission cookie → queue (visitor-queue.ts)
+// and two hooks on the way back: `Anteroom-Command: revoke` ends the session, and an unreachable origin is a
+// 502 page. Anteroom's own page, assets and forward-auth endpoints live under /_anteroom/.
+
+import { randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import fastifyCookie from '@fastify/cookie';
+import fastifyHttpProxy from '@fastify/http-proxy';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { SecretStore } from '../domain/ports/store.ts';
+import type { GateSettings, RoomSettings } from '../domain/room-settings.ts';
+import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import { staticPages } from '../web/static-pages.ts';
+import { renderWaitingPage } from '../web/waiting-page.ts';
+import { BypassRules } from './bypass.ts';
+import { PlaceCookies, TOKEN_COOKIE, safeReturnPath } from './cookies.ts';
+import { matchRoom, pathOf, type GatedRoom } from './route-match.ts';
+import { GateSessions, RENEW_EVERY_MS } from './sessions.ts';
+import { GATE_ANSWER_HEADER, answerVisitor, sendWaitingPage, wantsJson } from './visitor-queue.ts';
+
+/** The header an origin answers with to end the visitor's session; never shown to the visitor. */
+export const COMMAND_HEADER = 'anteroom-command';
+/** The secret (in the store, shared by every node) that signs place cookies. */
+const PLACE_KEY_SECRET = 'gate-place-cookie-key';
+
+export interface GateServerOptions {
+  room: WaitingRoomService;
+  secrets: SecretStore;
+  /** Issuer of a room that names none (the node's public URL). */
+  defaultIssuer: () => string;
+  /** --trust-proxy (src/config/config.ts): true, a hop count, or IPs/CIDRs. */
+  trustProxy?: boolean | number | string[] | undefined;
+  logLevel?: string;
+  logStream?: DestinationStream | undefined;
+  clockMs?: () => number;
+  /** Directory of the built pages (tests). */
+  pagesRoot?: string;
+}
+
+export interface GateServer {
+  app: FastifyInstance;
+  sessions: GateSessions;
+  /** Closes the sessions of this node that ended (idle, or session_duration after admission). */
+  sweep(): Promise<number>;
+}
+
+interface Proxied {
+  origin: string;
+  /** Set when the request came with a valid admission cookie (not for bypass requests). */
+  session?: { room: RoomSettings; token: string; requestId: string };
+}
+
+export async function buildGateServer(options: GateServerOptions): Promise<GateServer> {
+  const { room } = options;
+  const clockMs = options.clockMs ?? Date.now;
+  const key = Buffer.from(await options.secrets.claimSecret(PLACE_KEY_SECRET, randomBytes(32).toString('base64url')), 'base64url');
+  const places = new PlaceCookies(key);
+  const sessions = new GateSessions(
+    {
+      jwks: (eventId) => room.jwks(eventId),
+      claimReadiness: (eventId, requestId) => room.claimReadiness(eventId, requestId),
+      updateSession: (eventId, requestId, status) => room.updateSession(eventId, requestId, status),
+    },
+    (settings) => settings.issuer ?? options.defaultIssuer(),
+    clockMs,
+  );
+  const queueDeps = { room, places, pagesRoot: options.pagesRoot };
+  const proxied = new WeakMap<object, Proxied>();
+  const bypassRules = new WeakMap<GateSettings, BypassRules>();
+  const rulesOf = (gate: GateSettings): BypassRules => {
+    let rules = bypassRules.get(gate);
+    if (!rules) {
+      rules = new BypassRules(gate.bypass);
+      bypassRules.set(gate, rules);
+    }
+    return rules;
+  };
+
+  const app = Fastify({
+    logger: { level: options.logLevel ?? 'info', ...(options.logStream ? { stream: options.logStream } : {}) },
+    logController: new LogController({ disableRequestLogging: true }),
+    // A hop count works at run time (proxy-addr) though Fastify's types leave numbers out.
+    trustProxy: (options.trustProxy ?? false) as boolean | string[],
+    // Bodies are streamed to the origin, whatever their size.
+    bodyLimit: 1024 * 1024 * 1024,
+  });
+  await app.register(fastifyCookie);
+
+  /** The gate's steps for a request to `target` (path and query) of `host`; undefined = proxy it. */
+  async function admit(request: FastifyRequest, reply: FastifyReply, match: GatedRoom, target: string): Promise<FastifyReply | undefined> {
+    const path = pathOf(target);
+    if (rulesOf(match.gate).matches({ path, ip: request.ip, headers: request.headers })) return undefined;
+    const token = request.cookies[TOKEN_COOKIE];
+    const verdict = await sessions.check(match.room, token);
+    if (verdict.ok && token) {
+      proxied.set(request.raw, { origin: match.gate.origin, session: { room: match.room, token, requestId: verdict.claims.sub } });
+      return undefined;
+    }
+    return answerVisitor(queueDeps, request, reply, match.room, target);
+  }
+
+  // ---- Anteroom's own paths ----
+  await app.register(
+    async (scope) => {
+      staticPages(options.pagesRoot ? { root: options.pagesRoot } : {})(scope);
+      // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz): 204 let through, 401 + Location.
+      scope.get('/check', async (request, reply) => {
+        const host = firstHeader(request.headers, 'x-forwarded-host') ?? request.host;
+        const uri = firstHeader(request.headers, 'x-forwarded-uri') ?? firstHeader(request.headers, 'x-original-uri') ?? '/';
+        reply.header('cache-control', 'no-store');
+        const match = matchRoom(room.rooms(), host, pathOf(uri));
+        if (!match || rulesOf(match.gate).matches({ path: pathOf(uri), ip: request.ip, headers: request.headers })) return reply.code(204).send();
+        const verdict = await sessions.check(match.room, request.cookies[TOKEN_COOKIE]);
+        if (verdict.ok) return reply.code(204).send();
+        const to = safeReturnPath(uri) ?? '/';
+        const waitUrl = `/_anteroom/wait?to=${encodeURIComponent(to)}`;
+        // nginx reads the Location (auth_request_set) and ignores the body; Traefik ForwardAuth and Envoy
+        // ext_authz pass this answer on to the browser, which the body's refresh then takes to the waiting page.
+        return reply
+          .code(401)
+          .header('location', waitUrl)
+          .type('text/html; charset=utf-8')
+          .send(`<!doctype html><meta http-equiv="refresh" content="0;url=${waitUrl}"><title>Waiting room</title><a href="${waitUrl}">To the waiting room</a>`);
+      });
+      // The waiting page for forward auth: the visitor waits here and is sent back to `to` (a local path) once in.
+      scope.get('/wait', async (request, reply) => {
+        const to = safeReturnPath((request.query as Record<string, unknown>).to) ?? '/';
+        const match = matchRoom(room.rooms(), request.host, pathOf(to));
+        if (!match) return notProtected(reply);
+        const verdict = await sessions.check(match.room, request.cookies[TOKEN_COOKIE]);
+        if (verdict.ok) {
+          reply.header('cache-control', 'no-store');
+          if (wantsJson(request.headers.accept)) return reply.header(GATE_ANSWER_HEADER, 'admitted').send({ status: 'admitted', event_id: match.room.event_id, location: to });
+          return reply.redirect(to, 303);
+        }
+        return answerVisitor(queueDeps, request, reply, match.room, to);
+      });
+      scope.all('/*', (_request, reply) => reply.code(404).header('cache-control', 'no-store').send({ error: 'Not found' }));
+    },
+    { prefix: '/_anteroom' },
+  );
+
+  // The WebSocket leg: @fastify/http-proxy supports rewriteRequestHeaders here (its default keeps only the
+  // cookie), though its types do not list it.
+  const wsClientOptions = {
+    headers: {},
+    rewriteRequestHeaders: (headers: Record<string, string>, request: FastifyRequest) => {
+      const forwarded = forwardedHeaders(request as FastifyRequest, { ...request.headers });
+      const kept: Record<string, string> = { ...headers };
+      for (const name of ['cookie', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'authorization', 'user-agent', 'origin']) {
+        const value = forwarded[name];
+        if (typeof value === 'string') kept[name] = value;
+      }
+      return kept;
+    },
+  };
+
+  // ---- everything else: the protected sites ----
+  await app.register(fastifyHttpProxy, {
+    upstream: '',
+    websocket: true,
+    // reply-from's two log lines per proxied request (Anteroom logs failures itself).
+    disableRequestLogging: true,
+    preHandler: async (request, reply) => {
+      const match = matchRoom(room.rooms(), request.host, pathOf(request.url));
+      if (!match) return notProtected(reply);
+      proxied.set(request.raw, { origin: match.gate.origin });
+      return admit(request, reply, match, request.url);
+    },
+    replyOptions: {
+      getUpstream: (request) => proxied.get(request.raw)?.origin ?? 'http://127.0.0.1:9',
+      // A proxy does not retry on the client's behalf (reply-from retries GETs answered 503 by default).
+      retryDelay: () => null,
+      rewriteRequestHeaders: (request, headers) => forwardedHeaders(request as FastifyRequest, headers),
+      rewriteHeaders: (headers, request) => {
+        if (!request) return headers;
+        const command = headers[COMMAND_HEADER];
+        delete headers[COMMAND_HEADER];
+        const session = proxied.get(request.raw)?.session;
+        if (session && typeof command === 'string' && command.trim().toLowerCase() === 'revoke') {
+          sessions.revoke(session.room, session.token, session.requestId).catch((error: unknown) => {
+            app.log.error({ err: error, event_id: session.room.event_id }, 'closing a revoked session failed');
+          });
+          const cleared = app.serializeCookie(TOKEN_COOKIE, '', { path: '/', httpOnly: true, sameSite: 'lax', maxAge: 0, secure: request.protocol === 'https' });
+          const existing = headers['set-cookie'];
+          headers['set-cookie'] = existing === undefined ? [cleared] : [...(Array.isArray(existing) ? existing : [existing]), cleared];
+        }
+        return headers;
+      },
+      onError: (reply, { error }) => {
+        reply.log.warn({ err: error }, 'origin unreachable');
+        const match = matchRoom(room.rooms(), reply.request.host, pathOf(reply.request.url));
+        reply.code(502).header('cache-control', 'no-store').header(GATE_ANSWER_HEADER, 'origin-down');
+        if (!match || wantsJson(reply.request.headers.accept)) return reply.send({ error: 'The protected site did not answer' });
+        return sendWaitingPage(reply.request as FastifyRequest, reply as FastifyReply, renderWaitingPage(match.room, { mode: 'gate', reason: 'origin-down' }, options.pagesRoot));
+      },
+    },
+    wsClientOptions,
+  });
+
+  return { app, sessions, sweep: () => sessions.sweep((eventId) => room.roomSettings(eventId)) };
+}
+
+/** How often the sweep of ended sessions runs. */
+export const SWEEP_EVERY_MS = RENEW_EVERY_MS;
+
+function notProtected(reply: FastifyReply): FastifyReply {
+  return reply.code(404).header('cache-control', 'no-store').send({ error: 'No waiting room protects this URL' });
+}
+
+function firstHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return typeof value === 'string' ? value : value?.[0];
+}
+
+/** X-Forwarded-For/-Proto/-Host as a proxy adds them: the client's address appended to what came from trusted hops. */
+function forwardedHeaders(request: FastifyRequest, headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const peer = request.socket.remoteAddress ?? '';
+  // request.ips is only filled through trusted proxies; without trust the client's own header is not kept.
+  const trustedChain = request.ips && request.ips.length > 1 ? firstHeader(request.headers, 'x-forwarded-for') : undefined;
+  headers['x-forwarded-for'] = trustedChain ? `${trustedChain}, ${peer}` : peer;
+  headers['x-forwarded-proto'] = request.protocol;
+  headers['x-forwarded-host'] = request.host;
+  return headers;
+}

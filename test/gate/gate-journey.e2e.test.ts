@@ -1,0 +1,60 @@
+// A visitor's journey through the gate in headless Chromium (Debian's): ask for a page of the protected site,
+// wait in line on the waiting page, reload without losing the place, be admitted and land on the page first
+// asked for; the origin revokes the session and the visitor is back in line.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { ensurePagesBuilt, launchChromium } from '../web/support.ts';
+import { gatedRoom, startGateNode, startOrigin, type GateNode, type Origin } from './support.ts';
+
+describe('a visitor in Chromium through the gate', () => {
+  let origin: Origin;
+  let node: GateNode;
+  let browser: Browser;
+
+  before(async () => {
+    ensurePagesBuilt();
+    origin = await startOrigin();
+    node = await startGateNode([gatedRoom('Shop', origin.url)]);
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await node?.stop();
+    await origin?.close();
+  });
+
+  it('join, reload keeps the place, admitted to the page first asked for, revoked, back in line', async () => {
+    // Two visitors ahead, so the place is not the first.
+    for (let i = 0; i < 2; i++) await (await fetch(`${node.gateUrl}/`)).text();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+
+    await page.goto(`${node.gateUrl}/product/7?size=m`);
+    await page.locator('#queue').waitFor({ state: 'visible' });
+    await page.locator('#my-position').filter({ hasText: '3' }).waitFor();
+    assert.equal(await page.locator('#intro').isVisible(), false);
+
+    await page.reload();
+    await page.locator('#my-position').filter({ hasText: '3' }).waitFor();
+    const secondTab = await context.newPage();
+    await secondTab.goto(`${node.gateUrl}/elsewhere`);
+    await secondTab.locator('#my-position').filter({ hasText: '3' }).waitFor();
+    await secondTab.close();
+
+    assert.equal((await node.admin('POST', '/increment_serving_counter', { event_id: 'Shop', increment_by: 3 })).status, 200);
+    await page.waitForURL(`${node.gateUrl}/product/7?size=m`);
+    await page.locator('#origin-page').filter({ hasText: 'Origin page /product/7?size=m' }).waitFor();
+
+    await page.goto(`${node.gateUrl}/revoke`);
+    assert.match((await page.textContent('body')) ?? '', /thanks, you are done/);
+    await page.goto(`${node.gateUrl}/product/7?size=m`);
+    await page.locator('#queue').waitFor({ state: 'visible' });
+    await page.locator('#my-position').filter({ hasText: '4' }).waitFor();
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});

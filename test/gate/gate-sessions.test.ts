@@ -1,0 +1,83 @@
+// Sessions behind the gate feed automatic admission (spec rooms.md §2): requests keep a session alive, an idle
+// one ends after session_duration, session_renewal false ends it session_duration after admission, and an
+// ended session frees its place for the next visitor at the next admission tick.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { TOKEN_COOKIE } from '../../src/gate/cookies.ts';
+import { CookieJar, gatedRoom, startGateNode, startOrigin, type GateNode } from './support.ts';
+
+const JSON_ACCEPT = { accept: 'application/json' };
+
+async function status(node: GateNode, jar: CookieJar, path = '/echo'): Promise<string> {
+  const res = await jar.fetch(`${node.gateUrl}${path}`, { headers: JSON_ACCEPT });
+  const body = (await res.json()) as { status?: string; method?: string };
+  return body.status ?? (body.method ? 'proxied' : 'unknown');
+}
+
+async function withRoom(settings: { session_duration: number; session_renewal: boolean }, run: (node: GateNode) => Promise<void>): Promise<void> {
+  const origin = await startOrigin();
+  const node = await startGateNode([
+    gatedRoom('Shop', origin.url, { admission: 'automatic', total_active_users: 1, new_users_per_minute: 600, ...settings }),
+  ]);
+  try {
+    await run(node);
+  } finally {
+    await node.stop();
+    await origin.close();
+  }
+}
+
+/** Visitor A joins, is admitted by a tick and claims (the gate sets the cookie); B joins behind. */
+async function firstInSecondWaiting(node: GateNode): Promise<{ a: CookieJar; b: CookieJar }> {
+  const a = new CookieJar();
+  assert.equal(await status(node, a), 'queued');
+  await node.room.admitAutomatically('Shop');
+  assert.equal(await status(node, a), 'admitted');
+  assert.ok(a.cookies.has(TOKEN_COOKIE));
+  assert.equal(await status(node, a), 'proxied');
+  const b = new CookieJar();
+  assert.equal(await status(node, b), 'queued');
+  node.clock.advance(1);
+  await node.room.admitAutomatically('Shop');
+  assert.equal(await status(node, b), 'queued', 'the one place is taken by A');
+  return { a, b };
+}
+
+describe('gate sessions and automatic admission', () => {
+  it('requests renew a session: an active visitor keeps the place past session_duration', async () => {
+    await withRoom({ session_duration: 10, session_renewal: true }, async (node) => {
+      const { a, b } = await firstInSecondWaiting(node);
+      for (let i = 0; i < 6; i++) {
+        node.clock.advance(4);
+        assert.equal(await status(node, a), 'proxied');
+        await node.gate?.server.sweep();
+        await node.room.admitAutomatically('Shop');
+      }
+      assert.equal(await status(node, b), 'queued');
+    });
+  });
+
+  it('an idle session ends after session_duration and its place goes to the next visitor', async () => {
+    await withRoom({ session_duration: 10, session_renewal: true }, async (node) => {
+      const { a, b } = await firstInSecondWaiting(node);
+      node.clock.advance(11);
+      assert.equal(await node.gate?.server.sweep(), 1);
+      await node.room.admitAutomatically('Shop');
+      assert.equal(await status(node, b), 'admitted');
+      assert.equal(await status(node, a), 'queued', 'the idle visitor is back in line');
+    });
+  });
+
+  it('session_renewal false: the session ends session_duration after admission, however busy', async () => {
+    await withRoom({ session_duration: 10, session_renewal: false }, async (node) => {
+      const { a, b } = await firstInSecondWaiting(node);
+      node.clock.advance(5);
+      assert.equal(await status(node, a), 'proxied');
+      node.clock.advance(5);
+      assert.equal(await status(node, a), 'queued', 'refused at session_duration after admission');
+      await node.room.admitAutomatically('Shop');
+      assert.equal(await status(node, b), 'admitted');
+    });
+  });
+});
