@@ -17,7 +17,9 @@ function schemaPaths(schema: TSchema, at = ''): string[] {
   for (const variant of variants) {
     for (const [key, child] of Object.entries((variant.properties ?? {}) as Record<string, TSchema>)) {
       const path = at ? `${at}.${key}` : key;
-      const nested = child.anyOf ? child.anyOf.some((v: TSchema) => v.type === 'object') : child.type === 'object';
+      // An object with named properties is walked; a map (patternProperties, e.g. gate.bypass.headers) is one field.
+      const isRecord = (v: TSchema) => v.type === 'object' && v.properties !== undefined;
+      const nested = child.anyOf ? child.anyOf.some(isRecord) : isRecord(child);
       for (const p of nested ? schemaPaths(child, path) : [path]) paths.add(p);
     }
   }
@@ -64,8 +66,15 @@ describe('control panel: the settings form', () => {
       event_start_time: '2026-11-24T18:00:00Z',
       event_end_time: '2026-11-24T20:00:00Z',
       shuffle_at_event_start: false,
+      gate: {
+        origin: 'http://127.0.0.1:3000',
+        routes: [{ path: '/' }, { host: 'shop.example.com', path: '/checkout' }],
+        bypass: { paths: ['/static/'], ips: ['10.0.0.0/8'], headers: { 'x-monitor': 'yes' } },
+        queueing_status_code: 503,
+      },
+      allowed_return_origins: ['https://shop.example.com'],
     });
-    assert.ok(parsed.ok);
+    assert.ok(parsed.ok, JSON.stringify(parsed));
     const values = roomToValues(roomView(parsed.settings, 'paused') as unknown as Record<string, unknown>);
     // Secrets are never answered: the operator types them (or leaves them out to keep the stored ones).
     assert.equal(values.webhooks, 'https://hooks.example/a');

@@ -56,6 +56,14 @@ export const FIELDS: readonly Field[] = [
   { group: 'Inlet', name: 'inlet.max_size', label: 'Max size: active tokens (max_size)', kind: 'int', optional: true, help: 'How many may hold an active token at once.' },
 
   { group: 'OpenID Connect', name: 'oidc.redirect_uris', label: 'OIDC redirect URIs', kind: 'lines', optional: true, help: 'One per line; empty: no OpenID Connect client.' },
+  { group: 'Gate', name: 'gate.origin', label: 'Protected site (gate.origin)', kind: 'text', optional: true, help: 'http(s)://host[:port] the gate sends admitted visitors to. Empty: this room protects nothing behind the gate.' },
+  { group: 'Gate', name: 'gate.routes', label: 'Requests of this room (gate.routes)', kind: 'lines', optional: true, help: 'One per line: a path prefix (/shop), or a host, a space and a path (shop.example.com /). Empty: every request.' },
+  { group: 'Gate', name: 'gate.bypass.paths', label: 'Never queued: paths (gate.bypass.paths)', kind: 'lines', optional: true, help: 'One path prefix per line, e.g. /static/ or /healthz.' },
+  { group: 'Gate', name: 'gate.bypass.ips', label: 'Never queued: client IPs (gate.bypass.ips)', kind: 'lines', optional: true, help: 'One IP address or CIDR per line (behind a load balancer, see --trust-proxy).' },
+  { group: 'Gate', name: 'gate.bypass.headers', label: 'Never queued: headers (gate.bypass.headers)', kind: 'lines', optional: true, help: 'One per line: Name: value (an exact match).' },
+  { group: 'Gate', name: 'gate.queueing_status_code', label: 'Waiting page status (gate.queueing_status_code)', kind: 'int', optional: true, help: '200 (default) keeps crawlers and monitors quiet; 503 tells them to come back later.' },
+  { group: 'Gate', name: 'allowed_return_origins', label: 'Hand-off: allowed return origins (allowed_return_origins)', kind: 'lines', optional: true, help: 'One origin per line (https://shop.example.com) the page may send a served visitor back to.' },
+
   { group: 'OpenID Connect', name: 'oidc.client_secret', label: 'OIDC client secret', kind: 'secret', optional: true, help: 'Empty: keep the one set (or generate one).' },
 ];
 
@@ -83,6 +91,14 @@ function fieldNamed(name: string): Field {
   return field;
 }
 
+/** A multi-line field's non-empty lines, trimmed. */
+function lines(raw: string | boolean | undefined): string[] {
+  return String(raw ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+}
+
 /** The body of a PUT from the form: every top-level setting, the empty optional ones left out. */
 export function formToBody(values: FormValues): Json {
   const body: Json = {};
@@ -94,8 +110,39 @@ export function formToBody(values: FormValues): Json {
   };
   for (const field of FIELDS) {
     if (field.name.includes('.') || field.kind === 'webhooks') continue;
+    if (field.kind === 'lines') {
+      const list = lines(values[field.name]);
+      if (list.length > 0) body[field.name] = list;
+      continue;
+    }
     const value = pick(field.name);
     if (value !== undefined) body[field.name] = value;
+  }
+  const origin = pick('gate.origin');
+  if (origin !== undefined) {
+    const routes = lines(values['gate.routes']).map((line) => {
+      const [first, second] = line.split(/\s+/, 2);
+      return second === undefined ? { path: first } : { host: first, path: second };
+    });
+    const bypass: Json = {};
+    const paths = lines(values['gate.bypass.paths']);
+    const ips = lines(values['gate.bypass.ips']);
+    const headers = Object.fromEntries(
+      lines(values['gate.bypass.headers']).map((line) => {
+        const colon = line.indexOf(':');
+        return colon < 0 ? [line, ''] : [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
+      }),
+    );
+    if (paths.length > 0) bypass.paths = paths;
+    if (ips.length > 0) bypass.ips = ips;
+    if (Object.keys(headers).length > 0) bypass.headers = headers;
+    const status = pick('gate.queueing_status_code');
+    body.gate = {
+      origin,
+      routes: routes.length > 0 ? routes : [{ path: '/' }],
+      ...(Object.keys(bypass).length > 0 ? { bypass } : {}),
+      ...(status === undefined ? {} : { queueing_status_code: status }),
+    };
   }
   const webhooks = String(values.webhooks ?? '')
     .split('\n')
@@ -128,10 +175,7 @@ export function formToBody(values: FormValues): Json {
     if (value !== undefined) inlet.max_size = value;
     body.inlet = inlet;
   }
-  const uris = String(values['oidc.redirect_uris'] ?? '')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
+  const uris = lines(values['oidc.redirect_uris']);
   const clientSecret = pick('oidc.client_secret');
   if (uris.length > 0 || clientSecret !== undefined) {
     body.oidc = { redirect_uris: uris, ...(clientSecret === undefined ? {} : { client_secret: clientSecret }) };
@@ -148,6 +192,8 @@ export function roomToValues(room: Json): FormValues {
     if (field.kind === 'bool') values[field.name] = value === true;
     else if (field.kind === 'secret') values[field.name] = '';
     else if (field.kind === 'webhooks') values[field.name] = Array.isArray(value) ? value.map((w) => String((w as Json).url)).join('\n') : '';
+    else if (field.name === 'gate.routes') values[field.name] = Array.isArray(value) ? value.map((r) => `${(r as Json).host ? `${String((r as Json).host)} ` : ''}${String((r as Json).path)}`).join('\n') : '';
+    else if (field.name === 'gate.bypass.headers') values[field.name] = value && typeof value === 'object' ? Object.entries(value as Json).map(([k, v]) => `${k}: ${String(v)}`).join('\n') : '';
     else if (field.kind === 'lines') values[field.name] = Array.isArray(value) ? value.join('\n') : '';
     else values[field.name] = value === undefined || value === null ? '' : String(value);
   }
