@@ -67,7 +67,73 @@ function evaluate(value: unknown, refs: (name: string) => string | undefined = (
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, again(x)]));
 }
 
+/** The code-location parameters every template with functions has (deploy/aws/lambda-code.ts). */
+const SOURCE = { SourceBucket: undefined, SourceKeyPrefix: 'anteroom' };
+
+/** Keys under which a CloudFormation template names an S3 bucket (or a URL in one). */
+const BUCKET_KEYS = new Set(['S3Bucket', 'Bucket', 'BucketName', 'DestinationBucketName', 'TemplateURL', 'TargetBucket']);
+
+/**
+ * Every place a template names a bucket, as [where, value]: a Ref to a parameter or an S3 bucket resource of
+ * the template, a GetAtt of one, or anything else (which the test refuses).
+ */
+function bucketNames(template: Json): Array<[string, unknown]> {
+  const found: Array<[string, unknown]> = [];
+  const walk = (value: unknown, where: string) => {
+    if (Array.isArray(value)) return value.forEach((v, i) => walk(v, `${where}[${i}]`));
+    if (value === null || typeof value !== 'object') return;
+    for (const [key, v] of Object.entries(value as Json)) {
+      if (BUCKET_KEYS.has(key)) found.push([`${where}.${key}`, v]);
+      walk(v, `${where}.${key}`);
+    }
+  };
+  walk(template.Resources, 'Resources');
+  return found;
+}
+
+/** Whether `value` names only a parameter of `template` or one of its own buckets (a URL: built on them). */
+function namesOwnBucket(template: Json, value: unknown, where: string): boolean {
+  const parameters = (template.Parameters ?? {}) as Json;
+  const ownBucket = (id: string) => template.Resources[id]?.Type === 'AWS::S3::Bucket';
+  const v = value as Json;
+  if (v && typeof v === 'object' && 'Ref' in v) return v.Ref in parameters || ownBucket(v.Ref);
+  if (v && typeof v === 'object' && 'Fn::GetAtt' in v) return ownBucket(v['Fn::GetAtt'][0]);
+  if (where.endsWith('.TemplateURL') && v && typeof v === 'object' && 'Fn::Join' in v) {
+    // https://<SourceBucket>.s3.<region>.<suffix>/<SourceKeyPrefix>/<name>: the host is the parameter.
+    const parts = v['Fn::Join'][1] as unknown[];
+    return parts[0] === 'https://' && JSON.stringify(parts[1]) === '{"Ref":"SourceBucket"}' && parts[2] === '.s3.';
+  }
+  return false;
+}
+
 describe('CloudFormation templates', () => {
+  it('name no bucket but a parameter or their own: no code or template from outside the deploying account', () => {
+    const withDefaults = buildApp({ outdir: mkdtempSync(join(tmpdir(), 'anteroom-cdk-')), code: { mode: 'bucket', bucket: 'my-own-bucket', keyPrefix: 'anteroom/1.0' } }).app.synth();
+    let checked = 0;
+    for (const name of Object.values(TEMPLATE_NAMES)) {
+      for (const t of [
+        assembly.getStackByName(name).template as Json,
+        withDefaults.getStackByName(name).template as Json,
+        JSON.parse(readFileSync(new URL(`../../deploy/aws/templates/${name}.template.json`, import.meta.url), 'utf8')) as Json,
+      ]) {
+        for (const [where, value] of bucketNames(t)) {
+          checked++;
+          assert.ok(namesOwnBucket(t, value, where), `${name} ${where}: ${JSON.stringify(value)}`);
+        }
+        // No bucket-looking literal anywhere (the old distribution bucket, an s3:// or S3 website URL).
+        assert.doesNotMatch(JSON.stringify(t.Resources), /anteroom-dist|s3:\/\/|\.s3\.amazonaws\.com|FindInMap/, name);
+      }
+    }
+    assert.ok(checked >= 20, `${checked} bucket references`);
+    // The committed templates make the deployer name their bucket; `npm run synth -- --bucket` gives a default.
+    assert.equal((json('core').Parameters as Json).SourceBucket.Default, undefined);
+    assert.equal((withDefaults.getStackByName(TEMPLATE_NAMES.core).template as Json).Parameters.SourceBucket.Default, 'my-own-bucket');
+    const [, fn] = resourcesOf('core', 'AWS::Lambda::Function')[0]!;
+    assert.deepEqual(fn.Properties.Code.S3Bucket, { Ref: 'SourceBucket' });
+    assert.deepEqual(fn.Properties.Code.S3Key, { 'Fn::Join': ['/', [{ Ref: 'SourceKeyPrefix' }, fn.Properties.Code.S3Key['Fn::Join'][1][1]]] });
+  });
+
+
   it('are the seven templates of VWR, by name', () => {
     assert.deepEqual(
       assembly.stacks.map((s) => s.stackName).sort(),
@@ -84,6 +150,7 @@ describe('CloudFormation templates', () => {
       EnableQueuePositionExpiry: 'true',
       QueuePositionExpiryPeriod: 900,
       IncrSvcOnQueuePositionExpiry: 'false',
+      ...SOURCE,
     });
     const p = json('core').Parameters as Json;
     assert.deepEqual(p.EnableEventsGeneration.AllowedValues, ['true', 'false']);
@@ -100,10 +167,10 @@ describe('CloudFormation templates', () => {
   });
 
   it('authorizers, openid, sample and inlet stacks: VWR parameters and defaults', () => {
-    assert.deepEqual(parameterDefaults('authorizers'), { PublicAPIEndpoint: undefined, WaitingRoomEventID: undefined, IssuerURI: undefined });
+    assert.deepEqual(parameterDefaults('authorizers'), { PublicAPIEndpoint: undefined, WaitingRoomEventID: undefined, IssuerURI: undefined, ...SOURCE });
     // VWR's four, and the core stack it runs over (no default: it cannot be guessed).
     assert.deepEqual(parameterDefaults('openid'), {
-      PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, APIRegion: undefined, EventID: undefined, CoreStackName: undefined,
+      PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, APIRegion: undefined, EventID: undefined, CoreStackName: undefined, ...SOURCE,
     });
     assert.equal(json('openid').Parameters.EventID.AllowedPattern, json('core').Parameters.EventId.AllowedPattern);
     assert.deepEqual(parameterDefaults('sample'), {
@@ -111,7 +178,7 @@ describe('CloudFormation templates', () => {
     });
     assert.deepEqual(parameterDefaults('inlet'), {
       EventId: undefined, PrivateCoreApiEndpoint: undefined, CoreApiRegion: undefined, InletStrategy: 'Periodic', IncrementBy: 10,
-      StartTime: 1626336061, EndTime: 0, CloudWatchAlarmName: '', MaxSize: 100,
+      StartTime: 1626336061, EndTime: 0, CloudWatchAlarmName: '', MaxSize: 100, ...SOURCE,
     });
     assert.deepEqual(json('inlet').Parameters.InletStrategy.AllowedValues, ['Periodic', 'MaxSize']);
     assert.deepEqual(parameterDefaults('cwLogsRole'), {});
