@@ -205,10 +205,9 @@ describe('the Lambda handlers on their production wiring (openAwsParts, default 
       TOKEN_TABLE_NAME,
       EVENT_BUS_NAME,
       SIGNING_KEYS_SECRET_PREFIX,
-      NODE_OPTIONS: '--enable-source-maps',
     };
     // Every variable the stack sets, and only those: a new core setting must show up here too.
-    assert.deepEqual(Object.keys(core).sort(), [...CORE_SETTING_NAMES, 'NODE_OPTIONS'].sort());
+    assert.deepEqual(Object.keys(core).sort(), [...CORE_SETTING_NAMES].sort());
     functionEnv = (extra = {}) => ({
       ...core,
       ...extra,

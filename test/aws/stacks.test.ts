@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { buildApp, TEMPLATE_NAMES, type TemplateKey } from '../../deploy/aws/templates.ts';
+import { CORE_LIMIT_PARAMETERS } from '../../deploy/aws/stacks/common.ts';
 import { CACHE_POLICIES, PRIVATE_ROOM_ROUTES, PRIVATE_ROUTES, PUBLIC_ROUTES } from '../../deploy/aws/stacks/core.ts';
 import { CORE_EXPORTS } from '../../deploy/aws/stacks/core-exports.ts';
 import { awsConfigFromEnv, CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
@@ -151,6 +152,9 @@ describe('CloudFormation templates', () => {
       QueuePositionExpiryPeriod: 900,
       IncrSvcOnQueuePositionExpiry: 'false',
       ...SOURCE,
+      // Flood limits (not VWR's; all with defaults, so VWR's parameter files still deploy).
+      ...Object.fromEntries(Object.entries(CORE_LIMIT_PARAMETERS).map(([name, [, value]]) => [name, value])),
+      WebACLArn: '',
     });
     const p = json('core').Parameters as Json;
     assert.deepEqual(p.EnableEventsGeneration.AllowedValues, ['true', 'false']);
@@ -168,9 +172,10 @@ describe('CloudFormation templates', () => {
 
   it('authorizers, openid, sample and inlet stacks: VWR parameters and defaults', () => {
     assert.deepEqual(parameterDefaults('authorizers'), { PublicAPIEndpoint: undefined, WaitingRoomEventID: undefined, IssuerURI: undefined, ...SOURCE });
-    // VWR's four, and the core stack it runs over (no default: it cannot be guessed).
+    // VWR's four, then the code location and flood limits (with defaults).
     assert.deepEqual(parameterDefaults('openid'), {
-      PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, APIRegion: undefined, EventID: undefined, CoreStackName: undefined, ...SOURCE,
+      PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, APIRegion: undefined, EventID: undefined, ...SOURCE,
+      ApiRateLimit: 1000, ApiBurstLimit: 500, ReservedConcurrency: 50, WafRateLimit: 0,
     });
     assert.equal(json('openid').Parameters.EventID.AllowedPattern, json('core').Parameters.EventId.AllowedPattern);
     assert.deepEqual(parameterDefaults('sample'), {
@@ -330,33 +335,60 @@ describe('CloudFormation templates', () => {
     assert.ok(checked > 10);
   });
 
-  it('openid: one function serves /oidc/{proxy+}, issuer = stage URL + /oidc, its login page polls PublicAPIEndpoint', () => {
+  it('openid: takes a VWR parameter file unchanged (templates synthesised with --bucket)', () => {
+    const app = buildApp({ outdir: mkdtempSync(join(tmpdir(), 'anteroom-cdk-')), code: { mode: 'bucket', bucket: 'my-own-bucket' } }).app.synth();
+    for (const key of ['openid', 'core', 'authorizers', 'sample', 'inlet'] as const) {
+      const parameters = (app.getStackByName(TEMPLATE_NAMES[key]).template as Json).Parameters as Record<string, Json>;
+      const required = Object.entries(parameters).filter(([, p]) => p.Default === undefined).map(([name]) => name).sort();
+      const vwr = {
+        openid: ['APIRegion', 'EventID', 'PrivateAPIEndpoint', 'PublicAPIEndpoint'],
+        core: ['EventId'],
+        authorizers: ['IssuerURI', 'PublicAPIEndpoint', 'WaitingRoomEventID'],
+        sample: ['APIGatewayRegion', 'AuthorizerARN', 'EventID', 'PrivateAPIEndpoint', 'PublicAPIEndpoint'],
+        inlet: ['CoreApiRegion', 'EventId', 'PrivateCoreApiEndpoint'],
+      }[key];
+      assert.deepEqual(required, vwr, key);
+    }
+    // APIRegion is honoured the only way exports allow: the stack must be in it, checked before anything is made.
+    const rules = json('openid').Rules as Json;
+    assert.deepEqual(rules.CoreInThisRegion.Assertions[0].Assert, { 'Fn::Equals': [{ Ref: 'APIRegion' }, { Ref: 'AWS::Region' }] });
+  });
+
+  it('openid: one function serves the stage `oidc` (VWR’s URLs: <api host>/oidc/...), its login page polls PublicAPIEndpoint', () => {
     const t = template('openid');
     const resources = json('openid').Resources as Record<string, Json>;
     const paths = Object.values(resources)
       .filter((r) => r.Type === 'AWS::ApiGateway::Resource')
       .map((r) => r.Properties.PathPart as string)
       .sort();
-    assert.deepEqual(paths, ['oidc', '{proxy+}']);
+    assert.deepEqual(paths, ['{proxy+}']);
     const methods = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::Method');
     const functions = resourcesOf('openid', 'AWS::Lambda::Function');
     assert.equal(functions.length, 1);
     const [fnId, fn] = functions[0]!;
-    assert.equal(methods.length, 1);
-    assert.equal(methods[0]!.Properties.HttpMethod, 'ANY');
-    assert.equal(methods[0]!.Properties.Integration.Type, 'AWS_PROXY');
-    assert.match(JSON.stringify(methods[0]!.Properties.Integration.Uri), new RegExp(fnId));
-    t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'api' });
+    // ANY on the stage's root and on /{proxy+}, both the function.
+    assert.equal(methods.length, 2);
+    for (const method of methods) {
+      assert.equal(method.Properties.HttpMethod, 'ANY');
+      assert.equal(method.Properties.Integration.Type, 'AWS_PROXY');
+      assert.match(JSON.stringify(method.Properties.Integration.Uri), new RegExp(fnId));
+    }
+    t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'oidc' });
     const env = fn.Properties.Environment.Variables as Json;
     assert.deepEqual(Object.keys(env).sort(), [
-      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'NODE_OPTIONS', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
+      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
     ]);
     assert.deepEqual(env.PUBLIC_API_URL, { Ref: 'PublicAPIEndpoint' });
     assert.deepEqual(env.EVENT_ID, { Ref: 'EventID' });
-    assert.match(JSON.stringify(env.PUBLIC_URL), /\/api"\]/);
-    // CDK flattens the nested join: the issuer is the same parts as PUBLIC_URL, then /oidc.
-    const parts = (value: Json) => (value['Fn::Join'] as [string, unknown[]])[1].map((p) => JSON.stringify(p)).join('');
-    assert.equal(parts(json('openid').Outputs.IssuerURL.Value), parts(env.PUBLIC_URL).replace(/"\/api"$/, '"/api/oidc"'));
+    const [apiId] = resourcesOf('openid', 'AWS::ApiGateway::RestApi')[0]!;
+    const host = `https://<${apiId}>.execute-api.<AWS::Region>.<AWS::URLSuffix>`;
+    assert.equal(evaluate(env.PUBLIC_URL), host);
+    // VWR's outputs: the host, then the stage oidc, then the path.
+    const outputs = json('openid').Outputs as Json;
+    for (const [name, path] of [['IssuerURL', ''], ['AuthorizationURL', '/authorize'], ['TokenURL', '/token'], ['UserInfoURL', '/userInfo'],
+      ['PublicKeysURL', '/.well-known/jwks.json'], ['ConfigurationURL', '/.well-known/openid-configuration']] as const) {
+      assert.equal(evaluate(outputs[name].Value), `${host}/oidc${path}`, name);
+    }
     assert.match(JSON.stringify(fn.Properties.Code), /oidc\.zip/);
   });
 
@@ -373,11 +405,11 @@ describe('CloudFormation templates', () => {
       for (const name of CORE_SETTING_NAMES) assert.equal(document[name], variables[name], `${id}: ${name}`);
     }
     assert.deepEqual(json('core').Outputs.CoreSettingsSecretArn.Value, { Ref: settingsId });
-    // ...and nothing the core functions all share is missing from it (NODE_OPTIONS is not a setting).
+    // ...and nothing the core functions all share is missing from it.
     const shared = roomFunctions()
       .map(([, fn]) => Object.keys(fn.Properties.Environment.Variables as Json))
       .reduce((a, b) => a.filter((name) => b.includes(name)));
-    assert.deepEqual(shared.filter((name) => name !== 'NODE_OPTIONS').sort(), [...CORE_SETTING_NAMES].sort());
+    assert.deepEqual(shared.sort(), [...CORE_SETTING_NAMES].sort());
     // The document is JSON built by joining parameter values: each one it uses must be unable to hold a quote.
     const parameters = json('core').Parameters as Record<string, Json>;
     const used = [...JSON.stringify(settings.Properties.SecretString).matchAll(/\{"Ref":"([A-Za-z0-9]+)"\}/g)]
@@ -392,17 +424,18 @@ describe('CloudFormation templates', () => {
 
   it('openid over core: every import is a core export, and the function gets the core functions’ network and resources', () => {
     const coreName = 'my-core';
-    const stackName = (name: string) => (name === 'AWS::StackName' ? coreName : undefined);
+    const stackName = (name: string) => (name === 'AWS::StackName' ? coreName : name === 'EventId' ? 'Sample' : undefined);
     // The core's exports, by name, with their values.
     const exported = new Map<string, unknown>();
     for (const output of Object.values(json('core').Outputs as Record<string, Json>)) {
       if (output.Export) exported.set(String(evaluate(output.Export.Name, stackName)), evaluate(output.Value, stackName));
     }
-    assert.deepEqual([...exported.keys()].sort(), Object.keys(CORE_EXPORTS).map((n) => `${coreName}-${n}`).sort());
-    // The OpenID stack deployed with CoreStackName = the core's name: every import resolves.
+    // Named after the event ID: an OpenID stack given VWR's parameters (EventID) finds them.
+    assert.deepEqual([...exported.keys()].sort(), Object.keys(CORE_EXPORTS).map((n) => `anteroom-Sample-${n}`).sort());
+    // The OpenID stack deployed with EventID = the core's EventId: every import resolves.
     const used = new Set<string>();
     const resolved = (value: unknown) =>
-      evaluate(value, (n) => (n === 'CoreStackName' ? coreName : undefined), (name) => {
+      evaluate(value, (n) => (n === 'EventID' ? 'Sample' : undefined), (name) => {
         assert.ok(exported.has(name), `import ${name} is not exported by the core`);
         used.add(name);
         return exported.get(name);
@@ -537,6 +570,17 @@ describe('CloudFormation templates', () => {
     } finally {
       rmSync(cliOut, { recursive: true, force: true });
     }
+  });
+
+  it('no function loads source maps at cold start (bench/lambda-cold-start.ts: they cost more than they give)', () => {
+    let functions = 0;
+    for (const key of Object.keys(TEMPLATE_NAMES) as TemplateKey[]) {
+      for (const [id, fn] of resourcesOf(key, 'AWS::Lambda::Function')) {
+        functions++;
+        assert.doesNotMatch(JSON.stringify(fn.Properties.Environment ?? {}), /enable-source-maps|NODE_OPTIONS/, `${key} ${id}`);
+      }
+    }
+    assert.ok(functions >= 12, `${functions} functions`);
   });
 
   it('the committed templates are what `npm run synth` writes now (deterministic, no asset hashes)', () => {

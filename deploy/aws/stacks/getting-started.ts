@@ -5,7 +5,7 @@
 import { Aws, CfnOutput, CfnStack, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { sourceParameters, type CodeSource } from '../lambda-code.ts';
-import { numberParameter, stringParameter, TRUE_FALSE } from './common.ts';
+import { coreLimitParameters, numberParameter, stringParameter, TRUE_FALSE, webAclArnParameter } from './common.ts';
 import { PORT_RANGE, SECONDS_RANGE } from '../../../src/aws/environment.ts';
 import { TEMPLATE_NAMES } from '../template-names.ts';
 
@@ -21,6 +21,8 @@ export class GettingStartedStack extends Stack {
     const expiry = stringParameter(this, 'EnableQueuePositionExpiry', 'If set to false, expiry period is not applied to queue position', { allowedValues: TRUE_FALSE, default: 'true' });
     const incr = stringParameter(this, 'IncrSvcOnQueuePositionExpiry', 'If set to true, serving counter is automatically advanced based on expired queue positions', { allowedValues: TRUE_FALSE, default: 'false' });
 
+    const limits = coreLimitParameters(this);
+    const webAclArn = webAclArnParameter(this);
     // The nested templates and the zips, from the deployer's own bucket (deploy/aws/lambda-code.ts).
     const source = sourceParameters(this, props.code);
     const templateUrl = (name: string) =>
@@ -37,6 +39,8 @@ export class GettingStartedStack extends Stack {
         QueuePositionExpiryPeriod: expiryPeriod.valueAsString,
         EnableQueuePositionExpiry: expiry.valueAsString,
         IncrSvcOnQueuePositionExpiry: incr.valueAsString,
+        ...Object.fromEntries(Object.entries(limits).map(([name, p]) => [name, p.valueAsString])),
+        WebACLArn: webAclArn.valueAsString,
         ...code,
       },
     });
@@ -65,7 +69,7 @@ export class GettingStartedStack extends Stack {
     new CfnOutput(this, 'ControlPanelURL', { value: sample.getAtt('Outputs.ControlPanelURL').toString() });
     // Where to upload the pages (the sample stack does not load them itself).
     new CfnOutput(this, 'SampleWebContentBucketName', { value: sample.getAtt('Outputs.SampleWebContentBucketName').toString() });
-    // The nested core stack's generated name, for an OpenID stack's CoreStackName.
+    // The nested core stack's generated name (its logs, alarms and resources are under it).
     new CfnOutput(this, 'CoreStackName', { value: core.getAtt('Outputs.CoreStackName').toString() });
   }
 }
