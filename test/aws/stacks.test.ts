@@ -366,7 +366,7 @@ describe('CloudFormation templates', () => {
     const functions = resourcesOf('openid', 'AWS::Lambda::Function');
     assert.equal(functions.length, 1);
     const [fnId, fn] = functions[0]!;
-    // ANY on the stage's root and on /{proxy+}, both the function.
+    // ANY on /{proxy+} and (CDK mirrors a root proxy there) on the stage's root, both the function.
     assert.equal(methods.length, 2);
     for (const method of methods) {
       assert.equal(method.Properties.HttpMethod, 'ANY');

@@ -159,7 +159,8 @@ export class OpenIdStack extends Stack {
     functionAlarms(this, 'APIHandler', fn);
 
     const integration = new LambdaIntegration(fn, { scopePermissionToMethod: false });
-    api.root.addProxy({ defaultIntegration: integration, anyMethod: true });
+    // Every path inside the stage (CDK adds the same ANY on the stage's root).
+    api.root.addProxy({ anyMethod: false }).addMethod('ANY', integration);
     const minute = Duration.minutes(1);
     alarmAboveZero(this, '4XXErrorOpenIDApiAlarm', api.metricClientError({ period: minute, statistic: 'Maximum' }), '4xx errors > 0');
     alarmAboveZero(this, '5XXErrorOpenIDApiAlarm', api.metricServerError({ period: minute, statistic: 'Maximum' }), '5xx errors > 0');
