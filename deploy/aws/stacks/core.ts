@@ -125,6 +125,9 @@ export const CACHE_POLICIES = {
   key: { paths: ['/public_key', '/jwks.json'], query: ['event_id'], minTtl: 0, defaultTtl: 300, maxTtl: 300 },
 } as const;
 
+/** Memory of the admission job function, MB: a tick is a few Redis calls, the rest of the minute is waiting. */
+export const ADMISSION_JOB_MEMORY = 256;
+
 /** Intake consumers at once (the SQS event source's maximum concurrency): each numbers up to 500 joins a batch. */
 export const INTAKE_CONSUMERS = 5;
 
@@ -287,14 +290,14 @@ export class CoreStack extends Stack {
       SIGNING_KEYS_SECRET_PREFIX: signingKeysPrefix,
     };
     const signingKeys = signingKeysAccess(signingKeysPrefix);
-    const makeFunction = (name: string, bundle: string, handler: string, timeout: number, extraEnv: Record<string, string> = {}) => {
+    const makeFunction = (name: string, bundle: string, handler: string, timeout: number, extraEnv: Record<string, string> = {}, memorySize = 1024) => {
       const fn = new LambdaFn(this, name, {
         description: `Anteroom ${name}`,
         runtime: Runtime.NODEJS_24_X,
         architecture: Architecture.ARM_64,
         handler: `index.${handler}`,
         code: lambdaCode(this, bundle, props.code),
-        memorySize: 1024,
+        memorySize,
         timeout: Duration.seconds(timeout),
         vpc,
         vpcSubnets: { subnetType: SubnetType.PRIVATE_ISOLATED },
@@ -341,7 +344,8 @@ export class CoreStack extends Stack {
 
     // Automatic admission ticks every second, more often than a schedule fires: each invocation runs a minute's
     // ticks, each claimed through the job lock in Redis (src/aws/jobs.ts). Active sessions are counted in DynamoDB.
-    const admissionFn = makeFunction('AdmissionJobFunction', 'jobs', 'admission', 90);
+    // It returns at once while no room is automatic (or off); running, it mostly waits: ADMISSION_JOB_MEMORY MB.
+    const admissionFn = makeFunction('AdmissionJobFunction', 'jobs', 'admission', 90, {}, ADMISSION_JOB_MEMORY);
     table.grant(admissionFn, ...TOKEN_TABLE_QUERY);
     bus.grantPutEventsTo(admissionFn);
     new Rule(this, 'AdmissionJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(admissionFn)] });
