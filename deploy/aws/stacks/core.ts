@@ -119,7 +119,9 @@ export const PRIVATE_ROOM_ROUTES = {
  * between minTtl and maxTtl; defaultTtl applies only to an answer without Cache-Control.
  */
 export const CACHE_POLICIES = {
-  poll: { paths: ['/serving_num', '/waiting_num', '/draw'], query: ['event_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
+  poll: { paths: ['/serving_num', '/waiting_num'], query: ['event_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
+  // The draw's pages (GET /draw?page=N) are cached apart: a large draw is served page by page on Lambda.
+  draw: { paths: ['/draw'], query: ['event_id', 'page'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
   expiry: { paths: ['/queue_pos_expiry'], query: ['event_id', 'request_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
   queue: { paths: ['/queue_num'], query: ['event_id', 'request_id'], minTtl: 0, defaultTtl: 0, maxTtl: 60 },
   key: { paths: ['/public_key', '/jwks.json'], query: ['event_id'], minTtl: 0, defaultTtl: 300, maxTtl: 300 },
