@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { buildApp, TEMPLATE_NAMES, type TemplateKey } from '../../deploy/aws/templates.ts';
 import { CORE_LIMIT_PARAMETERS } from '../../deploy/aws/stacks/common.ts';
-import { CACHE_POLICIES, PRIVATE_ROOM_ROUTES, PRIVATE_ROUTES, PUBLIC_ROUTES } from '../../deploy/aws/stacks/core.ts';
+import { ADMISSION_JOB_MEMORY, CACHE_POLICIES, INTAKE_CONSUMERS, PRIVATE_ROOM_ROUTES, PRIVATE_ROUTES, PUBLIC_ROUTES } from '../../deploy/aws/stacks/core.ts';
 import { CORE_EXPORTS } from '../../deploy/aws/stacks/core-exports.ts';
 import { awsConfigFromEnv, CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
 import { SHOP_OPERATIONS } from '../../src/web/shop-api.ts';
@@ -570,6 +570,109 @@ describe('CloudFormation templates', () => {
     } finally {
       rmSync(cliOut, { recursive: true, force: true });
     }
+  });
+
+  it('logging at least VWR’s: CloudFront and S3 access logs, VPC flow log, access and execution logs on every stage, all kept for a set time', () => {
+    const stacksWithStages = ['core', 'openid', 'sample'] as const;
+    for (const key of stacksWithStages) {
+      const resources = json(key).Resources as Record<string, Json>;
+      const stages = resourcesOf(key, 'AWS::ApiGateway::Stage');
+      assert.ok(stages.length >= 1, key);
+      for (const [id, stage] of stages) {
+        // Access logs: to a log group of the stack. Execution logs: ERROR for every method.
+        const destination = stage.Properties.AccessLogSetting?.DestinationArn;
+        assert.equal(resources[destination?.['Fn::GetAtt']?.[0]]?.Type, 'AWS::Logs::LogGroup', `${key} ${id} access logs`);
+        assert.deepEqual(stage.Properties.MethodSettings.map((m: Json) => [m.HttpMethod, m.ResourcePath, m.LoggingLevel]), [['*', '/*', 'ERROR']], `${key} ${id}`);
+        // The execution log group, made beforehand with a retention, named as API Gateway names it.
+        const apiId = stage.Properties.RestApiId.Ref;
+        const execution = [stage.DependsOn ?? []].flat().map((dep: string) => resources[dep]).find((r) => r?.Type === 'AWS::Logs::LogGroup');
+        assert.ok(execution, `${key} ${id}: waits for its execution log group`);
+        assert.equal(evaluate(execution.Properties.LogGroupName), `API-Gateway-Execution-Logs_<${apiId}>/${stage.Properties.StageName}`);
+      }
+      // CloudFront access logs to the stack's own logs bucket.
+      for (const [id, distribution] of resourcesOf(key, 'AWS::CloudFront::Distribution')) {
+        const logging = distribution.Properties.DistributionConfig.Logging;
+        assert.ok(logging, `${key} ${id}: CloudFront access logs`);
+        const bucket = resources[logging.Bucket['Fn::GetAtt'][0]] as Json;
+        assert.equal(bucket.Type, 'AWS::S3::Bucket');
+        assert.equal(bucket.Properties.OwnershipControls.Rules[0].ObjectOwnership, 'BucketOwnerPreferred', 'CloudFront writes logs with an ACL');
+        assert.ok(bucket.Properties.LifecycleConfiguration.Rules.some((r: Json) => r.ExpirationInDays === 90), 'logs expire');
+      }
+    }
+    // S3 server access logs of every content bucket (the buckets that are not themselves logs buckets).
+    for (const key of ['openid', 'sample'] as const) {
+      const buckets = resourcesOf(key, 'AWS::S3::Bucket').filter(([id]) => !id.startsWith('AccessLogsBucket'));
+      assert.equal(buckets.length, 1, key);
+      for (const [id, bucket] of buckets) {
+        assert.equal(bucket.Properties.LoggingConfiguration?.LogFilePrefix, 's3/', `${key} ${id}`);
+        assert.match(JSON.stringify(bucket.Properties.LoggingConfiguration.DestinationBucketName), /AccessLogsBucket/);
+      }
+    }
+    // The VPC flow log: all traffic of the core's VPC, to a log group.
+    const flowLogs = resourcesOf('core', 'AWS::EC2::FlowLog');
+    assert.equal(flowLogs.length, 1);
+    assert.equal(flowLogs[0]![1].Properties.TrafficType, 'ALL');
+    assert.equal(flowLogs[0]![1].Properties.ResourceType, 'VPC');
+    assert.equal(json('core').Resources[flowLogs[0]![1].Properties.LogGroupName.Ref].Type, 'AWS::Logs::LogGroup');
+    // Every log group of every template has a retention.
+    for (const key of Object.keys(TEMPLATE_NAMES) as TemplateKey[]) {
+      for (const [id, group] of resourcesOf(key, 'AWS::Logs::LogGroup')) assert.equal(group.Properties.RetentionInDays, 30, `${key} ${id}`);
+    }
+  });
+
+  it('flood limits: stage and usage-plan throttling, reserved concurrency where visitors reach Redis, bounded intake, optional WAF', () => {
+    const throttled = (key: TemplateKey) =>
+      resourcesOf(key, 'AWS::ApiGateway::Stage').map(([, stage]) => stage.Properties.MethodSettings.map((m: Json) => [m.ThrottlingRateLimit, m.ThrottlingBurstLimit])).flat();
+    assert.deepEqual(throttled('core').sort((a: Json[], b: Json[]) => JSON.stringify(a).localeCompare(JSON.stringify(b))), [
+      [{ Ref: 'PrivateApiRateLimit' }, { Ref: 'PrivateApiBurstLimit' }],
+      [{ Ref: 'PublicApiRateLimit' }, { Ref: 'PublicApiBurstLimit' }],
+    ]);
+    assert.deepEqual(throttled('openid'), [[{ Ref: 'ApiRateLimit' }, { Ref: 'ApiBurstLimit' }]]);
+    assert.deepEqual(throttled('sample'), [[100, 200]]);
+    const [, plan] = resourcesOf('core', 'AWS::ApiGateway::UsagePlan')[0]!;
+    assert.deepEqual(plan.Properties.Throttle, { BurstLimit: { Ref: 'PublicApiBurstLimit' }, RateLimit: { Ref: 'PublicApiRateLimit' } });
+    // Reserved concurrency: the parameter, or none when it is 0.
+    const reserved = (key: TemplateKey, prefix: string) => resourcesOf(key, 'AWS::Lambda::Function').find(([id]) => id.startsWith(prefix))![1].Properties.ReservedConcurrentExecutions;
+    for (const [key, prefix, parameter] of [['core', 'PublicApiFunction', 'PublicApiReservedConcurrency'], ['core', 'PrivateApiFunction', 'PrivateApiReservedConcurrency'], ['openid', 'APIHandler', 'ReservedConcurrency']] as const) {
+      const value = reserved(key, prefix);
+      assert.deepEqual(value['Fn::If'].slice(1), [{ Ref: 'AWS::NoValue' }, { Ref: parameter }], `${key} ${prefix}`);
+      assert.deepEqual(json(key).Conditions[value['Fn::If'][0]], { 'Fn::Equals': [{ Ref: parameter }, 0] });
+    }
+    // The intake consumer: at most INTAKE_CONSUMERS batches at once.
+    const intake = resourcesOf('core', 'AWS::Lambda::EventSourceMapping').find(([, m]) => m.Properties.BatchSize === 500)!;
+    assert.deepEqual(intake[1].Properties.ScalingConfig, { MaximumConcurrency: INTAKE_CONSUMERS });
+    // WAF: a rate-based rule per client IP, made only when WafRateLimit is not 0; CloudFront's only in us-east-1.
+    for (const [key, scope] of [['core', 'CLOUDFRONT'], ['openid', 'REGIONAL']] as const) {
+      const [aclId, acl] = resourcesOf(key, 'AWS::WAFv2::WebACL')[0]!;
+      assert.equal(acl.Properties.Scope, scope);
+      assert.deepEqual(json(key).Conditions[acl.Condition], { 'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'WafRateLimit' }, 0] }] });
+      const rule = acl.Properties.Rules[0].Statement.RateBasedStatement;
+      assert.deepEqual([rule.Limit, rule.AggregateKeyType], [{ Ref: 'WafRateLimit' }, 'IP']);
+      assert.equal(acl.Properties.Rules[0].Action.Block !== undefined, true);
+      if (key === 'core') {
+        const [, distribution] = resourcesOf('core', 'AWS::CloudFront::Distribution')[0]!;
+        assert.deepEqual(distribution.Properties.DistributionConfig.WebACLId['Fn::If'].slice(0, 2), [acl.Condition, { 'Fn::GetAtt': [aclId, 'Arn'] }]);
+        assert.deepEqual(json('core').Rules.WafNeedsUsEast1.Assertions[0].Assert, { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] });
+      } else {
+        const [, association] = resourcesOf('openid', 'AWS::WAFv2::WebACLAssociation')[0]!;
+        assert.equal(association.Condition, acl.Condition);
+        assert.deepEqual(association.Properties.WebACLArn, { 'Fn::GetAtt': [aclId, 'Arn'] });
+      }
+    }
+  });
+
+  it('the CloudFormation validator shipped with aws-cdk-lib finds no error in any template', () => {
+    const report = join(outdir, 'validation-report.json');
+    const violations = existsSync(report)
+      ? (JSON.parse(readFileSync(report, 'utf8')) as { pluginReports: Array<{ violations: Array<{ ruleName: string; severity: string; description: string }> }> })
+          .pluginReports.flatMap((r) => r.violations)
+      : [];
+    assert.deepEqual(violations.filter((v) => v.severity === 'error').map((v) => `${v.ruleName} ${v.description}`), []);
+  });
+
+  it('the admission job idles cheaply: ADMISSION_JOB_MEMORY MB', () => {
+    const [, fn] = resourcesOf('core', 'AWS::Lambda::Function').find(([id]) => id.startsWith('AdmissionJobFunction'))!;
+    assert.equal(fn.Properties.MemorySize, ADMISSION_JOB_MEMORY);
   });
 
   it('no function loads source maps at cold start (bench/lambda-cold-start.ts: they cost more than they give)', () => {
