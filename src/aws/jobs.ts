@@ -88,6 +88,8 @@ export function createJobHandlers(
     },
     draw: async () => {
       const rt = await runtime();
+      // A warm execution environment learns of rooms created or changed since it started (the rooms API).
+      await rt.followRooms();
       await rt.room.runDraws();
       await rt.flush();
     },
