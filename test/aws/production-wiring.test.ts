@@ -301,6 +301,9 @@ describe('the Lambda handlers on their production wiring (openAwsParts, default 
     // The scheduled jobs run on the same store; events reach the stack's bus on EventBridge.
     assert.equal(await jobs.invoke('expiry', scheduledEvent('expiry')), null);
     assert.equal(await jobs.invoke('metrics', scheduledEvent('metrics')), null);
+    // The admission job finds no automatic (or off) room and returns at once; the draw job finds no draw due.
+    assert.equal(await jobs.invoke('admission', scheduledEvent('admission')), null);
+    assert.equal(await jobs.invoke('draw', scheduledEvent('draw')), null);
     const onBus = published.filter((e) => e.EventBusName === EVENT_BUS_NAME);
     assert.deepEqual(onBus.map((e) => e.DetailType), ['token_generated', 'waiting_room_metrics']);
     assert.deepEqual(JSON.parse(onBus[1]!.Detail), {

@@ -675,6 +675,19 @@ describe('CloudFormation templates', () => {
     assert.equal(fn.Properties.MemorySize, ADMISSION_JOB_MEMORY);
   });
 
+  it('migration safety: every table and bucket outlives its stack and any replacement (docs/aws.md, Migrating)', () => {
+    let stateful = 0;
+    for (const key of Object.keys(TEMPLATE_NAMES) as TemplateKey[]) {
+      for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket']) {
+        for (const [id, resource] of resourcesOf(key, type)) {
+          stateful++;
+          assert.deepEqual([resource.DeletionPolicy, resource.UpdateReplacePolicy], ['Retain', 'Retain'], `${key} ${id}`);
+        }
+      }
+    }
+    assert.ok(stateful >= 6, `${stateful}`);
+  });
+
   it('no function loads source maps at cold start (bench/lambda-cold-start.ts: they cost more than they give)', () => {
     let functions = 0;
     for (const key of Object.keys(TEMPLATE_NAMES) as TemplateKey[]) {
