@@ -57,6 +57,8 @@ const coreSettings: Record<string, string> = {
   TOKEN_TABLE_NAME: tableName,
   EVENT_BUS_NAME: '',
   SIGNING_KEYS_SECRET_PREFIX: 'stack-oidc/anteroom/signing-keys/',
+  // Not a setting of its functions: the core's private API, which PrivateAPIEndpoint must name.
+  PRIVATE_API_URL: 'https://prv1234567.execute-api.us-east-1.amazonaws.com/api',
 };
 secrets.set('core-stack/settings', JSON.stringify(coreSettings));
 const KEY_PREFIX = `ar-aws-oidc-${process.pid}:`;
@@ -67,6 +69,7 @@ const env: Record<string, string> = {
   CORE_SETTINGS_SECRET_ARN: 'core-stack/settings',
   PUBLIC_URL: HOST_URL,
   PUBLIC_API_URL,
+  PRIVATE_API_ENDPOINT: 'https://prv1234567.execute-api.us-east-1.amazonaws.com/api',
   CLIENT_SECRET_ID: 'openid-stack/client_secret',
   REDIRECT_URIS_SECRET_ID: 'openid-stack/redirect_uris',
   // Test-only: a key prefix of this process's own, and no logging.
@@ -159,6 +162,12 @@ describe('AWS OpenID function', () => {
     assert.equal((await oidcAwsConfig(secretsClient, { ...env, VALIDITY_PERIOD: '60' })).event.validity_period, 3600);
 
     await assert.rejects(oidcAwsConfig(secretsClient, { ...env, EVENT_ID: 'Other' }), /EventID "Other" is not the event of its core stack \("Sample"\)/);
+    // VWR's PrivateAPIEndpoint must name this core's private API (a trailing slash or the host's case aside).
+    assert.equal((await oidcAwsConfig(secretsClient, { ...env, PRIVATE_API_ENDPOINT: 'https://PRV1234567.execute-api.us-east-1.amazonaws.com/api/' })).event.event_id, 'Sample');
+    await assert.rejects(
+      oidcAwsConfig(secretsClient, { ...env, PRIVATE_API_ENDPOINT: 'https://other12345.execute-api.us-east-1.amazonaws.com/api' }),
+      /PrivateAPIEndpoint "https:\/\/other12345\.execute-api\.us-east-1\.amazonaws\.com\/api" is not the private API of the core stack of EventID "Sample"/,
+    );
     await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: '' }), /CORE_SETTINGS_SECRET_ARN is required/);
     secrets.set('core-stack/not-json', 'redis://nope');
     await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: 'core-stack/not-json' }), /as a JSON object/);

@@ -376,9 +376,10 @@ describe('CloudFormation templates', () => {
     t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'oidc' });
     const env = fn.Properties.Environment.Variables as Json;
     assert.deepEqual(Object.keys(env).sort(), [
-      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
+      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'PRIVATE_API_ENDPOINT', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
     ]);
     assert.deepEqual(env.PUBLIC_API_URL, { Ref: 'PublicAPIEndpoint' });
+    assert.deepEqual(env.PRIVATE_API_ENDPOINT, { Ref: 'PrivateAPIEndpoint' });
     assert.deepEqual(env.EVENT_ID, { Ref: 'EventID' });
     const [apiId] = resourcesOf('openid', 'AWS::ApiGateway::RestApi')[0]!;
     const host = `https://<${apiId}>.execute-api.<AWS::Region>.<AWS::URLSuffix>`;
@@ -397,7 +398,9 @@ describe('CloudFormation templates', () => {
     assert.equal(secrets.length, 1);
     const [settingsId, settings] = secrets[0]!;
     const document = JSON.parse(String(evaluate(settings.Properties.SecretString))) as Record<string, string>;
-    assert.deepEqual(Object.keys(document).sort(), [...CORE_SETTING_NAMES].sort());
+    assert.deepEqual(Object.keys(document).sort(), [...CORE_SETTING_NAMES, 'PRIVATE_API_URL'].sort());
+    // ...the private API's URL being the core's PrivateApiInvokeURL output, which an OpenID stack must name.
+    assert.equal(document.PRIVATE_API_URL, evaluate(json('core').Outputs.PrivateApiInvokeURL.Value));
     assert.equal(document.EVENT_ID, '<EventId>');
     assert.equal(document.VALIDITY_PERIOD, '<ValidityPeriod>');
     for (const [id, fn] of roomFunctions()) {

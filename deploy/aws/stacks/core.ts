@@ -57,6 +57,7 @@ import type { Construct } from 'constructs';
 import { EVENT_ID_PATTERN } from '../../../src/domain/room-settings.ts';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
+import { PRIVATE_API_URL } from '../../../src/aws/core-settings.ts';
 import { CORE_SETTING_NAMES, PORT_RANGE, SECONDS_RANGE, type CoreSettingName } from '../../../src/aws/environment.ts';
 import {
   accessLogsBucket,
@@ -511,7 +512,8 @@ export class CoreStack extends Stack {
     const coreSettings = new Secret(this, 'CoreSettings', {
       description: 'Anteroom: settings of this waiting room for functions of stacks built on it (no secret values)',
       secretStringValue: SecretValue.unsafePlainText(
-        this.toJsonString(Object.fromEntries(CORE_SETTING_NAMES.map((name) => [name, environment[name]]))),
+        // And the private API's URL, which an OpenID stack's PrivateAPIEndpoint must name (src/aws/core-settings.ts).
+        this.toJsonString({ ...Object.fromEntries(CORE_SETTING_NAMES.map((name) => [name, environment[name]])), [PRIVATE_API_URL]: privateIssuer }),
       ),
     });
     exportCoreValues(this, eventId.valueAsString, {

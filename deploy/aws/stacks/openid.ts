@@ -12,8 +12,9 @@
 // (deploy/aws/stacks/core-exports.ts), named after the event ID: VWR's parameter file (PublicAPIEndpoint,
 // PrivateAPIEndpoint, APIRegion, EventID) deploys the template unchanged. Exports are regional, so the stack
 // must be in its core's Region: a rule refuses an APIRegion other than the stack's own before anything is
-// made. PrivateAPIEndpoint is accepted and not called (VWR's adapter called the private API's generate_token;
-// this one signs with the core's keys itself).
+// made. PrivateAPIEndpoint must be the private API of that core (checked at cold start against the core's
+// settings document: a parameter file naming another core is refused, not served); it is not called (VWR's
+// adapter called the private API's generate_token; this one signs with the core's keys itself).
 
 import { Aws, CfnOutput, CfnRule, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
@@ -56,7 +57,7 @@ export class OpenIdStack extends Stack {
     this.templateOptions.description = 'Anteroom - Virtual Waiting Room on AWS, OpenID Connect adapter';
     const publicApi = stringParameter(this, 'PublicAPIEndpoint', 'Public endpoint URL for the virtual waiting room APIs');
     // VWR's; kept for its parameter files (see above).
-    stringParameter(this, 'PrivateAPIEndpoint', 'Private endpoint URL for the virtual waiting room APIs');
+    const privateApi = stringParameter(this, 'PrivateAPIEndpoint', 'Private endpoint URL for the virtual waiting room APIs');
     const apiRegion = stringParameter(this, 'APIRegion', 'AWS region name for the public and private waiting room APIs');
     const eventId = stringParameter(this, 'EventID', 'Event ID of waiting room', {
       allowedPattern: EVENT_ID_PATTERN,
@@ -135,6 +136,8 @@ export class OpenIdStack extends Stack {
         CORE_SETTINGS_SECRET_ARN: core('CoreSettingsSecretArn'),
         PUBLIC_URL: host,
         PUBLIC_API_URL: publicApi.valueAsString,
+        // Checked against the core's private API URL at cold start (src/aws/core-settings.ts).
+        PRIVATE_API_ENDPOINT: privateApi.valueAsString,
         CLIENT_SECRET_ID: clientSecret.secretName,
         REDIRECT_URIS_SECRET_ID: redirectUris.secretName,
       },
