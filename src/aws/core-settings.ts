@@ -28,6 +28,9 @@ export function parseCoreSettings(text: string, secretId: string): Record<string
     throw ConfigErrors.awsEnvironment(`secret ${secretId} must hold the core stack's settings as a JSON object`);
   }
   const settings: Record<string, string> = {};
+  // Not a setting of the core's functions: the URL of its private API, for checking a PrivateAPIEndpoint.
+  const privateApi = (parsed as Record<string, unknown>)[PRIVATE_API_URL];
+  if (typeof privateApi === 'string') settings[PRIVATE_API_URL] = privateApi;
   // Every name, always: a missing one would silently fall back to a default (keys or tokens in Redis, no
   // AUTH, no events) and run beside the core over other data.
   for (const name of CORE_SETTING_NAMES) {
@@ -39,11 +42,32 @@ export function parseCoreSettings(text: string, secretId: string): Record<string
   return settings;
 }
 
-/** The function's environment with the core's settings in effect; EVENT_ID must agree. */
+/** The key of the core's private API URL in the document (the core's PrivateApiInvokeURL output). */
+export const PRIVATE_API_URL = 'PRIVATE_API_URL';
+
+/** A URL as compared: the host in lower case, no trailing slashes. */
+const comparable = (url: string) => {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host.toLowerCase()}${parsed.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return url;
+  }
+};
+
+/**
+ * The function's environment with the core's settings in effect; EVENT_ID must agree, and so must
+ * PRIVATE_API_ENDPOINT (VWR's PrivateAPIEndpoint parameter), when given, with the core's private API URL.
+ */
 export function withCoreSettings(env: Env, core: Record<string, string>): Env {
   const own = env.EVENT_ID ?? '';
   if (own !== core.EVENT_ID) {
     throw ConfigErrors.awsEnvironment(`this stack's EventID "${own}" is not the event of its core stack ("${core.EVENT_ID}")`);
+  }
+  const named = env.PRIVATE_API_ENDPOINT;
+  const actual = core[PRIVATE_API_URL];
+  if (named && actual !== undefined && comparable(named) !== comparable(actual)) {
+    throw ConfigErrors.awsEnvironment(`this stack's PrivateAPIEndpoint "${named}" is not the private API of the core stack of EventID "${own}" ("${actual}")`);
   }
   return { ...env, ...core };
 }

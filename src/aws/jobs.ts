@@ -7,10 +7,15 @@
 // than a schedule can invoke a function: one invocation a minute runs the minute's ticks, one at each whole
 // second. Each tick is claimed through the store's job lock like a node's (src/jobs/scheduler.ts), so an
 // invocation that overlaps the next one (a late start, a retry) never runs a tick twice.
+//
+// It costs only while a room needs it: an invocation with no room whose ticks can move its counter (automatic
+// admission, or the state "off": ticksMatter) returns at once, and one that runs stops as soon as none is left
+// (the rooms are followed between ticks). A room switched to automatic admission is ticked from the next
+// invocation, within a minute. Cost figures: docs/aws.md, Cost notes.
 
 import { randomUUID } from 'node:crypto';
 import type { ScheduledEvent } from 'aws-lambda';
-import { ADMISSION_TICK_MS } from '../domain/admission/automatic.ts';
+import { ADMISSION_TICK_MS, ticksMatter } from '../domain/admission/automatic.ts';
 import { JobScheduler, type JobSpec } from '../jobs/scheduler.ts';
 import { awsConfigFromEnv } from './environment.ts';
 import { createRuntime, openAwsParts, type AwsRuntime } from './runtime.ts';
@@ -42,7 +47,7 @@ export const DEFAULT_ADMISSION_TICKING: AdmissionTicking = { ticks: 60, nextTick
 
 export function createJobHandlers(
   runtime: () => Promise<AwsRuntime>,
-  ticking: AdmissionTicking = DEFAULT_ADMISSION_TICKING,
+  ticks: AdmissionTicking = DEFAULT_ADMISSION_TICKING,
 ): JobHandlers {
   const run = (job: (rt: AwsRuntime, eventId: string) => Promise<void>) => async () => {
     const rt = await runtime();
@@ -55,6 +60,11 @@ export function createJobHandlers(
     metrics: run((rt, eventId) => rt.room.emitMetrics(eventId)),
     admission: async () => {
       const rt = await runtime();
+      const ticking = async () => {
+        await rt.followRooms();
+        return rt.room.rooms().some(ticksMatter);
+      };
+      if (!(await ticking())) return;
       const scheduler = new JobScheduler({
         store: rt.store,
         nodeId: randomUUID(),
@@ -66,17 +76,20 @@ export function createJobHandlers(
         name: 'admission',
         intervalMs: ADMISSION_TICK_MS,
         run: async () => {
-          for (const eventId of rt.room.roomIds()) await rt.room.admitAutomatically(eventId);
+          for (const room of rt.room.rooms()) if (ticksMatter(room)) await rt.room.admitAutomatically(room.event_id);
         },
       };
-      for (let i = 0; i < ticking.ticks; i++) {
-        await scheduler.runTick(job, await ticking.nextTick(rt.clock));
+      for (let i = 0; i < ticks.ticks; i++) {
+        if (i > 0 && !(await ticking())) break;
+        await scheduler.runTick(job, await ticks.nextTick(rt.clock));
         // Deliver each tick's events (automatic_serving_counter_incr) as they happen, not a minute later.
         await rt.flush();
       }
     },
     draw: async () => {
       const rt = await runtime();
+      // A warm execution environment learns of rooms created or changed since it started (the rooms API).
+      await rt.followRooms();
       await rt.room.runDraws();
       await rt.flush();
     },

@@ -1,5 +1,6 @@
-// Lambda function behind the OpenID stack's REST API (deploy/aws/stacks/openid.ts, stage `api`): the OpenID
-// Connect adapter of src/oidc under /oidc. Its login page polls the core stack's public API through CloudFront
+// Lambda function behind the OpenID stack's REST API (deploy/aws/stacks/openid.ts, stage `oidc`, VWR's): the
+// OpenID Connect adapter of src/oidc. API Gateway hands it the path inside the stage (/authorize); the
+// function puts the stage back in front (/oidc/authorize), where the adapter serves. Its login page polls the core stack's public API through CloudFront
 // (PUBLIC_API_URL = VWR's PublicAPIEndpoint parameter), whose one-second cache absorbs the polling, as VWR's
 // login page did; this function serves only the OIDC paths.
 //
@@ -15,13 +16,13 @@
 // group). The OIDC client (client_id = the event ID) comes from the stack's own secrets: the redirect-URI
 // allow-list (REDIRECT_URIS_SECRET_ID, JSON {"redirect_uris": [...]}) and the client secret (CLIENT_SECRET_ID,
 // the secret string itself). A changed allow-list or core setting takes effect in new execution environments.
-// The issuer is PUBLIC_URL (the API's stage URL, https://<api>.execute-api.<region>.<suffix>/api) + /oidc.
+// The issuer is PUBLIC_URL (the API's host, https://<api>.execute-api.<region>.<suffix>) + /oidc.
 
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ConfigErrors } from '../domain/errors.ts';
 import { Value } from '@sinclair/typebox/value';
 import { OidcClientSchema, type OidcClientSettings } from '../domain/room-settings.ts';
-import { oidcAdapter } from '../oidc/adapter.ts';
+import { OIDC_BASE_PATH, oidcAdapter } from '../oidc/adapter.ts';
 import { proxyHandler, publicHttpApp, type HttpApp } from './api-gateway.ts';
 import { readCoreSettings } from './core-settings.ts';
 import { awsConfigFromEnv, type AwsConfig } from './environment.ts';
@@ -31,7 +32,7 @@ import { once } from './once.ts';
 type Env = Record<string, string | undefined>;
 
 export interface OidcFunctionConfig {
-  /** The stage URL the adapter is served under; the issuer is this + /oidc. No trailing slash. */
+  /** The URL the adapter's base path is under (the API's host); the issuer is this + /oidc. No trailing slash. */
   publicUrl: string;
   /** The core stack's public API (its CloudFront URL), which the login page polls. */
   publicApiUrl: string;
@@ -104,10 +105,10 @@ export function withOidcClient(config: AwsConfig, oidc: OidcClientSettings): Aws
   return { ...config, event: { ...config.event, oidc } };
 }
 
-/** The OpenID function's app: the OIDC adapter at /oidc (with the public routes of any Anteroom app). */
+/** The OpenID function's app: the OIDC adapter at /oidc, the stage the paths it is given are inside of. */
 export async function oidcHttpApp(runtime: AwsRuntime, config: Pick<OidcFunctionConfig, 'publicUrl' | 'publicApiUrl'>): Promise<HttpApp> {
   const oidc = oidcAdapter({ room: runtime.room, secrets: runtime.store, publicUrl: () => config.publicUrl, publicApiUrl: config.publicApiUrl, clock: runtime.clock });
-  return publicHttpApp(runtime, [oidc.routes]);
+  return { ...(await publicHttpApp(runtime, [oidc.routes])), pathPrefix: OIDC_BASE_PATH };
 }
 
 /** The handler over a runtime built by `runtime` (tests give local stand-ins; production, openAwsParts). */

@@ -30,6 +30,33 @@ export interface DrawnEntries {
   entryHexes: string;
 }
 
+/**
+ * Entries in one page of GET /draw?page=N (≈ 3.3 MB of JSON): every page fits in an AWS Lambda answer (6 MB),
+ * which the whole publication of a draw of more than ~90,000 entries does not.
+ */
+export const DRAW_PAGE_ENTRIES = 50_000;
+
+/**
+ * Page `page` (from 1) of a publication: its head, the entries' total, the page and the number of pages, and
+ * that page's entries (in join order, DRAW_PAGE_ENTRIES a page). Before the draw is done, the publication as it
+ * is (no entries yet); null for a page past the last (a draw of no entries has one page, empty).
+ */
+export function drawPage(publication: DrawPublication, page: number, pageSize = DRAW_PAGE_ENTRIES): Buffer | null {
+  if (!publication.drawn) return page === 1 ? publication.json : null;
+  const { entryHexes } = publication.drawn;
+  const total = entryHexes.length / 64;
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  if (page > pages) return null;
+  // The head is the whole answer up to its entries: {"algorithm":…,"first_position":N,"entries":[
+  const whole = publication.json;
+  const head = whole.subarray(0, whole.indexOf('"entries":[')).toString();
+  const from = (page - 1) * pageSize;
+  const to = Math.min(total, from + pageSize);
+  const entries: string[] = [];
+  for (let i = from; i < to; i++) entries.push(entryHexes.slice(64 * i, 64 * i + 64));
+  return Buffer.from(`${head}"total_entries":${total},"page":${page},"pages":${pages},"entries":["${entries.join('","')}"]}`.replace('["]', '[]'));
+}
+
 /** How long a room's draw record answers GET /draw before it is read again. */
 const RECORD_TTL_MS = 1000;
 /** Entries hashed between two yields to the event loop (a few milliseconds of work). */

@@ -163,6 +163,7 @@ export const Errors = {
   notFound: contract('ANTEROOM_ERR_NOT_FOUND', 404, 'Not found'),
   /** GET /draw (and the private draw_positions) of a room without shuffle_at_event_start: it publishes no draw. */
   drawNotEnabled: contract('ANTEROOM_ERR_DRAW_NOT_ENABLED', 404, 'This waiting room has no draw'),
+  drawPageNotFound: contract('ANTEROOM_ERR_DRAW_PAGE_NOT_FOUND', 404, 'The draw has no such page'),
   methodNotAllowed: contractWith('ANTEROOM_ERR_METHOD_NOT_ALLOWED', 405, 'Method not allowed', (allowed: string[]) => ({
     headers: { allow: allowed.join(', ') },
   })),

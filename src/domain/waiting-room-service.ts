@@ -17,7 +17,7 @@ import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { allowedReturnUrl, handoffLocation, handoffStoreName, HANDOFF_CODE_TTL_SEC, HANDOFF_UNUSED, newHandoffCode, readHandoffCode } from './handoff.ts';
 import { JoinBatcher } from './join-batcher.ts';
 import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from './room-phase.ts';
-import { DrawPublications } from './draw-publication.ts';
+import { drawPage, DrawPublications } from './draw-publication.ts';
 import { DrawRunner, newDrawCandidate } from './draw-runner.ts';
 import { drawIsDue, roomDraws } from './prequeue.ts';
 import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettings } from './room-settings.ts';
@@ -706,10 +706,15 @@ export class WaitingRoomService {
    * GET /draw: the room's draw as published, JSON bytes (./draw-publication.ts): the commitment before the draw,
    * the seed and the entries after it. Unknown room → 400; a room without a draw → 404.
    */
-  async drawPublication(eventId: unknown): Promise<Answer<Buffer>> {
+  /** GET /draw: the whole publication, or page `page` (from 1) of its entries (draw-publication.ts, drawPage). */
+  async drawPublication(eventId: unknown, page?: number): Promise<Answer<Buffer>> {
     const room = this.event(eventId);
     if (!roomDraws(room)) throw Errors.drawNotEnabled();
-    return ok((await this.drawPublications.current(room.event_id)).json);
+    const publication = await this.drawPublications.current(room.event_id);
+    if (page === undefined) return ok(publication.json);
+    const json = drawPage(publication, page);
+    if (json === null) throw Errors.drawPageNotFound();
+    return ok(json);
   }
 
   /**

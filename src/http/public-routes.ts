@@ -7,6 +7,7 @@ import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
   EventBody,
+  DrawQuery,
   EventQuery,
   EventRequestBody,
   EventRequestQuery,
@@ -86,11 +87,12 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       // The room's draw (spec rooms.md §3): built once per draw by the service, sent as the JSON bytes it built.
       method: 'GET',
       url: '/draw',
-      schema: { querystring: EventQuery },
+      schema: { querystring: DrawQuery },
       cache: 'poll',
       invalidQuery: Errors.invalidEventId,
       handler: async (req, reply) => {
-        const answer = await room.drawPublication((req as Q<Static<typeof EventQuery>>).query.event_id);
+        const q = (req as Q<Static<typeof DrawQuery>>).query;
+        const answer = await room.drawPublication(q.event_id, q.page === undefined ? undefined : Number(q.page));
         reply.type('application/json; charset=utf-8');
         return answer;
       },

@@ -22,6 +22,9 @@ export const DrawPositionsQuery = query({
   limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$' })),
 });
 
+/** GET /draw: the whole publication, or one page of its entries (page from 1; DRAW_PAGE_ENTRIES a page). */
+export const DrawQuery = query({ event_id: Id, page: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })) });
+
 export const EventBody = body({ event_id: Id });
 export const EventRequestBody = body({ event_id: Id, request_id: Id });
 

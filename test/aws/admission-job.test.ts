@@ -19,9 +19,9 @@ after(() => redis.destroy());
 const room: RoomSettings = { ...defaultSettings('Sample'), admission: 'automatic', new_users_per_minute: 120, total_active_users: 1000 };
 
 /** One execution environment of the jobs function, on a shared Redis and clock; counts its admission runs. */
-async function environment(keyPrefix: string, clock: TestClock) {
+async function environment(keyPrefix: string, clock: TestClock, settings: RoomSettings = room) {
   const runtime: AwsRuntime = await createRuntime(
-    { event: room, redis: { host: '127.0.0.1', port: 0, tls: false, keyPrefix }, pollTtl: 1, logLevel: 'silent' },
+    { event: settings, redis: { host: '127.0.0.1', port: 0, tls: false, keyPrefix }, pollTtl: 1, logLevel: 'silent' },
     { store: new RedisStore({ url: redis.url, keyPrefix, readyTimeoutMs: 5000 }), clock: clock.now, log: () => {} },
   );
   const runs: number[] = [];
@@ -34,11 +34,12 @@ async function environment(keyPrefix: string, clock: TestClock) {
 }
 
 /** Ticks at the given seconds, as the clock reaches them (the test's stand-in for waiting a second). */
-function ticksAt(clock: TestClock, seconds: readonly number[]): AdmissionTicking {
+function ticksAt(clock: TestClock, seconds: readonly number[], onTick: () => void = () => {}): AdmissionTicking {
   let next = 0;
   return {
     ticks: seconds.length,
     nextTick: async () => {
+      onTick();
       const second = seconds[next++]!;
       clock.ms = Math.max(clock.ms, second * 1000);
       return second;
@@ -56,6 +57,29 @@ describe('AWS admission job', () => {
       await createJobHandlers(async () => runtime, ticksAt(clock, [start, start + 1, start + 2])).admission(scheduledEvent('admission'));
       assert.deepEqual(runs, [start, start + 1, start + 2]);
       assert.equal((await runtime.room.counters('Sample')).serving, 6, '⌈120/60⌉ = 2 a tick, three ticks');
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('costs nothing while no room needs ticks: returns without waiting for one; ticks again once a room is automatic', async () => {
+    const clock = new TestClock();
+    const manual: RoomSettings = { ...defaultSettings('Sample'), admission: 'manual' };
+    const { runtime, runs } = await environment(`ar-aws-adm-${randomUUID().slice(0, 8)}:`, clock, manual);
+    try {
+      let waits = 0;
+      const start = Math.floor(clock.now() / 1000) + 1;
+      const seconds = Array.from({ length: 60 }, (_, i) => start + i);
+      await createJobHandlers(async () => runtime, ticksAt(clock, seconds, () => waits++)).admission(scheduledEvent('admission'));
+      assert.equal(waits, 0, 'no tick waited for');
+      assert.deepEqual(runs, []);
+      // The room switches to automatic admission (the rooms API): the next invocation ticks it.
+      await runtime.room.putRoom('Sample', { ...room });
+      clock.ms += 2_000;
+      const later = Math.floor(clock.now() / 1000) + 1;
+      await createJobHandlers(async () => runtime, ticksAt(clock, [later, later + 1], () => waits++)).admission(scheduledEvent('admission'));
+      assert.equal(waits, 2);
+      assert.deepEqual(runs, [later, later + 1]);
     } finally {
       await runtime.close();
     }

@@ -306,6 +306,51 @@ describe('AWS Lambda handlers', () => {
     }
   });
 
+  it('rooms on Lambda: a room made through the rooms API, its pre-queue, the draw job at the start, GET /draw in pages, leave_queue', async () => {
+    const d = deployment();
+    try {
+      const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      // The jobs function is warm before the room exists: it must still learn of it.
+      await d.jobs.draw(scheduledEvent('draw'));
+      const start = d.clock.now() + 3_600_000;
+      const created = await d.privateApi(apiGatewayEvent({
+        method: 'PUT',
+        path: '/rooms/Draw',
+        body: { prequeue_start_time: iso(d.clock.now() - 60_000), event_start_time: iso(start), shuffle_at_event_start: true },
+      }));
+      assert.equal(created.statusCode, 201, created.body);
+      d.clock.advance(1);
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const joined = await d.publicApi(post('/assign_queue_num', { event_id: 'Draw' }));
+        assert.equal(joined.statusCode, 200, joined.body);
+        ids.push(json(joined).api_request_id as string);
+      }
+      assert.deepEqual(await d.intake(d.queue.deliver()), { batchItemFailures: [] });
+      assert.equal((await d.publicApi(get('/queue_num', { event_id: 'Draw', request_id: ids[0]! }))).statusCode, 202, 'waiting for the draw');
+      const before = json(await d.publicApi(get('/draw', { event_id: 'Draw' })));
+      assert.deepEqual(Object.keys(before).sort(), ['algorithm', 'commitment']);
+
+      // The start: the scheduled draw job draws the four.
+      d.clock.advance(3600);
+      await d.jobs.draw(scheduledEvent('draw'));
+      const whole = json(await d.publicApi(get('/draw', { event_id: 'Draw' })));
+      const page = await d.publicApi(get('/draw', { event_id: 'Draw', page: '1' }));
+      assert.equal(page.statusCode, 200, page.body);
+      assert.deepEqual(json(page), { ...whole, total_entries: 4, page: 1, pages: 1 });
+      assert.equal((await d.publicApi(get('/draw', { event_id: 'Draw', page: '2' }))).statusCode, 404);
+      const positions = await Promise.all(ids.map((id) => d.publicApi(get('/queue_num', { event_id: 'Draw', request_id: id }))));
+      assert.deepEqual(positions.map((p) => json(p).queue_number).sort(), [1, 2, 3, 4]);
+      // A visitor gives up their drawn place; a second time is refused.
+      const left = await d.publicApi(post('/leave_queue', { event_id: 'Draw', request_id: ids[3]! }));
+      assert.equal(left.statusCode, 200, left.body);
+      const again = await d.publicApi(post('/leave_queue', { event_id: 'Draw', request_id: ids[3]! }));
+      assert.ok(again.statusCode >= 400 && again.statusCode < 500, again.body);
+    } finally {
+      await d.close();
+    }
+  });
+
   it('every function of a stack signs with the one key kept in Secrets Manager', async () => {
     const d = deployment();
     try {

@@ -30,8 +30,9 @@ const secretsClient = new SecretsManagerClient({ ...TEST_AWS, endpoint: secretsM
 after(() => Promise.all([redis.destroy(), dynamo.close(), secretsManager.close()]));
 
 const API = 'oid1234567';
-const STAGE_URL = `https://${API}.execute-api.us-east-1.amazonaws.com/api`;
-const ISSUER = `${STAGE_URL}/oidc`;
+// The API's host (PUBLIC_URL); its stage is named oidc, as VWR's was, so the issuer is the stage URL.
+const HOST_URL = `https://${API}.execute-api.us-east-1.amazonaws.com`;
+const ISSUER = `${HOST_URL}/oidc`;
 const PUBLIC_API_URL = 'https://d1234abcd.cloudfront.net';
 const REDIRECT_URI = 'https://app.example.com/oauth2/idpresponse';
 const CLIENT_SECRET = 'Abcdefghij0123456789Abcdefghij0123456789Abcdefghij';
@@ -56,6 +57,8 @@ const coreSettings: Record<string, string> = {
   TOKEN_TABLE_NAME: tableName,
   EVENT_BUS_NAME: '',
   SIGNING_KEYS_SECRET_PREFIX: 'stack-oidc/anteroom/signing-keys/',
+  // Not a setting of its functions: the core's private API, which PrivateAPIEndpoint must name.
+  PRIVATE_API_URL: 'https://prv1234567.execute-api.us-east-1.amazonaws.com/api',
 };
 secrets.set('core-stack/settings', JSON.stringify(coreSettings));
 const KEY_PREFIX = `ar-aws-oidc-${process.pid}:`;
@@ -64,8 +67,9 @@ const KEY_PREFIX = `ar-aws-oidc-${process.pid}:`;
 const env: Record<string, string> = {
   EVENT_ID: 'Sample',
   CORE_SETTINGS_SECRET_ARN: 'core-stack/settings',
-  PUBLIC_URL: STAGE_URL,
+  PUBLIC_URL: HOST_URL,
   PUBLIC_API_URL,
+  PRIVATE_API_ENDPOINT: 'https://prv1234567.execute-api.us-east-1.amazonaws.com/api',
   CLIENT_SECRET_ID: 'openid-stack/client_secret',
   REDIRECT_URIS_SECRET_ID: 'openid-stack/redirect_uris',
   // Test-only: a key prefix of this process's own, and no logging.
@@ -103,10 +107,20 @@ const coreConfig = async () => awsConfigFromEnv(coreEnv);
 const publicApi = proxyHandler(environment(coreConfig), (runtime) => publicHttpApp(runtime));
 const privateApi = proxyHandler(environment(coreConfig), privateHttpApp);
 
-/** An event of the OpenID API's /oidc/{proxy+} resource. */
+/**
+ * An event of the OpenID API's /{proxy+} resource in its stage `oidc`, for the URL path `input.path`
+ * (/oidc/authorize): API Gateway gives the function the path inside the stage (/authorize).
+ */
 function oidcEvent(input: Parameters<typeof apiGatewayEvent>[0]): APIGatewayProxyEvent {
-  const event = apiGatewayEvent({ ...input, apiId: API });
-  return { ...event, resource: '/oidc/{proxy+}', pathParameters: { proxy: input.path.slice('/oidc/'.length) } };
+  assert.ok(input.path.startsWith('/oidc/'), input.path);
+  const inStage = input.path.slice('/oidc'.length);
+  const event = apiGatewayEvent({ ...input, path: inStage, apiId: API });
+  return {
+    ...event,
+    resource: '/{proxy+}',
+    pathParameters: { proxy: inStage.slice(1) },
+    requestContext: { ...event.requestContext, stage: 'oidc', path: input.path, resourcePath: '/{proxy+}' },
+  };
 }
 
 const json = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
@@ -121,7 +135,7 @@ const authorizeQuery = {
 
 describe('AWS OpenID function', () => {
   it('reads its environment and secrets, and refuses a missing PUBLIC_URL or a malformed allow-list', async () => {
-    assert.deepEqual(oidcConfigFromEnv({ ...env, PUBLIC_URL: `${STAGE_URL}/` }).publicUrl, STAGE_URL);
+    assert.deepEqual(oidcConfigFromEnv({ ...env, PUBLIC_URL: `${HOST_URL}/` }).publicUrl, HOST_URL);
     assert.throws(() => oidcConfigFromEnv({ ...env, PUBLIC_URL: '' }), /PUBLIC_URL is required/);
     assert.throws(() => oidcConfigFromEnv({ ...env, PUBLIC_API_URL: '' }), /PUBLIC_API_URL is required/);
     for (const bad of ['https://d1.cloudfront.net/?x=1', 'https://d1.cloudfront.net/?', 'https://d1.cloudfront.net#', 'http://d1.cloudfront.net', 'https://u:p@d1.cloudfront.net']) {
@@ -148,6 +162,12 @@ describe('AWS OpenID function', () => {
     assert.equal((await oidcAwsConfig(secretsClient, { ...env, VALIDITY_PERIOD: '60' })).event.validity_period, 3600);
 
     await assert.rejects(oidcAwsConfig(secretsClient, { ...env, EVENT_ID: 'Other' }), /EventID "Other" is not the event of its core stack \("Sample"\)/);
+    // VWR's PrivateAPIEndpoint must name this core's private API (a trailing slash or the host's case aside).
+    assert.equal((await oidcAwsConfig(secretsClient, { ...env, PRIVATE_API_ENDPOINT: 'https://PRV1234567.execute-api.us-east-1.amazonaws.com/api/' })).event.event_id, 'Sample');
+    await assert.rejects(
+      oidcAwsConfig(secretsClient, { ...env, PRIVATE_API_ENDPOINT: 'https://other12345.execute-api.us-east-1.amazonaws.com/api' }),
+      /PrivateAPIEndpoint "https:\/\/other12345\.execute-api\.us-east-1\.amazonaws\.com\/api" is not the private API of the core stack of EventID "Sample"/,
+    );
     await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: '' }), /CORE_SETTINGS_SECRET_ARN is required/);
     secrets.set('core-stack/not-json', 'redis://nope');
     await assert.rejects(oidcAwsConfig(secretsClient, { ...env, CORE_SETTINGS_SECRET_ARN: 'core-stack/not-json' }), /as a JSON object/);
@@ -176,10 +196,10 @@ describe('AWS OpenID function', () => {
     const authorize = await oidcFunction(oidcEvent({ method: 'GET', path: '/oidc/authorize', query: authorizeQuery }));
     assert.equal(authorize.statusCode, 302);
     const location = String(authorize.headers?.location);
-    // Relative: the browser resolves it against /api/oidc/authorize, keeping the stage.
+    // Relative: the browser resolves it against /oidc/authorize, keeping the stage.
     assert.match(location, /^login\?/);
     const loginUrl = new URL(location, `${ISSUER}/authorize`);
-    assert.equal(loginUrl.pathname, '/api/oidc/login');
+    assert.equal(loginUrl.pathname, '/oidc/login');
 
     const login = await oidcFunction(
       oidcEvent({ method: 'GET', path: '/oidc/login', query: Object.fromEntries(loginUrl.searchParams), headers: { Accept: 'text/html' } }),

@@ -205,10 +205,9 @@ describe('the Lambda handlers on their production wiring (openAwsParts, default 
       TOKEN_TABLE_NAME,
       EVENT_BUS_NAME,
       SIGNING_KEYS_SECRET_PREFIX,
-      NODE_OPTIONS: '--enable-source-maps',
     };
     // Every variable the stack sets, and only those: a new core setting must show up here too.
-    assert.deepEqual(Object.keys(core).sort(), [...CORE_SETTING_NAMES, 'NODE_OPTIONS'].sort());
+    assert.deepEqual(Object.keys(core).sort(), [...CORE_SETTING_NAMES].sort());
     functionEnv = (extra = {}) => ({
       ...core,
       ...extra,
@@ -302,6 +301,9 @@ describe('the Lambda handlers on their production wiring (openAwsParts, default 
     // The scheduled jobs run on the same store; events reach the stack's bus on EventBridge.
     assert.equal(await jobs.invoke('expiry', scheduledEvent('expiry')), null);
     assert.equal(await jobs.invoke('metrics', scheduledEvent('metrics')), null);
+    // The admission job finds no automatic (or off) room and returns at once; the draw job finds no draw due.
+    assert.equal(await jobs.invoke('admission', scheduledEvent('admission')), null);
+    assert.equal(await jobs.invoke('draw', scheduledEvent('draw')), null);
     const onBus = published.filter((e) => e.EventBusName === EVENT_BUS_NAME);
     assert.deepEqual(onBus.map((e) => e.DetailType), ['token_generated', 'waiting_room_metrics']);
     assert.deepEqual(JSON.parse(onBus[1]!.Detail), {

@@ -3,14 +3,15 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { buildApp, TEMPLATE_NAMES, type TemplateKey } from '../../deploy/aws/templates.ts';
-import { CACHE_POLICIES, PRIVATE_ROOM_ROUTES, PRIVATE_ROUTES, PUBLIC_ROUTES } from '../../deploy/aws/stacks/core.ts';
+import { CORE_LIMIT_PARAMETERS } from '../../deploy/aws/stacks/common.ts';
+import { ADMISSION_JOB_MEMORY, CACHE_POLICIES, INTAKE_CONSUMERS, PRIVATE_ROOM_ROUTES, PRIVATE_ROUTES, PUBLIC_ROUTES } from '../../deploy/aws/stacks/core.ts';
 import { CORE_EXPORTS } from '../../deploy/aws/stacks/core-exports.ts';
 import { awsConfigFromEnv, CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
 import { SHOP_OPERATIONS } from '../../src/web/shop-api.ts';
@@ -67,7 +68,73 @@ function evaluate(value: unknown, refs: (name: string) => string | undefined = (
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, again(x)]));
 }
 
+/** The code-location parameters every template with functions has (deploy/aws/lambda-code.ts). */
+const SOURCE = { SourceBucket: undefined, SourceKeyPrefix: 'anteroom' };
+
+/** Keys under which a CloudFormation template names an S3 bucket (or a URL in one). */
+const BUCKET_KEYS = new Set(['S3Bucket', 'Bucket', 'BucketName', 'DestinationBucketName', 'TemplateURL', 'TargetBucket']);
+
+/**
+ * Every place a template names a bucket, as [where, value]: a Ref to a parameter or an S3 bucket resource of
+ * the template, a GetAtt of one, or anything else (which the test refuses).
+ */
+function bucketNames(template: Json): Array<[string, unknown]> {
+  const found: Array<[string, unknown]> = [];
+  const walk = (value: unknown, where: string) => {
+    if (Array.isArray(value)) return value.forEach((v, i) => walk(v, `${where}[${i}]`));
+    if (value === null || typeof value !== 'object') return;
+    for (const [key, v] of Object.entries(value as Json)) {
+      if (BUCKET_KEYS.has(key)) found.push([`${where}.${key}`, v]);
+      walk(v, `${where}.${key}`);
+    }
+  };
+  walk(template.Resources, 'Resources');
+  return found;
+}
+
+/** Whether `value` names only a parameter of `template` or one of its own buckets (a URL: built on them). */
+function namesOwnBucket(template: Json, value: unknown, where: string): boolean {
+  const parameters = (template.Parameters ?? {}) as Json;
+  const ownBucket = (id: string) => template.Resources[id]?.Type === 'AWS::S3::Bucket';
+  const v = value as Json;
+  if (v && typeof v === 'object' && 'Ref' in v) return v.Ref in parameters || ownBucket(v.Ref);
+  if (v && typeof v === 'object' && 'Fn::GetAtt' in v) return ownBucket(v['Fn::GetAtt'][0]);
+  if (where.endsWith('.TemplateURL') && v && typeof v === 'object' && 'Fn::Join' in v) {
+    // https://<SourceBucket>.s3.<region>.<suffix>/<SourceKeyPrefix>/<name>: the host is the parameter.
+    const parts = v['Fn::Join'][1] as unknown[];
+    return parts[0] === 'https://' && JSON.stringify(parts[1]) === '{"Ref":"SourceBucket"}' && parts[2] === '.s3.';
+  }
+  return false;
+}
+
 describe('CloudFormation templates', () => {
+  it('name no bucket but a parameter or their own: no code or template from outside the deploying account', () => {
+    const withDefaults = buildApp({ outdir: mkdtempSync(join(tmpdir(), 'anteroom-cdk-')), code: { mode: 'bucket', bucket: 'my-own-bucket', keyPrefix: 'anteroom/1.0' } }).app.synth();
+    let checked = 0;
+    for (const name of Object.values(TEMPLATE_NAMES)) {
+      for (const t of [
+        assembly.getStackByName(name).template as Json,
+        withDefaults.getStackByName(name).template as Json,
+        JSON.parse(readFileSync(new URL(`../../deploy/aws/templates/${name}.template.json`, import.meta.url), 'utf8')) as Json,
+      ]) {
+        for (const [where, value] of bucketNames(t)) {
+          checked++;
+          assert.ok(namesOwnBucket(t, value, where), `${name} ${where}: ${JSON.stringify(value)}`);
+        }
+        // No bucket-looking literal anywhere (the old distribution bucket, an s3:// or S3 website URL).
+        assert.doesNotMatch(JSON.stringify(t.Resources), /anteroom-dist|s3:\/\/|\.s3\.amazonaws\.com|FindInMap/, name);
+      }
+    }
+    assert.ok(checked >= 20, `${checked} bucket references`);
+    // The committed templates make the deployer name their bucket; `npm run synth -- --bucket` gives a default.
+    assert.equal((json('core').Parameters as Json).SourceBucket.Default, undefined);
+    assert.equal((withDefaults.getStackByName(TEMPLATE_NAMES.core).template as Json).Parameters.SourceBucket.Default, 'my-own-bucket');
+    const [, fn] = resourcesOf('core', 'AWS::Lambda::Function')[0]!;
+    assert.deepEqual(fn.Properties.Code.S3Bucket, { Ref: 'SourceBucket' });
+    assert.deepEqual(fn.Properties.Code.S3Key, { 'Fn::Join': ['/', [{ Ref: 'SourceKeyPrefix' }, fn.Properties.Code.S3Key['Fn::Join'][1][1]]] });
+  });
+
+
   it('are the seven templates of VWR, by name', () => {
     assert.deepEqual(
       assembly.stacks.map((s) => s.stackName).sort(),
@@ -84,6 +151,10 @@ describe('CloudFormation templates', () => {
       EnableQueuePositionExpiry: 'true',
       QueuePositionExpiryPeriod: 900,
       IncrSvcOnQueuePositionExpiry: 'false',
+      ...SOURCE,
+      // Flood limits (not VWR's; all with defaults, so VWR's parameter files still deploy).
+      ...Object.fromEntries(Object.entries(CORE_LIMIT_PARAMETERS).map(([name, [, value]]) => [name, value])),
+      WebACLArn: '',
     });
     const p = json('core').Parameters as Json;
     assert.deepEqual(p.EnableEventsGeneration.AllowedValues, ['true', 'false']);
@@ -100,10 +171,11 @@ describe('CloudFormation templates', () => {
   });
 
   it('authorizers, openid, sample and inlet stacks: VWR parameters and defaults', () => {
-    assert.deepEqual(parameterDefaults('authorizers'), { PublicAPIEndpoint: undefined, WaitingRoomEventID: undefined, IssuerURI: undefined });
-    // VWR's four, and the core stack it runs over (no default: it cannot be guessed).
+    assert.deepEqual(parameterDefaults('authorizers'), { PublicAPIEndpoint: undefined, WaitingRoomEventID: undefined, IssuerURI: undefined, ...SOURCE });
+    // VWR's four, then the code location and flood limits (with defaults).
     assert.deepEqual(parameterDefaults('openid'), {
-      PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, APIRegion: undefined, EventID: undefined, CoreStackName: undefined,
+      PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, APIRegion: undefined, EventID: undefined, ...SOURCE,
+      ApiRateLimit: 1000, ApiBurstLimit: 500, ReservedConcurrency: 50, WafRateLimit: 0,
     });
     assert.equal(json('openid').Parameters.EventID.AllowedPattern, json('core').Parameters.EventId.AllowedPattern);
     assert.deepEqual(parameterDefaults('sample'), {
@@ -111,7 +183,7 @@ describe('CloudFormation templates', () => {
     });
     assert.deepEqual(parameterDefaults('inlet'), {
       EventId: undefined, PrivateCoreApiEndpoint: undefined, CoreApiRegion: undefined, InletStrategy: 'Periodic', IncrementBy: 10,
-      StartTime: 1626336061, EndTime: 0, CloudWatchAlarmName: '', MaxSize: 100,
+      StartTime: 1626336061, EndTime: 0, CloudWatchAlarmName: '', MaxSize: 100, ...SOURCE,
     });
     assert.deepEqual(json('inlet').Parameters.InletStrategy.AllowedValues, ['Periodic', 'MaxSize']);
     assert.deepEqual(parameterDefaults('cwLogsRole'), {});
@@ -263,33 +335,61 @@ describe('CloudFormation templates', () => {
     assert.ok(checked > 10);
   });
 
-  it('openid: one function serves /oidc/{proxy+}, issuer = stage URL + /oidc, its login page polls PublicAPIEndpoint', () => {
+  it('openid: takes a VWR parameter file unchanged (templates synthesised with --bucket)', () => {
+    const app = buildApp({ outdir: mkdtempSync(join(tmpdir(), 'anteroom-cdk-')), code: { mode: 'bucket', bucket: 'my-own-bucket' } }).app.synth();
+    for (const key of ['openid', 'core', 'authorizers', 'sample', 'inlet'] as const) {
+      const parameters = (app.getStackByName(TEMPLATE_NAMES[key]).template as Json).Parameters as Record<string, Json>;
+      const required = Object.entries(parameters).filter(([, p]) => p.Default === undefined).map(([name]) => name).sort();
+      const vwr = {
+        openid: ['APIRegion', 'EventID', 'PrivateAPIEndpoint', 'PublicAPIEndpoint'],
+        core: ['EventId'],
+        authorizers: ['IssuerURI', 'PublicAPIEndpoint', 'WaitingRoomEventID'],
+        sample: ['APIGatewayRegion', 'AuthorizerARN', 'EventID', 'PrivateAPIEndpoint', 'PublicAPIEndpoint'],
+        inlet: ['CoreApiRegion', 'EventId', 'PrivateCoreApiEndpoint'],
+      }[key];
+      assert.deepEqual(required, vwr, key);
+    }
+    // APIRegion is honoured the only way exports allow: the stack must be in it, checked before anything is made.
+    const rules = json('openid').Rules as Json;
+    assert.deepEqual(rules.CoreInThisRegion.Assertions[0].Assert, { 'Fn::Equals': [{ Ref: 'APIRegion' }, { Ref: 'AWS::Region' }] });
+  });
+
+  it('openid: one function serves the stage `oidc` (VWR’s URLs: <api host>/oidc/...), its login page polls PublicAPIEndpoint', () => {
     const t = template('openid');
     const resources = json('openid').Resources as Record<string, Json>;
     const paths = Object.values(resources)
       .filter((r) => r.Type === 'AWS::ApiGateway::Resource')
       .map((r) => r.Properties.PathPart as string)
       .sort();
-    assert.deepEqual(paths, ['oidc', '{proxy+}']);
+    assert.deepEqual(paths, ['{proxy+}']);
     const methods = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::Method');
     const functions = resourcesOf('openid', 'AWS::Lambda::Function');
     assert.equal(functions.length, 1);
     const [fnId, fn] = functions[0]!;
-    assert.equal(methods.length, 1);
-    assert.equal(methods[0]!.Properties.HttpMethod, 'ANY');
-    assert.equal(methods[0]!.Properties.Integration.Type, 'AWS_PROXY');
-    assert.match(JSON.stringify(methods[0]!.Properties.Integration.Uri), new RegExp(fnId));
-    t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'api' });
+    // ANY on /{proxy+} and (CDK mirrors a root proxy there) on the stage's root, both the function.
+    assert.equal(methods.length, 2);
+    for (const method of methods) {
+      assert.equal(method.Properties.HttpMethod, 'ANY');
+      assert.equal(method.Properties.Integration.Type, 'AWS_PROXY');
+      assert.match(JSON.stringify(method.Properties.Integration.Uri), new RegExp(fnId));
+    }
+    t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'oidc' });
     const env = fn.Properties.Environment.Variables as Json;
     assert.deepEqual(Object.keys(env).sort(), [
-      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'NODE_OPTIONS', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
+      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'PRIVATE_API_ENDPOINT', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
     ]);
     assert.deepEqual(env.PUBLIC_API_URL, { Ref: 'PublicAPIEndpoint' });
+    assert.deepEqual(env.PRIVATE_API_ENDPOINT, { Ref: 'PrivateAPIEndpoint' });
     assert.deepEqual(env.EVENT_ID, { Ref: 'EventID' });
-    assert.match(JSON.stringify(env.PUBLIC_URL), /\/api"\]/);
-    // CDK flattens the nested join: the issuer is the same parts as PUBLIC_URL, then /oidc.
-    const parts = (value: Json) => (value['Fn::Join'] as [string, unknown[]])[1].map((p) => JSON.stringify(p)).join('');
-    assert.equal(parts(json('openid').Outputs.IssuerURL.Value), parts(env.PUBLIC_URL).replace(/"\/api"$/, '"/api/oidc"'));
+    const [apiId] = resourcesOf('openid', 'AWS::ApiGateway::RestApi')[0]!;
+    const host = `https://<${apiId}>.execute-api.<AWS::Region>.<AWS::URLSuffix>`;
+    assert.equal(evaluate(env.PUBLIC_URL), host);
+    // VWR's outputs: the host, then the stage oidc, then the path.
+    const outputs = json('openid').Outputs as Json;
+    for (const [name, path] of [['IssuerURL', ''], ['AuthorizationURL', '/authorize'], ['TokenURL', '/token'], ['UserInfoURL', '/userInfo'],
+      ['PublicKeysURL', '/.well-known/jwks.json'], ['ConfigurationURL', '/.well-known/openid-configuration']] as const) {
+      assert.equal(evaluate(outputs[name].Value), `${host}/oidc${path}`, name);
+    }
     assert.match(JSON.stringify(fn.Properties.Code), /oidc\.zip/);
   });
 
@@ -298,7 +398,9 @@ describe('CloudFormation templates', () => {
     assert.equal(secrets.length, 1);
     const [settingsId, settings] = secrets[0]!;
     const document = JSON.parse(String(evaluate(settings.Properties.SecretString))) as Record<string, string>;
-    assert.deepEqual(Object.keys(document).sort(), [...CORE_SETTING_NAMES].sort());
+    assert.deepEqual(Object.keys(document).sort(), [...CORE_SETTING_NAMES, 'PRIVATE_API_URL'].sort());
+    // ...the private API's URL being the core's PrivateApiInvokeURL output, which an OpenID stack must name.
+    assert.equal(document.PRIVATE_API_URL, evaluate(json('core').Outputs.PrivateApiInvokeURL.Value));
     assert.equal(document.EVENT_ID, '<EventId>');
     assert.equal(document.VALIDITY_PERIOD, '<ValidityPeriod>');
     for (const [id, fn] of roomFunctions()) {
@@ -306,11 +408,11 @@ describe('CloudFormation templates', () => {
       for (const name of CORE_SETTING_NAMES) assert.equal(document[name], variables[name], `${id}: ${name}`);
     }
     assert.deepEqual(json('core').Outputs.CoreSettingsSecretArn.Value, { Ref: settingsId });
-    // ...and nothing the core functions all share is missing from it (NODE_OPTIONS is not a setting).
+    // ...and nothing the core functions all share is missing from it.
     const shared = roomFunctions()
       .map(([, fn]) => Object.keys(fn.Properties.Environment.Variables as Json))
       .reduce((a, b) => a.filter((name) => b.includes(name)));
-    assert.deepEqual(shared.filter((name) => name !== 'NODE_OPTIONS').sort(), [...CORE_SETTING_NAMES].sort());
+    assert.deepEqual(shared.sort(), [...CORE_SETTING_NAMES].sort());
     // The document is JSON built by joining parameter values: each one it uses must be unable to hold a quote.
     const parameters = json('core').Parameters as Record<string, Json>;
     const used = [...JSON.stringify(settings.Properties.SecretString).matchAll(/\{"Ref":"([A-Za-z0-9]+)"\}/g)]
@@ -325,17 +427,18 @@ describe('CloudFormation templates', () => {
 
   it('openid over core: every import is a core export, and the function gets the core functions’ network and resources', () => {
     const coreName = 'my-core';
-    const stackName = (name: string) => (name === 'AWS::StackName' ? coreName : undefined);
+    const stackName = (name: string) => (name === 'AWS::StackName' ? coreName : name === 'EventId' ? 'Sample' : undefined);
     // The core's exports, by name, with their values.
     const exported = new Map<string, unknown>();
     for (const output of Object.values(json('core').Outputs as Record<string, Json>)) {
       if (output.Export) exported.set(String(evaluate(output.Export.Name, stackName)), evaluate(output.Value, stackName));
     }
-    assert.deepEqual([...exported.keys()].sort(), Object.keys(CORE_EXPORTS).map((n) => `${coreName}-${n}`).sort());
-    // The OpenID stack deployed with CoreStackName = the core's name: every import resolves.
+    // Named after the event ID: an OpenID stack given VWR's parameters (EventID) finds them.
+    assert.deepEqual([...exported.keys()].sort(), Object.keys(CORE_EXPORTS).map((n) => `anteroom-Sample-${n}`).sort());
+    // The OpenID stack deployed with EventID = the core's EventId: every import resolves.
     const used = new Set<string>();
     const resolved = (value: unknown) =>
-      evaluate(value, (n) => (n === 'CoreStackName' ? coreName : undefined), (name) => {
+      evaluate(value, (n) => (n === 'EventID' ? 'Sample' : undefined), (name) => {
         assert.ok(exported.has(name), `import ${name} is not exported by the core`);
         used.add(name);
         return exported.get(name);
@@ -470,6 +573,133 @@ describe('CloudFormation templates', () => {
     } finally {
       rmSync(cliOut, { recursive: true, force: true });
     }
+  });
+
+  it('logging at least VWR’s: CloudFront and S3 access logs, VPC flow log, access and execution logs on every stage, all kept for a set time', () => {
+    const stacksWithStages = ['core', 'openid', 'sample'] as const;
+    for (const key of stacksWithStages) {
+      const resources = json(key).Resources as Record<string, Json>;
+      const stages = resourcesOf(key, 'AWS::ApiGateway::Stage');
+      assert.ok(stages.length >= 1, key);
+      for (const [id, stage] of stages) {
+        // Access logs: to a log group of the stack. Execution logs: ERROR for every method.
+        const destination = stage.Properties.AccessLogSetting?.DestinationArn;
+        assert.equal(resources[destination?.['Fn::GetAtt']?.[0]]?.Type, 'AWS::Logs::LogGroup', `${key} ${id} access logs`);
+        assert.deepEqual(stage.Properties.MethodSettings.map((m: Json) => [m.HttpMethod, m.ResourcePath, m.LoggingLevel]), [['*', '/*', 'ERROR']], `${key} ${id}`);
+        // The execution log group, made beforehand with a retention, named as API Gateway names it.
+        const apiId = stage.Properties.RestApiId.Ref;
+        const execution = [stage.DependsOn ?? []].flat().map((dep: string) => resources[dep]).find((r) => r?.Type === 'AWS::Logs::LogGroup');
+        assert.ok(execution, `${key} ${id}: waits for its execution log group`);
+        assert.equal(evaluate(execution.Properties.LogGroupName), `API-Gateway-Execution-Logs_<${apiId}>/${stage.Properties.StageName}`);
+      }
+      // CloudFront access logs to the stack's own logs bucket.
+      for (const [id, distribution] of resourcesOf(key, 'AWS::CloudFront::Distribution')) {
+        const logging = distribution.Properties.DistributionConfig.Logging;
+        assert.ok(logging, `${key} ${id}: CloudFront access logs`);
+        const bucket = resources[logging.Bucket['Fn::GetAtt'][0]] as Json;
+        assert.equal(bucket.Type, 'AWS::S3::Bucket');
+        assert.equal(bucket.Properties.OwnershipControls.Rules[0].ObjectOwnership, 'BucketOwnerPreferred', 'CloudFront writes logs with an ACL');
+        assert.ok(bucket.Properties.LifecycleConfiguration.Rules.some((r: Json) => r.ExpirationInDays === 90), 'logs expire');
+      }
+    }
+    // S3 server access logs of every content bucket (the buckets that are not themselves logs buckets).
+    for (const key of ['openid', 'sample'] as const) {
+      const buckets = resourcesOf(key, 'AWS::S3::Bucket').filter(([id]) => !id.startsWith('AccessLogsBucket'));
+      assert.equal(buckets.length, 1, key);
+      for (const [id, bucket] of buckets) {
+        assert.equal(bucket.Properties.LoggingConfiguration?.LogFilePrefix, 's3/', `${key} ${id}`);
+        assert.match(JSON.stringify(bucket.Properties.LoggingConfiguration.DestinationBucketName), /AccessLogsBucket/);
+      }
+    }
+    // The VPC flow log: all traffic of the core's VPC, to a log group.
+    const flowLogs = resourcesOf('core', 'AWS::EC2::FlowLog');
+    assert.equal(flowLogs.length, 1);
+    assert.equal(flowLogs[0]![1].Properties.TrafficType, 'ALL');
+    assert.equal(flowLogs[0]![1].Properties.ResourceType, 'VPC');
+    assert.equal(json('core').Resources[flowLogs[0]![1].Properties.LogGroupName.Ref].Type, 'AWS::Logs::LogGroup');
+    // Every log group of every template has a retention.
+    for (const key of Object.keys(TEMPLATE_NAMES) as TemplateKey[]) {
+      for (const [id, group] of resourcesOf(key, 'AWS::Logs::LogGroup')) assert.equal(group.Properties.RetentionInDays, 30, `${key} ${id}`);
+    }
+  });
+
+  it('flood limits: stage and usage-plan throttling, reserved concurrency where visitors reach Redis, bounded intake, optional WAF', () => {
+    const throttled = (key: TemplateKey) =>
+      resourcesOf(key, 'AWS::ApiGateway::Stage').map(([, stage]) => stage.Properties.MethodSettings.map((m: Json) => [m.ThrottlingRateLimit, m.ThrottlingBurstLimit])).flat();
+    assert.deepEqual(throttled('core').sort((a: Json[], b: Json[]) => JSON.stringify(a).localeCompare(JSON.stringify(b))), [
+      [{ Ref: 'PrivateApiRateLimit' }, { Ref: 'PrivateApiBurstLimit' }],
+      [{ Ref: 'PublicApiRateLimit' }, { Ref: 'PublicApiBurstLimit' }],
+    ]);
+    assert.deepEqual(throttled('openid'), [[{ Ref: 'ApiRateLimit' }, { Ref: 'ApiBurstLimit' }]]);
+    assert.deepEqual(throttled('sample'), [[100, 200]]);
+    const [, plan] = resourcesOf('core', 'AWS::ApiGateway::UsagePlan')[0]!;
+    assert.deepEqual(plan.Properties.Throttle, { BurstLimit: { Ref: 'PublicApiBurstLimit' }, RateLimit: { Ref: 'PublicApiRateLimit' } });
+    // Reserved concurrency: the parameter, or none when it is 0.
+    const reserved = (key: TemplateKey, prefix: string) => resourcesOf(key, 'AWS::Lambda::Function').find(([id]) => id.startsWith(prefix))![1].Properties.ReservedConcurrentExecutions;
+    for (const [key, prefix, parameter] of [['core', 'PublicApiFunction', 'PublicApiReservedConcurrency'], ['core', 'PrivateApiFunction', 'PrivateApiReservedConcurrency'], ['openid', 'APIHandler', 'ReservedConcurrency']] as const) {
+      const value = reserved(key, prefix);
+      assert.deepEqual(value['Fn::If'].slice(1), [{ Ref: 'AWS::NoValue' }, { Ref: parameter }], `${key} ${prefix}`);
+      assert.deepEqual(json(key).Conditions[value['Fn::If'][0]], { 'Fn::Equals': [{ Ref: parameter }, 0] });
+    }
+    // The intake consumer: at most INTAKE_CONSUMERS batches at once.
+    const intake = resourcesOf('core', 'AWS::Lambda::EventSourceMapping').find(([, m]) => m.Properties.BatchSize === 500)!;
+    assert.deepEqual(intake[1].Properties.ScalingConfig, { MaximumConcurrency: INTAKE_CONSUMERS });
+    // WAF: a rate-based rule per client IP, made only when WafRateLimit is not 0; CloudFront's only in us-east-1.
+    for (const [key, scope] of [['core', 'CLOUDFRONT'], ['openid', 'REGIONAL']] as const) {
+      const [aclId, acl] = resourcesOf(key, 'AWS::WAFv2::WebACL')[0]!;
+      assert.equal(acl.Properties.Scope, scope);
+      assert.deepEqual(json(key).Conditions[acl.Condition], { 'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'WafRateLimit' }, 0] }] });
+      const rule = acl.Properties.Rules[0].Statement.RateBasedStatement;
+      assert.deepEqual([rule.Limit, rule.AggregateKeyType], [{ Ref: 'WafRateLimit' }, 'IP']);
+      assert.equal(acl.Properties.Rules[0].Action.Block !== undefined, true);
+      if (key === 'core') {
+        const [, distribution] = resourcesOf('core', 'AWS::CloudFront::Distribution')[0]!;
+        assert.deepEqual(distribution.Properties.DistributionConfig.WebACLId['Fn::If'].slice(0, 2), [acl.Condition, { 'Fn::GetAtt': [aclId, 'Arn'] }]);
+        assert.deepEqual(json('core').Rules.WafNeedsUsEast1.Assertions[0].Assert, { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] });
+      } else {
+        const [, association] = resourcesOf('openid', 'AWS::WAFv2::WebACLAssociation')[0]!;
+        assert.equal(association.Condition, acl.Condition);
+        assert.deepEqual(association.Properties.WebACLArn, { 'Fn::GetAtt': [aclId, 'Arn'] });
+      }
+    }
+  });
+
+  it('the CloudFormation validator shipped with aws-cdk-lib finds no error in any template', () => {
+    const report = join(outdir, 'validation-report.json');
+    const violations = existsSync(report)
+      ? (JSON.parse(readFileSync(report, 'utf8')) as { pluginReports: Array<{ violations: Array<{ ruleName: string; severity: string; description: string }> }> })
+          .pluginReports.flatMap((r) => r.violations)
+      : [];
+    assert.deepEqual(violations.filter((v) => v.severity === 'error').map((v) => `${v.ruleName} ${v.description}`), []);
+  });
+
+  it('the admission job idles cheaply: ADMISSION_JOB_MEMORY MB', () => {
+    const [, fn] = resourcesOf('core', 'AWS::Lambda::Function').find(([id]) => id.startsWith('AdmissionJobFunction'))!;
+    assert.equal(fn.Properties.MemorySize, ADMISSION_JOB_MEMORY);
+  });
+
+  it('migration safety: every table and bucket outlives its stack and any replacement (docs/aws.md, Migrating)', () => {
+    let stateful = 0;
+    for (const key of Object.keys(TEMPLATE_NAMES) as TemplateKey[]) {
+      for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket']) {
+        for (const [id, resource] of resourcesOf(key, type)) {
+          stateful++;
+          assert.deepEqual([resource.DeletionPolicy, resource.UpdateReplacePolicy], ['Retain', 'Retain'], `${key} ${id}`);
+        }
+      }
+    }
+    assert.ok(stateful >= 6, `${stateful}`);
+  });
+
+  it('no function loads source maps at cold start (bench/lambda-cold-start.ts: they cost more than they give)', () => {
+    let functions = 0;
+    for (const key of Object.keys(TEMPLATE_NAMES) as TemplateKey[]) {
+      for (const [id, fn] of resourcesOf(key, 'AWS::Lambda::Function')) {
+        functions++;
+        assert.doesNotMatch(JSON.stringify(fn.Properties.Environment ?? {}), /enable-source-maps|NODE_OPTIONS/, `${key} ${id}`);
+      }
+    }
+    assert.ok(functions >= 12, `${functions} functions`);
   });
 
   it('the committed templates are what `npm run synth` writes now (deterministic, no asset hashes)', () => {

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { composeCore, type Core } from '../../src/compose/core.ts';
 import { checkPublishedDraw, drawCommitment, drawEntry, drawOrder, placesOf } from '../../src/domain/draw.ts';
 import { DRAW_LEASE_MS } from '../../src/domain/draw-runner.ts';
+import { DRAW_PAGE_ENTRIES, drawPage } from '../../src/domain/draw-publication.ts';
 import { Pending } from '../../src/domain/errors.ts';
 import type { DrawRecord, Store } from '../../src/domain/ports/store.ts';
 import type { RoomSettings } from '../../src/domain/room-settings.ts';
@@ -218,6 +219,27 @@ for (const backend of backends) {
       const draw = await a.store.getDraw('shared');
       const places = placesOf(await drawOrder(draw!.seed, 15));
       assert.deepEqual(await Promise.all(joined.map((id) => b.positionOf(id))), [...places]);
+    });
+
+    it('GET /draw?page=N: the entries in pages (every page fits a Lambda answer), the same head, 404 past the last', async () => {
+      const t = await setUp(drawRoom('pages'));
+      await t.join(5);
+      assert.deepEqual(JSON.parse((await t.service.drawPublication('pages', 1)).body.toString()), await t.published(), 'before the draw: the publication');
+      t.clock.ms = START_MS;
+      await t.service.runDraws();
+      const whole = await t.published();
+      const page = async (n: number) => JSON.parse((await t.service.drawPublication('pages', n)).body.toString()) as Record<string, unknown>;
+      const { entries, ...head } = whole;
+      assert.deepEqual(await page(1), { ...head, total_entries: 5, page: 1, pages: 1, entries });
+      await assert.rejects(t.service.drawPublication('pages', 2), { status: 404, message: 'The draw has no such page' });
+      // Pages of 2: the same entries, in order, split.
+      const publication = { json: Buffer.from(JSON.stringify(whole)), drawn: { firstPosition: whole.first_position!, positions: new Uint32Array(5), entryHexes: entries!.join('') } };
+      const pages = [1, 2, 3].map((n) => JSON.parse(drawPage(publication, n, 2)!.toString()) as { entries: string[]; pages: number; total_entries: number });
+      assert.deepEqual(pages.flatMap((p) => p.entries), entries);
+      assert.deepEqual(pages.map((p) => [p.pages, p.total_entries]), [[3, 5], [3, 5], [3, 5]]);
+      assert.equal(drawPage(publication, 4, 2), null);
+      // The default page size keeps a page under Lambda's 6 MB answer: 64 hex digits and 3 characters an entry.
+      assert.ok(DRAW_PAGE_ENTRIES * 67 < 6 * 1024 * 1024 * 0.6);
     });
 
     it('a reset clears the pre-queue and the draw; the next join commits a new seed', async () => {

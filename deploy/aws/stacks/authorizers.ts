@@ -2,12 +2,11 @@
 // authorizer that admits the access tokens of one waiting room (src/aws/authorizer.ts). Not in a VPC: it only
 // fetches the public key from the public API (through CloudFront) and caches it.
 
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Architecture, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
-import { functionAlarms, stringParameter } from './common.ts';
+import { functionAlarms, logGroup, stringParameter } from './common.ts';
 
 export class AuthorizersStack extends Stack {
   constructor(scope: Construct, id: string, props: StackProps & { code: CodeSource }) {
@@ -28,9 +27,8 @@ export class AuthorizersStack extends Stack {
         PUBLIC_API_ENDPOINT: endpoint.valueAsString,
         WAITING_ROOM_EVENT_ID: eventId.valueAsString,
         ISSUER: issuer.valueAsString,
-        NODE_OPTIONS: '--enable-source-maps',
       },
-      logGroup: new LogGroup(this, 'ApiGatewayAuthorizerLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+      logGroup: logGroup(this, 'ApiGatewayAuthorizerLogs'),
     });
     functionAlarms(this, 'ApiGatewayAuthorizer', fn);
     new CfnOutput(this, 'ApiGatewayAuthorizerArn', { value: fn.functionArn, description: 'ARN of the API Gateway Lambda authorizer' });

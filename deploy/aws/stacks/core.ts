@@ -9,17 +9,14 @@
 //                               ──▶ DynamoDB (token records, sessions), Secrets Manager (signing keys),
 //                                   EventBridge bus (events) — through VPC endpoints, no internet egress.
 
-import { Aws, CfnOutput, Duration, Fn, RemovalPolicy, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnCondition, CfnOutput, CfnRule, Duration, Fn, RemovalPolicy, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   EndpointType,
   GatewayResponse,
   LambdaIntegration,
-  MethodLoggingLevel,
   ResponseType,
   RestApi,
   AuthorizationType,
-  AccessLogFormat,
-  LogGroupLogDestination,
   ApiKeySourceType,
 } from 'aws-cdk-lib/aws-apigateway';
 import {
@@ -34,10 +31,13 @@ import {
   ViewerProtocolPolicy,
   CachedMethods,
   type BehaviorOptions,
+  type CfnDistribution,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import {
+  FlowLogDestination,
+  FlowLogTrafficType,
   GatewayVpcEndpointAwsService,
   InterfaceVpcEndpointAwsService,
   Port,
@@ -51,15 +51,34 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Effect, Group, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { EVENT_ID_PATTERN } from '../../../src/domain/room-settings.ts';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
+import { PRIVATE_API_URL } from '../../../src/aws/core-settings.ts';
 import { CORE_SETTING_NAMES, PORT_RANGE, SECONDS_RANGE, type CoreSettingName } from '../../../src/aws/environment.ts';
-import { alarmAboveZero, conditionAll, functionAlarms, isTrue, numberParameter, signingKeysAccess, stringParameter, TOKEN_TABLE_ACTIONS, TOKEN_TABLE_QUERY, TRUE_FALSE } from './common.ts';
+import {
+  accessLogsBucket,
+  alarmAboveZero,
+  conditionAll,
+  coreLimitParameters,
+  executionLogGroup,
+  functionAlarms,
+  isTrue,
+  loggedStage,
+  logGroup,
+  numberParameter,
+  rateLimitAcl,
+  reservedConcurrency,
+  signingKeysAccess,
+  stringParameter,
+  TOKEN_TABLE_ACTIONS,
+  TOKEN_TABLE_QUERY,
+  TRUE_FALSE,
+  webAclArnParameter,
+} from './common.ts';
 import { exportCoreValues } from './core-exports.ts';
 
 /** VWR's API stage name: the invoke URLs end in /api. */
@@ -103,11 +122,19 @@ export const PRIVATE_ROOM_ROUTES = {
  * between minTtl and maxTtl; defaultTtl applies only to an answer without Cache-Control.
  */
 export const CACHE_POLICIES = {
-  poll: { paths: ['/serving_num', '/waiting_num', '/draw'], query: ['event_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
+  poll: { paths: ['/serving_num', '/waiting_num'], query: ['event_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
+  // The draw's pages (GET /draw?page=N) are cached apart: a large draw is served page by page on Lambda.
+  draw: { paths: ['/draw'], query: ['event_id', 'page'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
   expiry: { paths: ['/queue_pos_expiry'], query: ['event_id', 'request_id'], minTtl: 0, defaultTtl: 1, maxTtl: 5 },
   queue: { paths: ['/queue_num'], query: ['event_id', 'request_id'], minTtl: 0, defaultTtl: 0, maxTtl: 60 },
   key: { paths: ['/public_key', '/jwks.json'], query: ['event_id'], minTtl: 0, defaultTtl: 300, maxTtl: 300 },
 } as const;
+
+/** Memory of the admission job function, MB: a tick is a few Redis calls, the rest of the minute is waiting. */
+export const ADMISSION_JOB_MEMORY = 256;
+
+/** Intake consumers at once (the SQS event source's maximum concurrency): each numbers up to 500 joins a batch. */
+export const INTAKE_CONSUMERS = 5;
 
 export interface CoreStackProps extends StackProps {
   code: CodeSource;
@@ -133,6 +160,9 @@ export class CoreStack extends Stack {
     const enableExpiry = stringParameter(this, 'EnableQueuePositionExpiry', 'If set to false, expiry period is not applied to queue position', { allowedValues: TRUE_FALSE, default: 'true' });
     const expiryPeriod = numberParameter(this, 'QueuePositionExpiryPeriod', 'Time in seconds after which a served queue position that claimed no token can no longer obtain one', 900, SECONDS_RANGE);
     const incrOnExpiry = stringParameter(this, 'IncrSvcOnQueuePositionExpiry', 'If set to true, serving counter is automatically advanced based on expired queue positions', { allowedValues: TRUE_FALSE, default: 'false' });
+    // Flood limits (not VWR's; defaults in common.ts): stage throttling, reserved concurrency, optional WAF.
+    const limits = coreLimitParameters(this);
+    const webAclArn = webAclArnParameter(this);
     const eventsOn = isTrue(this, 'GenerateWaitingRoomEvents', enableEvents);
     const expiryOn = isTrue(this, 'SetQueuePositionExpiredEvents', enableExpiry);
 
@@ -143,6 +173,8 @@ export class CoreStack extends Stack {
       subnetConfiguration: [{ name: 'isolated', subnetType: SubnetType.PRIVATE_ISOLATED, cidrMask: 24 }],
       gatewayEndpoints: { DynamoDbEndpoint: { service: GatewayVpcEndpointAwsService.DYNAMODB } },
     });
+    // VPC flow log (VWR had one): all traffic, to CloudWatch Logs.
+    vpc.addFlowLog('FlowLog', { destination: FlowLogDestination.toCloudWatchLogs(logGroup(this, 'VpcFlowLogGroup')), trafficType: FlowLogTrafficType.ALL });
     const functionsSg = new SecurityGroup(this, 'FunctionSecurityGroup', { vpc, description: 'Anteroom functions', allowAllOutbound: true });
     for (const [name, service] of [
       ['SqsEndpoint', InterfaceVpcEndpointAwsService.SQS],
@@ -217,19 +249,14 @@ export class CoreStack extends Stack {
     const bus = new EventBus(this, 'WaitingRoomEventBus', { eventBusName: Fn.join('-', [Aws.STACK_NAME, 'events']) });
 
     // ---- the REST APIs (created first: the functions need their IDs for the token issuer) ----
-    const accessLogs = new LogGroup(this, 'ApiAccessLogGroup', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
-    const stageOptions = {
-      stageName: STAGE,
-      loggingLevel: MethodLoggingLevel.ERROR,
-      accessLogDestination: new LogGroupLogDestination(accessLogs),
-      accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
-      metricsEnabled: true,
-    };
+    const accessLogs = logGroup(this, 'ApiAccessLogGroup');
+    const publicThrottling = { rate: limits.PublicApiRateLimit.valueAsNumber, burst: limits.PublicApiBurstLimit.valueAsNumber };
+    const privateThrottling = { rate: limits.PrivateApiRateLimit.valueAsNumber, burst: limits.PrivateApiBurstLimit.valueAsNumber };
     const publicApi = new RestApi(this, 'PublicWaitingRoomApi', {
       restApiName: Fn.join('-', [Aws.STACK_NAME, 'public']) as string,
       description: 'Anteroom public API (behind CloudFront)',
       endpointTypes: [EndpointType.REGIONAL],
-      deployOptions: stageOptions,
+      deployOptions: loggedStage(STAGE, accessLogs, publicThrottling),
       cloudWatchRole: false,
       apiKeySourceType: ApiKeySourceType.HEADER,
     });
@@ -237,19 +264,21 @@ export class CoreStack extends Stack {
       restApiName: Fn.join('-', [Aws.STACK_NAME, 'private']) as string,
       description: 'Anteroom private API (IAM authentication)',
       endpointTypes: [EndpointType.REGIONAL],
-      deployOptions: stageOptions,
+      deployOptions: loggedStage(STAGE, accessLogs, privateThrottling),
       cloudWatchRole: false,
     });
     // RestApi adds an "Endpoint" output of its own; the outputs below are VWR's.
     publicApi.node.tryRemoveChild('Endpoint');
     privateApi.node.tryRemoveChild('Endpoint');
+    executionLogGroup(this, 'PublicApiExecutionLogs', publicApi, STAGE);
+    executionLogGroup(this, 'PrivateApiExecutionLogs', privateApi, STAGE);
     const apiUrl = (api: RestApi) => Fn.join('', ['https://', api.restApiId, '.execute-api.', Aws.REGION, '.', Aws.URL_SUFFIX, `/${STAGE}`]);
     const publicIssuer = apiUrl(publicApi);
     const privateIssuer = apiUrl(privateApi);
 
     // ---- functions ----
     const signingKeysPrefix = Fn.join('', [Aws.STACK_NAME, '/anteroom/signing-keys/']);
-    const environment: Record<CoreSettingName | 'NODE_OPTIONS', string> = {
+    const environment: Record<CoreSettingName, string> = {
       EVENT_ID: eventId.valueAsString,
       VALIDITY_PERIOD: validityPeriod.valueAsString,
       ENABLE_EVENTS_GENERATION: enableEvents.valueAsString,
@@ -264,23 +293,22 @@ export class CoreStack extends Stack {
       TOKEN_TABLE_NAME: table.tableName,
       EVENT_BUS_NAME: bus.eventBusName,
       SIGNING_KEYS_SECRET_PREFIX: signingKeysPrefix,
-      NODE_OPTIONS: '--enable-source-maps',
     };
     const signingKeys = signingKeysAccess(signingKeysPrefix);
-    const makeFunction = (name: string, bundle: string, handler: string, timeout: number, extraEnv: Record<string, string> = {}) => {
+    const makeFunction = (name: string, bundle: string, handler: string, timeout: number, extraEnv: Record<string, string> = {}, memorySize = 1024) => {
       const fn = new LambdaFn(this, name, {
         description: `Anteroom ${name}`,
         runtime: Runtime.NODEJS_24_X,
         architecture: Architecture.ARM_64,
         handler: `index.${handler}`,
         code: lambdaCode(this, bundle, props.code),
-        memorySize: 1024,
+        memorySize,
         timeout: Duration.seconds(timeout),
         vpc,
         vpcSubnets: { subnetType: SubnetType.PRIVATE_ISOLATED },
         securityGroups: [functionsSg],
         environment: { ...environment, ...extraEnv },
-        logGroup: new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+        logGroup: logGroup(this, `${name}Logs`),
       });
       // Every function opens the runtime: Redis AUTH, and the signing key (created by the first one to start).
       redisAuth.grantRead(fn);
@@ -290,18 +318,22 @@ export class CoreStack extends Stack {
     };
 
     const publicFn = makeFunction('PublicApiFunction', 'public-api', 'handler', 10, { INTAKE_QUEUE_URL: intakeQueue.queueUrl });
+    // A flood of visitors reaches Redis through this function: cap how many run at once.
+    reservedConcurrency(this, publicFn, limits.PublicApiReservedConcurrency);
     intakeQueue.grantSendMessages(publicFn);
     // The token table: exactly the adapter's calls (no Scan, no batch or delete), as in the OpenID stack.
     table.grant(publicFn, ...TOKEN_TABLE_ACTIONS);
     bus.grantPutEventsTo(publicFn);
 
     const privateFn = makeFunction('PrivateApiFunction', 'private-api', 'handler', 10);
+    reservedConcurrency(this, privateFn, limits.PrivateApiReservedConcurrency);
     table.grant(privateFn, ...TOKEN_TABLE_ACTIONS);
     bus.grantPutEventsTo(privateFn);
 
     const consumerFn = makeFunction('IntakeConsumerFunction', 'intake-consumer', 'handler', 30);
     consumerFn.addEventSource(
-      new SqsEventSource(intakeQueue, { batchSize: 500, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true }),
+      // At most INTAKE_CONSUMERS batches numbered at once: a flood of joins waits in the queue, not on Redis.
+      new SqsEventSource(intakeQueue, { batchSize: 500, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true, maxConcurrency: INTAKE_CONSUMERS }),
     );
 
     const expiryFn = makeFunction('ExpiryJobFunction', 'jobs', 'expiry', 60);
@@ -317,7 +349,8 @@ export class CoreStack extends Stack {
 
     // Automatic admission ticks every second, more often than a schedule fires: each invocation runs a minute's
     // ticks, each claimed through the job lock in Redis (src/aws/jobs.ts). Active sessions are counted in DynamoDB.
-    const admissionFn = makeFunction('AdmissionJobFunction', 'jobs', 'admission', 90);
+    // It returns at once while no room is automatic (or off); running, it mostly waits: ADMISSION_JOB_MEMORY MB.
+    const admissionFn = makeFunction('AdmissionJobFunction', 'jobs', 'admission', 90, {}, ADMISSION_JOB_MEMORY);
     table.grant(admissionFn, ...TOKEN_TABLE_QUERY);
     bus.grantPutEventsTo(admissionFn);
     new Rule(this, 'AdmissionJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(admissionFn)] });
@@ -361,6 +394,7 @@ export class CoreStack extends Stack {
     const apiKey = publicApi.addApiKey('PublicApiKey', { value: originKeyValue, description: 'CloudFront origin key' });
     const usagePlan = publicApi.addUsagePlan('PublicUsagePlan', {
       description: 'CloudFront origin',
+      throttle: { rateLimit: publicThrottling.rate, burstLimit: publicThrottling.burst },
       apiStages: [{ api: publicApi, stage: publicApi.deploymentStage }],
     });
     usagePlan.addApiKey(apiKey);
@@ -396,8 +430,12 @@ export class CoreStack extends Stack {
         };
       }
     }
+    const logs = accessLogsBucket(this);
     const distribution = new Distribution(this, 'PublicApiCloudFront', {
       comment: 'Anteroom public API',
+      enableLogging: true,
+      logBucket: logs,
+      logFilePrefix: 'cloudfront/',
       defaultBehavior: {
         origin,
         viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
@@ -407,6 +445,20 @@ export class CoreStack extends Stack {
       },
       additionalBehaviors,
     });
+    // Optional WAF: a rate-based rule made here (us-east-1 only), or a web ACL made elsewhere, or none.
+    const waf = rateLimitAcl(this, 'PublicApiWebAcl', limits.WafRateLimit, 'CLOUDFRONT');
+    new CfnRule(this, 'WafNeedsUsEast1', {
+      ruleCondition: waf.on.expression,
+      assertions: [{
+        assert: Fn.conditionEquals(Aws.REGION, 'us-east-1'),
+        assertDescription: 'WafRateLimit needs the stack in us-east-1 (CloudFront web ACLs are made there). Elsewhere, set WafRateLimit to 0 and give WebACLArn.',
+      }],
+    });
+    const hasAclArn = new CfnCondition(this, 'HasWebACLArn', { expression: Fn.conditionNot(Fn.conditionEquals(webAclArn.valueAsString, '')) });
+    (distribution.node.defaultChild as CfnDistribution).addPropertyOverride(
+      'DistributionConfig.WebACLId',
+      Fn.conditionIf(waf.on.logicalId, waf.acl.attrArn, Fn.conditionIf(hasAclArn.logicalId, webAclArn.valueAsString, Aws.NO_VALUE)),
+    );
 
     // ---- CDN purge after a reset (src/aws/cloudfront-purge.ts): the private API function, in the VPC, cannot
     // reach CloudFront's API; it puts the request on a queue, and a function outside the VPC invalidates ----
@@ -426,8 +478,8 @@ export class CoreStack extends Stack {
       code: lambdaCode(this, 'cdn-purge', props.code),
       memorySize: 256,
       timeout: Duration.seconds(10),
-      environment: { DISTRIBUTION_ID: distribution.distributionId, NODE_OPTIONS: '--enable-source-maps' },
-      logGroup: new LogGroup(this, 'CdnPurgeFunctionLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+      environment: { DISTRIBUTION_ID: distribution.distributionId },
+      logGroup: logGroup(this, 'CdnPurgeFunctionLogs'),
     });
     purgeFn.addEventSource(new SqsEventSource(purgeQueue, { batchSize: 10, reportBatchItemFailures: true }));
     purgeFn.addToRolePolicy(
@@ -462,10 +514,11 @@ export class CoreStack extends Stack {
     const coreSettings = new Secret(this, 'CoreSettings', {
       description: 'Anteroom: settings of this waiting room for functions of stacks built on it (no secret values)',
       secretStringValue: SecretValue.unsafePlainText(
-        this.toJsonString(Object.fromEntries(CORE_SETTING_NAMES.map((name) => [name, environment[name]]))),
+        // And the private API's URL, which an OpenID stack's PrivateAPIEndpoint must name (src/aws/core-settings.ts).
+        this.toJsonString({ ...Object.fromEntries(CORE_SETTING_NAMES.map((name) => [name, environment[name]])), [PRIVATE_API_URL]: privateIssuer }),
       ),
     });
-    exportCoreValues(this, {
+    exportCoreValues(this, eventId.valueAsString, {
       CoreSettingsSecretArn: coreSettings.secretArn,
       FunctionSubnetIds: Fn.join(',', vpc.isolatedSubnets.map((s) => s.subnetId)),
       FunctionSecurityGroupId: functionsSg.securityGroupId,
@@ -483,7 +536,7 @@ export class CoreStack extends Stack {
     new CfnOutput(this, 'ProtectedAPIGroupName', { value: group.groupName, description: 'IAM group allowed to call the private API' });
     new CfnOutput(this, 'EventBusName', { value: bus.eventBusName, description: 'EventBridge bus receiving the waiting room events' });
     new CfnOutput(this, 'TokenTableName', { value: table.tableName, description: 'DynamoDB table of token records' });
-    new CfnOutput(this, 'CoreStackName', { value: Aws.STACK_NAME, description: 'This stack\'s name: the CoreStackName of an OpenID stack for this event' });
+    new CfnOutput(this, 'CoreStackName', { value: Aws.STACK_NAME, description: 'This stack\'s name' });
     new CfnOutput(this, 'DeadLetterQueueURL', { value: deadLetters.queueUrl, description: 'Joins that could not be numbered' });
   }
 }

@@ -4,8 +4,8 @@
 
 import { Aws, CfnOutput, CfnStack, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { sourceCodeMapping, type CodeSource } from '../lambda-code.ts';
-import { numberParameter, stringParameter, TRUE_FALSE } from './common.ts';
+import { sourceParameters, type CodeSource } from '../lambda-code.ts';
+import { coreLimitParameters, numberParameter, stringParameter, TRUE_FALSE, webAclArnParameter } from './common.ts';
 import { PORT_RANGE, SECONDS_RANGE } from '../../../src/aws/environment.ts';
 import { TEMPLATE_NAMES } from '../template-names.ts';
 
@@ -21,9 +21,13 @@ export class GettingStartedStack extends Stack {
     const expiry = stringParameter(this, 'EnableQueuePositionExpiry', 'If set to false, expiry period is not applied to queue position', { allowedValues: TRUE_FALSE, default: 'true' });
     const incr = stringParameter(this, 'IncrSvcOnQueuePositionExpiry', 'If set to true, serving counter is automatically advanced based on expired queue positions', { allowedValues: TRUE_FALSE, default: 'false' });
 
-    const mapping = sourceCodeMapping(this, props.code);
+    const limits = coreLimitParameters(this);
+    const webAclArn = webAclArnParameter(this);
+    // The nested templates and the zips, from the deployer's own bucket (deploy/aws/lambda-code.ts).
+    const source = sourceParameters(this, props.code);
     const templateUrl = (name: string) =>
-      Fn.join('', ['https://', mapping.findInMap('General', 'S3Bucket'), '-', Aws.REGION, '.s3.', Aws.URL_SUFFIX, '/', mapping.findInMap('General', 'KeyPrefix'), '/', name, '.template.json']);
+      Fn.join('', ['https://', source.bucket.valueAsString, '.s3.', Aws.REGION, '.', Aws.URL_SUFFIX, '/', source.keyPrefix.valueAsString, '/', name, '.template.json']);
+    const code = { SourceBucket: source.bucket.valueAsString, SourceKeyPrefix: source.keyPrefix.valueAsString };
 
     const core = new CfnStack(this, 'CoreModuleStack', {
       templateUrl: templateUrl(TEMPLATE_NAMES.core),
@@ -35,6 +39,9 @@ export class GettingStartedStack extends Stack {
         QueuePositionExpiryPeriod: expiryPeriod.valueAsString,
         EnableQueuePositionExpiry: expiry.valueAsString,
         IncrSvcOnQueuePositionExpiry: incr.valueAsString,
+        ...Object.fromEntries(Object.entries(limits).map(([name, p]) => [name, p.valueAsString])),
+        WebACLArn: webAclArn.valueAsString,
+        ...code,
       },
     });
     const authorizers = new CfnStack(this, 'AuthorizersModuleStack', {
@@ -43,6 +50,7 @@ export class GettingStartedStack extends Stack {
         PublicAPIEndpoint: core.getAtt('Outputs.PublicApiInvokeURL').toString(),
         WaitingRoomEventID: eventId.valueAsString,
         IssuerURI: core.getAtt('Outputs.PublicTokenIssuer').toString(),
+        ...code,
       },
     });
     const sample = new CfnStack(this, 'SampleModuleStack', {
@@ -61,7 +69,7 @@ export class GettingStartedStack extends Stack {
     new CfnOutput(this, 'ControlPanelURL', { value: sample.getAtt('Outputs.ControlPanelURL').toString() });
     // Where to upload the pages (the sample stack does not load them itself).
     new CfnOutput(this, 'SampleWebContentBucketName', { value: sample.getAtt('Outputs.SampleWebContentBucketName').toString() });
-    // The nested core stack's generated name, for an OpenID stack's CoreStackName.
+    // The nested core stack's generated name (its logs, alarms and resources are under it).
     new CfnOutput(this, 'CoreStackName', { value: core.getAtt('Outputs.CoreStackName').toString() });
   }
 }

@@ -2,18 +2,17 @@
 // the Periodic inlet (a schedule, every minute) or the MaxSize inlet (an SNS topic the site publishes its
 // reports to), acting on the core stack through its private API with SigV4 (src/aws/inlet.ts).
 
-import { Aws, CfnCondition, CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnCondition, CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
-import { conditionAll, numberParameter, stringParameter } from './common.ts';
+import { conditionAll, logGroup, numberParameter, stringParameter } from './common.ts';
 
 export class InletStrategyStack extends Stack {
   constructor(scope: Construct, id: string, props: StackProps & { code: CodeSource }) {
@@ -71,7 +70,7 @@ export class InletStrategyStack extends Stack {
         timeout: Duration.seconds(30),
         role,
         environment: { ...environment, ...env },
-        logGroup: new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+        logGroup: logGroup(this, `${name}Logs`),
       });
 
     const periodicFn = makeFunction('PeriodicInlet', 'periodicHandler', {

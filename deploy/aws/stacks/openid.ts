@@ -1,19 +1,22 @@
 // The OpenID stack (VWR's virtual-waiting-room-on-aws-openid template): the waiting room as an OpenID Connect
-// identity provider (spec/integrations.md §2), under /oidc of its own REST API (stage `api`).
+// identity provider (spec/integrations.md §2), on its own REST API whose stage is named `oidc`, as VWR's was:
+// the URLs are VWR's, https://<api>.execute-api.<region>.amazonaws.com/oidc/....
 //
-// One function (the `oidc` bundle, src/aws/oidc.ts) serves /oidc/{proxy+}: discovery, keys, authorize, the
-// login page and its join/continue calls, token, userInfo. The issuer is the stage URL (PUBLIC_URL) + /oidc.
+// One function (the `oidc` bundle, src/aws/oidc.ts) serves the stage's /{proxy+}: discovery, keys, authorize,
+// the login page and its join/continue calls, token, userInfo. The issuer is PUBLIC_URL (the API's host) + /oidc.
 // The login page polls the core's public API through CloudFront (VWR's PublicAPIEndpoint parameter). The
 // client is the event: its redirect-URI allow-list and secret are the two secrets below, read at cold start.
 //
 // The function joins visitors and signs tokens in process, over the core stack's waiting room: it runs in the
 // core's VPC and reads the core's settings document, both found through the core stack's exports
-// (deploy/aws/stacks/core-exports.ts) under the one parameter VWR's template did not have, CoreStackName.
-// VWR's PrivateAPIEndpoint and APIRegion are kept so its parameter files still name what they name (with
-// CoreStackName added, they deploy); nothing here calls the private API, and the stack must be in its core
-// stack's region anyway (exports are regional).
+// (deploy/aws/stacks/core-exports.ts), named after the event ID: VWR's parameter file (PublicAPIEndpoint,
+// PrivateAPIEndpoint, APIRegion, EventID) deploys the template unchanged. Exports are regional, so the stack
+// must be in its core's Region: a rule refuses an APIRegion other than the stack's own before anything is
+// made. PrivateAPIEndpoint must be the private API of that core (checked at cold start against the core's
+// settings document: a parameter file naming another core is refused, not served); it is not called (VWR's
+// adapter called the private API's generate_token; this one signs with the core's keys itself).
 
-import { Aws, CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, CfnRule, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Distribution, ViewerProtocolPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -21,15 +24,32 @@ import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { ManagedPolicy } from 'aws-cdk-lib/aws-iam';
 import { Architecture, CfnFunction, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
 import { EVENT_ID_PATTERN } from '../../../src/domain/room-settings.ts';
 import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
-import { alarmAboveZero, functionAlarms, signingKeysAccess, stringParameter, TOKEN_TABLE_ACTIONS } from './common.ts';
+import {
+  accessLogsBucket,
+  alarmAboveZero,
+  executionLogGroup,
+  functionAlarms,
+  loggedStage,
+  logGroup,
+  numberParameter,
+  rateLimitAcl,
+  reservedConcurrency,
+  signingKeysAccess,
+  stringParameter,
+  TOKEN_TABLE_ACTIONS,
+  wafRateParameter,
+} from './common.ts';
 import { importCoreValue, type CoreExport } from './core-exports.ts';
+
+/** VWR's stage name: the adapter's URLs are https://<api>.execute-api.<region>.amazonaws.com/oidc/.... */
+export const STAGE = 'oidc';
 
 export class OpenIdStack extends Stack {
   constructor(scope: Construct, id: string, props: StackProps & { code: CodeSource }) {
@@ -37,19 +57,24 @@ export class OpenIdStack extends Stack {
     this.templateOptions.description = 'Anteroom - Virtual Waiting Room on AWS, OpenID Connect adapter';
     const publicApi = stringParameter(this, 'PublicAPIEndpoint', 'Public endpoint URL for the virtual waiting room APIs');
     // VWR's; kept for its parameter files (see above).
-    stringParameter(this, 'PrivateAPIEndpoint', 'Private endpoint URL for the virtual waiting room APIs');
-    stringParameter(this, 'APIRegion', 'AWS region name for the public and private waiting room APIs');
+    const privateApi = stringParameter(this, 'PrivateAPIEndpoint', 'Private endpoint URL for the virtual waiting room APIs');
+    const apiRegion = stringParameter(this, 'APIRegion', 'AWS region name for the public and private waiting room APIs');
     const eventId = stringParameter(this, 'EventID', 'Event ID of waiting room', {
       allowedPattern: EVENT_ID_PATTERN,
       constraintDescription: 'The core stack\'s EventId: letters, digits and . _ ~ - (at most 128).',
     });
-    const coreStackName = stringParameter(
-      this,
-      'CoreStackName',
-      'Name of the core stack (virtual-waiting-room-on-aws) of this event, in this region: its CoreStackName output',
-      { allowedPattern: '^[A-Za-z][A-Za-z0-9-]{0,127}$', constraintDescription: 'A CloudFormation stack name.' },
-    );
-    const core = (name: CoreExport) => importCoreValue(coreStackName.valueAsString, name);
+    new CfnRule(this, 'CoreInThisRegion', {
+      assertions: [{
+        assert: Fn.conditionEquals(apiRegion.valueAsString, Aws.REGION),
+        assertDescription: 'Deploy this stack in the core stack\'s Region (APIRegion): it runs over the core\'s Redis and tables, found through the core\'s exports, which are regional.',
+      }],
+    });
+    // Flood limits: stage throttling, reserved concurrency, optional WAF (a rate-based rule per client IP).
+    const rateLimit = numberParameter(this, 'ApiRateLimit', 'OpenID API stage: steady requests per second (above: 429)', 1000, { min: 1, max: 1_000_000 });
+    const burstLimit = numberParameter(this, 'ApiBurstLimit', 'OpenID API stage: burst of requests', 500, { min: 1, max: 1_000_000 });
+    const reserved = numberParameter(this, 'ReservedConcurrency', 'Reserved concurrency of the OpenID function (its executions reach the core\'s Redis); 0 = none', 50, { min: 0, max: 100_000 });
+    const wafRate = wafRateParameter(this, 'the OpenID API');
+    const core = (name: CoreExport) => importCoreValue(eventId.valueAsString, name);
 
     // Per event: the client secret (50 alphanumeric characters) and the redirect-URI allow-list.
     const clientSecret = new Secret(this, 'ClientSecret', {
@@ -62,17 +87,23 @@ export class OpenIdStack extends Stack {
       generateSecretString: { secretStringTemplate: '{"redirect_uris": []}', generateStringKey: 'unused', passwordLength: 8 },
     });
 
+    const logs = accessLogsBucket(this);
     const bucket = new Bucket(this, 'OpenIDWebContentBucket', {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      serverAccessLogsBucket: logs,
+      serverAccessLogsPrefix: 's3/',
     });
     // VWR's login-page bucket and distribution (its WaitingRoomWebContentBucket output); the login page itself is
     // served by the function, so nothing needs to be uploaded here.
     new Distribution(this, 'OpenIDWebContentCloudFront', {
       comment: 'Anteroom OpenID waiting-room login page',
       defaultRootObject: 'index.html',
+      enableLogging: true,
+      logBucket: logs,
+      logFilePrefix: 'cloudfront/',
       defaultBehavior: { origin: S3BucketOrigin.withOriginAccessControl(bucket), viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS },
     });
 
@@ -80,12 +111,16 @@ export class OpenIdStack extends Stack {
       restApiName: Fn.join('-', [Aws.STACK_NAME, 'openid-waiting-room-api']) as string,
       description: 'Waiting Room Open ID Adapter API',
       endpointTypes: [EndpointType.REGIONAL],
-      deployOptions: { stageName: 'api' },
+      deployOptions: loggedStage(STAGE, logGroup(this, 'ApiAccessLogGroup'), { rate: rateLimit.valueAsNumber, burst: burstLimit.valueAsNumber }),
       cloudWatchRole: false,
     });
     api.node.tryRemoveChild('Endpoint');
-    // The stage URL, what the function is served under: the issuer is this + /oidc.
-    const stageUrl = Fn.join('', ['https://', api.restApiId, '.execute-api.', Aws.REGION, '.', Aws.URL_SUFFIX, '/api']);
+    executionLogGroup(this, 'ApiExecutionLogs', api, STAGE);
+    const waf = rateLimitAcl(this, 'ApiWebAcl', wafRate, 'REGIONAL');
+    const association = new CfnWebACLAssociation(this, 'ApiWebAclAssociation', { resourceArn: api.deploymentStage.stageArn, webAclArn: waf.acl.attrArn });
+    association.cfnOptions.condition = waf.on;
+    // The API's host: the issuer is this + /oidc, the stage (the function adds the stage to the paths it sees).
+    const host = Fn.join('', ['https://', api.restApiId, '.execute-api.', Aws.REGION, '.', Aws.URL_SUFFIX]);
 
     const fn = new LambdaFn(this, 'APIHandler', {
       description: 'Anteroom OpenID Connect adapter',
@@ -99,14 +134,16 @@ export class OpenIdStack extends Stack {
         // Checked against the core's own at cold start.
         EVENT_ID: eventId.valueAsString,
         CORE_SETTINGS_SECRET_ARN: core('CoreSettingsSecretArn'),
-        PUBLIC_URL: stageUrl,
+        PUBLIC_URL: host,
         PUBLIC_API_URL: publicApi.valueAsString,
+        // Checked against the core's private API URL at cold start (src/aws/core-settings.ts).
+        PRIVATE_API_ENDPOINT: privateApi.valueAsString,
         CLIENT_SECRET_ID: clientSecret.secretName,
         REDIRECT_URIS_SECRET_ID: redirectUris.secretName,
-        NODE_OPTIONS: '--enable-source-maps',
       },
-      logGroup: new LogGroup(this, 'APIHandlerLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+      logGroup: logGroup(this, 'APIHandlerLogs'),
     });
+    reservedConcurrency(this, fn, reserved);
     clientSecret.grantRead(fn);
     redirectUris.grantRead(fn);
     // In the core's VPC, with the core functions' security group (the one Redis admits).
@@ -125,12 +162,13 @@ export class OpenIdStack extends Stack {
     functionAlarms(this, 'APIHandler', fn);
 
     const integration = new LambdaIntegration(fn, { scopePermissionToMethod: false });
-    api.root.addResource('oidc').addProxy({ defaultIntegration: integration, anyMethod: true });
+    // Every path inside the stage (CDK adds the same ANY on the stage's root).
+    api.root.addProxy({ anyMethod: false }).addMethod('ANY', integration);
     const minute = Duration.minutes(1);
     alarmAboveZero(this, '4XXErrorOpenIDApiAlarm', api.metricClientError({ period: minute, statistic: 'Maximum' }), '4xx errors > 0');
     alarmAboveZero(this, '5XXErrorOpenIDApiAlarm', api.metricServerError({ period: minute, statistic: 'Maximum' }), '5xx errors > 0');
 
-    const base = Fn.join('', [stageUrl, '/oidc']);
+    const base = Fn.join('', [host, `/${STAGE}`]);
     const url = (path: string) => Fn.join('', [base, path]);
     new CfnOutput(this, 'IssuerURL', { value: base });
     new CfnOutput(this, 'AuthorizationURL', { value: url('/authorize') });

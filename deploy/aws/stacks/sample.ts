@@ -23,7 +23,10 @@ import { CfnPermission, Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { SHOP_OPERATIONS } from '../../../src/web/shop-api.ts';
-import { stringParameter } from './common.ts';
+import { accessLogsBucket, executionLogGroup, loggedStage, logGroup, stringParameter } from './common.ts';
+
+/** The sample API answers by itself (a mock): a modest stage limit keeps a flood from costing much. */
+export const SAMPLE_API_THROTTLING = { rate: 100, burst: 200 };
 
 export class SampleStack extends Stack {
   constructor(scope: Construct, id: string, props: StackProps = {}) {
@@ -36,15 +39,21 @@ export class SampleStack extends Stack {
     const eventId = stringParameter(this, 'EventID', 'Event ID of waiting room');
 
     // ---- the pages: private bucket, CloudFront with origin access control ----
+    const logs = accessLogsBucket(this);
     const bucket = new Bucket(this, 'SampleWebContentBucket', {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      serverAccessLogsBucket: logs,
+      serverAccessLogsPrefix: 's3/',
     });
     const cdn = new Distribution(this, 'SampleWebContentCloudFront', {
       comment: 'Anteroom sample waiting room and control panel',
       defaultRootObject: 'index.html',
+      enableLogging: true,
+      logBucket: logs,
+      logFilePrefix: 'cloudfront/',
       defaultBehavior: { origin: S3BucketOrigin.withOriginAccessControl(bucket), viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS },
     });
 
@@ -53,11 +62,12 @@ export class SampleStack extends Stack {
       restApiName: Fn.join('-', [Aws.STACK_NAME, 'sample-protected-api']) as string,
       description: 'Waiting Room Sample Protected API',
       endpointTypes: [EndpointType.REGIONAL],
-      deployOptions: { stageName: 'api' },
+      deployOptions: loggedStage('api', logGroup(this, 'ApiAccessLogGroup'), SAMPLE_API_THROTTLING),
       cloudWatchRole: false,
       defaultCorsPreflightOptions: { allowOrigins: Cors.ALL_ORIGINS, allowHeaders: ['Content-Type', 'Authorization'] },
     });
     api.node.tryRemoveChild('Endpoint');
+    executionLogGroup(this, 'ApiExecutionLogs', api, 'api');
     const authorizerFn = LambdaFn.fromFunctionArn(this, 'WaitingRoomAuthorizerFunction', authorizerArn.valueAsString);
     const authorizer = new TokenAuthorizer(this, 'WaitingRoomAuthorizer', {
       handler: authorizerFn,

@@ -67,6 +67,15 @@ export type TickPlan =
   | { kind: 'within-limits'; limits: AutomaticLimits };
 
 /** Step 1: what this tick does with the room, from its admission mode and phase alone. */
+/**
+ * Whether ticks can move this room's counter with its settings as they are: automatic admission, or the state
+ * "off" (everyone in). Otherwise every tick's plan is "nothing" (planTick), whatever the phase: a job runner
+ * that pays for ticking (the AWS admission function) skips rooms, and whole invocations, where this is false.
+ */
+export function ticksMatter(room: Pick<RoomSettings, 'admission' | 'state'>): boolean {
+  return room.admission === 'automatic' || room.state === 'off';
+}
+
 export function planTick(mode: AdmissionMode, phase: RoomPhase): TickPlan {
   if (phase === 'off') return { kind: 'everyone' };
   if (!admitsInPhase(phase)) return { kind: 'nothing', reason: `phase ${phase}` };
