@@ -161,6 +161,10 @@ export const Errors = {
   invalidRequestId: contract('ANTEROOM_ERR_INVALID_REQUEST_ID', 404, 'Invalid request ID'),
   sessionNotFound: contract('ANTEROOM_ERR_SESSION_NOT_FOUND', 404, "Request ID doesn't exist or status already set."),
   notFound: contract('ANTEROOM_ERR_NOT_FOUND', 404, 'Not found'),
+  /** leave_queue of a pre-queue entry while the draw numbers the places: it has a position within seconds. */
+  drawInProgress: contract('ANTEROOM_ERR_DRAW_IN_PROGRESS', 409, 'The draw is giving out places: try again in a few seconds', {
+    'retry-after': '2',
+  }),
   /** GET /draw (and the private draw_positions) of a room without shuffle_at_event_start: it publishes no draw. */
   drawNotEnabled: contract('ANTEROOM_ERR_DRAW_NOT_ENABLED', 404, 'This waiting room has no draw'),
   drawPageNotFound: contract('ANTEROOM_ERR_DRAW_PAGE_NOT_FOUND', 404, 'The draw has no such page'),

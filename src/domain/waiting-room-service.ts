@@ -364,6 +364,8 @@ export class WaitingRoomService {
     const result = await this.store.leaveQueue(event.event_id, id);
     switch (result.outcome) {
       case 'no-position':
+        // In a room with a draw, a visitor of the pre-queue has no position yet: they leave the pre-queue.
+        if (event.shuffle_at_event_start === true) return this.leavePrequeue(event.event_id, id);
         throw Errors.invalidRequestId();
       case 'already-left':
         throw Errors.queuePositionLeft();
@@ -374,6 +376,24 @@ export class WaitingRoomService {
       case 'left':
         this.events.publish('queue_left', { event_id: event.event_id, request_id: id });
         return ok({});
+    }
+  }
+
+  /** leave_queue of a visitor without a position in a room with a draw: out of the pre-queue, not drawn. */
+  private async leavePrequeue(eventId: string, id: string): Promise<Answer<Record<string, never>>> {
+    switch (await this.store.leavePrequeue(eventId, id)) {
+      case 'left':
+        this.events.publish('queue_left', { event_id: eventId, request_id: id });
+        return ok({});
+      case 'already-left':
+        throw Errors.queuePositionLeft();
+      case 'not-in-prequeue':
+        throw Errors.invalidRequestId();
+      case 'being-drawn':
+        throw Errors.drawInProgress();
+      case 'numbered':
+        // Numbered between the two calls: it is an ordinary position now.
+        return this.leaveQueue(eventId, id);
     }
   }
 

@@ -138,13 +138,23 @@ for (const backend of backends) {
       const before = await t.published();
       const prequeue = await t.join(30);
       const gaveUp = [prequeue[4]!, prequeue[17]!];
-      for (const id of gaveUp) assert.equal(await t.store.leavePrequeue('drop', id), 'left');
+      // Through leave_queue, as the page gives a place up: out of the pre-queue, announced, and only once.
+      const left: unknown[] = [];
+      t.core.bus.subscribe({ name: 'test', deliver: (e) => void (e['detail-type'] === 'queue_left' && left.push(e.detail)) });
+      for (const id of gaveUp) assert.deepEqual(await t.service.leaveQueue('drop', id), { status: 200, body: {} });
+      assert.deepEqual(left, gaveUp.map((request_id) => ({ event_id: 'drop', request_id })));
+      await assert.rejects(t.service.leaveQueue('drop', gaveUp[0]), /Queue position was given up/);
       const stayed = prequeue.filter((id) => !gaveUp.includes(id));
 
       // Visitors who arrive while the draw numbers its places (after the first chunk) queue behind it.
       let duringDraw: string[] = [];
+      let leaveDuringDraw: unknown;
       t.store.onNumberDrawn = async (call) => {
-        if (call === 2) duringDraw = await t.join(3);
+        if (call === 2) {
+          duringDraw = await t.join(3);
+          // An entry the draw covers cannot leave while it numbers the places: try again in a few seconds.
+          leaveDuringDraw = await t.service.leaveQueue('drop', stayed[0]).catch((error: Error) => error);
+        }
       };
       t.clock.ms = START_MS;
       await t.service.runDraws();
@@ -155,6 +165,8 @@ for (const backend of backends) {
       assert.equal(published.commitment, before.commitment, 'the commitment published before the draw');
       assert.equal(drawCommitment(published.seed!), published.commitment);
       assert.deepEqual(published.entries, stayed.map(drawEntry), 'exactly the entries that stayed, in join order');
+      assert.match(String((leaveDuringDraw as Error).message), /The draw is giving out places/);
+      assert.equal((leaveDuringDraw as { status?: number }).status, 409);
       const checked = await checkPublishedDraw({ ...published, seed: published.seed!, entries: published.entries! });
       assert.ok(checked.ok);
 
