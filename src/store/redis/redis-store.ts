@@ -113,8 +113,13 @@ export interface RedisStoreOptions {
 export const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
 export const DEFAULT_READY_TIMEOUT_MS = 500;
 export const DEFAULT_REPLICA_TIMEOUT_MS = 250;
-/** The write fence closes this long before the command timeout (covers timer lateness and clock drift). */
-const FENCE_MARGIN_MS = 100;
+/**
+ * The write fence closes this long before the command timeout: a script that started just before its
+ * deadline has this long to finish and have its reply read before the caller gives up (see call()).
+ */
+const FENCE_MARGIN_MS = 300;
+/** ioredis' own command timeout is only a backstop behind the store's (which decides the 503). */
+const BACKSTOP_MS = 500;
 
 const DEFAULT_PREFIX = 'ar:';
 /** Redis deletes a lock key this long after the lock expires; see tryAcquireLock.lua. */
@@ -199,6 +204,7 @@ export class RedisStore implements Store {
   private readonly scripts: RedisScripts;
   private readonly prefix: string;
   private readonly readyTimeoutMs: number;
+  private readonly commandTimeoutMs: number;
   private readonly fenceClock: WriteFenceClock;
   private readyWaiter: Promise<void> | null = null;
   /** Set when a wait for the connection timed out; cleared when the client is ready again. */
@@ -214,6 +220,7 @@ export class RedisStore implements Store {
     this.prefix = options.keyPrefix ?? DEFAULT_PREFIX;
     this.readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
     const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.commandTimeoutMs = commandTimeoutMs;
     const minReplicas = options.minReplicas ?? 0;
     const replicaTimeoutMs = options.replicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS;
     if (!Number.isInteger(minReplicas) || minReplicas < 0) throw new RangeError('minReplicas must be an integer ≥ 0');
@@ -282,11 +289,43 @@ export class RedisStore implements Store {
   private async call<T>(operation: () => Promise<T>): Promise<T> {
     await this.connected();
     try {
-      return await operation();
+      return await this.withTimeout(operation());
     } catch (error) {
       if (error instanceof Error && /timed out/i.test(error.message) && !this.isCluster()) this.suspectHung();
       throw toStoreError(this.description, error);
     }
+  }
+
+  /**
+   * The command timeout. When the timer fires, the reply may already sit in the socket, unread because the
+   * event loop was busy (timers run before I/O in a loop turn): look once more after the next I/O poll
+   * (setImmediate) before giving up, so a write that ran in time is answered as done, not 503.
+   */
+  private withTimeout<T>(pending: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => {
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          reject(new Error(`Command timed out after ${this.commandTimeoutMs} ms`));
+        });
+      }, this.commandTimeoutMs);
+      pending.then(
+        (value) => {
+          clearTimeout(timer);
+          if (settled) return;
+          settled = true;
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          if (settled) return;
+          settled = true;
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
   }
 
   /**
