@@ -20,7 +20,14 @@ import {
 import { ConfigErrors } from '../domain/errors.ts';
 import { DEFAULT_EVENT_ID, parseRoomSettings, RoomSettingsSchema, type RoomSettings, type ScalarSettingName } from '../domain/room-settings.ts';
 import { DEFAULT_HOT_READ_TTL_MS, MAX_HOT_READ_TTL_MS } from '../store/hot-read-cache.ts';
-import { DEFAULT_REDIS_KEY_PREFIX, checkRedisKeyPrefix, describeStoreLocation, openStore } from '../compose/open-store.ts';
+import {
+  DEFAULT_REDIS_KEY_PREFIX,
+  DEFAULT_REPLICA_TIMEOUT_MS,
+  MAX_REPLICA_TIMEOUT_MS,
+  checkRedisKeyPrefix,
+  describeStoreLocation,
+  openStore,
+} from '../compose/open-store.ts';
 import type { Store } from '../domain/ports/store.ts';
 import { pageUrls, webPlugins } from '../web/index.ts';
 import { booleanValue, integerIn, nonEmpty, oneOf, wholeNumberSetting } from './option-parsers.ts';
@@ -49,9 +56,11 @@ export function serveCommand(): Command {
     .addOption(opt('--host <host>', 'address to listen on', 'HOST').default('127.0.0.1'))
     .addOption(opt('--port <port>', 'port to listen on (0 = any free port)', 'PORT').default(8080).argParser(integerIn(0, 65535)))
     .addOption(opt('--data-dir <dir>', 'directory for the database and generated credentials', 'DATA_DIR').default('./data'))
-    .addOption(opt('--store <location>', 'sqlite:<path> (default <data-dir>/anteroom.db), memory, redis[s]://[user:password@]host:port[/db] or redis[s]-cluster://host:port,host:port', 'STORE'))
+    .addOption(opt('--store <location>', 'sqlite:<path> (default <data-dir>/anteroom.db), memory, redis[s]://[user:password@]host:port[/db], redis[s]-cluster://host:port,host:port or redis[s]-sentinel://[user:password@]host:port,host:port/<master name> (Sentinel: follows failovers)', 'STORE'))
     .addOption(opt('--redis-key-prefix <prefix>', 'Redis store: prefix of every key, to share one Redis between deployments', 'REDIS_KEY_PREFIX').default(DEFAULT_REDIS_KEY_PREFIX))
     .addOption(opt('--hot-read-ttl-ms <ms>', 'Redis store: serve serving_num/waiting_num from memory for this long (0 = read Redis every time)', 'HOT_READ_TTL_MS').default(DEFAULT_HOT_READ_TTL_MS).argParser(integerIn(0, MAX_HOT_READ_TTL_MS)))
+    .addOption(opt('--redis-min-replicas <n>', 'Redis store: acknowledge a write only once it reached this many replicas (WAIT after each write; too few in time = 503); 0 = no WAIT', 'REDIS_MIN_REPLICAS').default(0).argParser(integerIn(0, 16)))
+    .addOption(opt('--redis-replica-timeout-ms <ms>', 'Redis store: how long a write waits for --redis-min-replicas replicas', 'REDIS_REPLICA_TIMEOUT_MS').default(DEFAULT_REPLICA_TIMEOUT_MS).argParser(integerIn(1, MAX_REPLICA_TIMEOUT_MS)))
     .addOption(opt('--workers <n>', 'worker processes sharing the port (needs a Redis store)', 'WORKERS').default(1).argParser(integerIn(1, MAX_WORKERS)))
     .addOption(
       opt('--sqlite-synchronous <mode>', 'full: an acknowledged write survives power loss; normal: survives a crash only', 'SQLITE_SYNCHRONOUS')
@@ -142,6 +151,8 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     redisKeyPrefix: checkRedisKeyPrefix(String(o.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX)),
     hotReadTtlMs: (o.hotReadTtlMs as number | undefined) ?? DEFAULT_HOT_READ_TTL_MS,
     workers: (o.workers as number | undefined) ?? 1,
+    redisMinReplicas: (o.redisMinReplicas as number | undefined) ?? 0,
+    redisReplicaTimeoutMs: (o.redisReplicaTimeoutMs as number | undefined) ?? DEFAULT_REPLICA_TIMEOUT_MS,
   };
 }
 

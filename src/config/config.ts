@@ -43,6 +43,10 @@ export interface ServerConfig {
   hotReadTtlMs?: number | undefined;
   /** Worker processes sharing the listening port (--workers); 1 (default) = this process serves. */
   workers?: number | undefined;
+  /** Redis store: replicas every write must reach (WAIT) before it is acknowledged; 0 (default) = no WAIT. */
+  redisMinReplicas?: number | undefined;
+  /** Redis store: how long WAIT waits for those replicas (ms). Default 250. */
+  redisReplicaTimeoutMs?: number | undefined;
 }
 
 /** The file is {"events": [...]} or, for short, the bare list; each entry is checked by parseRoomSettings. */
@@ -97,11 +101,11 @@ export function parseStoreLocation(value: string | undefined, dataDir: string): 
     if (path === '') throw ConfigErrors.option('--store sqlite:<path> needs a path');
     return { kind: 'sqlite', path: resolve(path) };
   }
-  if (/^(redis|rediss|redis-cluster|rediss-cluster):\/\//.test(value)) return { kind: 'redis', url: value };
+  if (/^(redis|rediss|redis-cluster|rediss-cluster|redis-sentinel|rediss-sentinel):\/\//.test(value)) return { kind: 'redis', url: value };
   // Never echo a password: whatever precedes an '@' may be credentials.
   const shown = value.replace(/^.*@/, '…@');
   throw ConfigErrors.option(
-    `--store must be sqlite:<path>, memory, redis[s]://host:port or redis[s]-cluster://host:port,host:port (got "${shown}")`,
+    `--store must be sqlite:<path>, memory, redis[s]://host:port, redis[s]-cluster://host:port,host:port or redis[s]-sentinel://host:port,host:port/<master name> (got "${shown}")`,
   );
 }
 

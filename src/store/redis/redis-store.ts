@@ -182,6 +182,44 @@ export function createRedisClusterClient(
   });
 }
 
+/**
+ * A client of the primary that Redis Sentinel names (redis-sentinel://), with the failure behaviour of
+ * createRedisClient. It asks the Sentinels for the primary at every (re)connection, checks that the server
+ * is a primary, and listens for +switch-master, so it follows a failover by itself: the old primary's
+ * connection is closed and the commands in flight on it fail (503; none is re-sent), then the client
+ * connects to the new primary.
+ */
+export function createRedisSentinelClient(
+  sentinels: readonly { host: string; port: number }[],
+  name: string,
+  options: {
+    commandTimeoutMs?: number;
+    connectTimeoutMs?: number;
+    username?: string | undefined;
+    password?: string | undefined;
+    tls?: boolean;
+  } = {},
+): Redis {
+  return new Redis({
+    sentinels: [...sentinels],
+    name,
+    role: 'master',
+    connectionName: 'anteroom',
+    commandTimeout: (options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS) + BACKSTOP_MS,
+    connectTimeout: options.connectTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    sentinelCommandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    sentinelRetryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
+    failoverDetector: true,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
+    ...(options.username ? { username: options.username } : {}),
+    ...(options.password ? { password: options.password } : {}),
+    ...(options.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+  });
+}
+
 /** The URL without credentials or query (which may carry a password), for logs and /readyz. */
 export function describeRedisUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1').replace(/[?#].*$/, '');
