@@ -79,6 +79,7 @@ export function serveCommand(): Command {
     .addOption(roomOpt('--incr-serving-on-expiry [bool]', 'incr_serving_on_expiry').argParser(booleanValue))
     .addOption(roomOpt('--enable-events-generation [bool]', 'enable_events_generation').argParser(booleanValue))
     .addOption(opt('--expiry-job-interval <seconds>', 'how often the expiry job runs', 'EXPIRY_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
+    .addOption(opt('--drain-timeout <seconds>', 'on SIGTERM/SIGINT: answer the requests in flight (new ones get 503 + Retry-After) and exit within this time (exit code 1 if it was not enough)', 'DRAIN_TIMEOUT').default(DEFAULT_DRAIN_TIMEOUT_SEC).argParser(integerIn(2, 3600)))
     .addOption(opt('--metrics-job-interval <seconds>', 'how often waiting_room_metrics events are emitted', 'METRICS_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
     .addOption(opt('--public-api-key <key>', 'require this x-api-key on every public request (as VWR behind CloudFront)', 'PUBLIC_API_KEY').argParser(nonEmpty('--public-api-key', 8)))
     .addOption(roomOpt('--issuer <url>', 'issuer'))
@@ -143,6 +144,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     pollTtl: o.pollTtl as number,
     expiryJobIntervalSec: o.expiryJobInterval as number,
     metricsJobIntervalSec: o.metricsJobInterval as number,
+    drainTimeoutSec: (o.drainTimeout as number | undefined) ?? DEFAULT_DRAIN_TIMEOUT_SEC,
     joinBatchWindowMs: o.joinBatchWindowMs as number,
     logLevel: String(o.logLevel),
     logRequests: o.logRequests as boolean,
@@ -250,7 +252,7 @@ async function runServe(raw: Record<string, unknown>): Promise<void> {
   const stop = (signal: string) => {
     if (stopSignal) return;
     stopSignal = signal;
-    if (running.node) shutDown(running.node, signal);
+    if (running.node) shutDown(running.node, signal, config.drainTimeoutSec);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
@@ -260,14 +262,21 @@ async function runServe(raw: Record<string, unknown>): Promise<void> {
   const node = await startNode(config, { credentials: creds.credentials, store, plugins: webPlugins(config, () => publicUrl) });
   running.node = node;
   publicUrl = node.publicUrl;
-  if (stopSignal) return shutDown(node, stopSignal);
+  if (stopSignal) return shutDown(node, stopSignal, config.drainTimeoutSec);
   // A worker of --workers N reports to the primary, which prints the banner once for all of them.
   if (isWorkerProcess()) reportListening(node, stop);
   else process.stdout.write(`${banner(config, node.room.rooms(), node, creds)}\n`);
 }
 
-function shutDown(node: AnteroomNode, signal: string): void {
+/** --drain-timeout default: the grace of Kubernetes (30 s) leaves room for it. */
+const DEFAULT_DRAIN_TIMEOUT_SEC = 10;
+
+function shutDown(node: AnteroomNode, signal: string, drainTimeoutSec = DEFAULT_DRAIN_TIMEOUT_SEC): void {
   node.http.log.info({ signal }, 'shutting down: answering requests in flight');
+  setTimeout(() => {
+    node.http.log.error({ drain_timeout_s: drainTimeoutSec }, 'shutdown did not finish within the drain timeout: exiting');
+    process.exit(1);
+  }, drainTimeoutSec * 1000).unref();
   node.close().then(
     () => process.exit(0),
     (error: unknown) => {

@@ -15,6 +15,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { StoreUnavailableError } from '../domain/ports/store.ts';
 import { privateAuthHook, type PrivateCredentials } from './auth/private-auth.ts';
 import { ApiKeyStep } from './edge/api-key.ts';
+import { DrainStep } from './edge/drain.ts';
 import { edgeChain } from './edge/edge-chain.ts';
 import { RequestMetricsStep } from './edge/request-metrics.ts';
 import { RouteScope } from './edge/route-scope.ts';
@@ -56,6 +57,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const requestMetrics = new RequestMetricsStep(options.metrics);
   // The routes that need the public API key: those the public scope mounts (collected below), but preflights.
   const publicScope = new RouteScope(ROUTER_OPTIONS);
+  const drain = new DrainStep();
   const app = Fastify({
     // Every request goes through the edge chain, whose steps run in this order; what no step answers goes to
     // Fastify's handler. A concern that must hold for every answer, fast path and Fastify alike (a rate
@@ -65,6 +67,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         edgeChain(
           [
             requestMetrics, // first: it counts every answer, those of the steps below included
+            drain, // on shutdown: 503 + Retry-After in the contract's shape, Connection: close
             options.publicApiKey ? new ApiKeyStep(options.publicApiKey, publicScope) : undefined,
             fastPollStep({ room: options.room, pollTtl: options.pollTtl }), // last: polls answered from memory
           ],
@@ -83,7 +86,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     genReqId: () => randomUUID(),
-    return503OnClosing: true,
+    // The drain step answers new requests during shutdown (Fastify's own 503 has neither the contract's
+    // shape nor Retry-After).
+    return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
     routerOptions: ROUTER_OPTIONS,
     // Malformed URLs and the like, rejected before routing.
@@ -113,6 +118,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   // every subscriber (a control panel left open) forever.
   app.addHook('preClose', async () => {
     await options.sse.close();
+    // Stop accepting connections, answer what is in flight, close the connections (see edge/drain.ts).
+    await drain.closeGracefully(app.server);
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (drain.draining) reply.header('connection', 'close');
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
