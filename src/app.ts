@@ -111,6 +111,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     logLevel: config.logLevel,
     logRequests: config.logRequests,
     logStream: options.logStream,
+    maxConnections: config.maxConnections,
     clockMs: clock,
     // The OpenID Connect adapter (/oidc, issuer = public URL + /oidc) serves the events configured for it.
     plugins: [...(options.plugins ?? []), oidc.routes],

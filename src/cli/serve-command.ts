@@ -20,6 +20,7 @@ import {
 import { ConfigErrors } from '../domain/errors.ts';
 import { DEFAULT_EVENT_ID, parseRoomSettings, RoomSettingsSchema, type RoomSettings, type ScalarSettingName } from '../domain/room-settings.ts';
 import { DEFAULT_HOT_READ_TTL_MS, MAX_HOT_READ_TTL_MS } from '../store/hot-read-cache.ts';
+import { DEFAULT_MAX_CONNECTIONS } from '../http/server.ts';
 import {
   DEFAULT_REDIS_KEY_PREFIX,
   DEFAULT_REPLICA_TIMEOUT_MS,
@@ -79,6 +80,7 @@ export function serveCommand(): Command {
     .addOption(roomOpt('--incr-serving-on-expiry [bool]', 'incr_serving_on_expiry').argParser(booleanValue))
     .addOption(roomOpt('--enable-events-generation [bool]', 'enable_events_generation').argParser(booleanValue))
     .addOption(opt('--expiry-job-interval <seconds>', 'how often the expiry job runs', 'EXPIRY_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
+    .addOption(opt('--max-connections <n>', 'open HTTP connections at most; more are closed at once (requests must also send their headers within 10 s and their whole body within 30 s)', 'MAX_CONNECTIONS').default(DEFAULT_MAX_CONNECTIONS).argParser(integerIn(1, 10_000_000)))
     .addOption(opt('--drain-timeout <seconds>', 'on SIGTERM/SIGINT: answer the requests in flight (new ones get 503 + Retry-After) and exit within this time (exit code 1 if it was not enough)', 'DRAIN_TIMEOUT').default(DEFAULT_DRAIN_TIMEOUT_SEC).argParser(integerIn(2, 3600)))
     .addOption(opt('--metrics-job-interval <seconds>', 'how often waiting_room_metrics events are emitted', 'METRICS_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
     .addOption(opt('--public-api-key <key>', 'require this x-api-key on every public request (as VWR behind CloudFront)', 'PUBLIC_API_KEY').argParser(nonEmpty('--public-api-key', 8)))
@@ -145,6 +147,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     expiryJobIntervalSec: o.expiryJobInterval as number,
     metricsJobIntervalSec: o.metricsJobInterval as number,
     drainTimeoutSec: (o.drainTimeout as number | undefined) ?? DEFAULT_DRAIN_TIMEOUT_SEC,
+    maxConnections: (o.maxConnections as number | undefined) ?? DEFAULT_MAX_CONNECTIONS,
     joinBatchWindowMs: o.joinBatchWindowMs as number,
     logLevel: String(o.logLevel),
     logRequests: o.logRequests as boolean,

@@ -43,6 +43,8 @@ export interface ServerConfig {
   hotReadTtlMs?: number | undefined;
   /** Worker processes sharing the listening port (--workers); 1 (default) = this process serves. */
   workers?: number | undefined;
+  /** Open HTTP connections at most (--max-connections). Default 50,000. */
+  maxConnections?: number | undefined;
   /** On SIGTERM/SIGINT the process exits within this many seconds (--drain-timeout). Default 10. */
   drainTimeoutSec?: number | undefined;
   /** Redis store: replicas every write must reach (WAIT) before it is acknowledged; 0 (default) = no WAIT. */

@@ -14,6 +14,7 @@ import type { SseSink } from '../events/sse-sink.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { StoreUnavailableError } from '../domain/ports/store.ts';
 import { privateAuthHook, type PrivateCredentials } from './auth/private-auth.ts';
+import { clientErrorHandler } from './client-errors.ts';
 import { ApiKeyStep } from './edge/api-key.ts';
 import { DrainStep } from './edge/drain.ts';
 import { edgeChain } from './edge/edge-chain.ts';
@@ -45,7 +46,18 @@ export interface HttpServerOptions {
   plugins?: ((app: FastifyInstance) => Promise<void> | void)[];
   /** Extra routes under the private base path, behind its authentication (e.g. the MaxSize inlet). */
   privatePlugins?: ((scope: FastifyInstance, mount: MountOptions) => Promise<void> | void)[];
+  /** Open connections at most; more are refused (closed at once). Default DEFAULT_MAX_CONNECTIONS. */
+  maxConnections?: number | undefined;
 }
+
+/** Connection limits (docs/operations.md, "Connections and timeouts"). */
+export const DEFAULT_MAX_CONNECTIONS = 50_000;
+/** The request line and headers must arrive within this (Node's default is 60 s). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** The whole request, body included, must arrive within this (Node's default is 300 s). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** An idle kept-alive connection is closed after this (Node's default). */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
 export const BODY_LIMIT = 16 * 1024;
 
@@ -62,8 +74,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // Every request goes through the edge chain, whose steps run in this order; what no step answers goes to
     // Fastify's handler. A concern that must hold for every answer, fast path and Fastify alike (a rate
     // limit, proof of work, analytics), is one more line in this list, before the fast path.
-    serverFactory: (handler) =>
-      createServer(
+    serverFactory: (handler) => {
+      const server = createServer(
+        { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
         edgeChain(
           [
             requestMetrics, // first: it counts every answer, those of the steps below included
@@ -73,7 +86,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
           ],
           handler,
         ),
-      ),
+      );
+      server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+      return server;
+    },
+    // Malformed HTTP: the contract's error shape, counted in /metrics, never logged (see client-errors.ts).
+    clientErrorHandler: clientErrorHandler(options.metrics),
     logger: {
       level: options.logLevel ?? 'info',
       redact: {
