@@ -43,7 +43,7 @@ export interface ServerConfig {
   hotReadTtlMs?: number | undefined;
   /** Worker processes sharing the listening port (--workers); 1 (default) = this process serves. */
   workers?: number | undefined;
-  /** Open HTTP connections at most (--max-connections). Default 50,000. */
+  /** Open HTTP connections at most (--max-connections). Default 200,000. */
   maxConnections?: number | undefined;
   /** On SIGTERM/SIGINT the process exits within this many seconds (--drain-timeout). Default 10. */
   drainTimeoutSec?: number | undefined;

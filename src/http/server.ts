@@ -51,7 +51,7 @@ export interface HttpServerOptions {
 }
 
 /** Connection limits (docs/operations.md, "Connections and timeouts"). */
-export const DEFAULT_MAX_CONNECTIONS = 50_000;
+export const DEFAULT_MAX_CONNECTIONS = 200_000;
 /** The request line and headers must arrive within this (Node's default is 60 s). */
 export const HEADERS_TIMEOUT_MS = 10_000;
 /** The whole request, body included, must arrive within this (Node's default is 300 s). */
