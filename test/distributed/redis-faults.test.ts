@@ -12,9 +12,9 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { ChildNode } from '../support/child-node.ts';
-import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
+import { startRedisCluster, startRedisServer, type RedisServer, type RedisTestCluster } from '../support/redis-server.ts';
 import { ADMIN, ADMIN_TOKEN, call, freshPrefix, positionsOf, startNodes, stopNodes, waitFor, type Reply } from './fleet.ts';
 
 /** The documented bound (docs/distributed.md, "Failure behaviour"). */
@@ -30,10 +30,12 @@ interface Tally {
 }
 
 /** Set by a test the moment it injects the fault. */
-export const fault = { started: false };
+interface Fault {
+  started: boolean;
+}
 
 /** Loops sending `send` until stop(); counts 200s and 503s, and remembers anything else. */
-export function storm(concurrency: number, send: () => Promise<Reply | null>, onOk: (reply: Reply) => void = () => {}) {
+function storm(fault: Fault, concurrency: number, send: () => Promise<Reply | null>, onOk: (reply: Reply) => void = () => {}) {
   const tally: Tally = { ok: 0, unavailable: 0, unavailableStartedBefore: 0, other: [], slowest: 0 };
   let running = true;
   const loops = Array.from({ length: concurrency }, async () => {
@@ -62,6 +64,87 @@ export function storm(concurrency: number, send: () => Promise<Reply | null>, on
   };
 }
 
+/**
+ * Joins and increments against `node` while `inject` does its harm; `until` says when enough writes were
+ * refused; then `repair` (if any) and both storms must succeed again. Checks what the file header says.
+ */
+async function writesThroughAFault(
+  node: ChildNode,
+  counters: () => Promise<{ queue: number; serving: number; requestIds: number }>,
+  inject: () => Promise<void>,
+  repair: () => Promise<void>,
+  refusalsDuringFault: { joins: number; increments: number },
+): Promise<void> {
+  const acknowledged: string[] = [];
+  const fault: Fault = { started: false };
+  const joins = storm(
+    fault,
+    16,
+    () => call(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: 'Sample' }) }),
+    (reply) => acknowledged.push((JSON.parse(reply.text) as { api_request_id: string }).api_request_id),
+  );
+  const increments = storm(fault, 4, () =>
+    call(`${node.url}/private/increment_serving_counter`, {
+      method: 'POST',
+      headers: ADMIN,
+      body: JSON.stringify({ event_id: 'Sample', increment_by: 1 }),
+    }),
+  );
+  try {
+    await waitFor('joins and increments before the fault', () => joins.tally.ok >= 200 && increments.tally.ok >= 20, 20_000);
+    fault.started = true;
+    await inject();
+    const okAtFault = { joins: joins.tally.ok, increments: increments.tally.ok };
+    try {
+      await waitFor(
+        'joins and increments answered 503 during the fault',
+        () =>
+          joins.tally.unavailable - joins.tally.unavailableStartedBefore >= refusalsDuringFault.joins &&
+          increments.tally.unavailable - increments.tally.unavailableStartedBefore >= refusalsDuringFault.increments,
+        30_000,
+      );
+    } finally {
+      await repair();
+    }
+    await waitFor(
+      'joins and increments succeeding again',
+      () => joins.tally.ok >= okAtFault.joins + 200 && increments.tally.ok >= okAtFault.increments + 20,
+      30_000,
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}\n${node.output().slice(-3000)}`);
+    });
+  } finally {
+    await joins.stop();
+    await increments.stop();
+  }
+
+  assert.deepEqual(joins.tally.other, [], 'joins answered only 200 or 503');
+  assert.deepEqual(increments.tally.other, [], 'increments answered only 200 or 503');
+  const { queue, serving, requestIds } = await counters();
+  assert.equal(requestIds, queue, 'one request ID per position');
+  const { ok, unavailable, unavailableStartedBefore } = joins.tally;
+  assert.ok(
+    queue >= ok && queue - ok <= unavailableStartedBefore,
+    `${queue} positions handed out for ${ok} joins answered 200: the surplus may only come from the ` +
+      `${unavailableStartedBefore} joins under way when the fault began, not from the ${unavailable - unavailableStartedBefore} sent later`,
+  );
+  const moves = increments.tally;
+  assert.ok(
+    serving >= moves.ok && serving - moves.ok <= moves.unavailableStartedBefore,
+    `serving counter ${serving} for ${moves.ok} increments answered 200: the surplus may only come from the ` +
+      `${moves.unavailableStartedBefore} under way when the fault began, not from the ${moves.unavailable - moves.unavailableStartedBefore} sent later`,
+  );
+  const positions = await positionsOf([node.url], acknowledged);
+  assert.equal(new Set(positions).size, positions.length, 'two acknowledged joins share a position');
+  assert.ok(joins.tally.slowest <= ANSWER_BOUND_MS, `a join took ${joins.tally.slowest} ms`);
+  assert.ok(increments.tally.slowest <= ANSWER_BOUND_MS, `an increment took ${increments.tally.slowest} ms`);
+}
+
+async function countersOf(client: Redis | Cluster, prefix: string) {
+  const [queue, serving] = (await client.hmget(`${prefix}{Sample}:c`, 'q', 's')).map(Number);
+  return { queue: queue ?? 0, serving: serving ?? 0, requestIds: await client.hlen(`${prefix}{Sample}:rq`) };
+}
+
 describe('a paused Redis (SIGSTOP) during joins and serving-counter moves', () => {
   let redis: RedisServer;
   let node: ChildNode;
@@ -77,71 +160,64 @@ describe('a paused Redis (SIGSTOP) during joins and serving-counter moves', () =
   });
 
   it('every join and increment answered 503 leaves no trace after Redis resumes; every answer comes within the bound', async () => {
-    const acknowledged: string[] = [];
-    const joins = storm(
-      16,
-      () => call(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: 'Sample' }) }),
-      (reply) => acknowledged.push((JSON.parse(reply.text) as { api_request_id: string }).api_request_id),
-    );
-    const increments = storm(4, () =>
-      call(`${node.url}/private/increment_serving_counter`, {
-        method: 'POST',
-        headers: ADMIN,
-        body: JSON.stringify({ event_id: 'Sample', increment_by: 1 }),
-      }),
-    );
-    try {
-      await waitFor('joins and increments before the pause', () => joins.tally.ok >= 200 && increments.tally.ok >= 20, 20_000);
-      fault.started = true;
-      await redis.kill('SIGSTOP');
-      const okAtPause = { joins: joins.tally.ok, increments: increments.tally.ok };
-      try {
-        // Paused until both kinds of write have been refused many times (so commands sit in Redis's socket).
-        await waitFor(
-          'joins and increments answered 503 during the pause',
-          () =>
-            joins.tally.unavailable - joins.tally.unavailableStartedBefore >= 40 &&
-            increments.tally.unavailable - increments.tally.unavailableStartedBefore >= 8,
-          20_000,
-        );
-      } finally {
-        await redis.kill('SIGCONT');
-      }
-      await waitFor(
-        'joins and increments succeeding again',
-        () => joins.tally.ok >= okAtPause.joins + 200 && increments.tally.ok >= okAtPause.increments + 20,
-        20_000,
-      );
-    } finally {
-      await joins.stop();
-      await increments.stop();
-    }
-
-    assert.deepEqual(joins.tally.other, [], 'joins answered only 200 or 503');
-    assert.deepEqual(increments.tally.other, [], 'increments answered only 200 or 503');
-
     const inspector = new Redis(redis.url);
     try {
-      const [queue, serving] = (await inspector.hmget(`${prefix}{Sample}:c`, 'q', 's')).map(Number);
-      assert.equal(await inspector.hlen(`${prefix}{Sample}:rq`), queue, 'one request ID per position');
-      const { ok, unavailable, unavailableStartedBefore } = joins.tally;
-      assert.ok(
-        queue! >= ok && queue! - ok <= unavailableStartedBefore,
-        `${queue} positions handed out for ${ok} joins answered 200: the surplus may only come from the ` +
-          `${unavailableStartedBefore} joins under way when Redis stopped, not from the ${unavailable - unavailableStartedBefore} sent later`,
-      );
-      const moves = increments.tally;
-      assert.ok(
-        serving! >= moves.ok && serving! - moves.ok <= moves.unavailableStartedBefore,
-        `serving counter ${serving} for ${moves.ok} increments answered 200: the surplus may only come from the ` +
-          `${moves.unavailableStartedBefore} under way when Redis stopped, not from the ${moves.unavailable - moves.unavailableStartedBefore} sent later`,
+      await writesThroughAFault(
+        node,
+        () => countersOf(inspector, prefix),
+        () => redis.kill('SIGSTOP'),
+        () => redis.kill('SIGCONT'),
+        { joins: 40, increments: 8 },
       );
     } finally {
       inspector.disconnect();
     }
-    const positions = await positionsOf([node.url], acknowledged);
-    assert.equal(new Set(positions).size, positions.length, 'two acknowledged joins share a position');
-    assert.ok(joins.tally.slowest <= ANSWER_BOUND_MS, `a join took ${joins.tally.slowest} ms`);
-    assert.ok(increments.tally.slowest <= ANSWER_BOUND_MS, `an increment took ${increments.tally.slowest} ms`);
+  });
+});
+
+describe('a Redis Cluster failover during joins and serving-counter moves (--redis-min-replicas 1)', () => {
+  let cluster: RedisTestCluster;
+  let node: ChildNode;
+  const prefix = freshPrefix();
+
+  before(async () => {
+    // Two replicas per primary: after the failover the new primary still has one, so WAIT 1 can succeed.
+    cluster = await startRedisCluster({ replicas: 2 });
+    for (const server of cluster.nodes) {
+      const client = new Redis(server.url);
+      try {
+        await waitFor('replicas in sync', async () => {
+          const info = await client.info('replication');
+          return /role:slave/.test(info) ? /master_link_status:up/.test(info) : /connected_slaves:2/.test(info);
+        }, 20_000);
+      } finally {
+        client.disconnect();
+      }
+    }
+    const wait = process.env.FAILOVER_WITHOUT_WAIT ? [] : ['--redis-min-replicas', '1'];
+    node = (await startNodes(1, cluster.url, ['--redis-key-prefix', prefix, '--admin-token', ADMIN_TOKEN, ...wait]))[0]!;
+  });
+  after(async () => {
+    await stopNodes(node ? [node] : []);
+    await cluster?.destroy();
+  });
+
+  it('the primary of the room is killed and a replica takes over: nothing answered 503 applied, answers within the bound', async () => {
+    const inspector = new Cluster(cluster.startupNodes);
+    try {
+      const slot = Number(await inspector.call('CLUSTER', 'KEYSLOT', `${prefix}{Sample}:c`));
+      const ranges = (await inspector.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+      const owner = ranges.find(([start, end]) => start <= slot && slot <= end)!;
+      const primary = cluster.nodes.find((server) => server.port === Number(owner[2][1]))!;
+      await writesThroughAFault(
+        node,
+        () => countersOf(inspector, prefix),
+        () => primary.kill('SIGKILL'),
+        async () => {},
+        { joins: 20, increments: 4 },
+      );
+    } finally {
+      inspector.disconnect();
+    }
   });
 });

@@ -226,7 +226,7 @@ export function describeRedisUrl(url: string): string {
 }
 
 /** Errors of the Redis server itself that mean "not available right now", not "bad command". */
-const UNAVAILABLE_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS|FENCED)\b/;
+const UNAVAILABLE_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS|FENCED|MOVED|ASK)\b/;
 
 function toStoreError(description: string, error: unknown): unknown {
   if (error instanceof StoreUnavailableError || !(error instanceof Error)) return error;

@@ -223,23 +223,35 @@ export class RedisScripts {
    * an error (the store answers 503), never a success.
    */
   private async runAndWait(name: ScriptName, all: ScriptArg[], replicas: { count: number; timeoutMs: number }): Promise<unknown> {
-    const pipeline = this.client.pipeline() as unknown as Record<string, (...args: ScriptArg[]) => unknown> & {
-      exec(): Promise<[Error | null, unknown][] | null>;
-    };
-    (pipeline[commandName(name)] as (...args: ScriptArg[]) => unknown).call(pipeline, ...all);
-    (pipeline.wait as (...args: ScriptArg[]) => unknown).call(pipeline, replicas.count, replicas.timeoutMs);
-    const results = await pipeline.exec();
-    const [script, wait] = results ?? [];
-    if (!script || !wait) throw new Error('the Redis pipeline returned no result');
-    if (script[0]) throw script[0];
-    if (wait[0]) throw wait[0];
-    const acknowledged = Number(wait[1]);
-    if (acknowledged < replicas.count) {
-      throw new Error(
-        `NOREPLICAS the write reached ${acknowledged} of the ${replicas.count} replicas required within ${replicas.timeoutMs} ms`,
-      );
+    // A Cluster answers MOVED/ASK for a slot that moved (a failover): the script did not run. ioredis follows
+    // redirections of single commands but not of this pipeline (WAIT's reply is not an error), so refresh the
+    // slots and send it again; the caller's command timeout bounds the whole.
+    for (let attempt = 1; ; attempt++) {
+      const pipeline = this.client.pipeline() as unknown as Record<string, (...args: ScriptArg[]) => unknown> & {
+        exec(): Promise<[Error | null, unknown][] | null>;
+      };
+      (pipeline[commandName(name)] as (...args: ScriptArg[]) => unknown).call(pipeline, ...all);
+      (pipeline.wait as (...args: ScriptArg[]) => unknown).call(pipeline, replicas.count, replicas.timeoutMs);
+      const results = await pipeline.exec();
+      const [script, wait] = results ?? [];
+      if (!script || !wait) throw new Error('the Redis pipeline returned no result');
+      if (script[0]) {
+        const cluster = this.client as Cluster;
+        if (cluster.isCluster && attempt < 3 && /^(MOVED|ASK) /.test(script[0].message)) {
+          await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
+          continue;
+        }
+        throw script[0];
+      }
+      if (wait[0]) throw wait[0];
+      const acknowledged = Number(wait[1]);
+      if (acknowledged < replicas.count) {
+        throw new Error(
+          `NOREPLICAS the write reached ${acknowledged} of the ${replicas.count} replicas required within ${replicas.timeoutMs} ms`,
+        );
+      }
+      return script[1];
     }
-    return script[1];
   }
 
   /** Like run, with every string of the reply as a Buffer (for replies that carry raw request IDs). */
