@@ -118,6 +118,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     logLevel: config.logLevel,
     logRequests: config.logRequests,
     logStream: options.logStream,
+    maxConnections: config.maxConnections,
     clockMs: clock,
     trustProxy: config.trustProxy,
     // The OpenID Connect adapter (/oidc, issuer = public URL + /oidc) serves the events configured for it.

@@ -118,6 +118,7 @@ async function verifyWith(
   keyFor: (kid: string | undefined) => Promise<CryptoKey>,
 ): Promise<VerifiedClaims> {
   if (token === undefined || token === null) throw new AuthorizerError('missing_token');
+  if (!isCanonicalCompactJws(token)) throw new AuthorizerError('malformed_token');
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, (header) => keyFor(header.kid), {
@@ -134,6 +135,29 @@ async function verifyWith(
     throw refusalFor(error);
   }
   return accessClaims(payload);
+}
+
+/**
+ * Three base64url segments in their one canonical spelling: no padding, no character outside the alphabet,
+ * and no set bit among the spare bits of the last character (a decoder ignores them, so `<token>==` or a
+ * changed last character would otherwise verify as the same token: a token is accepted only as issued).
+ */
+export function isCanonicalCompactJws(token: string): boolean {
+  const segments = token.split('.');
+  if (segments.length !== 3) return false;
+  return segments.every(isCanonicalBase64url);
+}
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+function isCanonicalBase64url(segment: string): boolean {
+  if (!/^[A-Za-z0-9_-]*$/.test(segment)) return false;
+  const rest = segment.length % 4;
+  if (rest === 0) return true;
+  if (rest === 1) return false; // 6 bits cannot end a byte
+  // 2 characters carry 1 byte (4 spare bits), 3 carry 2 bytes (2 spare bits): the spare bits must be 0.
+  const last = BASE64URL.indexOf(segment[segment.length - 1] as string);
+  return (last & (rest === 2 ? 0b1111 : 0b11)) === 0;
 }
 
 function accessClaims(payload: JWTPayload): VerifiedClaims {

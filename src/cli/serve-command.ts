@@ -21,7 +21,15 @@ import {
 import { ConfigErrors } from '../domain/errors.ts';
 import { DEFAULT_EVENT_ID, parseRoomSettings, RoomSettingsSchema, type RoomSettings, type ScalarSettingName } from '../domain/room-settings.ts';
 import { DEFAULT_HOT_READ_TTL_MS, MAX_HOT_READ_TTL_MS } from '../store/hot-read-cache.ts';
-import { DEFAULT_REDIS_KEY_PREFIX, checkRedisKeyPrefix, describeStoreLocation, openStore } from '../compose/open-store.ts';
+import { DEFAULT_MAX_CONNECTIONS } from '../http/server.ts';
+import {
+  DEFAULT_REDIS_KEY_PREFIX,
+  DEFAULT_REPLICA_TIMEOUT_MS,
+  MAX_REPLICA_TIMEOUT_MS,
+  checkRedisKeyPrefix,
+  describeStoreLocation,
+  openStore,
+} from '../compose/open-store.ts';
 import type { Store } from '../domain/ports/store.ts';
 import { pageUrls, webPlugins } from '../web/index.ts';
 import { booleanValue, integerIn, nonEmpty, oneOf, wholeNumberSetting } from './option-parsers.ts';
@@ -50,9 +58,11 @@ export function serveCommand(): Command {
     .addOption(opt('--host <host>', 'address to listen on', 'HOST').default('127.0.0.1'))
     .addOption(opt('--port <port>', 'port to listen on (0 = any free port)', 'PORT').default(8080).argParser(integerIn(0, 65535)))
     .addOption(opt('--data-dir <dir>', 'directory for the database and generated credentials', 'DATA_DIR').default('./data'))
-    .addOption(opt('--store <location>', 'sqlite:<path> (default <data-dir>/anteroom.db), memory, redis[s]://[user:password@]host:port[/db] or redis[s]-cluster://host:port,host:port', 'STORE'))
+    .addOption(opt('--store <location>', 'sqlite:<path> (default <data-dir>/anteroom.db), memory, redis[s]://[user:password@]host:port[/db], redis[s]-cluster://host:port,host:port or redis[s]-sentinel://[user:password@]host:port,host:port/<master name> (Sentinel: follows failovers)', 'STORE'))
     .addOption(opt('--redis-key-prefix <prefix>', 'Redis store: prefix of every key, to share one Redis between deployments', 'REDIS_KEY_PREFIX').default(DEFAULT_REDIS_KEY_PREFIX))
     .addOption(opt('--hot-read-ttl-ms <ms>', 'Redis store: serve serving_num/waiting_num from memory for this long (0 = read Redis every time)', 'HOT_READ_TTL_MS').default(DEFAULT_HOT_READ_TTL_MS).argParser(integerIn(0, MAX_HOT_READ_TTL_MS)))
+    .addOption(opt('--redis-min-replicas <n>', 'Redis store: acknowledge a write only once it reached this many replicas (WAIT after each write; too few in time = 503); 0 = no WAIT', 'REDIS_MIN_REPLICAS').default(0).argParser(integerIn(0, 16)))
+    .addOption(opt('--redis-replica-timeout-ms <ms>', 'Redis store: how long a write waits for --redis-min-replicas replicas', 'REDIS_REPLICA_TIMEOUT_MS').default(DEFAULT_REPLICA_TIMEOUT_MS).argParser(integerIn(1, MAX_REPLICA_TIMEOUT_MS)))
     .addOption(opt('--workers <n>', 'worker processes sharing the port (needs a Redis store)', 'WORKERS').default(1).argParser(integerIn(1, MAX_WORKERS)))
     .addOption(
       opt('--sqlite-synchronous <mode>', 'full: an acknowledged write survives power loss; normal: survives a crash only', 'SQLITE_SYNCHRONOUS')
@@ -71,6 +81,8 @@ export function serveCommand(): Command {
     .addOption(roomOpt('--incr-serving-on-expiry [bool]', 'incr_serving_on_expiry').argParser(booleanValue))
     .addOption(roomOpt('--enable-events-generation [bool]', 'enable_events_generation').argParser(booleanValue))
     .addOption(opt('--expiry-job-interval <seconds>', 'how often the expiry job runs', 'EXPIRY_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
+    .addOption(opt('--max-connections <n>', 'open HTTP connections at most; more are closed at once (requests must also send their headers within 10 s and their whole body within 30 s)', 'MAX_CONNECTIONS').default(DEFAULT_MAX_CONNECTIONS).argParser(integerIn(1, 10_000_000)))
+    .addOption(opt('--drain-timeout <seconds>', 'on SIGTERM/SIGINT: answer the requests in flight (new ones get 503 + Retry-After) and exit within this time (exit code 1 if it was not enough)', 'DRAIN_TIMEOUT').default(DEFAULT_DRAIN_TIMEOUT_SEC).argParser(integerIn(2, 3600)))
     .addOption(opt('--metrics-job-interval <seconds>', 'how often waiting_room_metrics events are emitted', 'METRICS_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
     .addOption(opt('--public-api-key <key>', 'require this x-api-key on every public request (as VWR behind CloudFront)', 'PUBLIC_API_KEY').argParser(nonEmpty('--public-api-key', 8)))
     .addOption(roomOpt('--issuer <url>', 'issuer'))
@@ -142,6 +154,8 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     pollTtl: o.pollTtl as number,
     expiryJobIntervalSec: o.expiryJobInterval as number,
     metricsJobIntervalSec: o.metricsJobInterval as number,
+    drainTimeoutSec: (o.drainTimeout as number | undefined) ?? DEFAULT_DRAIN_TIMEOUT_SEC,
+    maxConnections: (o.maxConnections as number | undefined) ?? DEFAULT_MAX_CONNECTIONS,
     joinBatchWindowMs: o.joinBatchWindowMs as number,
     streamMaxConnections: o.streamMaxConnections as number,
     logLevel: String(o.logLevel),
@@ -153,6 +167,8 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     workers: (o.workers as number | undefined) ?? 1,
     gatePort: o.gatePort as number | undefined,
     trustProxy: o.trustProxy as ServerConfig['trustProxy'],
+    redisMinReplicas: (o.redisMinReplicas as number | undefined) ?? 0,
+    redisReplicaTimeoutMs: (o.redisReplicaTimeoutMs as number | undefined) ?? DEFAULT_REPLICA_TIMEOUT_MS,
   };
 }
 
@@ -263,7 +279,7 @@ async function runServe(raw: Record<string, unknown>): Promise<void> {
   const stop = (signal: string) => {
     if (stopSignal) return;
     stopSignal = signal;
-    if (running.node) shutDown(running.node, signal);
+    if (running.node) shutDown(running.node, signal, config.drainTimeoutSec);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
@@ -273,14 +289,21 @@ async function runServe(raw: Record<string, unknown>): Promise<void> {
   const node = await startNode(config, { credentials: creds.credentials, store, plugins: webPlugins(config, () => publicUrl) });
   running.node = node;
   publicUrl = node.publicUrl;
-  if (stopSignal) return shutDown(node, stopSignal);
+  if (stopSignal) return shutDown(node, stopSignal, config.drainTimeoutSec);
   // A worker of --workers N reports to the primary, which prints the banner once for all of them.
   if (isWorkerProcess()) reportListening(node, stop);
   else process.stdout.write(`${banner(config, node.room.rooms(), node, creds)}\n`);
 }
 
-function shutDown(node: AnteroomNode, signal: string): void {
+/** --drain-timeout default: the grace of Kubernetes (30 s) leaves room for it. */
+const DEFAULT_DRAIN_TIMEOUT_SEC = 10;
+
+function shutDown(node: AnteroomNode, signal: string, drainTimeoutSec = DEFAULT_DRAIN_TIMEOUT_SEC): void {
   node.http.log.info({ signal }, 'shutting down: answering requests in flight');
+  setTimeout(() => {
+    node.http.log.error({ drain_timeout_s: drainTimeoutSec }, 'shutdown did not finish within the drain timeout: exiting');
+    process.exit(1);
+  }, drainTimeoutSec * 1000).unref();
   node.close().then(
     () => process.exit(0),
     (error: unknown) => {

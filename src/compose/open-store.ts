@@ -1,6 +1,6 @@
 // Opens the store a configuration names: the embedded SQLite file (default), an in-memory SQLite, or Redis
-// (one server, `redis://` / `rediss://`, or a cluster, `redis-cluster://` / `rediss-cluster://` with a seed
-// list). A Redis store is shared by every node, so the hot counters are cached in front of it (see
+// (one server, `redis://` / `rediss://`; a cluster, `redis-cluster://` / `rediss-cluster://` with a seed
+// list; or a primary found through Sentinel, `redis-sentinel://` / `rediss-sentinel://`). A Redis store is shared by every node, so the hot counters are cached in front of it (see
 // hot-read-cache.ts); the SQLite store keeps its own exact copy, being the database's only writer.
 
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,12 +8,25 @@ import type { ServerConfig } from '../config/config.ts';
 import { ConfigErrors } from '../domain/errors.ts';
 import { DEFAULT_HOT_READ_TTL_MS, withHotReadCache } from '../store/hot-read-cache.ts';
 import type { Store } from '../domain/ports/store.ts';
-import { RedisStore, createRedisClusterClient, describeRedisUrl } from '../store/redis/redis-store.ts';
+import {
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_REPLICA_TIMEOUT_MS,
+  RedisStore,
+  createRedisClusterClient,
+  createRedisSentinelClient,
+  describeRedisUrl,
+} from '../store/redis/redis-store.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 
-export type StoreConfig = Pick<ServerConfig, 'store' | 'sqliteSynchronous' | 'redisKeyPrefix' | 'hotReadTtlMs'>;
+export type StoreConfig = Pick<
+  ServerConfig,
+  'store' | 'sqliteSynchronous' | 'redisKeyPrefix' | 'hotReadTtlMs' | 'redisMinReplicas' | 'redisReplicaTimeoutMs'
+>;
 
 export const DEFAULT_REDIS_KEY_PREFIX = 'ar:';
+export { DEFAULT_REPLICA_TIMEOUT_MS };
+/** WAIT must end well within the command timeout (the bound on every answer). */
+export const MAX_REPLICA_TIMEOUT_MS = DEFAULT_COMMAND_TIMEOUT_MS / 2;
 
 export interface OpenStoreOptions {
   /** How long to wait for a Redis store to answer before giving up at start. Default 10 s. */
@@ -28,7 +41,10 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     case 'memory':
       return new SqliteStore({ path: ':memory:' });
     case 'redis': {
-      const store = openRedisStore(location.url, checkRedisKeyPrefix(config.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX));
+      const store = openRedisStore(location.url, checkRedisKeyPrefix(config.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX), {
+        minReplicas: config.redisMinReplicas ?? 0,
+        replicaTimeoutMs: config.redisReplicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS,
+      });
       await waitUntilReachable(store, options.connectWaitMs ?? 10_000);
       return withHotReadCache(store, { ttlMs: config.hotReadTtlMs ?? DEFAULT_HOT_READ_TTL_MS });
     }
@@ -64,7 +80,14 @@ export function checkRedisKeyPrefix(prefix: string): string {
   return prefix;
 }
 
-function openRedisStore(url: string, keyPrefix: string): RedisStore {
+function openRedisStore(url: string, keyPrefix: string, replication: { minReplicas: number; replicaTimeoutMs: number }): RedisStore {
+  const sentinel = /^(rediss?)-sentinel:\/\//.exec(url);
+  if (sentinel) {
+    const { nodes, username, password, masterName } = parseSentinelUrl(url);
+    const client = createRedisSentinelClient(nodes, masterName, { username, password, tls: sentinel[1] === 'rediss' });
+    client.on('error', () => {});
+    return new RedisStore({ url, keyPrefix, client, closeClient: true, ...replication });
+  }
   const cluster = /^(rediss?)-cluster:\/\//.exec(url);
   if (!cluster) {
     let parsed: URL;
@@ -76,13 +99,31 @@ function openRedisStore(url: string, keyPrefix: string): RedisStore {
     if (parsed.pathname.length > 1 && !/^\/\d+$/.test(parsed.pathname)) {
       throw ConfigErrors.option(`--store ${describeRedisUrl(url)}: the path must be a database number, e.g. /0`);
     }
-    return new RedisStore({ url, keyPrefix });
+    return new RedisStore({ url, keyPrefix, ...replication });
   }
   const { nodes, username, password } = parseClusterUrl(url);
   const client = createRedisClusterClient(nodes, { username, password, tls: cluster[1] === 'rediss' });
   // As for a single server: failures surface through the calls (StoreUnavailableError), not as log noise.
   client.on('error', () => {});
-  return new RedisStore({ url, keyPrefix, client, closeClient: true });
+  return new RedisStore({ url, keyPrefix, client, closeClient: true, ...replication });
+}
+
+/**
+ * redis-sentinel://[user:password@]host:port,host:port/<master name>: the Sentinels to ask, and the name of
+ * the primary they watch. The credentials are those of the Redis servers (Sentinels without a password).
+ */
+export function parseSentinelUrl(url: string): {
+  nodes: { host: string; port: number }[];
+  username: string | undefined;
+  password: string | undefined;
+  masterName: string;
+} {
+  const shown = describeRedisUrl(url);
+  const match = /^(rediss?-sentinel:\/\/(?:[^@/]*@)?[^/?#]+)\/([^/?#]+)\/?(?:[?#].*)?$/.exec(url);
+  if (!match) throw ConfigErrors.option(`--store ${shown}: expected redis-sentinel://[user:password@]host:port,host:port/<master name>`);
+  const [, seeds, name] = match as unknown as [string, string, string];
+  const parsed = parseClusterUrl(seeds.replace(/^(rediss?)-sentinel:/, '$1-cluster:'));
+  return { ...parsed, masterName: decodeURIComponent(name) };
 }
 
 /** redis-cluster://[user:password@]host:port,host:port,…  (a seed list: the client discovers the rest). */

@@ -52,6 +52,14 @@ export interface ServerConfig {
    * as Fastify's trustProxy: true, a hop count, or comma-separated IPs/CIDRs. Absent = trust none.
    */
   trustProxy?: TrustProxy | undefined;
+  /** Open HTTP connections at most (--max-connections). Default 200,000. */
+  maxConnections?: number | undefined;
+  /** On SIGTERM/SIGINT the process exits within this many seconds (--drain-timeout). Default 10. */
+  drainTimeoutSec?: number | undefined;
+  /** Redis store: replicas every write must reach (WAIT) before it is acknowledged; 0 (default) = no WAIT. */
+  redisMinReplicas?: number | undefined;
+  /** Redis store: how long WAIT waits for those replicas (ms). Default 250. */
+  redisReplicaTimeoutMs?: number | undefined;
 }
 
 /** Fastify's trustProxy values that --trust-proxy gives. */
@@ -127,11 +135,11 @@ export function parseStoreLocation(value: string | undefined, dataDir: string): 
     if (path === '') throw ConfigErrors.option('--store sqlite:<path> needs a path');
     return { kind: 'sqlite', path: resolve(path) };
   }
-  if (/^(redis|rediss|redis-cluster|rediss-cluster):\/\//.test(value)) return { kind: 'redis', url: value };
+  if (/^(redis|rediss|redis-cluster|rediss-cluster|redis-sentinel|rediss-sentinel):\/\//.test(value)) return { kind: 'redis', url: value };
   // Never echo a password: whatever precedes an '@' may be credentials.
   const shown = value.replace(/^.*@/, '…@');
   throw ConfigErrors.option(
-    `--store must be sqlite:<path>, memory, redis[s]://host:port or redis[s]-cluster://host:port,host:port (got "${shown}")`,
+    `--store must be sqlite:<path>, memory, redis[s]://host:port, redis[s]-cluster://host:port,host:port or redis[s]-sentinel://host:port,host:port/<master name> (got "${shown}")`,
   );
 }
 

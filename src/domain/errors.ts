@@ -25,7 +25,8 @@ export type OAuthErrorValue =
   | 'invalid_scope'
   | 'login_required'
   | 'access_denied'
-  | 'invalid_token';
+  | 'invalid_token'
+  | 'temporarily_unavailable';
 
 /** One error as the catalogue describes it: what docs/api.md lists and test/domain/errors.test.ts checks. */
 export type CatalogueEntry =
@@ -270,6 +271,8 @@ export const OAuthErrors = {
   invalidClient: (description: string, usedBasic: boolean) =>
     usedBasic ? invalidClientBasic(description) : invalidClientForm(description),
   missingBearerToken: missingBearerToken('ANTEROOM_ERR_OAUTH_MISSING_BEARER_TOKEN', 'No access token was presented'),
+  /** POST /token beyond the client's rate (src/oidc/token-rate-limit.ts). */
+  tooManyRequests: oauth('ANTEROOM_ERR_OAUTH_TOO_MANY_REQUESTS', 'temporarily_unavailable', 429, () => ({ 'retry-after': '1' })),
   /**
    * RFC 6750 §3: a token that does not verify → 401 with error="invalid_token". Descriptions are fixed ASCII
    * texts without quotes (header-safe).

@@ -2,9 +2,10 @@
 // the store as ONE batch (one transaction / one Lua call), then every caller is answered. Under load the
 // batches grow by themselves; at rest a join waits only for the current loop turn (setImmediate), or
 // `windowMs` if configured. Per event, batches are committed one after another, so positions follow
-// arrival order on this node.
+// arrival order on this node. When a batch fails because the store is unavailable, the joins queued
+// behind it fail with it (the same 503), so a join waits for at most one store call.
 
-import type { JoinRequest } from './ports/store.ts';
+import { StoreUnavailableError, type JoinRequest } from './ports/store.ts';
 
 interface PendingJoin extends JoinRequest {
   resolve(position: number): void;
@@ -83,6 +84,13 @@ export class JoinBatcher {
       batch.forEach((join, i) => join.resolve(positions[i] as number));
     } catch (error) {
       for (const join of batch) join.reject(error);
+      // The store is away: the joins queued behind this batch fail with it rather than wait for a batch of
+      // their own (each wait is bounded, but two in a row would double a visitor's wait for a 503).
+      if (error instanceof StoreUnavailableError) {
+        const queued = this.pending.get(eventId) ?? [];
+        this.pending.delete(eventId);
+        for (const join of queued) join.reject(error);
+      }
     }
   }
 }

@@ -326,7 +326,8 @@ export class WaitingRoomService {
 
   private async tokenResponse(eventId: string, record: TokenRecord, now: number): Promise<TokenResponse> {
     const tokens = await this.signer.sign(eventId, record);
-    return { ...tokens, token_type: 'Bearer', expires_in: Math.max(0, record.exp - now) };
+    // Never more than the token's validity, whatever the clock did since it was issued.
+    return { ...tokens, token_type: 'Bearer', expires_in: Math.min(record.exp - record.iat, Math.max(0, record.exp - now)) };
   }
 
   async queuePosExpiry(eventId: unknown, requestId: unknown): Promise<Answer<{ expires_in: number }>> {

@@ -14,7 +14,9 @@ import type { SseSink } from '../events/sse-sink.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { StoreUnavailableError } from '../domain/ports/store.ts';
 import { privateAuthHook, type PrivateCredentials } from './auth/private-auth.ts';
+import { clientErrorHandler } from './client-errors.ts';
 import { ApiKeyStep } from './edge/api-key.ts';
+import { DrainStep } from './edge/drain.ts';
 import { edgeChain } from './edge/edge-chain.ts';
 import { RequestMetricsStep } from './edge/request-metrics.ts';
 import { RouteScope } from './edge/route-scope.ts';
@@ -49,7 +51,18 @@ export interface HttpServerOptions {
   plugins?: ((app: FastifyInstance) => Promise<void> | void)[];
   /** Extra routes under the private base path, behind its authentication (e.g. the MaxSize inlet). */
   privatePlugins?: ((scope: FastifyInstance, mount: MountOptions) => Promise<void> | void)[];
+  /** Open connections at most; more are refused (closed at once). Default DEFAULT_MAX_CONNECTIONS. */
+  maxConnections?: number | undefined;
 }
+
+/** Connection limits (docs/operations.md, "Connections and timeouts"). */
+export const DEFAULT_MAX_CONNECTIONS = 200_000;
+/** The request line and headers must arrive within this (Node's default is 60 s). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** The whole request, body included, must arrive within this (Node's default is 300 s). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** An idle kept-alive connection is closed after this (Node's default). */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
 export const BODY_LIMIT = 16 * 1024;
 
@@ -61,21 +74,29 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const requestMetrics = new RequestMetricsStep(options.metrics);
   // The routes that need the public API key: those the public scope mounts (collected below), but preflights.
   const publicScope = new RouteScope(ROUTER_OPTIONS);
+  const drain = new DrainStep();
   const app = Fastify({
     // Every request goes through the edge chain, whose steps run in this order; what no step answers goes to
     // Fastify's handler. A concern that must hold for every answer, fast path and Fastify alike (a rate
     // limit, proof of work, analytics), is one more line in this list, before the fast path.
-    serverFactory: (handler) =>
-      createServer(
+    serverFactory: (handler) => {
+      const server = createServer(
+        { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
         edgeChain(
           [
             requestMetrics, // first: it counts every answer, those of the steps below included
+            drain, // on shutdown: 503 + Retry-After in the contract's shape, Connection: close
             options.publicApiKey ? new ApiKeyStep(options.publicApiKey, publicScope) : undefined,
             fastPollStep({ room: options.room, pollTtl: options.pollTtl }), // last: polls answered from memory
           ],
           handler,
         ),
-      ),
+      );
+      server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+      return server;
+    },
+    // Malformed HTTP: the contract's error shape, counted in /metrics, never logged (see client-errors.ts).
+    clientErrorHandler: clientErrorHandler(options.metrics),
     logger: {
       level: options.logLevel ?? 'info',
       redact: {
@@ -90,7 +111,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // A hop count works at run time (proxy-addr) though Fastify's types leave numbers out.
     trustProxy: (options.trustProxy ?? false) as boolean | string[],
     genReqId: () => randomUUID(),
-    return503OnClosing: true,
+    // The drain step answers new requests during shutdown (Fastify's own 503 has neither the contract's
+    // shape nor Retry-After).
+    return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
     routerOptions: ROUTER_OPTIONS,
     // Malformed URLs and the like, rejected before routing.
@@ -121,6 +144,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   app.addHook('preClose', async () => {
     await options.sse.close();
     await options.streams?.close();
+    // Stop accepting connections, answer what is in flight, close the connections (see edge/drain.ts).
+    await drain.closeGracefully(app.server);
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (drain.draining) reply.header('connection', 'close');
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));

@@ -37,6 +37,7 @@ import { discoveryDocument } from './discovery.ts';
 import { ERROR_PAGE_HEADERS, errorPageHtml, loginPageHeaders, loginPageHtml } from './login-page.ts';
 import { isFormEncoded, rawParameters } from './parameters.ts';
 import { exchangeCode } from './token-checks.ts';
+import { TokenRateLimit } from './token-rate-limit.ts';
 import { userInfoClaims } from './userinfo.ts';
 
 export const OIDC_BASE_PATH = '/oidc';
@@ -94,6 +95,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   const issuer = () => `${options.publicUrl()}${basePath}`;
   const clients = new OidcClients({ get: (id) => room.roomSettings(id), all: () => room.rooms() });
   const secrets = new ClientSecrets(options.secrets);
+  const rateLimit = new TokenRateLimit();
   // From <basePath>/login back to the root, where the public API is; or the public API given.
   const publicApi = options.publicApiUrl ? new URL(options.publicApiUrl) : undefined;
   if (publicApi && (!/^https?:$/.test(publicApi.protocol) || publicApi.username || publicApi.password || /[?#]/.test(options.publicApiUrl!))) {
@@ -156,7 +158,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   async function token(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const tokens = await exchangeCode(
       { headers: request.headers, body: Buffer.isBuffer(request.body) ? request.body : undefined },
-      { room, clients, secrets, issuer },
+      { room, clients, secrets, issuer, rateLimit },
     );
     return reply.code(200).header('pragma', 'no-cache').send({
       access_token: tokens.access_token,

@@ -15,6 +15,7 @@ import { secretsEqual } from '../http/auth/constant-time.ts';
 import { readBoundAuthorization, type BoundAuthorization } from './bound-authorization.ts';
 import type { ClientSecrets } from './client-secrets.ts';
 import type { OidcClient, OidcClients } from './clients.ts';
+import type { TokenRateLimit } from './token-rate-limit.ts';
 import { isFormEncoded, rawParameters, type RawParameters } from './parameters.ts';
 
 export interface TokenDeps {
@@ -22,6 +23,8 @@ export interface TokenDeps {
   clients: OidcClients;
   secrets: ClientSecrets;
   issuer: () => string;
+  /** Per-client rate limit of this endpoint (token-rate-limit.ts); none when absent. */
+  rateLimit?: TokenRateLimit;
 }
 
 export interface TokenRequest {
@@ -78,6 +81,10 @@ const authenticateClient: TokenStep = async (ctx, deps) => {
   // No credentials at all: answer with the challenge of the method we prefer (a 401 must carry one).
   if (clientId === undefined || secret === undefined) throw OAuthErrors.invalidClient('client authentication is required', true);
   const client = deps.clients.get(clientId);
+  // Before the secret is checked: guessing a client's secret goes no faster than the limit.
+  if (deps.rateLimit && !deps.rateLimit.take(client ? clientId : '')) {
+    throw OAuthErrors.tooManyRequests('too many token requests for this client, retry later');
+  }
   if (!client || !(await deps.secrets.verify(client, secret))) {
     throw OAuthErrors.invalidClient('client authentication failed', ctx.usedBasic);
   }

@@ -72,6 +72,20 @@ describe('verifying an access token', () => {
       reason: 'malformed_token',
     },
     { name: 'four segments', token: async () => `${await sign(key)}.AAAA`, status: 403, reason: 'malformed_token' },
+    // Decoders ignore padding and the spare bits of the last character: the same bytes, another spelling.
+    { name: 'a valid token with base64 padding added', token: async () => `${await sign(key)}==`, status: 403, reason: 'malformed_token' },
+    {
+      name: 'a valid token with a spare bit of its signature set',
+      token: async () => {
+        const token = await sign(key);
+        const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+        // An RS256 signature is 256 bytes: 342 characters, the last one carrying 4 spare bits.
+        const last = alphabet.indexOf(token.at(-1) as string);
+        return `${token.slice(0, -1)}${alphabet[last | 1]}`;
+      },
+      status: 403,
+      reason: 'malformed_token',
+    },
     {
       name: 'a header that is not JSON',
       token: async () => `bm90IGpzb24.${(await sign(key)).split('.').slice(1).join('.')}`,

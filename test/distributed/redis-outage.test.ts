@@ -30,7 +30,7 @@ const SECRET_ACCESS_KEY = 'distributed-secret-access-key-0123456789';
 const CREDENTIAL_ARGS = ['--admin-token', ADMIN_TOKEN, '--access-key-id', ACCESS_KEY_ID, '--secret-access-key', SECRET_ACCESS_KEY];
 
 // "Bounded" without a stopwatch: Redis stays away until every probe has answered, so a 503 can only come from
-// the node giving up by itself (its connection wait, 1 s, or command timeout, 1.5 s). A node that waited for
+// the node giving up by itself (its connection wait, 0.5 s, or command timeout, 1 s). A node that waited for
 // Redis instead would not answer before the client's 10 s hang guard (fleet.ts), and `call` would return null.
 
 const sigv4 = new AwsClient({

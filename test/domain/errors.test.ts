@@ -47,6 +47,7 @@ function raiseEveryEntry(): AnteroomError[] {
       accessDenied: () => OAuthErrors.accessDenied('Queue position has expired'),
       invalidClient: () => OAuthErrors.invalidClient('client authentication failed', true),
       invalidBearerToken: () => OAuthErrors.invalidBearerToken('The access token has expired'),
+      tooManyRequests: () => OAuthErrors.tooManyRequests('too many token requests for this client, retry later'),
     }),
     OAuthErrors.invalidClient('client authentication failed', false),
     ...Object.values(ConfigErrors).map((factory) => factory('--port must be a whole number from 0 to 65535.')),

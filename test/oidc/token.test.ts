@@ -230,3 +230,26 @@ describe('OIDC /token', () => {
     }
   });
 });
+
+describe('OIDC /token rate limit', () => {
+  let node: TestNode;
+  before(async () => {
+    node = await startOidcNode();
+  });
+  after(() => node.stop());
+
+  it('a client ID sending far beyond 20 requests a second (burst 40) gets 429 temporarily_unavailable with Retry-After, before its secret is checked', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 150 }, () =>
+        tokenRequest(node, { grant_type: 'authorization_code', code: randomUUID(), redirect_uri: REDIRECT_URI }, { authorization: basic(SHOP, 'a wrong secret') }),
+      ),
+    );
+    const limited = answers.filter((answer) => answer.status === 429);
+    assert.ok(limited.length >= 150 - 40 - 60, `${limited.length} of 150 refused`);
+    for (const answer of limited) {
+      assert.equal(answer.body.error, 'temporarily_unavailable');
+      assert.equal(answer.headers.get('retry-after'), '1');
+    }
+    assert.ok(answers.filter((answer) => answer.status === 401).length >= 1, 'the first ones are checked (wrong secret)');
+  });
+});

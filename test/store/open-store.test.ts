@@ -12,6 +12,7 @@ import {
   isSharedStore,
   openStore,
   parseClusterUrl,
+  parseSentinelUrl,
 } from '../../src/compose/open-store.ts';
 import { RedisStore } from '../../src/store/redis/redis-store.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
@@ -45,6 +46,21 @@ describe('store locations', () => {
     assert.deepEqual(parseClusterUrl('redis-cluster://:pw@h:1').password, 'pw');
     assert.throws(() => parseClusterUrl('redis-cluster://h1,h2:2'), /"h1" is not host:port/);
     assert.throws(() => parseClusterUrl('redis-cluster://u:secret@h:99999'), (error: Error) => !error.message.includes('secret'));
+  });
+
+  it('parses a Sentinel list and the name of the primary; refuses one without a name, never echoing a password', () => {
+    for (const url of ['redis-sentinel://h1:26379,h2:26379/mymaster', 'rediss-sentinel://u:p@h:1/m']) {
+      assert.deepEqual(parseStoreLocation(url, '/tmp'), { kind: 'redis', url });
+    }
+    assert.deepEqual(parseSentinelUrl('redis-sentinel://app:p%40ss@10.0.0.1:26379,[::1]:26380/my%20primary'), {
+      nodes: [{ host: '10.0.0.1', port: 26379 }, { host: '::1', port: 26380 }],
+      username: 'app',
+      password: 'p@ss',
+      masterName: 'my primary',
+    });
+    assert.throws(() => parseSentinelUrl('redis-sentinel://u:secret@h:26379'), (error: Error) =>
+      /<master name>/.test(error.message) && !error.message.includes('secret'),
+    );
   });
 
   it('refuses a key prefix that would break the per-event hash tags', () => {

@@ -220,8 +220,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 }
 
 export interface RedisClusterOptions {
-  /** Number of primaries (no replicas). Default 3, the smallest cluster redis-cli accepts. */
+  /** Number of primaries. Default 3, the smallest cluster redis-cli accepts. */
   primaries?: number;
+  /** Replicas of each primary. Default 0. */
+  replicas?: number;
   /** Default: redis-cli next to the redis-server binary. */
   cli?: string;
 }
@@ -246,7 +248,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     await Promise.all(nodes.map((node) => node.destroy()));
   };
   try {
-    for (let i = 0; i < (options.primaries ?? 3); i++) {
+    const replicas = options.replicas ?? 0;
+    for (let i = 0; i < (options.primaries ?? 3) * (1 + replicas); i++) {
       nodes.push(
         await startRedisServer({
           appendonly: false,
@@ -255,7 +258,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       );
     }
     const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
-    await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
+    await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicas), '--cluster-yes']);
     // redis-cli returns once the nodes agree on the slots; each node serves them once its state is ok.
     const deadline = Date.now() + 10_000;
     for (const node of nodes) {

@@ -32,11 +32,21 @@
 // Memory: a queued visitor costs one entry of ar:{E}:rq (≈ 80 bytes of used_memory, see
 // bench/redis-memory.ts); entry times cost one run per distinct second, not one per visitor.
 //
-// Failure behaviour: a call made while Redis is unreachable waits at most `readyTimeoutMs` for the client to
-// reconnect, then fails with StoreUnavailableError (and later calls fail at once, until the client is
-// connected again); a command sent on a connection that then hangs fails
-// after `commandTimeoutMs`. Nothing is queued for later: a write the caller was told failed must not run
-// afterwards, and a write whose reply was lost with the connection is not re-sent (it may have run).
+// Failure behaviour (docs/distributed.md, "Failure behaviour"): every call is answered within
+// `readyTimeoutMs` + `commandTimeoutMs` at most (default 500 + 1000 ms; the documented bound is 2 s).
+// - A call made while Redis is unreachable waits at most `readyTimeoutMs` for the client to reconnect, then
+//   fails with StoreUnavailableError; later calls fail at once until the client is connected again.
+// - A command sent on a connection that then hangs fails after `commandTimeoutMs`; later calls fail at once
+//   until a probe (PING) on that connection is answered again. After two unanswered probes the connection is
+//   dropped and re-opened (a half-open TCP connection never errors by itself).
+// - No late writes: nothing is queued while disconnected (enableOfflineQueue off), a command whose reply was
+//   lost with its connection is not re-sent (it may have run), and the cluster client does not re-send after
+//   a failover. A command that timed out is still in the socket, though, and a paused Redis would run it when
+//   it resumes: so every writing script carries a deadline on the Redis server's clock, a little before the
+//   caller's give-up time, and refuses to run after it (FENCE_PROLOGUE in scripts.ts, clock in
+//   write-fence.ts). A write answered 503 because of a timeout never takes effect.
+// - With `minReplicas` N > 0, each write is followed by WAIT N on the same connection; fewer than N replicas
+//   within `replicaTimeoutMs` is a StoreUnavailableError (503), never a success.
 // The client reconnects by itself (at most one second apart), so calls succeed again once Redis is back.
 
 import { Cluster, Redis } from 'ioredis';
@@ -74,6 +84,7 @@ import {
   POSITION_PREFIX_BYTES,
 } from './encoding.ts';
 import { RedisScripts, type EventKeys, type RawTokenClaim, type RedisClient, type RoomKeys } from './scripts.ts';
+import { WriteFenceClock } from './write-fence.ts';
 
 export interface RedisStoreOptions {
   /**
@@ -87,13 +98,28 @@ export interface RedisStoreOptions {
   client?: RedisClient;
   /** Close `client` when the store closes. Default: true for a client the store created, else false. */
   closeClient?: boolean;
-  /** How long a call waits for a (re)connection before failing. Default 1000 ms. */
+  /** How long a call waits for a (re)connection before failing. Default 500 ms. */
   readyTimeoutMs?: number;
-  /** How long a sent command may take. Default 1500 ms. */
+  /** How long a sent command may take. Default 1000 ms. */
   commandTimeoutMs?: number;
-  /** How long a connection attempt may take. Default 1500 ms. */
+  /** How long a connection attempt may take. Default 1000 ms. */
   connectTimeoutMs?: number;
+  /** Replicas every write must reach (WAIT) before it is acknowledged. Default 0 (no WAIT). */
+  minReplicas?: number;
+  /** How long WAIT waits for them. Default 250 ms; at most half the command timeout. */
+  replicaTimeoutMs?: number;
 }
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
+export const DEFAULT_READY_TIMEOUT_MS = 500;
+export const DEFAULT_REPLICA_TIMEOUT_MS = 250;
+/**
+ * The write fence closes this long before the command timeout: a script that started just before its
+ * deadline has this long to finish and have its reply read before the caller gives up (see call()).
+ */
+const FENCE_MARGIN_MS = 300;
+/** ioredis' own command timeout is only a backstop behind the store's (which decides the 503). */
+const BACKSTOP_MS = 500;
 
 const DEFAULT_PREFIX = 'ar:';
 /** Redis deletes a lock key this long after the lock expires; see tryAcquireLock.lua. */
@@ -106,8 +132,8 @@ export function createRedisClient(
 ): Redis {
   return new Redis(url, {
     connectionName: 'anteroom',
-    commandTimeout: options.commandTimeoutMs ?? 1500,
-    connectTimeout: options.connectTimeoutMs ?? 1500,
+    commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    connectTimeout: options.connectTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
     // Fail at once instead of queueing while disconnected; the store waits for `ready` itself, bounded.
     enableOfflineQueue: false,
     // A command in flight when the connection drops may have run: fail it rather than run it twice.
@@ -136,10 +162,17 @@ export function createRedisClusterClient(
   return new Cluster([...nodes], {
     enableOfflineQueue: false,
     clusterRetryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
+    // Never re-send a command whose connection closed under it (it may have run): the caller gets 503.
+    retryDelayOnFailover: 0,
+    // CLUSTERDOWN (nothing ran): 503 at once rather than a wait beyond the bound.
+    retryDelayOnClusterDown: 0,
+    // MOVED / ASK / TRYAGAIN mean the command did not run; following them is safe, and the write fence
+    // refuses a script that arrives after the caller's deadline anyway.
+    maxRedirections: 5,
     redisOptions: {
       connectionName: 'anteroom',
-      commandTimeout: options.commandTimeoutMs ?? 1500,
-      connectTimeout: options.connectTimeoutMs ?? 1500,
+      commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+      connectTimeout: options.connectTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0,
       ...(options.username ? { username: options.username } : {}),
@@ -149,13 +182,51 @@ export function createRedisClusterClient(
   });
 }
 
+/**
+ * A client of the primary that Redis Sentinel names (redis-sentinel://), with the failure behaviour of
+ * createRedisClient. It asks the Sentinels for the primary at every (re)connection, checks that the server
+ * is a primary, and listens for +switch-master, so it follows a failover by itself: the old primary's
+ * connection is closed and the commands in flight on it fail (503; none is re-sent), then the client
+ * connects to the new primary.
+ */
+export function createRedisSentinelClient(
+  sentinels: readonly { host: string; port: number }[],
+  name: string,
+  options: {
+    commandTimeoutMs?: number;
+    connectTimeoutMs?: number;
+    username?: string | undefined;
+    password?: string | undefined;
+    tls?: boolean;
+  } = {},
+): Redis {
+  return new Redis({
+    sentinels: [...sentinels],
+    name,
+    role: 'master',
+    connectionName: 'anteroom',
+    commandTimeout: (options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS) + BACKSTOP_MS,
+    connectTimeout: options.connectTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    sentinelCommandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    sentinelRetryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
+    failoverDetector: true,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
+    ...(options.username ? { username: options.username } : {}),
+    ...(options.password ? { password: options.password } : {}),
+    ...(options.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+  });
+}
+
 /** The URL without credentials or query (which may carry a password), for logs and /readyz. */
 export function describeRedisUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1').replace(/[?#].*$/, '');
 }
 
 /** Errors of the Redis server itself that mean "not available right now", not "bad command". */
-const UNAVAILABLE_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS)\b/;
+const UNAVAILABLE_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS|FENCED|MOVED|ASK)\b/;
 
 function toStoreError(description: string, error: unknown): unknown {
   if (error instanceof StoreUnavailableError || !(error instanceof Error)) return error;
@@ -171,9 +242,13 @@ export class RedisStore implements Store {
   private readonly scripts: RedisScripts;
   private readonly prefix: string;
   private readonly readyTimeoutMs: number;
+  private readonly commandTimeoutMs: number;
+  private readonly fenceClock: WriteFenceClock;
   private readyWaiter: Promise<void> | null = null;
   /** Set when a wait for the connection timed out; cleared when the client is ready again. */
   private unreachable = false;
+  /** One server (not a Cluster): a command timed out and nothing was answered since; see probe(). */
+  private hung = false;
   /** The client's last connection error (e.g. WRONGPASS), to say why Redis is unavailable. */
   private lastConnectionError: string | null = null;
   private closed = false;
@@ -181,7 +256,15 @@ export class RedisStore implements Store {
   constructor(options: RedisStoreOptions) {
     this.description = describeRedisUrl(options.url);
     this.prefix = options.keyPrefix ?? DEFAULT_PREFIX;
-    this.readyTimeoutMs = options.readyTimeoutMs ?? 1000;
+    this.readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+    const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.commandTimeoutMs = commandTimeoutMs;
+    const minReplicas = options.minReplicas ?? 0;
+    const replicaTimeoutMs = options.replicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS;
+    if (!Number.isInteger(minReplicas) || minReplicas < 0) throw new RangeError('minReplicas must be an integer ≥ 0');
+    if (!(replicaTimeoutMs >= 1 && replicaTimeoutMs <= commandTimeoutMs / 2)) {
+      throw new RangeError(`replicaTimeoutMs must be between 1 and ${commandTimeoutMs / 2} ms (half the command timeout)`);
+    }
     if (options.client) {
       this.client = options.client;
       this.ownsClient = options.closeClient ?? false;
@@ -192,10 +275,18 @@ export class RedisStore implements Store {
       // ioredis would print every reconnection attempt.
       this.client.on('error', () => {});
     }
-    this.scripts = new RedisScripts(this.client);
+    // A client passed in (a Cluster) has its own command timeout; the fence assumes the default or the given one.
+    this.fenceClock = new WriteFenceClock(this.client, { budgetMs: commandTimeoutMs - FENCE_MARGIN_MS });
+    this.scripts = new RedisScripts(this.client, {
+      fence: () => this.fenceClock.fence(),
+      replicas: minReplicas > 0 ? { count: minReplicas, timeoutMs: replicaTimeoutMs } : undefined,
+    });
     this.client.on('ready', () => {
       this.unreachable = false;
+      this.hung = false;
       this.lastConnectionError = null;
+      // A reconnection may reach another machine (a Sentinel failover): measure its clock before writing.
+      if (!this.isCluster()) this.fenceClock.forget();
     });
     this.client.on('error', (error: Error) => {
       this.lastConnectionError = error.message;
@@ -228,25 +319,98 @@ export class RedisStore implements Store {
     return { settings: `${base}settings`, created: `${base}created`, version: `${base}version` };
   }
 
+  private isCluster(): boolean {
+    return (this.client as Cluster).isCluster === true;
+  }
+
   /** Runs one Redis call once the client is connected, turning connection trouble into StoreUnavailableError. */
   private async call<T>(operation: () => Promise<T>): Promise<T> {
     await this.connected();
     try {
-      return await operation();
+      return await this.withTimeout(operation());
     } catch (error) {
+      if (error instanceof Error && /timed out/i.test(error.message) && !this.isCluster()) this.suspectHung();
       throw toStoreError(this.description, error);
     }
   }
 
+  /**
+   * The command timeout. When the timer fires, the reply may already sit in the socket, unread because the
+   * event loop was busy (timers run before I/O in a loop turn): look once more after the next I/O poll
+   * (setImmediate) before giving up, so a write that ran in time is answered as done, not 503.
+   */
+  private withTimeout<T>(pending: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => {
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          reject(new Error(`Command timed out after ${this.commandTimeoutMs} ms`));
+        });
+      }, this.commandTimeoutMs);
+      pending.then(
+        (value) => {
+          clearTimeout(timer);
+          if (settled) return;
+          settled = true;
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          if (settled) return;
+          settled = true;
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+  }
+
+  /**
+   * A command timed out on the one connection: fail every call at once (the bound) until a PING on that
+   * connection is answered, which also means the commands stuck before it have been answered (refused by
+   * the fence if late). After two unanswered PINGs the connection is dropped and re-opened: by then every
+   * command sent before the first timeout has timed out by itself, and nothing new was sent in between.
+   */
+  private suspectHung(): void {
+    if (this.hung) return;
+    this.hung = true;
+    const client = this.client as Redis;
+    void (async () => {
+      for (let unanswered = 0; this.hung && !this.closed; ) {
+        try {
+          await client.ping();
+          this.hung = false;
+        } catch {
+          if (client.status !== 'ready') return; // the 'ready' event ends the suspicion
+          if (++unanswered >= 2) {
+            client.disconnect(true);
+            return;
+          }
+        }
+      }
+    })();
+  }
   private unavailable(): StoreUnavailableError {
     const why = this.lastConnectionError ? ` (${this.lastConnectionError})` : '';
-    return new StoreUnavailableError(`Redis ${this.description} unavailable: ${this.client.status}${why}`);
+    const status = this.hung ? 'not answering' : this.client.status;
+    return new StoreUnavailableError(`Redis ${this.description} unavailable: ${status}${why}`);
   }
 
   private async connected(): Promise<void> {
     const client = this.client;
     if (this.closed) throw new StoreUnavailableError(`Redis ${this.description}: the store is closed`);
-    if (client.status === 'ready') return;
+    if (client.status === 'ready') {
+      if (this.hung) throw this.unavailable();
+      if (!this.fenceClock.ready()) {
+        try {
+          await this.fenceClock.measure();
+        } catch (error) {
+          throw toStoreError(this.description, error);
+        }
+      }
+      return;
+    }
     if (client.status === 'end') {
       throw new StoreUnavailableError(`Redis ${this.description}: the client was closed`);
     }
@@ -272,6 +436,7 @@ export class RedisStore implements Store {
     } finally {
       clearTimeout(timer);
     }
+    await this.connected();
   }
 
   async ping(): Promise<void> {

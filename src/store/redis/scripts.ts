@@ -99,6 +99,32 @@ function loadLua(name: string): string {
   );
 }
 
+/**
+ * The write fence, run before every writing script: its last argument is the latest time (ms on the Redis
+ * server's clock) at which the caller still waits for the answer; a script that runs later (it sat in a
+ * socket buffer of a paused Redis, or was re-sent) changes nothing. Removed from ARGV, so the script proper
+ * sees its own arguments only. An empty fence (never sent by RedisStore) means "no deadline".
+ */
+export const FENCE_PROLOGUE = `local anteroom_fence = tonumber(table.remove(ARGV))
+if anteroom_fence then
+  local anteroom_time = redis.call('TIME')
+  if tonumber(anteroom_time[1]) * 1000 + math.floor(tonumber(anteroom_time[2]) / 1000) > anteroom_fence then
+    return redis.error_reply('FENCED the caller gave up on this write before it ran')
+  end
+end
+`;
+
+/** How a writing script is fenced and acknowledged (see RedisStore). */
+export interface WriteGuard {
+  /** The fence argument for a write sent now: a deadline on the Redis server's clock (ms), as text. */
+  fence(): string;
+  /** With `count` > 0, a write is answered only after WAIT saw it on `count` replicas within `timeoutMs`. */
+  replicas?: { count: number; timeoutMs: number } | undefined;
+}
+
+/** No fence, no WAIT: for tests of the scripts themselves. */
+const UNGUARDED: WriteGuard = { fence: () => '' };
+
 // Prefixed so that a client shared with other code cannot have a command of the same name.
 const commandName = (name: ScriptName) => `anteroom_${name}`;
 
@@ -162,12 +188,15 @@ export interface RawPrequeueEntry {
 
 export class RedisScripts {
   private readonly client: RedisClient;
+  private readonly guard: WriteGuard;
 
-  constructor(client: RedisClient) {
+  constructor(client: RedisClient, guard: WriteGuard = UNGUARDED) {
     this.client = client;
+    this.guard = guard;
     for (const [name, definition] of Object.entries(SCRIPTS) as [ScriptName, { keys: number | 'any'; readOnly?: boolean }][]) {
+      const readOnly = 'readOnly' in definition && definition.readOnly;
       client.defineCommand(commandName(name), {
-        lua: loadLua(name),
+        lua: readOnly ? loadLua(name) : FENCE_PROLOGUE + loadLua(name),
         // Without numberOfKeys, ioredis takes the number of keys as the first argument of each call.
         ...(definition.keys === 'any' ? {} : { numberOfKeys: definition.keys }),
         readOnly: definition.readOnly ?? false,
@@ -176,15 +205,59 @@ export class RedisScripts {
   }
 
   private run(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
-    const expected: number | 'any' = SCRIPTS[name].keys;
+    const definition: { keys: number | 'any'; readOnly?: boolean } = SCRIPTS[name];
+    const expected = definition.keys;
     if (expected !== 'any' && keys.length !== expected) throw new Error(`${name}.lua takes ${expected} keys`);
+    const writes = !definition.readOnly;
+    const all: ScriptArg[] = [...(expected === 'any' ? [keys.length] : []), ...keys, ...args];
+    if (writes) all.push(this.guard.fence());
+    const replicas = this.guard.replicas;
+    if (writes && replicas && replicas.count > 0) return this.runAndWait(name, all, replicas);
     const command = (this.client as unknown as Record<string, ScriptCommand>)[commandName(name)] as ScriptCommand;
-    return expected === 'any' ? command.call(this.client, keys.length, ...keys, ...args) : command.call(this.client, ...keys, ...args);
+    return command.call(this.client, ...all);
+  }
+
+  /**
+   * The script, then WAIT on the same connection (one pipeline, so a Cluster sends both to the primary of the
+   * script's slot): the write counts as done only once `count` replicas have it. Too few replicas in time is
+   * an error (the store answers 503), never a success.
+   */
+  private async runAndWait(name: ScriptName, all: ScriptArg[], replicas: { count: number; timeoutMs: number }): Promise<unknown> {
+    // A Cluster answers MOVED/ASK for a slot that moved (a failover): the script did not run. ioredis follows
+    // redirections of single commands but not of this pipeline (WAIT's reply is not an error), so refresh the
+    // slots and send it again; the caller's command timeout bounds the whole.
+    for (let attempt = 1; ; attempt++) {
+      const pipeline = this.client.pipeline() as unknown as Record<string, (...args: ScriptArg[]) => unknown> & {
+        exec(): Promise<[Error | null, unknown][] | null>;
+      };
+      (pipeline[commandName(name)] as (...args: ScriptArg[]) => unknown).call(pipeline, ...all);
+      (pipeline.wait as (...args: ScriptArg[]) => unknown).call(pipeline, replicas.count, replicas.timeoutMs);
+      const results = await pipeline.exec();
+      const [script, wait] = results ?? [];
+      if (!script || !wait) throw new Error('the Redis pipeline returned no result');
+      if (script[0]) {
+        const cluster = this.client as Cluster;
+        if (cluster.isCluster && attempt < 3 && /^(MOVED|ASK) /.test(script[0].message)) {
+          await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
+          continue;
+        }
+        throw script[0];
+      }
+      if (wait[0]) throw wait[0];
+      const acknowledged = Number(wait[1]);
+      if (acknowledged < replicas.count) {
+        throw new Error(
+          `NOREPLICAS the write reached ${acknowledged} of the ${replicas.count} replicas required within ${replicas.timeoutMs} ms`,
+        );
+      }
+      return script[1];
+    }
   }
 
   /** Like run, with every string of the reply as a Buffer (for replies that carry raw request IDs). */
   private runBuffer(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     if (keys.length !== SCRIPTS[name].keys) throw new Error(`${name}.lua takes ${SCRIPTS[name].keys} keys`);
+    if (!('readOnly' in SCRIPTS[name] && SCRIPTS[name].readOnly)) throw new Error(`${name}.lua writes: use run()`);
     const commands = this.client as unknown as Record<string, ScriptCommand>;
     const command = commands[`${commandName(name)}Buffer`] as ScriptCommand;
     return command.call(this.client, ...keys, ...args);

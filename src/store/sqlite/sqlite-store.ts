@@ -6,26 +6,33 @@ import { chmodSync, readFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
-import type {
-  AdmissionSnapshot,
-  ClaimContext,
-  Counters,
-  DrawRecord,
-  DrawSeed,
-  ExpiryAdvance,
-  IssueResult,
-  JoinRequest,
-  LeaveResult,
-  PositionRecord,
-  ServingMove,
-  PrequeueEntry,
-  PrequeueLeave,
-  RoomPutOutcome,
-  Store,
-  StoredRoom,
-  StoredRooms,
-  StoredSigningKey,
+import {
+  StoreUnavailableError,
+  type AdmissionSnapshot,
+  type ClaimContext,
+  type Counters,
+  type DrawRecord,
+  type DrawSeed,
+  type ExpiryAdvance,
+  type IssueResult,
+  type JoinRequest,
+  type LeaveResult,
+  type PositionRecord,
+  type ServingMove,
+  type PrequeueEntry,
+  type PrequeueLeave,
+  type RoomPutOutcome,
+  type Store,
+  type StoredRoom,
+  type StoredRooms,
+  type StoredSigningKey,
 } from '../../domain/ports/store.ts';
+
+/** SQLITE_FULL (13) and SQLITE_IOERR (10), with their extended codes: the disk, not the request. */
+function isOutOfSpaceOrIo(error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof code === 'number' && ((code & 0xff) === 13 || (code & 0xff) === 10);
+}
 
 const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 
@@ -176,6 +183,8 @@ export class SqliteStore implements Store {
    * exact: every transaction that may change a row drops that event's entry. Keeps polling off SQLite.
    */
   private readonly rows = new Map<string, EventRow>();
+  /** The error of the last write, if it failed for lack of space or an I/O error (cleared by a commit). */
+  private writeFailure: string | null = null;
 
   constructor(options: SqliteStoreOptions) {
     const inMemory = options.path === ':memory:';
@@ -201,16 +210,33 @@ export class SqliteStore implements Store {
     return synchronous === 2 ? 'full' : synchronous === 1 ? 'normal' : 'other';
   }
 
-  /** Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). */
+  /**
+   * Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). On failure it rolls
+   * back only if a transaction is still open (after SQLITE_FULL or an I/O error SQLite may have rolled back
+   * by itself, and a second ROLLBACK would fail and hide the first error), and a full disk or an I/O error
+   * becomes StoreUnavailableError (503 with Retry-After; /readyz fails until a write succeeds again).
+   */
   private transaction<T>(eventId: string | null, work: () => T): T {
     if (eventId !== null) this.rows.delete(eventId);
-    this.db.exec('BEGIN IMMEDIATE');
     try {
+      this.db.exec('BEGIN IMMEDIATE');
       const result = work();
       this.db.exec('COMMIT');
+      this.writeFailure = null;
       return result;
     } catch (error) {
-      this.db.exec('ROLLBACK');
+      if (this.db.isOpen && this.db.isTransaction) {
+        try {
+          this.db.exec('ROLLBACK');
+        } catch {
+          // the first error is the one to report
+        }
+      }
+      if (eventId !== null) this.rows.delete(eventId);
+      if (isOutOfSpaceOrIo(error)) {
+        this.writeFailure = (error as Error).message;
+        throw new StoreUnavailableError(`${this.description}: cannot write (${this.writeFailure})`, { cause: error });
+      }
       throw error;
     }
   }
@@ -241,6 +267,15 @@ export class SqliteStore implements Store {
 
   async ping(): Promise<void> {
     this.sql.ping.get();
+    // After a failed write (disk full), ready only once a write succeeds again: try one that needs room
+    // (64 KiB, in a table created and dropped in the same transaction, so nothing of it stays but free pages).
+    if (this.writeFailure !== null) {
+      this.transaction(null, () => {
+        this.db.exec('CREATE TABLE anteroom_write_probe (b BLOB)');
+        this.db.exec('INSERT INTO anteroom_write_probe VALUES (zeroblob(65536))');
+        this.db.exec('DROP TABLE anteroom_write_probe');
+      });
+    }
   }
 
   async close(): Promise<void> {
