@@ -152,8 +152,11 @@ for (const backend of backends) {
       t.store.onNumberDrawn = async (call) => {
         if (call === 2) {
           duringDraw = await t.join(3);
-          // An entry the draw covers cannot leave while it numbers the places: try again in a few seconds.
-          leaveDuringDraw = await t.service.leaveQueue('drop', stayed[0]).catch((error: Error) => error);
+          // An entry the draw covers cannot leave while it numbers the places: try again in a few seconds. (One
+          // the first chunk has not numbered yet: a numbered one holds a position, which it can give up.)
+          let unnumbered: string | undefined;
+          for (const id of stayed) if (unnumbered === undefined && (await t.positionOf(id)) === null) unnumbered = id;
+          leaveDuringDraw = await t.service.leaveQueue('drop', unnumbered).catch((error: Error) => error);
         }
       };
       t.clock.ms = START_MS;

@@ -62,7 +62,7 @@ export const FIELDS: readonly Field[] = [
   { group: 'Gate', name: 'gate.bypass.ips', label: 'Never queued: client IPs (gate.bypass.ips)', kind: 'lines', optional: true, help: 'One IP address or CIDR per line (behind a load balancer, see --trust-proxy).' },
   { group: 'Gate', name: 'gate.bypass.headers', label: 'Never queued: headers (gate.bypass.headers)', kind: 'lines', optional: true, help: 'One per line: Name: value (an exact match).' },
   { group: 'Gate', name: 'gate.queueing_status_code', label: 'Waiting page status (gate.queueing_status_code)', kind: 'int', optional: true, help: '200 (default) keeps crawlers and monitors quiet; 503 tells them to come back later.' },
-  { group: 'Gate', name: 'allowed_return_origins', label: 'Hand-off: allowed return origins (allowed_return_origins)', kind: 'lines', optional: true, help: 'One origin per line (https://shop.example.com) the page may send a served visitor back to.' },
+  { group: 'Gate', name: 'allowed_return_origins', label: 'Hand-off: allowed return origins (allowed_return_origins)', kind: 'lines', optional: true, help: 'One origin per line (scheme://host[:port]) the page may send a served visitor back to.' },
 
   { group: 'OpenID Connect', name: 'oidc.client_secret', label: 'OIDC client secret', kind: 'secret', optional: true, help: 'Empty: keep the one set (or generate one).' },
 ];
