@@ -19,7 +19,8 @@ CREATE TABLE IF NOT EXISTS positions (
   entry_time INTEGER NOT NULL,
   PRIMARY KEY (event_id, position)
 ) WITHOUT ROWID;
-CREATE UNIQUE INDEX IF NOT EXISTS positions_by_request ON positions (event_id, request_id);
+-- No index on request_id: the IDs are random, so each join would write a random page of it (a page per join
+-- at a long queue). The store keeps that index in memory, built from this table at open (request-index.ts).
 
 -- One row each time the serving counter reaches a new highest value: the time a position P became
 -- servable is the reached_at of the smallest value >= P.

@@ -26,6 +26,7 @@ import type {
   StoredRooms,
   StoredSigningKey,
 } from '../../domain/ports/store.ts';
+import { RequestIndex } from './request-index.ts';
 
 const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 
@@ -176,6 +177,12 @@ export class SqliteStore implements Store {
    * exact: every transaction that may change a row drops that event's entry. Keeps polling off SQLite.
    */
   private readonly rows = new Map<string, EventRow>();
+  /**
+   * Each event's positions by request ID, in memory (request-index.ts): the database has no index of the random
+   * IDs, so a join writes only the end of the positions table. Built from the table at open; changed only after
+   * a commit (a rolled-back transaction leaves it as it was).
+   */
+  private readonly byRequest = new Map<string, RequestIndex>();
 
   constructor(options: SqliteStoreOptions) {
     const inMemory = options.path === ':memory:';
@@ -190,9 +197,55 @@ export class SqliteStore implements Store {
     this.db.exec('PRAGMA busy_timeout = 5000');
     this.db.exec(SCHEMA);
     addMissingColumns(this.db);
+    // Replaced by the in-memory index (byRequest); a database created before it loses the on-disk one.
+    this.db.exec('DROP INDEX IF EXISTS positions_by_request');
     this.sql = prepareStatements(this.db);
     this.drawSql = prepareDrawStatements(this.db);
     this.roomDataDeletes = roomDataTables(this.db).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE event_id = ?`));
+    // One pass over the positions in key order (about 1 s per million on the development machine).
+    this.sql.allPositions.setReturnArrays(true);
+    for (const [eventId, position, requestId] of this.sql.allPositions.iterate() as Iterable<[string, number, string]>) {
+      this.indexOf(eventId).add(requestId, position);
+    }
+  }
+
+  private indexOf(eventId: string): RequestIndex {
+    let index = this.byRequest.get(eventId);
+    if (!index) this.byRequest.set(eventId, (index = new RequestIndex()));
+    return index;
+  }
+
+  /** The position held by `requestId` in the event, read through the in-memory index. */
+  private findPosition(eventId: string, requestId: string): { position: number; entry_time: number } | undefined {
+    const index = this.byRequest.get(eventId);
+    if (!index) return undefined;
+    for (const position of index.candidates(requestId)) {
+      const row = this.sql.positionRow.get(eventId, position) as { request_id: string; entry_time: number } | undefined;
+      if (row?.request_id === requestId) return { position, entry_time: row.entry_time };
+    }
+    return undefined;
+  }
+
+  /** Records positions inserted by a transaction that has committed. */
+  private indexPositions(eventId: string, inserted: ReadonlyMap<string, number>): void {
+    if (inserted.size === 0) return;
+    const index = this.indexOf(eventId);
+    for (const [requestId, position] of inserted) index.add(requestId, position);
+  }
+
+  /** Inserts a position, refusing a request ID that holds one (the unique constraint the on-disk index was). */
+  private insertPosition(
+    eventId: string,
+    position: number,
+    requestId: string,
+    entryTime: number,
+    inserted: Map<string, number>,
+  ): void {
+    if (inserted.has(requestId) || this.findPosition(eventId, requestId) !== undefined) {
+      throw new Error(`request ID ${requestId} already holds a position of event ${eventId}`);
+    }
+    this.sql.insertPosition.run(eventId, position, requestId, entryTime);
+    inserted.set(requestId, position);
   }
 
   /** The durability in force on this connection, as SQLite reports it (what the README promises is FULL). */
@@ -257,40 +310,49 @@ export class SqliteStore implements Store {
 
   async assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
     if (joins.length === 0) return [];
-    return this.transaction(eventId, () => {
+    const inserted = new Map<string, number>();
+    const positions = this.transaction(eventId, () => {
       const row = this.ensureEvent(eventId);
       const positions: number[] = [];
       let position = row.queue;
       for (const join of joins) {
         position += 1;
-        this.sql.insertPosition.run(eventId, position, join.requestId, join.entryTime);
+        this.insertPosition(eventId, position, join.requestId, join.entryTime, inserted);
         positions.push(position);
       }
       this.sql.setQueue.run(position, eventId);
       return positions;
     });
+    this.indexPositions(eventId, inserted);
+    return positions;
   }
 
   async assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
     if (joins.length === 0) return [];
-    return this.transaction(eventId, () => this.numberIfAbsent(eventId, joins));
+    const inserted = new Map<string, number>();
+    const positions = this.transaction(eventId, () => this.numberIfAbsent(eventId, joins, inserted));
+    this.indexPositions(eventId, inserted);
+    return positions;
   }
 
-  /** assignPositionsIfAbsent's work, inside the caller's transaction. */
-  private numberIfAbsent(eventId: string, joins: readonly JoinRequest[]): number[] {
+  /**
+   * assignPositionsIfAbsent's work, inside the caller's transaction; the positions it inserts are added to
+   * `inserted` (for the index, once committed).
+   */
+  private numberIfAbsent(eventId: string, joins: readonly JoinRequest[], inserted: Map<string, number>): number[] {
     const row = this.ensureEvent(eventId);
     const assigned = new Map<string, number>();
     let position = row.queue;
     const positions = joins.map((join) => {
       const known = assigned.get(join.requestId);
       if (known !== undefined) return known;
-      const existing = this.sql.getPosition.get(eventId, join.requestId) as { position: number } | undefined;
+      const existing = this.findPosition(eventId, join.requestId);
       if (existing) {
         assigned.set(join.requestId, existing.position);
         return existing.position;
       }
       position += 1;
-      this.sql.insertPosition.run(eventId, position, join.requestId, join.entryTime);
+      this.insertPosition(eventId, position, join.requestId, join.entryTime, inserted);
       assigned.set(join.requestId, position);
       return position;
     });
@@ -299,9 +361,7 @@ export class SqliteStore implements Store {
   }
 
   async getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
-    const row = this.sql.getPosition.get(eventId, requestId) as
-      | { position: number; entry_time: number }
-      | undefined;
+    const row = this.findPosition(eventId, requestId);
     return row ? { position: row.position, entryTime: row.entry_time } : null;
   }
 
@@ -330,9 +390,7 @@ export class SqliteStore implements Store {
   }
 
   async getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null> {
-    const position = this.sql.getPosition.get(eventId, requestId) as
-      | { position: number; entry_time: number }
-      | undefined;
+    const position = this.findPosition(eventId, requestId);
     if (!position) return null;
     const row = this.eventRow(eventId);
     const served = this.sql.servedAt.get(eventId, position.position) as { reached_at: number } | undefined;
@@ -353,9 +411,7 @@ export class SqliteStore implements Store {
     return this.transaction(eventId, (): IssueResult => {
       const existing = this.sql.getToken.get(eventId, record.requestId) as TokenRow | undefined;
       if (existing) return { outcome: 'existing', record: toTokenRecord(existing) };
-      const position = this.sql.getPosition.get(eventId, record.requestId) as
-        | { position: number }
-        | undefined;
+      const position = this.findPosition(eventId, record.requestId);
       if (!position) return { outcome: 'no-position' };
       if (this.sql.isLeft.get(eventId, position.position) !== undefined) return { outcome: 'left' };
       const row = this.eventRow(eventId);
@@ -448,13 +504,14 @@ export class SqliteStore implements Store {
       this.drawSql.deleteDraw.run(eventId);
       this.sql.zeroCounters.run(eventId);
     });
+    this.byRequest.delete(eventId);
   }
 
   // ---- leaving the queue and automatic admission ----
 
   async leaveQueue(eventId: string, requestId: string): Promise<LeaveResult> {
     return this.transaction(eventId, (): LeaveResult => {
-      const found = this.sql.getPosition.get(eventId, requestId) as { position: number } | undefined;
+      const found = this.findPosition(eventId, requestId);
       if (!found) return { outcome: 'no-position' };
       const position = found.position;
       if (this.sql.isLeft.get(eventId, position) !== undefined) return { outcome: 'already-left' };
@@ -526,14 +583,15 @@ export class SqliteStore implements Store {
 
   async joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
     if (joins.length === 0) return [];
-    return this.transaction(eventId, () => {
+    const inserted = new Map<string, number>();
+    const answers = this.transaction(eventId, () => {
       const draw = this.ensureDraw(eventId, candidate);
-      if (draw.state === 'done') return this.numberIfAbsent(eventId, joins);
+      if (draw.state === 'done') return this.numberIfAbsent(eventId, joins, inserted);
       let joined = draw.joined;
       const listedNow = new Set<string>();
       const answers = joins.map((join) => {
         if (listedNow.has(join.requestId)) return 0;
-        const existing = this.sql.getPosition.get(eventId, join.requestId) as { position: number } | undefined;
+        const existing = this.findPosition(eventId, join.requestId);
         if (existing) return existing.position;
         if (this.drawSql.getEntry.get(eventId, join.requestId)) return 0;
         joined += 1;
@@ -544,15 +602,32 @@ export class SqliteStore implements Store {
       if (joined !== draw.joined) this.drawSql.setJoined.run(joined, eventId);
       return answers;
     });
+    this.indexPositions(eventId, inserted);
+    return answers;
+  }
+
+  /** A pre-queue row with the position its request ID holds (null if none), from the in-memory index. */
+  private withPosition(eventId: string, row: Omit<EntryRow, 'position'>): EntryRow {
+    return { ...row, position: this.findPosition(eventId, row.request_id)?.position ?? null };
+  }
+
+  private entryWithPosition(eventId: string, requestId: string): EntryRow | undefined {
+    const row = this.drawSql.getEntry.get(eventId, requestId) as Omit<EntryRow, 'position'> | undefined;
+    return row && this.withPosition(eventId, row);
+  }
+
+  private entriesWithPosition(eventId: string, afterJoinOrder: number, limit: number): EntryRow[] {
+    const rows = this.drawSql.readEntries.all(eventId, afterJoinOrder, limit) as unknown as Omit<EntryRow, 'position'>[];
+    return rows.map((row) => this.withPosition(eventId, row));
   }
 
   async getPrequeueEntry(eventId: string, requestId: string): Promise<PrequeueEntry | null> {
-    const row = this.drawSql.getEntryWithPosition.get(eventId, requestId) as EntryRow | undefined;
+    const row = this.entryWithPosition(eventId, requestId);
     return row ? toPrequeueEntry(row) : null;
   }
 
   async readPrequeue(eventId: string, afterJoinOrder: number, limit: number): Promise<PrequeueEntry[]> {
-    return (this.drawSql.readEntries.all(eventId, afterJoinOrder, limit) as unknown as EntryRow[]).map(toPrequeueEntry);
+    return this.entriesWithPosition(eventId, afterJoinOrder, limit).map(toPrequeueEntry);
   }
 
   async startDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
@@ -567,7 +642,8 @@ export class SqliteStore implements Store {
   }
 
   async numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
-    return this.transaction(eventId, () => {
+    const inserted = new Map<string, number>();
+    const draw = this.transaction(eventId, () => {
       const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
       if (!draw) return null;
       if (
@@ -585,17 +661,20 @@ export class SqliteStore implements Store {
           throw new Error(`numberDrawn: ${requestId} is not an entry of the draw`);
         }
         position += 1;
-        // The unique index refuses an entry that has a position already; the transaction then writes nothing.
-        this.sql.insertPosition.run(eventId, position, requestId, entry.entry_time);
+        // An entry that has a position already is refused; the transaction then writes nothing.
+        this.insertPosition(eventId, position, requestId, entry.entry_time, inserted);
       }
       this.sql.setQueue.run(position, eventId);
       this.drawSql.setProgress.run(expectedProgress + requestIds.length, eventId);
       return toDrawRecord(this.drawSql.getDraw.get(eventId) as unknown as DrawRow);
     });
+    this.indexPositions(eventId, inserted);
+    return draw;
   }
 
   async numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
-    return this.transaction(eventId, () => {
+    const inserted = new Map<string, number>();
+    const result = this.transaction(eventId, () => {
       const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
       if (!draw) return null;
       if (draw.state !== 'drawing' || draw.progress !== draw.entry_count) return toDrawRecord(draw);
@@ -607,17 +686,19 @@ export class SqliteStore implements Store {
         through = entry.join_order;
         if (entry.left_queue !== 0) continue;
         position += 1;
-        this.sql.insertPosition.run(eventId, position, entry.request_id, entry.entry_time);
+        this.insertPosition(eventId, position, entry.request_id, entry.entry_time, inserted);
       }
       if (position !== row.queue) this.sql.setQueue.run(position, eventId);
       this.drawSql.setNumberedThrough.run(through, through === draw.joined ? 'done' : 'drawing', eventId);
       return toDrawRecord(this.drawSql.getDraw.get(eventId) as unknown as DrawRow);
     });
+    this.indexPositions(eventId, inserted);
+    return result;
   }
 
   async leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
     return this.transaction(null, (): PrequeueLeave => {
-      const entry = this.drawSql.getEntryWithPosition.get(eventId, requestId) as EntryRow | undefined;
+      const entry = this.entryWithPosition(eventId, requestId);
       if (!entry) return 'not-in-prequeue';
       if (entry.left_queue !== 0) return 'already-left';
       if (entry.position !== null) return 'numbered';
@@ -716,6 +797,7 @@ export class SqliteStore implements Store {
     this.transaction(eventId, () => {
       for (const statement of this.roomDataDeletes) statement.run(eventId);
     });
+    this.byRequest.delete(eventId);
   }
 
   private roomsVersionNow(): number {
@@ -727,7 +809,8 @@ export class SqliteStore implements Store {
   }
 
   async saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
-    // One statement, so the position check and the write are one atomic unit.
+    // The position check and the write run with nothing in between: this process is the database's only writer.
+    if (this.findPosition(eventId, requestId) === undefined) return false;
     return Number(this.sql.saveAuthorization.run(eventId, requestId, authorization).changes) === 1;
   }
 
@@ -773,7 +856,9 @@ function prepareStatements(db: DatabaseSync) {
        abandoned = 0, max_expired = 0, left_count = 0 WHERE event_id = ?`,
     ),
     insertPosition: s('INSERT INTO positions (event_id, position, request_id, entry_time) VALUES (?, ?, ?, ?)'),
-    getPosition: s('SELECT position, entry_time FROM positions WHERE event_id = ? AND request_id = ?'),
+    // Request ID → position is the in-memory index (request-index.ts); these read the table by its key.
+    positionRow: s('SELECT request_id, entry_time FROM positions WHERE event_id = ? AND position = ?'),
+    allPositions: s('SELECT event_id, position, request_id FROM positions'),
     firstEntryAtOrAfter: s(
       `SELECT position FROM positions
        WHERE event_id = ? AND position > ? AND position <= ? AND entry_time >= ? ORDER BY position LIMIT 1`,
@@ -816,10 +901,7 @@ function prepareStatements(db: DatabaseSync) {
     insertSecret: s('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)'),
     getSecret: s('SELECT value FROM secrets WHERE name = ?'),
     replaceSecret: s('UPDATE secrets SET value = ? WHERE name = ? AND value = ?'),
-    saveAuthorization: s(
-      `INSERT OR REPLACE INTO oidc_authorizations (event_id, request_id, authorization_request)
-       SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM positions WHERE event_id = ?1 AND request_id = ?2)`,
-    ),
+    saveAuthorization: s('INSERT OR REPLACE INTO oidc_authorizations (event_id, request_id, authorization_request) VALUES (?, ?, ?)'),
     getAuthorization: s(
       'SELECT authorization_request FROM oidc_authorizations WHERE event_id = ? AND request_id = ?',
     ),
@@ -847,8 +929,7 @@ function prepareStatements(db: DatabaseSync) {
 /** The statements of the pre-queue and the draw (tables prequeue and draws). */
 function prepareDrawStatements(db: DatabaseSync) {
   const s = (sql: string): StatementSync => db.prepare(sql);
-  const entryWithPosition = `SELECT p.join_order, p.request_id, p.entry_time, p.left_queue, pos.position
-    FROM prequeue p LEFT JOIN positions pos ON pos.event_id = p.event_id AND pos.request_id = p.request_id`;
+  const entries = 'SELECT join_order, request_id, entry_time, left_queue FROM prequeue';
   return {
     insertDraw: s(
       `INSERT OR IGNORE INTO draws (event_id, state, seed, commitment, algorithm) VALUES (?, 'committed', ?, ?, ?)`,
@@ -865,8 +946,7 @@ function prepareDrawStatements(db: DatabaseSync) {
     deleteDraw: s('DELETE FROM draws WHERE event_id = ?'),
     insertEntry: s('INSERT INTO prequeue (event_id, join_order, request_id, entry_time) VALUES (?, ?, ?, ?)'),
     getEntry: s('SELECT join_order, request_id, entry_time, left_queue FROM prequeue WHERE event_id = ? AND request_id = ?'),
-    getEntryWithPosition: s(`${entryWithPosition} WHERE p.event_id = ? AND p.request_id = ?`),
-    readEntries: s(`${entryWithPosition} WHERE p.event_id = ? AND p.join_order > ? ORDER BY p.join_order LIMIT ?`),
+    readEntries: s(`${entries} WHERE event_id = ? AND join_order > ? ORDER BY join_order LIMIT ?`),
     markLeft: s('UPDATE prequeue SET left_queue = 1 WHERE event_id = ? AND request_id = ?'),
     deletePrequeue: s('DELETE FROM prequeue WHERE event_id = ?'),
   };
