@@ -28,6 +28,12 @@ export class RequestIndex {
   /** 0 = empty slot (positions start at 1). */
   private positions = new Float64Array(MIN_CAPACITY);
   private used = 0;
+  private readonly tagOf: (requestId: string) => number;
+
+  /** `tag` replaces the keyed hash (tests use it to make IDs share a tag). */
+  constructor(tag: (requestId: string) => number = requestTag) {
+    this.tagOf = tag;
+  }
 
   get size(): number {
     return this.used;
@@ -35,13 +41,13 @@ export class RequestIndex {
 
   add(requestId: string, position: number): void {
     if ((this.used + 1) * 2 > this.positions.length) this.grow();
-    this.place(requestTag(requestId), position);
+    this.place(this.tagOf(requestId) | 0, position);
     this.used += 1;
   }
 
   /** Positions whose ID has the same tag as `requestId`: the one sought (if any) and, rarely, others. */
   candidates(requestId: string): number[] {
-    const tag = requestTag(requestId);
+    const tag = this.tagOf(requestId) | 0;
     const mask = this.positions.length - 1;
     const found: number[] = [];
     for (let slot = this.slotOf(tag); this.positions[slot] !== 0; slot = (slot + 1) & mask) {
