@@ -159,7 +159,7 @@ export class WaitingRoomService {
 
   private async prepareRoom(event: RoomSettings): Promise<void> {
     await this.store.syncExpirySwitch(event.event_id, event.enable_queue_position_expiry, this.now());
-    await this.keys.current(event.event_id);
+    await this.keys.current(event.event_id, event.signing_algorithm);
   }
 
   /** Stops following room changes and waits for the store writes of those already made; then drains the joins. */
@@ -240,7 +240,7 @@ export class WaitingRoomService {
 
   async publicKey(eventId: unknown): Promise<Answer<PublicJwk>> {
     const event = this.event(eventId, Errors.unknownEventKey);
-    return ok((await this.keys.current(event.event_id)).publicJwk);
+    return ok((await this.keys.current(event.event_id, event.signing_algorithm)).publicJwk);
   }
 
   /** Every public key of the event, as a JWKS. */
@@ -284,7 +284,7 @@ export class WaitingRoomService {
     now: number,
     overrides: TokenOverrides,
   ): Promise<TokenResponse> {
-    const key = await this.keys.current(event.event_id);
+    const key = await this.keys.current(event.event_id, event.signing_algorithm);
     const record = newTokenRecord({
       requestId,
       position,
