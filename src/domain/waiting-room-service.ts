@@ -10,7 +10,7 @@ import { Admission, type AdmissionRequest, type AdmissionResults, type CounterMo
 import type { AutomaticTickOutcome } from './admission/automatic.ts';
 import { epochSeconds, type Clock } from './clock.ts';
 import { decideClaim, decideExpiry, type ClaimDecision, type ClaimRoom, type ExpiryRule } from './claim-decision.ts';
-import { newTokenRecord, type TokenRecord } from './claims.ts';
+import { newTokenRecord, signaturesOf, type TokenRecord } from './claims.ts';
 import { Errors, Pending } from './errors.ts';
 import type { RoomChange, RoomRegistry } from './room-registry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
@@ -294,7 +294,10 @@ export class WaitingRoomService {
       kid: key.kid,
       nonce: overrides.nonce,
     });
-    const result = await this.store.issueTokenIfAbsent(event.event_id, record);
+    // Signed before it is stored, so the signatures are stored with the record in the same atomic write and a
+    // re-claim never signs again (issue 15). A claim refused below wasted one signing: rare.
+    const signed = await this.signer.sign(event.event_id, record);
+    const result = await this.store.issueTokenIfAbsent(event.event_id, { ...record, signatures: signaturesOf(signed) });
     switch (result.outcome) {
       case 'no-position':
         throw Errors.invalidRequestId();

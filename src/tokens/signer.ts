@@ -70,6 +70,7 @@ export class TokenSigner implements TokenSigning {
   }
 
   sign(eventId: string, record: TokenRecord): Promise<TokenSet> {
+    if (record.signatures !== undefined) return this.assemble(eventId, record, record.signatures);
     // The key names everything the tokens are built from: a reset makes new records with new iat.
     const cacheKey = `${eventId}\u0000${record.requestId}\u0000${record.iat}\u0000${record.exp}\u0000${record.iss}\u0000${record.kid}`;
     const cached = this.cache.get(cacheKey);
@@ -82,6 +83,19 @@ export class TokenSigner implements TokenSigning {
       if (oldest !== undefined) this.cache.delete(oldest);
     }
     return signing;
+  }
+
+  /** The token set of a record whose signatures were stored: header and claims rebuilt, nothing signed. */
+  private async assemble(eventId: string, record: TokenRecord, signatures: string): Promise<TokenSet> {
+    const parts = signatures.split('.');
+    if (parts.length !== TOKEN_USES.length) return this.sign(eventId, { ...record, signatures: undefined });
+    const key = await this.keys.byKid(eventId, record.kid);
+    if (!key) throw new Error(`signing key ${record.kid} of event ${eventId} is missing from the store`);
+    const header = encodeSegment({ alg: key.algorithm, kid: key.kid, typ: 'JWT' });
+    const [access, refresh, id] = TOKEN_USES.map(
+      (use, i) => `${header}.${encodeSegment(buildClaims(eventId, record, use))}.${parts[i] as string}`,
+    );
+    return { access_token: access as string, refresh_token: refresh as string, id_token: id as string };
   }
 
   private async signFresh(eventId: string, record: TokenRecord): Promise<TokenSet> {

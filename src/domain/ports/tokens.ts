@@ -57,7 +57,10 @@ export interface SigningKeys {
   forget(eventId: string): void;
 }
 
-/** Turns a stored token record into its three signed JWTs (the same record always gives the same set). */
+/**
+ * Turns a stored token record into its three signed JWTs (the same record always gives the same set): from the
+ * record's stored signatures when it has them (no signing), else signed now.
+ */
 export interface TokenSigning {
   sign(eventId: string, record: TokenRecord): Promise<TokenSet>;
 }

@@ -44,6 +44,8 @@ CREATE TABLE IF NOT EXISTS tokens (
   nonce TEXT,
   PRIMARY KEY (event_id, request_id)
 ) WITHOUT ROWID;
+-- tokens.signatures (the set's three signatures, so a re-claim never signs again) is added at start, see
+-- ADDED_COLUMNS in sqlite-store.ts.
 CREATE INDEX IF NOT EXISTS tokens_by_exp ON tokens (event_id, exp);
 CREATE INDEX IF NOT EXISTS tokens_by_position ON tokens (event_id, position);
 

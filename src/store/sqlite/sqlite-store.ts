@@ -37,6 +37,8 @@ const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 const ADDED_COLUMNS: readonly { table: string; column: string; definition: string }[] = [
   // Leaving the queue (issue 12): positions given up, see left_positions in schema.sql.
   { table: 'events', column: 'left_count', definition: 'INTEGER NOT NULL DEFAULT 0' },
+  // Stored token sets (issue 15): the three signatures of the set, so a re-claim never signs again.
+  { table: 'tokens', column: 'signatures', definition: 'TEXT' },
 ];
 
 function addMissingColumns(db: DatabaseSync): void {
@@ -77,6 +79,7 @@ interface TokenRow {
   kid: string;
   status: number;
   nonce: string | null;
+  signatures: string | null;
 }
 
 const ZERO_EVENT: EventRow = {
@@ -103,6 +106,7 @@ function toTokenRecord(row: TokenRow): TokenRecord {
     kid: row.kid,
     status: row.status as SessionStatus,
     nonce: row.nonce ?? undefined,
+    signatures: row.signatures ?? undefined,
   };
 }
 
@@ -426,6 +430,7 @@ export class SqliteStore implements Store {
         record.iss,
         record.kid,
         record.nonce ?? null,
+        record.signatures ?? null,
       );
       this.sql.incrementTokens.run(eventId);
       return { outcome: 'issued', record: { ...record, position: position.position, status: 0 } };
@@ -871,11 +876,11 @@ function prepareStatements(db: DatabaseSync) {
     maxServedBefore: s('SELECT max(value) AS value FROM serving_history WHERE event_id = ? AND reached_at < ?'),
     deleteHistory: s('DELETE FROM serving_history WHERE event_id = ?'),
     getToken: s(
-      'SELECT request_id, position, iat, nbf, exp, iss, kid, status, nonce FROM tokens WHERE event_id = ? AND request_id = ?',
+      'SELECT request_id, position, iat, nbf, exp, iss, kid, status, nonce, signatures FROM tokens WHERE event_id = ? AND request_id = ?',
     ),
     insertToken: s(
-      `INSERT INTO tokens (event_id, request_id, position, iat, nbf, exp, iss, kid, status, nonce)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+      `INSERT INTO tokens (event_id, request_id, position, iat, nbf, exp, iss, kid, status, nonce, signatures)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
     ),
     closeSession: s('UPDATE tokens SET status = ? WHERE event_id = ? AND request_id = ? AND status = 0'),
     countActive: s('SELECT count(*) AS n FROM tokens WHERE event_id = ? AND exp >= ? AND status = 0'),
