@@ -1,8 +1,12 @@
 // A room's signing_algorithm through the public API (issue 15): /public_key serves the key of the room's
 // algorithm, the tokens are signed with it, the JWKS lists it, and the authorizer library (fetching keys over
-// HTTP, as a protected site does) accepts the access token; an RS256 room next to it is unchanged.
+// HTTP, as a protected site does) accepts the access token; an RS256 room next to it is unchanged. A re-claim
+// rebuilds the stored set without signing.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join as joinPath } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createVerifier } from '../../src/authorizer/verify.ts';
 import { eventSettings, startTestNode, type TestNode } from '../support/node.ts';
@@ -44,4 +48,36 @@ describe('signing_algorithm per room', () => {
       assert.equal((await byJwks.verify(tokens.body.access_token)).sub, id);
     });
   }
+});
+
+describe('stored token sets: a re-claim never signs again', () => {
+  it('an ES256 set claimed again on a restarted node is byte-identical (ECDSA signing again would differ)', async () => {
+    const dir = mkdtempSync(joinPath(tmpdir(), 'anteroom-stored-sets-'));
+    const config = {
+      store: { kind: 'sqlite' as const, path: joinPath(dir, 'anteroom.db') },
+      events: [eventSettings('Fast', { signing_algorithm: 'ES256' })],
+    };
+    try {
+      const first = await startTestNode(config);
+      let id: string;
+      let tokens: TokenBody;
+      try {
+        id = await join(first, 'Fast');
+        await serveUpTo(first, 1, 'Fast');
+        tokens = (await read<TokenBody>(first.post('/generate_token', { event_id: 'Fast', request_id: id }))).body;
+      } finally {
+        await first.stop();
+      }
+      const second = await startTestNode(config);
+      try {
+        const again = await read<TokenBody>(second.post('/generate_token', { event_id: 'Fast', request_id: id }));
+        assert.equal(again.status, 200, again.text);
+        for (const name of ['access_token', 'refresh_token', 'id_token'] as const) assert.equal(again.body[name], tokens[name]);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
