@@ -26,6 +26,7 @@ import type {
   StoredRooms,
   StoredSigningKey,
 } from '../../domain/ports/store.ts';
+import { ActiveTokens } from './active-tokens.ts';
 import { RequestIndex } from './request-index.ts';
 
 const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
@@ -187,6 +188,8 @@ export class SqliteStore implements Store {
    * a commit (a rolled-back transaction leaves it as it was).
    */
   private readonly byRequest = new Map<string, RequestIndex>();
+  /** Each event's open sessions by exp (active-tokens.ts): countActiveTokens without a scan. Built at open. */
+  private readonly active = new Map<string, ActiveTokens>();
 
   constructor(options: SqliteStoreOptions) {
     const inMemory = options.path === ':memory:';
@@ -211,6 +214,15 @@ export class SqliteStore implements Store {
     for (const [eventId, position, requestId] of this.sql.allPositions.iterate() as Iterable<[string, number, string]>) {
       this.indexOf(eventId).add(requestId, position);
     }
+    for (const row of this.sql.openSessionsByExp.iterate() as Iterable<{ event_id: string; exp: number; n: number }>) {
+      this.activeOf(row.event_id).opened(row.exp, row.n);
+    }
+  }
+
+  private activeOf(eventId: string): ActiveTokens {
+    let counter = this.active.get(eventId);
+    if (!counter) this.active.set(eventId, (counter = new ActiveTokens()));
+    return counter;
   }
 
   private indexOf(eventId: string): RequestIndex {
@@ -412,7 +424,7 @@ export class SqliteStore implements Store {
   }
 
   async issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
-    return this.transaction(eventId, (): IssueResult => {
+    const result = this.transaction(eventId, (): IssueResult => {
       const existing = this.sql.getToken.get(eventId, record.requestId) as TokenRow | undefined;
       if (existing) return { outcome: 'existing', record: toTokenRecord(existing) };
       const position = this.findPosition(eventId, record.requestId);
@@ -435,19 +447,24 @@ export class SqliteStore implements Store {
       this.sql.incrementTokens.run(eventId);
       return { outcome: 'issued', record: { ...record, position: position.position, status: 0 } };
     });
+    if (result.outcome === 'issued') this.activeOf(eventId).opened(record.exp);
+    return result;
   }
 
   async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
-    return this.transaction(eventId, () => {
+    const closedExp = this.transaction(eventId, (): number | null => {
       const changed = this.sql.closeSession.run(status, eventId, requestId).changes;
-      if (Number(changed) !== 1) return false;
+      if (Number(changed) !== 1) return null;
       (status === 1 ? this.sql.incrementCompleted : this.sql.incrementAbandoned).run(eventId);
-      return true;
+      return (this.sql.getToken.get(eventId, requestId) as unknown as TokenRow).exp;
     });
+    if (closedExp === null) return false;
+    this.activeOf(eventId).closed(closedExp);
+    return true;
   }
 
   async countActiveTokens(eventId: string, now: number): Promise<number> {
-    return (this.sql.countActive.get(eventId, now) as { n: number }).n;
+    return this.active.get(eventId)?.count(now) ?? 0;
   }
 
   async listExpiredTokens(eventId: string, now: number, limit: number): Promise<string[]> {
@@ -510,6 +527,7 @@ export class SqliteStore implements Store {
       this.sql.zeroCounters.run(eventId);
     });
     this.byRequest.delete(eventId);
+    this.active.delete(eventId);
   }
 
   // ---- leaving the queue and automatic admission ----
@@ -553,7 +571,7 @@ export class SqliteStore implements Store {
       reachedInWindow: this.reachedSince(eventId, row.max_serving, windowStart),
       reachedThisSecond: this.reachedSince(eventId, row.max_serving, now),
       awaitingClaim,
-      activeSessions: (this.sql.countActive.get(eventId, now) as { n: number }).n,
+      activeSessions: this.active.get(eventId)?.count(now) ?? 0,
     };
   }
 
@@ -803,6 +821,7 @@ export class SqliteStore implements Store {
       for (const statement of this.roomDataDeletes) statement.run(eventId);
     });
     this.byRequest.delete(eventId);
+    this.active.delete(eventId);
   }
 
   private roomsVersionNow(): number {
@@ -883,7 +902,8 @@ function prepareStatements(db: DatabaseSync) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
     ),
     closeSession: s('UPDATE tokens SET status = ? WHERE event_id = ? AND request_id = ? AND status = 0'),
-    countActive: s('SELECT count(*) AS n FROM tokens WHERE event_id = ? AND exp >= ? AND status = 0'),
+    // Read once at open (active-tokens.ts); countActiveTokens is answered from memory.
+    openSessionsByExp: s('SELECT event_id, exp, count(*) AS n FROM tokens WHERE status = 0 GROUP BY event_id, exp'),
     listExpired: s(
       'SELECT request_id FROM tokens WHERE event_id = ? AND exp < ? ORDER BY exp, position LIMIT ?',
     ),
