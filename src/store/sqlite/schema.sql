@@ -117,6 +117,11 @@ CREATE TABLE IF NOT EXISTS draws (
   numbered_through INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
+-- A reset whose old rows are still being deleted, chunk by chunk (resetEvent); finished at open after a crash.
+CREATE TABLE IF NOT EXISTS pending_resets (
+  event_id TEXT PRIMARY KEY
+) WITHOUT ROWID;
+
 -- ---- Rooms at runtime (the rooms API) ----
 -- Each room's settings as JSON text (read by the domain only) and the rooms version at which it was created.
 -- Every other table with an event_id column holds per-room data: deleteRoom deletes the room's rows from

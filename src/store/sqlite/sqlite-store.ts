@@ -31,6 +31,19 @@ import { RequestIndex } from './request-index.ts';
 
 const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 
+/** Rows deleted per transaction by a reset: a few milliseconds of work each (see resetEvent). */
+const PURGE_CHUNK_ROWS = 5_000;
+
+/** The per-room tables a reset empties, each with the rest of its primary key after event_id. */
+const RESET_TABLES: readonly { table: string; key: string }[] = [
+  { table: 'positions', key: 'position' },
+  { table: 'tokens', key: 'request_id' },
+  { table: 'serving_history', key: 'value' },
+  { table: 'oidc_authorizations', key: 'request_id' },
+  { table: 'left_positions', key: 'position' },
+  { table: 'prequeue', key: 'join_order' },
+];
+
 /**
  * Columns added to a table after it was first released: `CREATE TABLE IF NOT EXISTS` leaves an existing table
  * as it is, so the store adds each one missing at start (an existing database keeps its data).
@@ -190,6 +203,11 @@ export class SqliteStore implements Store {
   private readonly byRequest = new Map<string, RequestIndex>();
   /** Each event's open sessions by exp (active-tokens.ts): countActiveTokens without a scan. Built at open. */
   private readonly active = new Map<string, ActiveTokens>();
+  /**
+   * Resets whose old rows are still being deleted, chunk by chunk (resetEvent): every method that reads or writes
+   * the event's positions, tokens, history or pre-queue waits for it; polls keep reading the (zeroed) counters.
+   */
+  private readonly purges = new Map<string, Promise<void>>();
 
   constructor(options: SqliteStoreOptions) {
     const inMemory = options.path === ':memory:';
@@ -211,6 +229,14 @@ export class SqliteStore implements Store {
     this.roomDataDeletes = roomDataTables(this.db).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE event_id = ?`));
     // One pass over the positions in key order (about 1 s per million on the development machine).
     this.sql.allPositions.setReturnArrays(true);
+    // A reset cut short by a crash is finished before anything is read.
+    for (const { event_id } of this.sql.pendingResets.all() as { event_id: string }[]) {
+      for (const statement of this.sql.purgeChunk) {
+        let deleted = 1;
+        while (deleted > 0) deleted = Number(statement.run(event_id, PURGE_CHUNK_ROWS).changes);
+      }
+      this.sql.unmarkReset.run(event_id);
+    }
     for (const [eventId, position, requestId] of this.sql.allPositions.iterate() as Iterable<[string, number, string]>) {
       this.indexOf(eventId).add(requestId, position);
     }
@@ -325,6 +351,7 @@ export class SqliteStore implements Store {
   }
 
   async assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
     const inserted = new Map<string, number>();
     const positions = this.transaction(eventId, () => {
@@ -344,6 +371,7 @@ export class SqliteStore implements Store {
   }
 
   async assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
     const inserted = new Map<string, number>();
     const positions = this.transaction(eventId, () => this.numberIfAbsent(eventId, joins, inserted));
@@ -377,6 +405,7 @@ export class SqliteStore implements Store {
   }
 
   async getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const row = this.findPosition(eventId, requestId);
     return row ? { position: row.position, entryTime: row.entry_time } : null;
   }
@@ -395,6 +424,7 @@ export class SqliteStore implements Store {
   }
 
   async incrementServing(eventId: string, by: number, now: number): Promise<number> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, () => {
       const row = this.ensureEvent(eventId);
       // The counter never goes below zero: "nobody may enter" is 0, and a negative value would make
@@ -406,6 +436,7 @@ export class SqliteStore implements Store {
   }
 
   async getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const position = this.findPosition(eventId, requestId);
     if (!position) return null;
     const row = this.eventRow(eventId);
@@ -424,6 +455,7 @@ export class SqliteStore implements Store {
   }
 
   async issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const result = this.transaction(eventId, (): IssueResult => {
       const existing = this.sql.getToken.get(eventId, record.requestId) as TokenRow | undefined;
       if (existing) return { outcome: 'existing', record: toTokenRecord(existing) };
@@ -452,6 +484,7 @@ export class SqliteStore implements Store {
   }
 
   async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const closedExp = this.transaction(eventId, (): number | null => {
       const changed = this.sql.closeSession.run(status, eventId, requestId).changes;
       if (Number(changed) !== 1) return null;
@@ -468,10 +501,12 @@ export class SqliteStore implements Store {
   }
 
   async listExpiredTokens(eventId: string, now: number, limit: number): Promise<string[]> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return (this.sql.listExpired.all(eventId, now, limit) as { request_id: string }[]).map((r) => r.request_id);
   }
 
   async advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, (): ExpiryAdvance => {
       const row = this.ensureEvent(eventId);
       const unchanged: ExpiryAdvance = {
@@ -514,25 +549,41 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * One short transaction zeroes the counters, deletes the draw and records the reset as pending; the old rows
+   * (up to millions of positions and tokens) are then deleted PURGE_CHUNK_ROWS at a time, one transaction each,
+   * the event loop free in between (issue 15: one multi-second transaction had blocked every request and dropped
+   * keep-alive connections). Until the last chunk the event's other operations wait (purges); a crash in between
+   * is finished at the next open. Resolves once every old row is gone.
+   */
   async resetEvent(eventId: string): Promise<void> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     this.transaction(eventId, () => {
       this.ensureEvent(eventId);
-      this.sql.deletePositions.run(eventId);
-      this.sql.deleteTokens.run(eventId);
-      this.sql.deleteHistory.run(eventId);
-      this.sql.deleteAuthorizations.run(eventId);
-      this.sql.deleteLeft.run(eventId);
-      this.drawSql.deletePrequeue.run(eventId);
+      this.sql.markReset.run(eventId);
       this.drawSql.deleteDraw.run(eventId);
       this.sql.zeroCounters.run(eventId);
     });
     this.byRequest.delete(eventId);
     this.active.delete(eventId);
+    const purge = this.purgeOldRows(eventId).finally(() => this.purges.delete(eventId));
+    this.purges.set(eventId, purge);
+    await purge;
+  }
+
+  private async purgeOldRows(eventId: string): Promise<void> {
+    for (const statement of this.sql.purgeChunk) {
+      while (Number(this.transaction(null, () => statement.run(eventId, PURGE_CHUNK_ROWS)).changes) > 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    this.transaction(null, () => this.sql.unmarkReset.run(eventId));
   }
 
   // ---- leaving the queue and automatic admission ----
 
   async leaveQueue(eventId: string, requestId: string): Promise<LeaveResult> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, (): LeaveResult => {
       const found = this.findPosition(eventId, requestId);
       if (!found) return { outcome: 'no-position' };
@@ -547,6 +598,7 @@ export class SqliteStore implements Store {
   }
 
   async incrementServingWithinQueue(eventId: string, by: number, now: number): Promise<ServingMove> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, (): ServingMove => {
       const row = this.ensureEvent(eventId);
       const serving = row.serving + Math.max(0, Math.min(by, row.queue - row.serving));
@@ -556,6 +608,7 @@ export class SqliteStore implements Store {
   }
 
   async getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     // Statements run one after another with nothing in between: this process is the database's only writer.
     const row = this.eventRow(eventId);
     const admitted = Math.min(row.serving, row.queue);
@@ -596,15 +649,18 @@ export class SqliteStore implements Store {
   }
 
   async commitDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return toDrawRecord(this.transaction(null, () => this.ensureDraw(eventId, candidate)));
   }
 
   async getDraw(eventId: string): Promise<DrawRecord | null> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const row = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
     return row ? toDrawRecord(row) : null;
   }
 
   async joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
     const inserted = new Map<string, number>();
     const answers = this.transaction(eventId, () => {
@@ -645,15 +701,18 @@ export class SqliteStore implements Store {
   }
 
   async getPrequeueEntry(eventId: string, requestId: string): Promise<PrequeueEntry | null> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const row = this.entryWithPosition(eventId, requestId);
     return row ? toPrequeueEntry(row) : null;
   }
 
   async readPrequeue(eventId: string, afterJoinOrder: number, limit: number): Promise<PrequeueEntry[]> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.entriesWithPosition(eventId, afterJoinOrder, limit).map(toPrequeueEntry);
   }
 
   async startDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, () => {
       const draw = this.ensureDraw(eventId, candidate);
       if (draw.state !== 'committed') return toDrawRecord(draw);
@@ -665,6 +724,7 @@ export class SqliteStore implements Store {
   }
 
   async numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const inserted = new Map<string, number>();
     const draw = this.transaction(eventId, () => {
       const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
@@ -696,6 +756,7 @@ export class SqliteStore implements Store {
   }
 
   async numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const inserted = new Map<string, number>();
     const result = this.transaction(eventId, () => {
       const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
@@ -720,6 +781,7 @@ export class SqliteStore implements Store {
   }
 
   async leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(null, (): PrequeueLeave => {
       const entry = this.entryWithPosition(eventId, requestId);
       if (!entry) return 'not-in-prequeue';
@@ -817,6 +879,7 @@ export class SqliteStore implements Store {
   }
 
   async deleteRoomData(eventId: string): Promise<void> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     this.transaction(eventId, () => {
       for (const statement of this.roomDataDeletes) statement.run(eventId);
     });
@@ -833,12 +896,14 @@ export class SqliteStore implements Store {
   }
 
   async saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     // The position check and the write run with nothing in between: this process is the database's only writer.
     if (this.findPosition(eventId, requestId) === undefined) return false;
     return Number(this.sql.saveAuthorization.run(eventId, requestId, authorization).changes) === 1;
   }
 
   async getAuthorization(eventId: string, requestId: string): Promise<string | null> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const row = this.sql.getAuthorization.get(eventId, requestId) as { authorization_request: string } | undefined;
     return row?.authorization_request ?? null;
   }
@@ -887,13 +952,18 @@ function prepareStatements(db: DatabaseSync) {
       `SELECT position FROM positions
        WHERE event_id = ? AND position > ? AND position <= ? AND entry_time >= ? ORDER BY position LIMIT 1`,
     ),
-    deletePositions: s('DELETE FROM positions WHERE event_id = ?'),
+    // ---- reset (resetEvent): old rows deleted in chunks, the reset pending until they are all gone ----
+    purgeChunk: RESET_TABLES.map(({ table, key }) =>
+      s(`DELETE FROM ${table} WHERE event_id = ?1 AND ${key} IN (SELECT ${key} FROM ${table} WHERE event_id = ?1 LIMIT ?2)`),
+    ),
+    markReset: s('INSERT OR IGNORE INTO pending_resets (event_id) VALUES (?)'),
+    unmarkReset: s('DELETE FROM pending_resets WHERE event_id = ?'),
+    pendingResets: s('SELECT event_id FROM pending_resets'),
     insertHistory: s('INSERT OR REPLACE INTO serving_history (event_id, value, reached_at) VALUES (?, ?, ?)'),
     servedAt: s(
       'SELECT reached_at FROM serving_history WHERE event_id = ? AND value >= ? ORDER BY value LIMIT 1',
     ),
     maxServedBefore: s('SELECT max(value) AS value FROM serving_history WHERE event_id = ? AND reached_at < ?'),
-    deleteHistory: s('DELETE FROM serving_history WHERE event_id = ?'),
     getToken: s(
       'SELECT request_id, position, iat, nbf, exp, iss, kid, status, nonce, signatures FROM tokens WHERE event_id = ? AND request_id = ?',
     ),
@@ -910,7 +980,6 @@ function prepareStatements(db: DatabaseSync) {
     countTokensInRange: s(
       'SELECT count(*) AS n FROM tokens WHERE event_id = ? AND position > ? AND position <= ?',
     ),
-    deleteTokens: s('DELETE FROM tokens WHERE event_id = ?'),
     getKeys: s(
       'SELECT kid, private_jwk, public_jwk, created_at FROM signing_keys WHERE event_id = ? ORDER BY created_at, kid',
     ),
@@ -930,7 +999,6 @@ function prepareStatements(db: DatabaseSync) {
     getAuthorization: s(
       'SELECT authorization_request FROM oidc_authorizations WHERE event_id = ? AND request_id = ?',
     ),
-    deleteAuthorizations: s('DELETE FROM oidc_authorizations WHERE event_id = ?'),
     // rooms at runtime
     getRoom: s('SELECT event_id, settings, created_version FROM rooms WHERE event_id = ?'),
     listRooms: s('SELECT event_id, settings, created_version FROM rooms ORDER BY created_version'),
@@ -946,7 +1014,6 @@ function prepareStatements(db: DatabaseSync) {
     countLeftInRange: s(
       'SELECT count(*) AS n FROM left_positions WHERE event_id = ? AND position > ? AND position <= ?',
     ),
-    deleteLeft: s('DELETE FROM left_positions WHERE event_id = ?'),
     historyFromTop: s('SELECT value, reached_at FROM serving_history WHERE event_id = ? ORDER BY value DESC'),
   };
 }
@@ -973,6 +1040,5 @@ function prepareDrawStatements(db: DatabaseSync) {
     getEntry: s('SELECT join_order, request_id, entry_time, left_queue FROM prequeue WHERE event_id = ? AND request_id = ?'),
     readEntries: s(`${entries} WHERE event_id = ? AND join_order > ? ORDER BY join_order LIMIT ?`),
     markLeft: s('UPDATE prequeue SET left_queue = 1 WHERE event_id = ? AND request_id = ?'),
-    deletePrequeue: s('DELETE FROM prequeue WHERE event_id = ?'),
   };
 }
