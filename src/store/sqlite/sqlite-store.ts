@@ -31,8 +31,15 @@ import { RequestIndex } from './request-index.ts';
 
 const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 
-/** Rows deleted per transaction by a reset: a few milliseconds of work each (see resetEvent). */
-const PURGE_CHUNK_ROWS = 5_000;
+/**
+ * A reset deletes the old rows one chunk per transaction (see resetEvent), sized to take about this long: the
+ * event loop is never held much longer. Deleting a position takes microseconds (the table grows in order); a
+ * token set far more (its rows sit on random pages of the tokens table and of its two indexes).
+ */
+const PURGE_CHUNK_MS = 20;
+/** Rows per chunk at first and at most; at open, after a crash, the largest chunks are used. */
+const PURGE_FIRST_ROWS = 500;
+const PURGE_CHUNK_ROWS = 20_000;
 
 /** The per-room tables a reset empties, each with the rest of its primary key after event_id. */
 const RESET_TABLES: readonly { table: string; key: string }[] = [
@@ -573,7 +580,14 @@ export class SqliteStore implements Store {
 
   private async purgeOldRows(eventId: string): Promise<void> {
     for (const statement of this.sql.purgeChunk) {
-      while (Number(this.transaction(null, () => statement.run(eventId, PURGE_CHUNK_ROWS)).changes) > 0) {
+      let rows = PURGE_FIRST_ROWS;
+      for (;;) {
+        const started = performance.now();
+        const deleted = Number(this.transaction(null, () => statement.run(eventId, rows)).changes);
+        if (deleted < rows) break;
+        // Sized to the time a chunk takes on this machine: halve when slow, grow by a quarter when quick.
+        const took = performance.now() - started;
+        rows = took > PURGE_CHUNK_MS ? Math.max(50, rows >> 1) : Math.min(PURGE_CHUNK_ROWS, Math.ceil(rows * 1.25));
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
