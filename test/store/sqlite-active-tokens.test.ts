@@ -1,11 +1,12 @@
 // Active token sets on the SQLite store are counted in memory (src/store/sqlite/active-tokens.ts, issue 15)
 // instead of a count(*) over the tokens table at every num_active_tokens call and /metrics scrape. The count
 // must stay exact: against a plain model under random operations and clocks moving both ways, and in the
-// store across issue, close, expiry, reopen and reset.
+// store across issue, close, expiry, reopen and reset. Token issues arriving together share one commit.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -90,6 +91,40 @@ describe('sqlite store: active token sets', () => {
       assert.equal(await store.countActiveTokens('F', 5000), 1, 'another event keeps its count');
       await store.close();
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('sqlite store: token issues are group-committed', () => {
+  it('200 issues asked for at once are written in one transaction, each decided on its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'anteroom-issue-batch-'));
+    const path = join(dir, 'anteroom.db');
+    const store = new SqliteStore({ path });
+    const checkpointer = new DatabaseSync(path);
+    try {
+      const ids = Array.from({ length: 200 }, () => randomUUID());
+      await store.assignPositions('E', ids.map((requestId) => ({ requestId, entryTime: 100 })));
+      checkpointer.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      const record = (requestId: string, i: number) =>
+        newTokenRecord({ requestId, position: i + 1, now: 1000, validityPeriod: 60, issuer: 'i', kid: 'k' });
+      const results = await Promise.all([
+        ...ids.map((id, i) => store.issueTokenIfAbsent('E', record(id, i))),
+        store.issueTokenIfAbsent('E', record(ids[0]!, 0)), // the same request ID again, in the same batch
+        store.issueTokenIfAbsent('E', record(randomUUID(), 0)), // no position
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.outcome),
+        [...ids.map(() => 'issued'), 'existing', 'no-position'],
+      );
+      assert.equal((await store.getCounters('E')).tokens, 200);
+      // One commit: the pages of 200 token rows and their indexes, once. A commit per issue wrote ≥ 400 pages.
+      const size = statSync(`${path}-wal`).size;
+      const pages = (size - 32) / (4096 + 24);
+      assert.ok(pages < 60, `${pages} pages written for 200 issues`);
+    } finally {
+      checkpointer.close();
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
