@@ -265,7 +265,8 @@ export type ScalarSettingName =
   | 'queue_position_expiry_period'
   | 'incr_serving_on_expiry'
   | 'enable_events_generation'
-  | 'issuer';
+  | 'issuer'
+  | 'signing_algorithm';
 
 const defaultOf = <T>(schema: TSchema): T => schema.default as T;
 
