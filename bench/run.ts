@@ -3,8 +3,11 @@
 // when taskset exists. Prints each figure and the ratios against the targets of the core issue; it never
 // fails a test suite. BENCH_SECONDS (default 10) sets each run's length. BENCH_ONLY=polls stops after the
 // polling rounds (bare handler vs Anteroom); BENCH_PUBLIC_API_KEY runs Anteroom with that origin key and sends it
-// on every request (the bare handler ignores it), to measure the key check on the polling path. The gate's
-// comparison (bench/gate.ts: gate vs nginx vs a bare undici pass-through) runs last (BENCH_SKIP_GATE=1 skips it;
+// on every request (the bare handler ignores it), to measure the key check on the polling path.
+// Then issue 15's figures (bench/join-writes.ts: bytes written and CPU per join on SQLite at a 1M queue vs Redis;
+// bench/issue15.ts: RS256 vs ES256 vs EdDSA token issue, re-claims at 20k vs 1M sets, active-token counts, a 1M
+// reset under polling); BENCH_ONLY=issue15 runs only those, BENCH_SKIP_15=1 skips them. The gate's comparison
+// (bench/gate.ts: gate vs nginx vs a bare undici pass-through) runs last (BENCH_SKIP_GATE=1 skips it;
 // BENCH_ONLY=gate runs only it).
 
 import { execFileSync, spawn } from 'node:child_process';
@@ -18,6 +21,8 @@ import { cpuSeconds, median } from './proc-stats.ts';
 import { runLoad, type LoadResult } from './load-runner.ts';
 import { runRedisBench } from './redis.ts';
 import { runGateBench } from './gate.ts';
+import { runIssue15Bench } from './issue15.ts';
+import { runJoinWrites } from './join-writes.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
@@ -76,8 +81,17 @@ function machine(): string {
   return `${cpus().length} × ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 }
 
+async function issue15(): Promise<void> {
+  console.log(`\nIssue 15 — ${new Date().toISOString()}, ${machine()}; server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}`);
+  console.log('\nJoins on SQLite (synchronous=FULL) at a queue of 1M, next to Redis');
+  await runJoinWrites();
+  console.log('');
+  await runIssue15Bench();
+}
+
 async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'gate') return runGateBench();
+  if (process.env.BENCH_ONLY === 'issue15') return issue15();
   console.log(`Anteroom benchmark — ${new Date().toISOString()}`);
   console.log(`machine: ${machine()}; ${SECONDS} s per run, ${CONNECTIONS} connections, server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}\n`);
   const results: Record<string, LoadResult> = {};
@@ -190,7 +204,7 @@ async function main(): Promise<void> {
   const joinsOk = j.rps >= 10_000 && j.p99 <= 50 && j.non2xx === 0 && j.errors === 0;
   console.log(`  joins                     ${fmt(j.rps)}/s, p99 ${j.p99} ms, ${j.non2xx + j.errors} errors  (target ≥ 10,000/s, p99 ≤ 50 ms, 0 errors)  ${joinsOk ? 'met' : 'NOT met'}`);
   console.log(`  token sets issued         ${fmt(results.issue!.rps)}/s (3 RS256 signatures each); re-claims ${fmt(results.reissue!.rps)}/s (cached, no signing)`);
-  console.log(`  RS256 signing cost        ${signCost}`);
+  console.log(`  signing cost              ${signCost}`);
 
   if (process.env.BENCH_SKIP_REDIS !== '1') {
     console.log('');
@@ -200,6 +214,7 @@ async function main(): Promise<void> {
     console.log('');
     await runGateBench();
   }
+  if (process.env.BENCH_SKIP_15 !== '1') await issue15();
 }
 
 await main();

@@ -75,24 +75,26 @@ async function fetchKeys(source: KeySource): Promise<Map<string, CryptoKey>> {
   });
   if (!response.ok) throw new Error(`key endpoint ${source.url.href} answered ${response.status}`);
   const keys = await importVerificationKeys(await response.json());
-  if (keys.size === 0) throw new Error(`key endpoint ${source.url.href} served no RS256 public key`);
+  if (keys.size === 0) throw new Error(`key endpoint ${source.url.href} served no RS256, ES256 or EdDSA public key`);
   return keys;
 }
 
 /**
- * The RS256 signing keys of a key document, by `kid`: a bare JWK (what `/public_key` serves) or a JWKS
- * `{"keys": [...]}`; either URL may serve either form. Entries that are not RS256 public signing keys are
- * skipped, so the result may be empty.
+ * The signing keys of a key document, by `kid`: a bare JWK (what `/public_key` serves) or a JWKS
+ * `{"keys": [...]}`; either URL may serve either form. Entries that are not RS256 (RSA), ES256 (EC P-256) or
+ * EdDSA (OKP Ed25519) public signing keys are skipped, so the result may be empty. Each key is imported for
+ * its one algorithm: a token verifies only with the algorithm of the key its kid names.
  */
 export async function importVerificationKeys(document: unknown): Promise<Map<string, CryptoKey>> {
   const candidates = isRecord(document) && Array.isArray(document.keys) ? document.keys : [document];
   const keys = new Map<string, CryptoKey>();
   for (const jwk of candidates) {
-    if (!isRsaVerificationKey(jwk)) continue;
+    const publicPart = verificationKey(jwk);
+    if (!publicPart) continue;
     try {
       // Only the public members are imported, so a JWK wrongly carrying private members stays a public key.
-      const key = await importJWK({ kty: 'RSA', n: jwk.n, e: jwk.e }, 'RS256');
-      keys.set(jwk.kid ?? NO_KID, key as CryptoKey);
+      const key = await importJWK(publicPart.jwk, publicPart.alg);
+      keys.set((jwk as { kid?: string }).kid ?? NO_KID, key as CryptoKey);
     } catch {
       // One malformed entry must not hide the valid keys next to it.
     }
@@ -106,22 +108,30 @@ export function keyByKid(keys: ReadonlyMap<string, CryptoKey>, kid: string | und
   return keys.size === 1 ? keys.values().next().value : undefined;
 }
 
-interface RsaJwk {
-  n: string;
-  e: string;
-  kid?: string;
-}
+/** The algorithms a token may be signed with; each key verifies one of them (see verificationKey). */
+export const ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
 
-function isRsaVerificationKey(value: unknown): value is RsaJwk {
-  return (
-    isRecord(value) &&
-    value.kty === 'RSA' &&
-    typeof value.n === 'string' &&
-    typeof value.e === 'string' &&
-    (value.kid === undefined || typeof value.kid === 'string') &&
-    (value.alg === undefined || value.alg === 'RS256') &&
-    (value.use === undefined || value.use === 'sig')
-  );
+/** The public members of a signing key and its algorithm, or undefined for anything else. */
+function verificationKey(value: unknown): { jwk: Record<string, string>; alg: (typeof ALGORITHMS)[number] } | undefined {
+  if (
+    !isRecord(value) ||
+    (value.kid !== undefined && typeof value.kid !== 'string') ||
+    (value.use !== undefined && value.use !== 'sig')
+  ) {
+    return undefined;
+  }
+  const text = (name: string) => typeof value[name] === 'string';
+  const alg = (expected: string) => value.alg === undefined || value.alg === expected;
+  if (value.kty === 'RSA' && text('n') && text('e') && alg('RS256')) {
+    return { jwk: { kty: 'RSA', n: value.n as string, e: value.e as string }, alg: 'RS256' };
+  }
+  if (value.kty === 'EC' && value.crv === 'P-256' && text('x') && text('y') && alg('ES256')) {
+    return { jwk: { kty: 'EC', crv: 'P-256', x: value.x as string, y: value.y as string }, alg: 'ES256' };
+  }
+  if (value.kty === 'OKP' && value.crv === 'Ed25519' && text('x') && alg('EdDSA')) {
+    return { jwk: { kty: 'OKP', crv: 'Ed25519', x: value.x as string }, alg: 'EdDSA' };
+  }
+  return undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,4 +1,5 @@
-// Verifies an Anteroom access token (spec/integrations.md §1): RS256 only, signed by the event's key, then
+// Verifies an Anteroom access token (spec/integrations.md §1): RS256, ES256 or EdDSA, signed by the event's key (each key
+// verifies its own algorithm only), then
 // exp > now, nbf ≤ now (with a configurable skew, default 0), aud == eventId, iss == issuer,
 // token_use == "access". Every failure becomes an AuthorizerError; nothing is logged, tokens least of all.
 // The keys come from the event's key URL (createVerifier, verifyAccessToken) or, for a server checking its
@@ -7,7 +8,7 @@
 import { errors, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
 import { AuthorizerError } from './errors.ts';
-import { KeyCache, importVerificationKeys, keyByKid } from './keys.ts';
+import { ALGORITHMS, KeyCache, importVerificationKeys, keyByKid } from './keys.ts';
 import type { KeySource } from './keys.ts';
 
 /** What a token must satisfy, wherever its keys come from. */
@@ -124,7 +125,8 @@ async function verifyWith(
     ({ payload } = await jwtVerify(token, (header) => keyFor(header.kid), {
       // The allow-list is checked before any key is looked up: this is what refuses `none` and HS256
       // signed with the public key as an HMAC secret.
-      algorithms: ['RS256'],
+      // Each key is bound to its own algorithm when imported (keys.ts), so a token's alg must match its key's.
+      algorithms: [...ALGORITHMS],
       audience: rules.eventId,
       issuer: rules.issuer,
       requiredClaims: ['exp', 'nbf', 'iat', 'sub'],

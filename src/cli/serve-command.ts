@@ -86,6 +86,7 @@ export function serveCommand(): Command {
     .addOption(opt('--metrics-job-interval <seconds>', 'how often waiting_room_metrics events are emitted', 'METRICS_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
     .addOption(opt('--public-api-key <key>', 'require this x-api-key on every public request (as VWR behind CloudFront)', 'PUBLIC_API_KEY').argParser(nonEmpty('--public-api-key', 8)))
     .addOption(roomOpt('--issuer <url>', 'issuer'))
+    .addOption(roomOpt('--signing-algorithm <alg>', 'signing_algorithm'))
     .addOption(opt('--public-url <url>', 'base URL visitors reach this server at (default: http://<host>:<port>)', 'PUBLIC_URL'))
     .addOption(opt('--private-base-path <path>', 'path prefix of the private API', 'PRIVATE_BASE_PATH').default('/private'))
     .addOption(opt('--poll-ttl <seconds>', 'Cache-Control max-age of serving_num, waiting_num and queue_pos_expiry', 'POLL_TTL').default(1).argParser(integerIn(0, 5)))
@@ -122,6 +123,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     incr_serving_on_expiry: o.incrServingOnExpiry,
     enable_events_generation: o.enableEventsGeneration,
     ...(o.issuer ? { issuer: String(o.issuer) } : {}),
+    signing_algorithm: o.signingAlgorithm,
   });
   if (!flagged.ok) {
     const [setting = ''] = flagged.problem.path;

@@ -16,6 +16,17 @@ export interface TokenRecord {
   status: SessionStatus;
   /** OpenID Connect nonce, carried into the id token only. */
   nonce?: string | undefined;
+  /**
+   * The signatures of the three JWTs (access, refresh, id: base64url, joined by "."), stored with the record when
+   * it is issued: a re-claim rebuilds the same tokens from the claims and these, without signing (issue 15).
+   * Absent in records stored before; they are signed again.
+   */
+  signatures?: string | undefined;
+}
+
+/** The signature segments of a token set, as TokenRecord.signatures keeps them. */
+export function signaturesOf(tokens: { access_token: string; refresh_token: string; id_token: string }): string {
+  return [tokens.access_token, tokens.refresh_token, tokens.id_token].map((jwt) => jwt.slice(jwt.lastIndexOf('.') + 1)).join('.');
 }
 
 export type SessionStatus = 0 | 1 | -1;

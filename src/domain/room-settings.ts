@@ -37,6 +37,8 @@ export interface RoomSettings {
   state: RoomState;
   /** Token issuer; when absent the server's public base URL is used. */
   issuer?: string;
+  /** The tokens' JWS algorithm (issue 15): RS256 by default, as VWR's clients and authorizer expect. */
+  signing_algorithm: 'RS256' | 'ES256' | 'EdDSA';
   webhooks: WebhookTarget[];
   /** Who moves the serving counter from inside the server (spec/integrations.md §3); none = manual. */
   inlet?: InletSettings;
@@ -300,6 +302,13 @@ export const RoomSettingsSchema = Type.Object(
       }),
     ),
     issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'token issuer (default: the public URL)' })),
+    signing_algorithm: Type.Optional(
+      Type.Union([Type.Literal('RS256'), Type.Literal('ES256'), Type.Literal('EdDSA')], {
+        default: 'RS256',
+        description: "the tokens' JWS algorithm: RS256 (what VWR's clients and authorizer expect), ES256 (signs ~6× faster) or EdDSA (Ed25519, ~10× faster)",
+        errorMessage: 'must be "RS256", "ES256" or "EdDSA"',
+      }),
+    ),
     webhooks: Type.Optional(Type.Array(WebhookSchema, { maxItems: 20, default: [], description: 'where the event\'s events are POSTed' })),
     inlet: Type.Optional(
       Type.Union([PeriodicInletSchema, MaxSizeInletSchema], {
@@ -339,7 +348,8 @@ export type ScalarSettingName =
   | 'queue_position_expiry_period'
   | 'incr_serving_on_expiry'
   | 'enable_events_generation'
-  | 'issuer';
+  | 'issuer'
+  | 'signing_algorithm';
 
 const defaultOf = <T>(schema: TSchema): T => schema.default as T;
 

@@ -10,7 +10,7 @@ import { Admission, type AdmissionRequest, type AdmissionResults, type CounterMo
 import { rateWindowStart, type AutomaticTickOutcome } from './admission/automatic.ts';
 import { epochSeconds, type Clock } from './clock.ts';
 import { decideClaim, decideExpiry, type ClaimDecision, type ClaimRoom, type ExpiryRule } from './claim-decision.ts';
-import { newTokenRecord, type TokenRecord } from './claims.ts';
+import { newTokenRecord, signaturesOf, type TokenRecord } from './claims.ts';
 import { Errors, Pending } from './errors.ts';
 import type { RoomChange, RoomRegistry } from './room-registry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
@@ -161,7 +161,7 @@ export class WaitingRoomService {
 
   private async prepareRoom(event: RoomSettings): Promise<void> {
     await this.store.syncExpirySwitch(event.event_id, event.enable_queue_position_expiry, this.now());
-    await this.keys.current(event.event_id);
+    await this.keys.current(event.event_id, event.signing_algorithm);
   }
 
   /** Stops following room changes and waits for the store writes of those already made; then drains the joins. */
@@ -249,7 +249,7 @@ export class WaitingRoomService {
 
   async publicKey(eventId: unknown): Promise<Answer<PublicJwk>> {
     const event = this.event(eventId, Errors.unknownEventKey);
-    return ok((await this.keys.current(event.event_id)).publicJwk);
+    return ok((await this.keys.current(event.event_id, event.signing_algorithm)).publicJwk);
   }
 
   /** Every public key of the event, as a JWKS. */
@@ -293,7 +293,7 @@ export class WaitingRoomService {
     now: number,
     overrides: TokenOverrides,
   ): Promise<TokenResponse> {
-    const key = await this.keys.current(event.event_id);
+    const key = await this.keys.current(event.event_id, event.signing_algorithm);
     const record = newTokenRecord({
       requestId,
       position,
@@ -303,7 +303,10 @@ export class WaitingRoomService {
       kid: key.kid,
       nonce: overrides.nonce,
     });
-    const result = await this.store.issueTokenIfAbsent(event.event_id, record);
+    // Signed before it is stored, so the signatures are stored with the record in the same atomic write and a
+    // re-claim never signs again (issue 15). A claim refused below wasted one signing: rare.
+    const signed = await this.signer.sign(event.event_id, record);
+    const result = await this.store.issueTokenIfAbsent(event.event_id, { ...record, signatures: signaturesOf(signed) });
     switch (result.outcome) {
       case 'no-position':
         throw Errors.invalidRequestId();

@@ -317,7 +317,7 @@ const TOKEN_FIELDS = [
 ] as const;
 
 /**
- * Every token verifies against the event's /public_key (RS256, its kid) and carries the visitor's claims:
+ * Every token verifies against the event's /public_key (its algorithm and kid) and carries the visitor's claims:
  * aud = event, sub = request ID, queue_position = position, token_use matching the field it came in.
  * `publicKey` is the JWK /public_key answered, or an error message when it could not be fetched.
  */
@@ -327,14 +327,15 @@ export async function tokensVerify(input: VerdictInput, publicKey: JWK | string)
   if (typeof publicKey === 'string') {
     return verdict('tokens_verify', rule, Math.max(1, withTokens.length * 3), [publicKey], '', `Could not get the public key: ${publicKey}`);
   }
-  const key = await importJWK(publicKey, 'RS256');
+  const algorithm = typeof publicKey.alg === 'string' ? publicKey.alg : 'RS256';
+  const key = await importJWK(publicKey, algorithm);
   const examples: string[] = [];
   let failures = 0;
   const check = async (v: Visitor, field: (typeof TOKEN_FIELDS)[number]) => {
     const [name, use] = field;
     try {
       const { payload, protectedHeader } = await jwtVerify(v.tokens![name], key, {
-        algorithms: ['RS256'],
+        algorithms: [algorithm],
         audience: input.eventId,
         subject: v.requestId!,
         clockTolerance: 60,

@@ -243,7 +243,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
           method: 'GET',
           url: `${basePath}/.well-known/openid-configuration`,
           cache: 'key',
-          handler: async () => ok(discoveryDocument(issuer())),
+          handler: async () => ok(discoveryDocument(issuer(), clients.all().map((client) => client.signingAlgorithm))),
         },
         { method: 'GET', url: `${basePath}/.well-known/jwks.json`, cache: 'key', handler: async () => ok(await publishedKeys()) },
         { method: 'POST', url: `${basePath}/join`, schema: { body: JoinBody }, handler: join },

@@ -11,6 +11,8 @@ export interface OidcClient {
   redirectUris: readonly string[];
   /** From the configuration file; when absent the secret is generated (see client-secrets.ts). */
   configuredSecret?: string | undefined;
+  /** The room's signing_algorithm: the algorithm of its id tokens. */
+  signingAlgorithm: RoomSettings['signing_algorithm'];
 }
 
 /**
@@ -51,5 +53,6 @@ function clientOf(event: RoomSettings): OidcClient | undefined {
     clientId: event.event_id,
     redirectUris: Object.freeze([...event.oidc.redirect_uris]),
     configuredSecret: event.oidc.client_secret,
+    signingAlgorithm: event.signing_algorithm,
   };
 }

@@ -10,13 +10,14 @@ export interface DiscoveryDocument {
   response_types_supported: ['code'];
   scopes_supported: ['openid'];
   subject_types_supported: ['public'];
-  id_token_signing_alg_values_supported: ['RS256'];
+  id_token_signing_alg_values_supported: string[];
   token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'];
   grant_types_supported: ['authorization_code'];
   code_challenge_methods_supported: ['S256'];
 }
 
-export function discoveryDocument(issuer: string): DiscoveryDocument {
+/** `algorithms`: the signing_algorithm of every OIDC room (RS256 when there is none). */
+export function discoveryDocument(issuer: string, algorithms: readonly string[] = ['RS256']): DiscoveryDocument {
   return {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
@@ -26,7 +27,7 @@ export function discoveryDocument(issuer: string): DiscoveryDocument {
     response_types_supported: ['code'],
     scopes_supported: ['openid'],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: ['RS256'],
+    id_token_signing_alg_values_supported: algorithms.length > 0 ? [...new Set(algorithms)] : ['RS256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     grant_types_supported: ['authorization_code'],
     code_challenge_methods_supported: ['S256'],

@@ -1,6 +1,6 @@
 // GET|POST /userInfo: the claims of a verified access token. VWR only decoded the token and compared claims
 // (and answered 500 without an Authorization header); here the token goes through the authorizer library's
-// verifier, so /userInfo accepts exactly what a site protected by `anteroom/authorizer` accepts: RS256 signed
+// verifier, so /userInfo accepts exactly what a site protected by `anteroom/authorizer` accepts: RS256, ES256 or EdDSA signed
 // by the event's own keys (read in-process, no HTTP call to our own JWKS), exp/nbf/iat/sub present, exp and
 // nbf against the clock, iss == the OIDC issuer, aud == a client of this server, token_use == access.
 

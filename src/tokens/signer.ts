@@ -1,9 +1,12 @@
-// Builds the three RS256 JWTs of a token set from a stored TokenRecord. RSA PKCS#1 v1.5 signatures are
-// deterministic, so signing the same record again yields byte-identical tokens; we still never sign twice
-// for the same set: results (and in-flight signings) are kept in a bounded cache. Signing runs in libuv's
-// thread pool (crypto.sign with a callback), so it does not block the event loop and uses both cores.
+// Builds the three JWTs of a token set from a stored TokenRecord, signed with the key its kid names: RS256,
+// or ES256 / EdDSA for a room that chose them (src/tokens/keys.ts). RSA PKCS#1 v1.5 and Ed25519 signatures
+// are deterministic, so signing the same record again yields byte-identical tokens (ECDSA ones differ, and are
+// as valid); we still never sign twice for the same set: results (and in-flight signings) are kept in a bounded
+// cache. RS256 signing (~0.2–0.7 ms) runs in libuv's thread pool (crypto.sign with a callback), so it does not
+// block the event loop and uses both cores; ES256 and EdDSA sign in tens of microseconds, less than the trip to
+// the pool costs, so they sign on the event loop.
 
-import { sign } from 'node:crypto';
+import { sign, type SignKeyObjectInput } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { buildClaims, TOKEN_USES, type TokenRecord } from '../domain/claims.ts';
@@ -42,8 +45,17 @@ async function withSigningSlot<T>(work: () => Promise<T>): Promise<T> {
 }
 
 async function signJwt(key: SigningKey, claims: object): Promise<string> {
-  const input = `${encodeSegment({ alg: 'RS256', kid: key.kid, typ: 'JWT' })}.${encodeSegment(claims)}`;
-  const signature = await withSigningSlot(() => signAsync('sha256', Buffer.from(input), key.privateKey));
+  const input = `${encodeSegment({ alg: key.algorithm, kid: key.kid, typ: 'JWT' })}.${encodeSegment(claims)}`;
+  let signature: Buffer;
+  if (key.algorithm === 'RS256') {
+    signature = await withSigningSlot(() => signAsync('sha256', Buffer.from(input), key.privateKey));
+  } else if (key.algorithm === 'ES256') {
+    // JWS wants r || s (RFC 7518 §3.4), not DER.
+    const ecKey: SignKeyObjectInput = { key: key.privateKey, dsaEncoding: 'ieee-p1363' };
+    signature = sign('sha256', Buffer.from(input), ecKey);
+  } else {
+    signature = sign(null, Buffer.from(input), key.privateKey);
+  }
   return `${input}.${signature.toString('base64url')}`;
 }
 
@@ -58,6 +70,7 @@ export class TokenSigner implements TokenSigning {
   }
 
   sign(eventId: string, record: TokenRecord): Promise<TokenSet> {
+    if (record.signatures !== undefined) return this.assemble(eventId, record, record.signatures);
     // The key names everything the tokens are built from: a reset makes new records with new iat.
     const cacheKey = `${eventId}\u0000${record.requestId}\u0000${record.iat}\u0000${record.exp}\u0000${record.iss}\u0000${record.kid}`;
     const cached = this.cache.get(cacheKey);
@@ -70,6 +83,19 @@ export class TokenSigner implements TokenSigning {
       if (oldest !== undefined) this.cache.delete(oldest);
     }
     return signing;
+  }
+
+  /** The token set of a record whose signatures were stored: header and claims rebuilt, nothing signed. */
+  private async assemble(eventId: string, record: TokenRecord, signatures: string): Promise<TokenSet> {
+    const parts = signatures.split('.');
+    if (parts.length !== TOKEN_USES.length) return this.sign(eventId, { ...record, signatures: undefined });
+    const key = await this.keys.byKid(eventId, record.kid);
+    if (!key) throw new Error(`signing key ${record.kid} of event ${eventId} is missing from the store`);
+    const header = encodeSegment({ alg: key.algorithm, kid: key.kid, typ: 'JWT' });
+    const [access, refresh, id] = TOKEN_USES.map(
+      (use, i) => `${header}.${encodeSegment(buildClaims(eventId, record, use))}.${parts[i] as string}`,
+    );
+    return { access_token: access as string, refresh_token: refresh as string, id_token: id as string };
   }
 
   private async signFresh(eventId: string, record: TokenRecord): Promise<TokenSet> {

@@ -207,7 +207,7 @@ describe('AWS entry points', () => {
       }
     });
 
-    it('GET /public_key and GET /jwks.json publish the one public key, cacheable for 300 s, and tokens verify with the JWKS', async () => {
+    it('GET /public_key and GET /jwks.json publish the public key (the JWKS with its derived keys), cacheable for 300 s, and tokens verify with the JWKS', async () => {
       const d = deployment();
       try {
         const keyReply = await d.publicApi(get('/public_key', { event_id: 'Sample' }));
@@ -227,7 +227,10 @@ describe('AWS entry points', () => {
         assert.equal(jwksReply.statusCode, 200);
         assert.equal(jwksReply.headers?.['cache-control'], 'public, max-age=300');
         assert.equal(jwksReply.headers?.['access-control-allow-origin'], '*');
-        assert.deepEqual(json(jwksReply), { keys: [jwk] });
+        // The RS256 key first, then the ES256 and EdDSA keys derived from it (a room's signing_algorithm).
+        const keys = (json(jwksReply) as unknown as { keys: Record<string, unknown>[] }).keys;
+        assert.deepEqual(keys[0], jwk);
+        assert.deepEqual(keys.map((k) => k.kid), [jwk.kid, `${jwk.kid as string}-es256`, `${jwk.kid as string}-eddsa`]);
 
         // A token of the stack verifies against the JWKS, with the stack's issuer, and names its kid.
         const [id] = await d.join(1);

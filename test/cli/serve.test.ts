@@ -33,7 +33,7 @@ describe('anteroom serve: configuration', () => {
     const options = [
       'host', 'port', 'data-dir', 'store', 'event-id', 'config', 'admin-token', 'access-key-id', 'secret-access-key',
       'validity-period', 'enable-queue-position-expiry', 'queue-position-expiry-period', 'incr-serving-on-expiry',
-      'enable-events-generation', 'expiry-job-interval', 'public-api-key', 'issuer',
+      'enable-events-generation', 'expiry-job-interval', 'public-api-key', 'issuer', 'signing-algorithm',
     ];
     for (const option of options) {
       assert.match(stdout, new RegExp(`--${option}\\b`), `--${option} missing from --help`);
@@ -45,6 +45,12 @@ describe('anteroom serve: configuration', () => {
     const { code, stderr } = await serveFails(['--data-dir', dir, '--validity-period', 'abc']);
     assert.notEqual(code, 0);
     assert.match(stderr, /--validity-period/);
+  });
+
+  it('--signing-algorithm takes RS256, ES256 or EdDSA only (issue 15)', async () => {
+    const { code, stderr } = await serveFails(['--data-dir', dir, '--signing-algorithm', 'HS256']);
+    assert.notEqual(code, 0);
+    assert.match(stderr, /--signing-algorithm "HS256" must be "RS256", "ES256" or "EdDSA"/);
   });
 
   it('an invalid environment value stops the start with a message naming the variable', async () => {

@@ -37,6 +37,7 @@ describe('room settings: one schema', () => {
       session_duration: 300,
       session_renewal: true,
       state: 'open',
+      signing_algorithm: 'RS256',
       webhooks: [],
     });
     assert.deepEqual(defaultSettings('A'), result.settings);

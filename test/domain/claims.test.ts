@@ -39,6 +39,7 @@ describe('room settings', () => {
       session_duration: 300,
       session_renewal: true,
       state: 'open',
+      signing_algorithm: 'RS256',
       webhooks: [],
     });
   });

@@ -446,12 +446,14 @@ describe('GET /public_key and /jwks.json', () => {
     assert.deepEqual(res.body, { error: 'Invalid event ID' });
   });
 
-  it('/jwks.json publishes the same public key as a JWKS, without private members', async () => {
+  it('/jwks.json publishes the same public key as a JWKS, with its ES256 and EdDSA keys, without private members', async () => {
     const key = await read<Body>(node.get('/public_key?event_id=Sample'));
     const jwks = await read<{ keys: Record<string, string>[] }>(node.get('/jwks.json?event_id=Sample'));
     assert.equal(jwks.status, 200);
-    assert.deepEqual(jwks.body, { keys: [key.body] });
-    for (const member of PRIVATE_MEMBERS) assert.equal(jwks.body.keys[0]![member], undefined);
+    // The RS256 key first, then the keys a room with signing_algorithm ES256 or EdDSA signs with.
+    assert.deepEqual(jwks.body.keys[0], key.body);
+    assert.deepEqual(jwks.body.keys.map((k) => k.alg), ['RS256', 'ES256', 'EdDSA']);
+    for (const jwk of jwks.body.keys) for (const member of PRIVATE_MEMBERS) assert.equal(jwk[member], undefined);
   });
 
   it('/jwks.json of an unknown event answers 404 "Invalid event ID"', async () => {

@@ -97,7 +97,9 @@ describe('a running node follows room changes', () => {
     assert.equal(accepted.status, 302);
     const jwks = await read<{ keys: { kid: string }[] }>(node.get('/oidc/.well-known/jwks.json'));
     assert.equal(jwks.status, 200);
-    assert.deepEqual(jwks.body.keys.map((k) => k.kid), (await node.store.getSigningKeys('Sso')).map((k) => k.kid));
+    // Each stored key and the ES256 and EdDSA keys derived from it (signing_algorithm).
+    const stored = (await node.store.getSigningKeys('Sso')).map((k) => k.kid);
+    assert.deepEqual(jwks.body.keys.map((k) => k.kid), stored.flatMap((kid) => [kid, `${kid}-es256`, `${kid}-eddsa`]));
 
     await node.rooms.put(eventSettings('Sso'));
     const again = await authorize();

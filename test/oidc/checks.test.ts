@@ -204,7 +204,7 @@ describe('HTTP Basic client credentials (RFC 6749 §2.3.1)', () => {
 
 describe('client secrets', () => {
   let clients = 0;
-  const client = (configuredSecret?: string): OidcClient => ({ clientId: `c-${++clients}`, redirectUris: [], configuredSecret });
+  const client = (configuredSecret?: string): OidcClient => ({ clientId: `c-${++clients}`, redirectUris: [], configuredSecret, signingAlgorithm: 'RS256' });
 
   it('are generated as 50 alphanumerics, all characters in use', () => {
     const secrets = Array.from({ length: 200 }, generateClientSecret);

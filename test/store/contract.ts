@@ -237,6 +237,25 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       assert.equal((await store.getClaimContext(event, a!))?.token?.nonce, 'n-123');
     });
 
+    it('token records keep the signatures of the set, with or without a nonce, and a second issue returns them', async () => {
+      const store = await open();
+      const event = freshEvent();
+      const [a, b, c] = await join(store, event, 3, 100);
+      const signatures = `${'A'.repeat(342)}.${'B'.repeat(342)}.${'C_-9'.repeat(85)}`;
+      await store.issueTokenIfAbsent(event, { ...tokenFor(a!, 1, 100), signatures });
+      await store.issueTokenIfAbsent(event, { ...tokenFor(b!, 2, 100), signatures, nonce: 'n-1' });
+      await store.issueTokenIfAbsent(event, tokenFor(c!, 3, 100));
+      const token = (await store.getClaimContext(event, a!))?.token;
+      assert.equal(token?.signatures, signatures);
+      assert.equal(token?.nonce, undefined);
+      const withNonce = (await store.getClaimContext(event, b!))?.token;
+      assert.deepEqual([withNonce?.signatures, withNonce?.nonce], [signatures, 'n-1']);
+      assert.equal((await store.getClaimContext(event, c!))?.token?.signatures, undefined, 'a record issued without them');
+      const again = await store.issueTokenIfAbsent(event, { ...tokenFor(a!, 1, 999), signatures: 'x.y.z' });
+      assert.equal(again.outcome, 'existing');
+      assert.equal(again.outcome === 'existing' ? again.record.signatures : undefined, signatures);
+    });
+
     it('closeSession closes an open session once and counts it', async () => {
       const store = await open();
       const event = freshEvent();

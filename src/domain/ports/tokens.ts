@@ -3,13 +3,35 @@
 
 import type { TokenRecord } from '../claims.ts';
 
-export interface PublicJwk {
+/** The JWS algorithms a room can sign with (its `signing_algorithm` setting). */
+export type SigningAlgorithm = 'RS256' | 'ES256' | 'EdDSA';
+
+export interface RsaPublicJwk {
   kty: 'RSA';
   alg: 'RS256';
   kid: string;
   n: string;
   e: string;
 }
+
+export interface EcPublicJwk {
+  kty: 'EC';
+  crv: 'P-256';
+  alg: 'ES256';
+  kid: string;
+  x: string;
+  y: string;
+}
+
+export interface OkpPublicJwk {
+  kty: 'OKP';
+  crv: 'Ed25519';
+  alg: 'EdDSA';
+  kid: string;
+  x: string;
+}
+
+export type PublicJwk = RsaPublicJwk | EcPublicJwk | OkpPublicJwk;
 
 export interface TokenSet {
   access_token: string;
@@ -24,9 +46,9 @@ export interface PublicKeyInfo {
 
 /** The rooms' signing keys: created on first use and shared by every node. */
 export interface SigningKeys {
-  /** The key new tokens of the room are signed with. */
-  current(eventId: string): Promise<PublicKeyInfo>;
-  /** Every key of the room, oldest first. */
+  /** The key new tokens of the room are signed with, for the room's algorithm (default RS256). */
+  current(eventId: string, algorithm?: SigningAlgorithm): Promise<PublicKeyInfo>;
+  /** Every key of the room, oldest first: for each stored key, its RS256, ES256 and EdDSA keys. */
   all(eventId: string): Promise<PublicKeyInfo[]>;
   /**
    * Drops what this process holds of the room's keys: the room was deleted (and its keys with it), so a room
@@ -35,7 +57,10 @@ export interface SigningKeys {
   forget(eventId: string): void;
 }
 
-/** Turns a stored token record into its three signed JWTs (the same record always gives the same set). */
+/**
+ * Turns a stored token record into its three signed JWTs (the same record always gives the same set): from the
+ * record's stored signatures when it has them (no signing), else signed now.
+ */
 export interface TokenSigning {
   sign(eventId: string, record: TokenRecord): Promise<TokenSet>;
 }

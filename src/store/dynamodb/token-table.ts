@@ -135,6 +135,7 @@ export class TokenTable {
       [TOKEN_TABLE.ttlAttribute]: n(record.exp + this.retention),
     };
     if (record.nonce !== undefined) item.nonce = s(record.nonce);
+    if (record.signatures !== undefined) item.signatures = s(record.signatures);
     try {
       await this.send(
         new PutItemCommand({
@@ -275,6 +276,7 @@ function toStored(requestId: string, item: Record<string, AttributeValue>): Stor
       kid: str(item, 'kid') ?? '',
       status: num(item, 'status') as SessionStatus,
       nonce,
+      signatures: str(item, 'signatures'),
     },
   };
 }

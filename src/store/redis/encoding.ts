@@ -39,7 +39,9 @@ export const POSITION_PREFIX_BYTES = 6;
  */
 export function encodeTokenClaims(record: TokenRecord): string {
   const claims: unknown[] = [record.iat, record.nbf, record.exp, record.iss, record.kid];
-  if (record.nonce !== undefined) claims.push(record.nonce);
+  // [.., kid, nonce?] as before; with stored signatures (issue 15): [.., kid, nonce or null, signatures].
+  if (record.nonce !== undefined || record.signatures !== undefined) claims.push(record.nonce ?? null);
+  if (record.signatures !== undefined) claims.push(record.signatures);
   return JSON.stringify(claims);
 }
 
@@ -49,15 +51,16 @@ export function decodeTokenRecord(requestId: string, value: string): TokenRecord
   if (firstComma < 0 || secondComma < 0) throw new Error('Malformed token record in Redis');
   const status = Number(value.slice(0, firstComma)) as SessionStatus;
   const position = Number(value.slice(firstComma + 1, secondComma));
-  const [iat, nbf, exp, iss, kid, nonce] = JSON.parse(value.slice(secondComma + 1)) as [
+  const [iat, nbf, exp, iss, kid, nonce, signatures] = JSON.parse(value.slice(secondComma + 1)) as [
     number,
     number,
     number,
     string,
     string,
+    string | null | undefined,
     string | undefined,
   ];
-  return { requestId, position, iat, nbf, exp, iss, kid, status, nonce };
+  return { requestId, position, iat, nbf, exp, iss, kid, status, nonce: nonce ?? undefined, signatures };
 }
 
 export function encodeSigningKey(key: StoredSigningKey): string {

@@ -10,7 +10,7 @@
 //   ar:{E}:et  zset      entry-time runs: score = first position of a run of equal entry times,
 //                        member "<start>:<entry time>". Entry time of P = run with the greatest start ≤ P.
 //   ar:{E}:sh  zset      serving history: score = each new highest counter value, member "<value>:<reached at>"
-//   ar:{E}:tk  hash      request ID → token record "<status>,<position>,<JSON [iat,nbf,exp,iss,kid,nonce?]>"
+//   ar:{E}:tk  hash      request ID → token record "<status>,<position>,<JSON [iat,nbf,exp,iss,kid,nonce?] or [.., kid, nonce|null, signatures]>"
 //   ar:{E}:te  zset      every token by exp; member = 6-byte big-endian position + request ID, so equal
 //                        exps sort by position ("oldest first" in expired_tokens)
 //   ar:{E}:to  zset      open sessions only, same members: active tokens = ZCOUNT exp ≥ now, O(log n)

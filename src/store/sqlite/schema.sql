@@ -19,7 +19,8 @@ CREATE TABLE IF NOT EXISTS positions (
   entry_time INTEGER NOT NULL,
   PRIMARY KEY (event_id, position)
 ) WITHOUT ROWID;
-CREATE UNIQUE INDEX IF NOT EXISTS positions_by_request ON positions (event_id, request_id);
+-- No index on request_id: the IDs are random, so each join would write a random page of it (a page per join
+-- at a long queue). The store keeps that index in memory, built from this table at open (request-index.ts).
 
 -- One row each time the serving counter reaches a new highest value: the time a position P became
 -- servable is the reached_at of the smallest value >= P.
@@ -43,6 +44,8 @@ CREATE TABLE IF NOT EXISTS tokens (
   nonce TEXT,
   PRIMARY KEY (event_id, request_id)
 ) WITHOUT ROWID;
+-- tokens.signatures (the set's three signatures, so a re-claim never signs again) is added at start, see
+-- ADDED_COLUMNS in sqlite-store.ts.
 CREATE INDEX IF NOT EXISTS tokens_by_exp ON tokens (event_id, exp);
 CREATE INDEX IF NOT EXISTS tokens_by_position ON tokens (event_id, position);
 
@@ -112,6 +115,11 @@ CREATE TABLE IF NOT EXISTS draws (
   progress INTEGER NOT NULL DEFAULT 0,
   first_position INTEGER NOT NULL DEFAULT 0,
   numbered_through INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
+-- A reset whose old rows are still being deleted, chunk by chunk (resetEvent); finished at open after a crash.
+CREATE TABLE IF NOT EXISTS pending_resets (
+  event_id TEXT PRIMARY KEY
 ) WITHOUT ROWID;
 
 -- ---- Rooms at runtime (the rooms API) ----

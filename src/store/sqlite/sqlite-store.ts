@@ -27,6 +27,8 @@ import {
   type StoredRooms,
   type StoredSigningKey,
 } from '../../domain/ports/store.ts';
+import { ActiveTokens } from './active-tokens.ts';
+import { RequestIndex } from './request-index.ts';
 
 /** SQLITE_FULL (13) and SQLITE_IOERR (10), with their extended codes: the disk, not the request. */
 function isOutOfSpaceOrIo(error: unknown): boolean {
@@ -37,12 +39,34 @@ function isOutOfSpaceOrIo(error: unknown): boolean {
 const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 
 /**
+ * A reset deletes the old rows one chunk per transaction (see resetEvent), sized to take about this long: the
+ * event loop is never held much longer. Deleting a position takes microseconds (the table grows in order); a
+ * token set far more (its rows sit on random pages of the tokens table and of its two indexes).
+ */
+const PURGE_CHUNK_MS = 20;
+/** Rows per chunk at first and at most; at open, after a crash, the largest chunks are used. */
+const PURGE_FIRST_ROWS = 500;
+const PURGE_CHUNK_ROWS = 20_000;
+
+/** The per-room tables a reset empties, each with the rest of its primary key after event_id. */
+const RESET_TABLES: readonly { table: string; key: string }[] = [
+  { table: 'positions', key: 'position' },
+  { table: 'tokens', key: 'request_id' },
+  { table: 'serving_history', key: 'value' },
+  { table: 'oidc_authorizations', key: 'request_id' },
+  { table: 'left_positions', key: 'position' },
+  { table: 'prequeue', key: 'join_order' },
+];
+
+/**
  * Columns added to a table after it was first released: `CREATE TABLE IF NOT EXISTS` leaves an existing table
  * as it is, so the store adds each one missing at start (an existing database keeps its data).
  */
 const ADDED_COLUMNS: readonly { table: string; column: string; definition: string }[] = [
   // Leaving the queue (issue 12): positions given up, see left_positions in schema.sql.
   { table: 'events', column: 'left_count', definition: 'INTEGER NOT NULL DEFAULT 0' },
+  // Stored token sets (issue 15): the three signatures of the set, so a re-claim never signs again.
+  { table: 'tokens', column: 'signatures', definition: 'TEXT' },
 ];
 
 function addMissingColumns(db: DatabaseSync): void {
@@ -83,6 +107,7 @@ interface TokenRow {
   kid: string;
   status: number;
   nonce: string | null;
+  signatures: string | null;
 }
 
 const ZERO_EVENT: EventRow = {
@@ -109,6 +134,7 @@ function toTokenRecord(row: TokenRow): TokenRecord {
     kid: row.kid,
     status: row.status as SessionStatus,
     nonce: row.nonce ?? undefined,
+    signatures: row.signatures ?? undefined,
   };
 }
 
@@ -185,6 +211,26 @@ export class SqliteStore implements Store {
   private readonly rows = new Map<string, EventRow>();
   /** The error of the last write, if it failed for lack of space or an I/O error (cleared by a commit). */
   private writeFailure: string | null = null;
+  /**
+   * Each event's positions by request ID, in memory (request-index.ts): the database has no index of the random
+   * IDs, so a join writes only the end of the positions table. Built from the table at open; changed only after
+   * a commit (a rolled-back transaction leaves it as it was).
+   */
+  private readonly byRequest = new Map<string, RequestIndex>();
+  /** Each event's open sessions by exp (active-tokens.ts): countActiveTokens without a scan. Built at open. */
+  private readonly active = new Map<string, ActiveTokens>();
+  /**
+   * Resets whose old rows are still being deleted, chunk by chunk (resetEvent): every method that reads or writes
+   * the event's positions, tokens, history or pre-queue waits for it; polls keep reading the (zeroed) counters.
+   */
+  private readonly purges = new Map<string, Promise<void>>();
+  /** Token issues waiting for the next group commit (issueTokenIfAbsent). */
+  private readonly pendingIssues: {
+    eventId: string;
+    record: TokenRecord;
+    resolve: (result: IssueResult) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
 
   constructor(options: SqliteStoreOptions) {
     const inMemory = options.path === ':memory:';
@@ -199,9 +245,72 @@ export class SqliteStore implements Store {
     this.db.exec('PRAGMA busy_timeout = 5000');
     this.db.exec(SCHEMA);
     addMissingColumns(this.db);
+    // Replaced by the in-memory index (byRequest); a database created before it loses the on-disk one.
+    this.db.exec('DROP INDEX IF EXISTS positions_by_request');
     this.sql = prepareStatements(this.db);
     this.drawSql = prepareDrawStatements(this.db);
     this.roomDataDeletes = roomDataTables(this.db).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE event_id = ?`));
+    // One pass over the positions in key order (about 1 s per million on the development machine).
+    this.sql.allPositions.setReturnArrays(true);
+    // A reset cut short by a crash is finished before anything is read.
+    for (const { event_id } of this.sql.pendingResets.all() as { event_id: string }[]) {
+      for (const statement of this.sql.purgeChunk) {
+        let deleted = 1;
+        while (deleted > 0) deleted = Number(statement.run(event_id, PURGE_CHUNK_ROWS).changes);
+      }
+      this.sql.unmarkReset.run(event_id);
+    }
+    for (const [eventId, position, requestId] of this.sql.allPositions.iterate() as Iterable<[string, number, string]>) {
+      this.indexOf(eventId).add(requestId, position);
+    }
+    for (const row of this.sql.openSessionsByExp.iterate() as Iterable<{ event_id: string; exp: number; n: number }>) {
+      this.activeOf(row.event_id).opened(row.exp, row.n);
+    }
+  }
+
+  private activeOf(eventId: string): ActiveTokens {
+    let counter = this.active.get(eventId);
+    if (!counter) this.active.set(eventId, (counter = new ActiveTokens()));
+    return counter;
+  }
+
+  private indexOf(eventId: string): RequestIndex {
+    let index = this.byRequest.get(eventId);
+    if (!index) this.byRequest.set(eventId, (index = new RequestIndex()));
+    return index;
+  }
+
+  /** The position held by `requestId` in the event, read through the in-memory index. */
+  private findPosition(eventId: string, requestId: string): { position: number; entry_time: number } | undefined {
+    const index = this.byRequest.get(eventId);
+    if (!index) return undefined;
+    for (const position of index.candidates(requestId)) {
+      const row = this.sql.positionRow.get(eventId, position) as { request_id: string; entry_time: number } | undefined;
+      if (row?.request_id === requestId) return { position, entry_time: row.entry_time };
+    }
+    return undefined;
+  }
+
+  /** Records positions inserted by a transaction that has committed. */
+  private indexPositions(eventId: string, inserted: ReadonlyMap<string, number>): void {
+    if (inserted.size === 0) return;
+    const index = this.indexOf(eventId);
+    for (const [requestId, position] of inserted) index.add(requestId, position);
+  }
+
+  /** Inserts a position, refusing a request ID that holds one (the unique constraint the on-disk index was). */
+  private insertPosition(
+    eventId: string,
+    position: number,
+    requestId: string,
+    entryTime: number,
+    inserted: Map<string, number>,
+  ): void {
+    if (inserted.has(requestId) || this.findPosition(eventId, requestId) !== undefined) {
+      throw new Error(`request ID ${requestId} already holds a position of event ${eventId}`);
+    }
+    this.sql.insertPosition.run(eventId, position, requestId, entryTime);
+    inserted.set(requestId, position);
   }
 
   /** The durability in force on this connection, as SQLite reports it (what the README promises is FULL). */
@@ -279,6 +388,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.db.isOpen) this.commitIssues();
     if (this.db.isOpen) this.db.close();
   }
 
@@ -291,41 +401,52 @@ export class SqliteStore implements Store {
   }
 
   async assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
-    return this.transaction(eventId, () => {
+    const inserted = new Map<string, number>();
+    const positions = this.transaction(eventId, () => {
       const row = this.ensureEvent(eventId);
       const positions: number[] = [];
       let position = row.queue;
       for (const join of joins) {
         position += 1;
-        this.sql.insertPosition.run(eventId, position, join.requestId, join.entryTime);
+        this.insertPosition(eventId, position, join.requestId, join.entryTime, inserted);
         positions.push(position);
       }
       this.sql.setQueue.run(position, eventId);
       return positions;
     });
+    this.indexPositions(eventId, inserted);
+    return positions;
   }
 
   async assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
-    return this.transaction(eventId, () => this.numberIfAbsent(eventId, joins));
+    const inserted = new Map<string, number>();
+    const positions = this.transaction(eventId, () => this.numberIfAbsent(eventId, joins, inserted));
+    this.indexPositions(eventId, inserted);
+    return positions;
   }
 
-  /** assignPositionsIfAbsent's work, inside the caller's transaction. */
-  private numberIfAbsent(eventId: string, joins: readonly JoinRequest[]): number[] {
+  /**
+   * assignPositionsIfAbsent's work, inside the caller's transaction; the positions it inserts are added to
+   * `inserted` (for the index, once committed).
+   */
+  private numberIfAbsent(eventId: string, joins: readonly JoinRequest[], inserted: Map<string, number>): number[] {
     const row = this.ensureEvent(eventId);
     const assigned = new Map<string, number>();
     let position = row.queue;
     const positions = joins.map((join) => {
       const known = assigned.get(join.requestId);
       if (known !== undefined) return known;
-      const existing = this.sql.getPosition.get(eventId, join.requestId) as { position: number } | undefined;
+      const existing = this.findPosition(eventId, join.requestId);
       if (existing) {
         assigned.set(join.requestId, existing.position);
         return existing.position;
       }
       position += 1;
-      this.sql.insertPosition.run(eventId, position, join.requestId, join.entryTime);
+      this.insertPosition(eventId, position, join.requestId, join.entryTime, inserted);
       assigned.set(join.requestId, position);
       return position;
     });
@@ -334,9 +455,8 @@ export class SqliteStore implements Store {
   }
 
   async getPosition(eventId: string, requestId: string): Promise<PositionRecord | null> {
-    const row = this.sql.getPosition.get(eventId, requestId) as
-      | { position: number; entry_time: number }
-      | undefined;
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
+    const row = this.findPosition(eventId, requestId);
     return row ? { position: row.position, entryTime: row.entry_time } : null;
   }
 
@@ -354,6 +474,7 @@ export class SqliteStore implements Store {
   }
 
   async incrementServing(eventId: string, by: number, now: number): Promise<number> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, () => {
       const row = this.ensureEvent(eventId);
       // The counter never goes below zero: "nobody may enter" is 0, and a negative value would make
@@ -365,9 +486,8 @@ export class SqliteStore implements Store {
   }
 
   async getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null> {
-    const position = this.sql.getPosition.get(eventId, requestId) as
-      | { position: number; entry_time: number }
-      | undefined;
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
+    const position = this.findPosition(eventId, requestId);
     if (!position) return null;
     const row = this.eventRow(eventId);
     const served = this.sql.servedAt.get(eventId, position.position) as { reached_at: number } | undefined;
@@ -384,51 +504,87 @@ export class SqliteStore implements Store {
     };
   }
 
+  /**
+   * Group commit, like the joins (issue 15): every issue asked for in the same event-loop turn is written in ONE
+   * transaction (one fsync), each still decided on its own and atomically; before, every first claim paid its own
+   * fsync on the event loop, which capped token issue at a few hundred sets/s whatever the signing cost.
+   */
   async issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
-    return this.transaction(eventId, (): IssueResult => {
-      const existing = this.sql.getToken.get(eventId, record.requestId) as TokenRow | undefined;
-      if (existing) return { outcome: 'existing', record: toTokenRecord(existing) };
-      const position = this.sql.getPosition.get(eventId, record.requestId) as
-        | { position: number }
-        | undefined;
-      if (!position) return { outcome: 'no-position' };
-      if (this.sql.isLeft.get(eventId, position.position) !== undefined) return { outcome: 'left' };
-      const row = this.eventRow(eventId);
-      if (position.position <= row.max_expired) return { outcome: 'expired' };
-      this.sql.insertToken.run(
-        eventId,
-        record.requestId,
-        position.position,
-        record.iat,
-        record.nbf,
-        record.exp,
-        record.iss,
-        record.kid,
-        record.nonce ?? null,
-      );
-      this.sql.incrementTokens.run(eventId);
-      return { outcome: 'issued', record: { ...record, position: position.position, status: 0 } };
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
+    return new Promise<IssueResult>((resolve, reject) => {
+      this.pendingIssues.push({ eventId, record, resolve, reject });
+      if (this.pendingIssues.length === 1) setImmediate(() => this.commitIssues());
     });
+  }
+
+  /** Commits every issue asked for so far, in one transaction; then answers each. */
+  private commitIssues(): void {
+    const batch = this.pendingIssues.splice(0);
+    if (batch.length === 0) return;
+    let results: IssueResult[];
+    try {
+      for (const { eventId } of batch) this.rows.delete(eventId);
+      results = this.transaction(null, () => batch.map(({ eventId, record }) => this.issueOne(eventId, record)));
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    batch.forEach(({ eventId, record, resolve }, i) => {
+      const result = results[i] as IssueResult;
+      if (result.outcome === 'issued') this.activeOf(eventId).opened(record.exp);
+      resolve(result);
+    });
+  }
+
+  /** One issueTokenIfAbsent, inside the batch's transaction. */
+  private issueOne(eventId: string, record: TokenRecord): IssueResult {
+    const existing = this.sql.getToken.get(eventId, record.requestId) as TokenRow | undefined;
+    if (existing) return { outcome: 'existing', record: toTokenRecord(existing) };
+    const position = this.findPosition(eventId, record.requestId);
+    if (!position) return { outcome: 'no-position' };
+    if (this.sql.isLeft.get(eventId, position.position) !== undefined) return { outcome: 'left' };
+    const row = this.eventRow(eventId);
+    if (position.position <= row.max_expired) return { outcome: 'expired' };
+    this.sql.insertToken.run(
+      eventId,
+      record.requestId,
+      position.position,
+      record.iat,
+      record.nbf,
+      record.exp,
+      record.iss,
+      record.kid,
+      record.nonce ?? null,
+      record.signatures ?? null,
+    );
+    this.sql.incrementTokens.run(eventId);
+    return { outcome: 'issued', record: { ...record, position: position.position, status: 0 } };
   }
 
   async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
-    return this.transaction(eventId, () => {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
+    const closedExp = this.transaction(eventId, (): number | null => {
       const changed = this.sql.closeSession.run(status, eventId, requestId).changes;
-      if (Number(changed) !== 1) return false;
+      if (Number(changed) !== 1) return null;
       (status === 1 ? this.sql.incrementCompleted : this.sql.incrementAbandoned).run(eventId);
-      return true;
+      return (this.sql.getToken.get(eventId, requestId) as unknown as TokenRow).exp;
     });
+    if (closedExp === null) return false;
+    this.activeOf(eventId).closed(closedExp);
+    return true;
   }
 
   async countActiveTokens(eventId: string, now: number): Promise<number> {
-    return (this.sql.countActive.get(eventId, now) as { n: number }).n;
+    return this.active.get(eventId)?.count(now) ?? 0;
   }
 
   async listExpiredTokens(eventId: string, now: number, limit: number): Promise<string[]> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return (this.sql.listExpired.all(eventId, now, limit) as { request_id: string }[]).map((r) => r.request_id);
   }
 
   async advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, (): ExpiryAdvance => {
       const row = this.ensureEvent(eventId);
       const unchanged: ExpiryAdvance = {
@@ -471,25 +627,50 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * One short transaction zeroes the counters, deletes the draw and records the reset as pending; the old rows
+   * (up to millions of positions and tokens) are then deleted PURGE_CHUNK_ROWS at a time, one transaction each,
+   * the event loop free in between (issue 15: one multi-second transaction had blocked every request and dropped
+   * keep-alive connections). Until the last chunk the event's other operations wait (purges); a crash in between
+   * is finished at the next open. Resolves once every old row is gone.
+   */
   async resetEvent(eventId: string): Promise<void> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     this.transaction(eventId, () => {
       this.ensureEvent(eventId);
-      this.sql.deletePositions.run(eventId);
-      this.sql.deleteTokens.run(eventId);
-      this.sql.deleteHistory.run(eventId);
-      this.sql.deleteAuthorizations.run(eventId);
-      this.sql.deleteLeft.run(eventId);
-      this.drawSql.deletePrequeue.run(eventId);
+      this.sql.markReset.run(eventId);
       this.drawSql.deleteDraw.run(eventId);
       this.sql.zeroCounters.run(eventId);
     });
+    this.byRequest.delete(eventId);
+    this.active.delete(eventId);
+    const purge = this.purgeOldRows(eventId).finally(() => this.purges.delete(eventId));
+    this.purges.set(eventId, purge);
+    await purge;
+  }
+
+  private async purgeOldRows(eventId: string): Promise<void> {
+    for (const statement of this.sql.purgeChunk) {
+      let rows = PURGE_FIRST_ROWS;
+      for (;;) {
+        const started = performance.now();
+        const deleted = Number(this.transaction(null, () => statement.run(eventId, rows)).changes);
+        if (deleted < rows) break;
+        // Sized to the time a chunk takes on this machine: halve when slow, grow by a quarter when quick.
+        const took = performance.now() - started;
+        rows = took > PURGE_CHUNK_MS ? Math.max(50, rows >> 1) : Math.min(PURGE_CHUNK_ROWS, Math.ceil(rows * 1.25));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    this.transaction(null, () => this.sql.unmarkReset.run(eventId));
   }
 
   // ---- leaving the queue and automatic admission ----
 
   async leaveQueue(eventId: string, requestId: string): Promise<LeaveResult> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, (): LeaveResult => {
-      const found = this.sql.getPosition.get(eventId, requestId) as { position: number } | undefined;
+      const found = this.findPosition(eventId, requestId);
       if (!found) return { outcome: 'no-position' };
       const position = found.position;
       if (this.sql.isLeft.get(eventId, position) !== undefined) return { outcome: 'already-left' };
@@ -502,6 +683,7 @@ export class SqliteStore implements Store {
   }
 
   async incrementServingWithinQueue(eventId: string, by: number, now: number, ifServing?: number): Promise<ServingMove> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, (): ServingMove => {
       const row = this.ensureEvent(eventId);
       if (ifServing !== undefined && row.serving !== ifServing) return { previousServing: row.serving, serving: row.serving };
@@ -512,6 +694,7 @@ export class SqliteStore implements Store {
   }
 
   async getAdmissionSnapshot(eventId: string, now: number, windowStart: number): Promise<AdmissionSnapshot> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     // Statements run one after another with nothing in between: this process is the database's only writer.
     const row = this.eventRow(eventId);
     const admitted = Math.min(row.serving, row.queue);
@@ -527,7 +710,7 @@ export class SqliteStore implements Store {
       reachedInWindow: this.reachedSince(eventId, row.max_serving, windowStart),
       reachedThisSecond: this.reachedSince(eventId, row.max_serving, now),
       awaitingClaim,
-      activeSessions: (this.sql.countActive.get(eventId, now) as { n: number }).n,
+      activeSessions: this.active.get(eventId)?.count(now) ?? 0,
     };
   }
 
@@ -552,24 +735,28 @@ export class SqliteStore implements Store {
   }
 
   async commitDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return toDrawRecord(this.transaction(null, () => this.ensureDraw(eventId, candidate)));
   }
 
   async getDraw(eventId: string): Promise<DrawRecord | null> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const row = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
     return row ? toDrawRecord(row) : null;
   }
 
   async joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
-    return this.transaction(eventId, () => {
+    const inserted = new Map<string, number>();
+    const answers = this.transaction(eventId, () => {
       const draw = this.ensureDraw(eventId, candidate);
-      if (draw.state === 'done') return this.numberIfAbsent(eventId, joins);
+      if (draw.state === 'done') return this.numberIfAbsent(eventId, joins, inserted);
       let joined = draw.joined;
       const listedNow = new Set<string>();
       const answers = joins.map((join) => {
         if (listedNow.has(join.requestId)) return 0;
-        const existing = this.sql.getPosition.get(eventId, join.requestId) as { position: number } | undefined;
+        const existing = this.findPosition(eventId, join.requestId);
         if (existing) return existing.position;
         if (this.drawSql.getEntry.get(eventId, join.requestId)) return 0;
         joined += 1;
@@ -580,18 +767,38 @@ export class SqliteStore implements Store {
       if (joined !== draw.joined) this.drawSql.setJoined.run(joined, eventId);
       return answers;
     });
+    this.indexPositions(eventId, inserted);
+    return answers;
+  }
+
+  /** A pre-queue row with the position its request ID holds (null if none), from the in-memory index. */
+  private withPosition(eventId: string, row: Omit<EntryRow, 'position'>): EntryRow {
+    return { ...row, position: this.findPosition(eventId, row.request_id)?.position ?? null };
+  }
+
+  private entryWithPosition(eventId: string, requestId: string): EntryRow | undefined {
+    const row = this.drawSql.getEntry.get(eventId, requestId) as Omit<EntryRow, 'position'> | undefined;
+    return row && this.withPosition(eventId, row);
+  }
+
+  private entriesWithPosition(eventId: string, afterJoinOrder: number, limit: number): EntryRow[] {
+    const rows = this.drawSql.readEntries.all(eventId, afterJoinOrder, limit) as unknown as Omit<EntryRow, 'position'>[];
+    return rows.map((row) => this.withPosition(eventId, row));
   }
 
   async getPrequeueEntry(eventId: string, requestId: string): Promise<PrequeueEntry | null> {
-    const row = this.drawSql.getEntryWithPosition.get(eventId, requestId) as EntryRow | undefined;
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
+    const row = this.entryWithPosition(eventId, requestId);
     return row ? toPrequeueEntry(row) : null;
   }
 
   async readPrequeue(eventId: string, afterJoinOrder: number, limit: number): Promise<PrequeueEntry[]> {
-    return (this.drawSql.readEntries.all(eventId, afterJoinOrder, limit) as unknown as EntryRow[]).map(toPrequeueEntry);
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
+    return this.entriesWithPosition(eventId, afterJoinOrder, limit).map(toPrequeueEntry);
   }
 
   async startDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, () => {
       const draw = this.ensureDraw(eventId, candidate);
       if (draw.state !== 'committed') return toDrawRecord(draw);
@@ -603,7 +810,9 @@ export class SqliteStore implements Store {
   }
 
   async numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
-    return this.transaction(eventId, () => {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
+    const inserted = new Map<string, number>();
+    const draw = this.transaction(eventId, () => {
       const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
       if (!draw) return null;
       if (
@@ -621,17 +830,21 @@ export class SqliteStore implements Store {
           throw new Error(`numberDrawn: ${requestId} is not an entry of the draw`);
         }
         position += 1;
-        // The unique index refuses an entry that has a position already; the transaction then writes nothing.
-        this.sql.insertPosition.run(eventId, position, requestId, entry.entry_time);
+        // An entry that has a position already is refused; the transaction then writes nothing.
+        this.insertPosition(eventId, position, requestId, entry.entry_time, inserted);
       }
       this.sql.setQueue.run(position, eventId);
       this.drawSql.setProgress.run(expectedProgress + requestIds.length, eventId);
       return toDrawRecord(this.drawSql.getDraw.get(eventId) as unknown as DrawRow);
     });
+    this.indexPositions(eventId, inserted);
+    return draw;
   }
 
   async numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
-    return this.transaction(eventId, () => {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
+    const inserted = new Map<string, number>();
+    const result = this.transaction(eventId, () => {
       const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
       if (!draw) return null;
       if (draw.state !== 'drawing' || draw.progress !== draw.entry_count) return toDrawRecord(draw);
@@ -643,17 +856,20 @@ export class SqliteStore implements Store {
         through = entry.join_order;
         if (entry.left_queue !== 0) continue;
         position += 1;
-        this.sql.insertPosition.run(eventId, position, entry.request_id, entry.entry_time);
+        this.insertPosition(eventId, position, entry.request_id, entry.entry_time, inserted);
       }
       if (position !== row.queue) this.sql.setQueue.run(position, eventId);
       this.drawSql.setNumberedThrough.run(through, through === draw.joined ? 'done' : 'drawing', eventId);
       return toDrawRecord(this.drawSql.getDraw.get(eventId) as unknown as DrawRow);
     });
+    this.indexPositions(eventId, inserted);
+    return result;
   }
 
   async leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(null, (): PrequeueLeave => {
-      const entry = this.drawSql.getEntryWithPosition.get(eventId, requestId) as EntryRow | undefined;
+      const entry = this.entryWithPosition(eventId, requestId);
       if (!entry) return 'not-in-prequeue';
       if (entry.left_queue !== 0) return 'already-left';
       if (entry.position !== null) return 'numbered';
@@ -749,9 +965,12 @@ export class SqliteStore implements Store {
   }
 
   async deleteRoomData(eventId: string): Promise<void> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     this.transaction(eventId, () => {
       for (const statement of this.roomDataDeletes) statement.run(eventId);
     });
+    this.byRequest.delete(eventId);
+    this.active.delete(eventId);
   }
 
   private roomsVersionNow(): number {
@@ -763,11 +982,14 @@ export class SqliteStore implements Store {
   }
 
   async saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
-    // One statement, so the position check and the write are one atomic unit.
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
+    // The position check and the write run with nothing in between: this process is the database's only writer.
+    if (this.findPosition(eventId, requestId) === undefined) return false;
     return Number(this.sql.saveAuthorization.run(eventId, requestId, authorization).changes) === 1;
   }
 
   async getAuthorization(eventId: string, requestId: string): Promise<string | null> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const row = this.sql.getAuthorization.get(eventId, requestId) as { authorization_request: string } | undefined;
     return row?.authorization_request ?? null;
   }
@@ -809,34 +1031,41 @@ function prepareStatements(db: DatabaseSync) {
        abandoned = 0, max_expired = 0, left_count = 0 WHERE event_id = ?`,
     ),
     insertPosition: s('INSERT INTO positions (event_id, position, request_id, entry_time) VALUES (?, ?, ?, ?)'),
-    getPosition: s('SELECT position, entry_time FROM positions WHERE event_id = ? AND request_id = ?'),
+    // Request ID → position is the in-memory index (request-index.ts); these read the table by its key.
+    positionRow: s('SELECT request_id, entry_time FROM positions WHERE event_id = ? AND position = ?'),
+    allPositions: s('SELECT event_id, position, request_id FROM positions'),
     firstEntryAtOrAfter: s(
       `SELECT position FROM positions
        WHERE event_id = ? AND position > ? AND position <= ? AND entry_time >= ? ORDER BY position LIMIT 1`,
     ),
-    deletePositions: s('DELETE FROM positions WHERE event_id = ?'),
+    // ---- reset (resetEvent): old rows deleted in chunks, the reset pending until they are all gone ----
+    purgeChunk: RESET_TABLES.map(({ table, key }) =>
+      s(`DELETE FROM ${table} WHERE event_id = ?1 AND ${key} IN (SELECT ${key} FROM ${table} WHERE event_id = ?1 LIMIT ?2)`),
+    ),
+    markReset: s('INSERT OR IGNORE INTO pending_resets (event_id) VALUES (?)'),
+    unmarkReset: s('DELETE FROM pending_resets WHERE event_id = ?'),
+    pendingResets: s('SELECT event_id FROM pending_resets'),
     insertHistory: s('INSERT OR REPLACE INTO serving_history (event_id, value, reached_at) VALUES (?, ?, ?)'),
     servedAt: s(
       'SELECT reached_at FROM serving_history WHERE event_id = ? AND value >= ? ORDER BY value LIMIT 1',
     ),
     maxServedBefore: s('SELECT max(value) AS value FROM serving_history WHERE event_id = ? AND reached_at < ?'),
-    deleteHistory: s('DELETE FROM serving_history WHERE event_id = ?'),
     getToken: s(
-      'SELECT request_id, position, iat, nbf, exp, iss, kid, status, nonce FROM tokens WHERE event_id = ? AND request_id = ?',
+      'SELECT request_id, position, iat, nbf, exp, iss, kid, status, nonce, signatures FROM tokens WHERE event_id = ? AND request_id = ?',
     ),
     insertToken: s(
-      `INSERT INTO tokens (event_id, request_id, position, iat, nbf, exp, iss, kid, status, nonce)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+      `INSERT INTO tokens (event_id, request_id, position, iat, nbf, exp, iss, kid, status, nonce, signatures)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
     ),
     closeSession: s('UPDATE tokens SET status = ? WHERE event_id = ? AND request_id = ? AND status = 0'),
-    countActive: s('SELECT count(*) AS n FROM tokens WHERE event_id = ? AND exp >= ? AND status = 0'),
+    // Read once at open (active-tokens.ts); countActiveTokens is answered from memory.
+    openSessionsByExp: s('SELECT event_id, exp, count(*) AS n FROM tokens WHERE status = 0 GROUP BY event_id, exp'),
     listExpired: s(
       'SELECT request_id FROM tokens WHERE event_id = ? AND exp < ? ORDER BY exp, position LIMIT ?',
     ),
     countTokensInRange: s(
       'SELECT count(*) AS n FROM tokens WHERE event_id = ? AND position > ? AND position <= ?',
     ),
-    deleteTokens: s('DELETE FROM tokens WHERE event_id = ?'),
     getKeys: s(
       'SELECT kid, private_jwk, public_jwk, created_at FROM signing_keys WHERE event_id = ? ORDER BY created_at, kid',
     ),
@@ -852,14 +1081,10 @@ function prepareStatements(db: DatabaseSync) {
     insertSecret: s('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)'),
     getSecret: s('SELECT value FROM secrets WHERE name = ?'),
     replaceSecret: s('UPDATE secrets SET value = ? WHERE name = ? AND value = ?'),
-    saveAuthorization: s(
-      `INSERT OR REPLACE INTO oidc_authorizations (event_id, request_id, authorization_request)
-       SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM positions WHERE event_id = ?1 AND request_id = ?2)`,
-    ),
+    saveAuthorization: s('INSERT OR REPLACE INTO oidc_authorizations (event_id, request_id, authorization_request) VALUES (?, ?, ?)'),
     getAuthorization: s(
       'SELECT authorization_request FROM oidc_authorizations WHERE event_id = ? AND request_id = ?',
     ),
-    deleteAuthorizations: s('DELETE FROM oidc_authorizations WHERE event_id = ?'),
     // rooms at runtime
     getRoom: s('SELECT event_id, settings, created_version FROM rooms WHERE event_id = ?'),
     listRooms: s('SELECT event_id, settings, created_version FROM rooms ORDER BY created_version'),
@@ -875,7 +1100,6 @@ function prepareStatements(db: DatabaseSync) {
     countLeftInRange: s(
       'SELECT count(*) AS n FROM left_positions WHERE event_id = ? AND position > ? AND position <= ?',
     ),
-    deleteLeft: s('DELETE FROM left_positions WHERE event_id = ?'),
     historyFromTop: s('SELECT value, reached_at FROM serving_history WHERE event_id = ? ORDER BY value DESC'),
   };
 }
@@ -883,8 +1107,7 @@ function prepareStatements(db: DatabaseSync) {
 /** The statements of the pre-queue and the draw (tables prequeue and draws). */
 function prepareDrawStatements(db: DatabaseSync) {
   const s = (sql: string): StatementSync => db.prepare(sql);
-  const entryWithPosition = `SELECT p.join_order, p.request_id, p.entry_time, p.left_queue, pos.position
-    FROM prequeue p LEFT JOIN positions pos ON pos.event_id = p.event_id AND pos.request_id = p.request_id`;
+  const entries = 'SELECT join_order, request_id, entry_time, left_queue FROM prequeue';
   return {
     insertDraw: s(
       `INSERT OR IGNORE INTO draws (event_id, state, seed, commitment, algorithm) VALUES (?, 'committed', ?, ?, ?)`,
@@ -901,9 +1124,7 @@ function prepareDrawStatements(db: DatabaseSync) {
     deleteDraw: s('DELETE FROM draws WHERE event_id = ?'),
     insertEntry: s('INSERT INTO prequeue (event_id, join_order, request_id, entry_time) VALUES (?, ?, ?, ?)'),
     getEntry: s('SELECT join_order, request_id, entry_time, left_queue FROM prequeue WHERE event_id = ? AND request_id = ?'),
-    getEntryWithPosition: s(`${entryWithPosition} WHERE p.event_id = ? AND p.request_id = ?`),
-    readEntries: s(`${entryWithPosition} WHERE p.event_id = ? AND p.join_order > ? ORDER BY p.join_order LIMIT ?`),
+    readEntries: s(`${entries} WHERE event_id = ? AND join_order > ? ORDER BY join_order LIMIT ?`),
     markLeft: s('UPDATE prequeue SET left_queue = 1 WHERE event_id = ? AND request_id = ?'),
-    deletePrequeue: s('DELETE FROM prequeue WHERE event_id = ?'),
   };
 }

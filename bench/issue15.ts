@@ -1,0 +1,279 @@
+// Issue 15's figures, side by side in one run on the embedded SQLite store (one server process pinned to CPU 1,
+// autocannon on CPU 0), each bounded in time:
+//
+//   1. new token sets/s and CPU per set, RS256 vs ES256 vs EdDSA rooms (signing_algorithm);
+//   2. re-claims/s (stored sets, nothing signed) with 20,000 vs 1,000,000 token sets issued;
+//   3. num_active_tokens and a /metrics scrape with 20,000 vs 1,000,000 active token sets (server CPU per call);
+//   4. a reset of a queue of 1,000,000 positions while polls run: how long it takes, the slowest poll, and the
+//      polls' errors (dropped keep-alive connections).
+//
+// The 1M rooms are prefilled in the database before the server starts (room Big: positions and ES256 token
+// records with stored signatures, random bytes as nothing verifies them here; room Queue: positions only), so no
+// step waits on a million requests.
+//
+//   ./node_modules/.bin/node bench/issue15.ts      BENCH_SECONDS (re-claim runs, default 8), BIG (default 1,000,000)
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { Agent, request } from 'undici';
+import { startChildNode, type ChildNode } from '../test/support/child-node.ts';
+import { runLoad } from './load-runner.ts';
+import { cpuSeconds } from './proc-stats.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const BIG = Number(process.env.BIG ?? 1_000_000);
+const SMALL = 20_000;
+const SERVER_CPU = 1;
+const LOAD_CPU = 0;
+const CONNECTIONS = 100;
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const ROOMS = { RS256: 'Rsa', ES256: 'Ec', EdDSA: 'Ed' } as const;
+
+async function joinMany(node: ChildNode, eventId: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  while (ids.length < count) {
+    const n = Math.min(500, count - ids.length);
+    const replies = await Promise.all(
+      Array.from({ length: n }, () =>
+        fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: eventId }) }).then(
+          (r) => r.json() as Promise<{ api_request_id: string }>,
+        ),
+      ),
+    );
+    ids.push(...replies.map((r) => r.api_request_id));
+  }
+  const served = await fetch(`${node.url}/private/increment_serving_counter`, {
+    method: 'POST',
+    headers: admin,
+    body: JSON.stringify({ event_id: eventId, increment_by: count }),
+  });
+  if (!served.ok) throw new Error(`increment_serving_counter: ${served.status}`);
+  return ids;
+}
+
+/** Claims every ID once (autocannon, `amount` = the IDs): rate and server CPU per claim. */
+async function claimAll(node: ChildNode, eventId: string, ids: string[], dir: string, seconds?: number) {
+  const file = join(dir, `${eventId}-${ids.length}.txt`);
+  writeFileSync(file, ids.join('\n'));
+  const before = cpuSeconds(node.process.pid) ?? 0;
+  const r = await runLoad(
+    {
+      url: `${node.url}/generate_token`,
+      connections: CONNECTIONS,
+      ...(seconds ? { durationSec: seconds } : { amount: ids.length }),
+      method: 'POST',
+      claimIdsFile: file,
+      eventId,
+    },
+    LOAD_CPU,
+  );
+  const cpu = (cpuSeconds(node.process.pid) ?? 0) - before;
+  return { rps: r.rps, p99: r.p99, errors: r.non2xx + r.errors + r.timeouts, cpuMicros: (cpu * 1e6) / Math.max(1, r.ok) };
+}
+
+/** Server CPU per request of `path` (sequential calls, `calls` of them) and the slowest answer. */
+async function perCall(node: ChildNode, path: string, calls: number) {
+  const before = cpuSeconds(node.process.pid) ?? 0;
+  let slowest = 0;
+  for (let i = 0; i < calls; i++) {
+    const started = performance.now();
+    const reply = await fetch(`${node.url}${path}`, { headers: admin });
+    await reply.arrayBuffer();
+    if (!reply.ok) throw new Error(`${path}: ${reply.status}`);
+    slowest = Math.max(slowest, performance.now() - started);
+  }
+  return { cpuMicros: (((cpuSeconds(node.process.pid) ?? 0) - before) * 1e6) / calls, slowest };
+}
+
+/** The database with a room "Big" of `count` positions, all served, each with an ES256 token set (stored signatures). */
+function prefillBig(path: string, count: number): void {
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA synchronous = OFF');
+  const kid = (db.prepare("SELECT kid FROM signing_keys WHERE event_id = 'Big'").get() as { kid: string }).kid;
+  const uuid = `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-a' ||
+    substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
+  const now = Math.floor(Date.now() / 1000);
+  // 64-byte ES256 signatures, base64url: 86 characters each. Random: nothing verifies them in this benchmark.
+  const signature = `replace(replace(rtrim(base64(randomblob(64)), '='), '+', '-'), '/', '_')`;
+  const hasBase64 = (() => {
+    try {
+      db.prepare('SELECT base64(x\'00\')').get();
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  const fakeSignatures = hasBase64 ? `${signature} || '.' || ${signature} || '.' || ${signature}` : `'${[0, 1, 2].map(() => randomBytes(64).toString('base64url')).join('.')}'`;
+  db.exec('BEGIN');
+  db.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+     INSERT INTO positions (event_id, position, request_id, entry_time) SELECT 'Big', i, ${uuid}, ? FROM n`,
+  ).run(count, now);
+  db.prepare(
+    `INSERT INTO tokens (event_id, request_id, position, iat, nbf, exp, iss, kid, status, nonce, signatures)
+     SELECT 'Big', request_id, position, ?1, ?1, ?1 + 86400, 'https://bench.example', ?2, 0, NULL, ${fakeSignatures} FROM positions WHERE event_id = 'Big' ORDER BY request_id`,
+  ).run(now, `${kid}-es256`);
+  db.prepare("UPDATE events SET queue = ?1, serving = ?1, max_serving = ?1, tokens = ?1 WHERE event_id = 'Big'").run(count);
+  db.prepare("INSERT OR REPLACE INTO serving_history (event_id, value, reached_at) VALUES ('Big', ?, ?)").run(count, now);
+  db.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+     INSERT INTO positions (event_id, position, request_id, entry_time) SELECT 'Queue', i, ${uuid}, ? FROM n`,
+  ).run(count, now);
+  db.prepare("UPDATE events SET queue = ? WHERE event_id = 'Queue'").run(count);
+  db.exec('COMMIT');
+  db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  db.close();
+}
+
+function sampleIds(path: string, eventId: string, n: number): string[] {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return (db.prepare('SELECT request_id FROM positions WHERE event_id = ? ORDER BY random() LIMIT ?').all(eventId, n) as { request_id: string }[]).map(
+      (r) => r.request_id,
+    );
+  } finally {
+    db.close();
+  }
+}
+
+/** Polls /serving_num from 20 keep-alive connections while `work` runs: the slowest poll and the errors. */
+async function pollWhile(node: ChildNode, work: () => Promise<void>) {
+  const agent = new Agent({ connections: 20, pipelining: 1 });
+  let running = true;
+  let slowest = 0;
+  let polls = 0;
+  let errors = 0;
+  const poller = async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        const reply = await request(`${node.url}/serving_num?event_id=Queue`, { dispatcher: agent });
+        await reply.body.arrayBuffer();
+        if (reply.statusCode !== 200) errors++;
+      } catch {
+        errors++;
+      }
+      slowest = Math.max(slowest, performance.now() - started);
+      polls++;
+    }
+  };
+  const pollers = Array.from({ length: 20 }, poller);
+  const started = performance.now();
+  await work();
+  const took = performance.now() - started;
+  running = false;
+  await Promise.all(pollers);
+  await agent.close();
+  return { took, slowest, polls, errors };
+}
+
+export async function runIssue15Bench(): Promise<string[]> {
+  const lines: string[] = [];
+  const say = (line: string) => {
+    lines.push(line);
+    console.log(line);
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'anteroom-bench-15-'));
+  const dataDir = join(dir, 'data');
+  const config = join(dir, 'rooms.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      events: [
+        { event_id: ROOMS.RS256 },
+        { event_id: ROOMS.ES256, signing_algorithm: 'ES256' },
+        { event_id: ROOMS.EdDSA, signing_algorithm: 'EdDSA' },
+        { event_id: 'Small', signing_algorithm: 'ES256', validity_period: 86400 },
+        { event_id: 'Big', signing_algorithm: 'ES256' },
+        { event_id: 'Queue' },
+      ],
+    }),
+  );
+  const args = ['--data-dir', dataDir, '--config', config, '--admin-token', ADMIN_TOKEN, '--queue-position-expiry-period', '86400'];
+  try {
+    // A first start creates the rooms' keys; the 1M room is then written into the database directly.
+    let node = await startChildNode(args, {}, { cpu: SERVER_CPU });
+    await fetch(`${node.url}/public_key?event_id=Big`);
+    await fetch(`${node.url}/serving_num?event_id=Queue`);
+    node.process.kill('SIGTERM');
+    await node.exited;
+    const started = Date.now();
+    prefillBig(join(dataDir, 'anteroom.db'), BIG);
+    say(`prefilled ${fmt(BIG)} positions with ES256 token sets (room Big) and ${fmt(BIG)} positions (room Queue) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    // What num_active_tokens and every /metrics scrape ran before issue 15, on the same database, for the ratio.
+    const before = (() => {
+      const db = new DatabaseSync(join(dataDir, 'anteroom.db'), { readOnly: true });
+      try {
+        const statement = db.prepare('SELECT count(*) AS n FROM tokens WHERE event_id = ? AND exp >= ? AND status = 0');
+        statement.get('Big', 0);
+        const t = performance.now();
+        for (let i = 0; i < 3; i++) statement.get('Big', Math.floor(Date.now() / 1000));
+        return (performance.now() - t) / 3;
+      } finally {
+        db.close();
+      }
+    })();
+    const opening = Date.now();
+    node = await startChildNode(args, {}, { cpu: SERVER_CPU });
+    say(`server started on the prefilled database in ${((Date.now() - opening) / 1000).toFixed(1)} s (request index and active-token count built at open)`);
+    try {
+      say('\n1. New token sets (each visitor claims once), by signing_algorithm');
+      const issue: Record<string, { rps: number; cpuMicros: number }> = {};
+      for (const [algorithm, room] of Object.entries(ROOMS)) {
+        const ids = await joinMany(node, room, algorithm === 'RS256' ? 4000 : 15_000);
+        const r = await claimAll(node, room, ids, dir);
+        issue[algorithm] = r;
+        say(`   ${algorithm.padEnd(6)} ${fmt(r.rps).padStart(7)} new token sets/s   ${r.cpuMicros.toFixed(0).padStart(5)} µs server CPU per set   p99 ${r.p99} ms   errors ${r.errors}`);
+      }
+      const rs = issue.RS256!;
+      say(
+        `   ratios to RS256 by CPU per set: ES256 ${(rs.cpuMicros / issue.ES256!.cpuMicros).toFixed(1)}×, EdDSA ${(rs.cpuMicros / issue.EdDSA!.cpuMicros).toFixed(1)}×; ` +
+          `ES256 on one core ≈ ${fmt(1e6 / issue.ES256!.cpuMicros)} sets/s (target ≥ 5,000)`,
+      );
+
+      say(`\n2. Re-claims (stored sets, nothing signed), ${SECONDS} s each, 20,000 IDs cycled`);
+      const smallIds = await joinMany(node, 'Small', SMALL);
+      await claimAll(node, 'Small', smallIds, dir);
+      const small = await claimAll(node, 'Small', smallIds, dir, SECONDS);
+      const big = await claimAll(node, 'Big', sampleIds(join(dataDir, 'anteroom.db'), 'Big', SMALL), dir, SECONDS);
+      say(`   ${fmt(SMALL)} sets issued     ${fmt(small.rps).padStart(7)} re-claims/s   ${small.cpuMicros.toFixed(0).padStart(4)} µs CPU each   p99 ${small.p99} ms   errors ${small.errors}`);
+      say(`   ${fmt(BIG)} sets issued ${fmt(big.rps).padStart(7)} re-claims/s   ${big.cpuMicros.toFixed(0).padStart(4)} µs CPU each   p99 ${big.p99} ms   errors ${big.errors}`);
+      say(`   1M vs 20k: ${(big.rps / small.rps).toFixed(2)}× by rate, ${(small.cpuMicros / big.cpuMicros).toFixed(2)}× by CPU (1.00× = not data-sized; target ≥ 10,000/s at 1M)`);
+
+      say('\n3. Data-sized reads: server CPU per call (sequential calls)');
+      for (const [label, room, count] of [['num_active_tokens', 'Small', SMALL], ['num_active_tokens', 'Big', BIG]] as const) {
+        const r = await perCall(node, `/private/num_active_tokens?event_id=${room}`, 200);
+        say(`   ${label} with ${fmt(count).padStart(9)} active sets: ${r.cpuMicros.toFixed(0).padStart(5)} µs CPU per call, slowest ${r.slowest.toFixed(1)} ms`);
+      }
+      const metrics = await perCall(node, '/metrics', 50);
+      say(`   /metrics scrape (all rooms, ${fmt(BIG + SMALL)} active sets): ${metrics.cpuMicros.toFixed(0)} µs CPU per scrape, slowest ${metrics.slowest.toFixed(1)} ms`);
+      say(`   before (the count(*) over the tokens table each of them ran, same database, in-process): ${before.toFixed(1)} ms for the ${fmt(BIG)} sets`);
+
+      say(`\n4. reset_initial_state of a queue of ${fmt(BIG)} positions, 20 keep-alive pollers running`);
+      const reset = await pollWhile(node, async () => {
+        const reply = await fetch(`${node.url}/private/reset_initial_state`, {
+          method: 'POST',
+          headers: admin,
+          body: JSON.stringify({ event_id: 'Queue' }),
+        });
+        if (!reply.ok) throw new Error(`reset_initial_state: ${reply.status} ${await reply.text()}`);
+      });
+      say(
+        `   reset took ${(reset.took / 1000).toFixed(1)} s; ${fmt(reset.polls)} polls meanwhile, slowest ${reset.slowest.toFixed(0)} ms (target ≤ 50 ms), errors ${reset.errors}`,
+      );
+    } finally {
+      node.process.kill('SIGTERM');
+      await node.exited;
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return lines;
+}
+
+if (import.meta.main) await runIssue15Bench();
