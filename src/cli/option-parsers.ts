@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { isIP } from 'node:net';
 import { scalarSettingProblem, type ScalarSettingName } from '../domain/room-settings.ts';
 
 export function integerIn(min: number, max: number) {
@@ -45,4 +46,25 @@ export function wholeNumberSetting(name: ScalarSettingName) {
     if (problem) throw new InvalidArgumentError(`${problem.rule}.`);
     return value as number;
   };
+}
+
+/** The names proxy-addr (Fastify's trustProxy) knows for address ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * --trust-proxy, as Fastify's trustProxy takes it: true/false, a hop count, or comma-separated IPs, CIDRs and
+ * range names (loopback, linklocal, uniquelocal). Checked here so a typo stops the start instead of trusting
+ * nothing (or everything).
+ */
+export function trustProxyValue(value: string): boolean | number | string {
+  const v = value.trim();
+  if (v === 'true' || v === 'false') return v === 'true';
+  if (/^\d+$/.test(v)) return Number(v);
+  const items = v.split(',').map((item) => item.trim());
+  for (const item of items) {
+    const [address = '', bits, extra] = item.split('/');
+    const known = PROXY_RANGE_NAMES.includes(item) || (isIP(address) !== 0 && extra === undefined && (bits === undefined || /^\d{1,3}$/.test(bits)));
+    if (!known) throw new InvalidArgumentError('must be true, false, a hop count, or comma-separated IPs, CIDRs, loopback, linklocal or uniquelocal.');
+  }
+  return items.join(',');
 }

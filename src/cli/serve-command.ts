@@ -23,7 +23,7 @@ import { DEFAULT_HOT_READ_TTL_MS, MAX_HOT_READ_TTL_MS } from '../store/hot-read-
 import { DEFAULT_REDIS_KEY_PREFIX, checkRedisKeyPrefix, describeStoreLocation, openStore } from '../compose/open-store.ts';
 import type { Store } from '../domain/ports/store.ts';
 import { pageUrls, webPlugins } from '../web/index.ts';
-import { booleanValue, integerIn, nonEmpty, oneOf, wholeNumberSetting } from './option-parsers.ts';
+import { booleanValue, integerIn, nonEmpty, oneOf, trustProxyValue, wholeNumberSetting } from './option-parsers.ts';
 import { MAX_WORKERS, checkWorkersStore, isWorkerProcess, reportListening, runPrimary, shouldStartWorkers } from './workers.ts';
 
 const env = (name: string) => `ANTEROOM_${name}`;
@@ -80,6 +80,15 @@ export function serveCommand(): Command {
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'LOG_LEVEL').default('info').argParser(oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')))
     .addOption(opt('--cdn-purge-url <url>', 'after reset_initial_state, POST {event_id, paths} here so a CDN drops cached answers', 'CDN_PURGE_URL'))
     .addOption(opt('--cdn-purge-token <token>', 'bearer token sent to --cdn-purge-url', 'CDN_PURGE_TOKEN'))
+    .addOption(
+      opt('--trust-proxy <value>', 'proxies trusted to name the client in X-Forwarded-For (per-client limits key on it): true, a hop count, or comma-separated IPs/CIDRs (default: none, the peer address is the client)', 'TRUST_PROXY')
+        .argParser(trustProxyValue),
+    )
+    .addOption(
+      opt('--writes-per-client-per-minute <n>', 'public writes (joins, token claims, leaves, challenges) one client may make a minute across all nodes, then 429 (0 = no limit)', 'WRITES_PER_CLIENT_PER_MINUTE')
+        .default(0)
+        .argParser(integerIn(0, 1_000_000)),
+    )
     .addOption(opt('--log-requests [bool]', 'log one line per request', 'LOG_REQUESTS').default(false).argParser(booleanValue))
     .action(async (raw: Record<string, unknown>) => {
       await runServe(raw);
@@ -142,6 +151,8 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     redisKeyPrefix: checkRedisKeyPrefix(String(o.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX)),
     hotReadTtlMs: (o.hotReadTtlMs as number | undefined) ?? DEFAULT_HOT_READ_TTL_MS,
     workers: (o.workers as number | undefined) ?? 1,
+    trustProxy: o.trustProxy as boolean | number | string | undefined,
+    writesPerClientPerMinute: (o.writesPerClientPerMinute as number | undefined) ?? 0,
   };
 }
 

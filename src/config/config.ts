@@ -43,6 +43,10 @@ export interface ServerConfig {
   hotReadTtlMs?: number | undefined;
   /** Worker processes sharing the listening port (--workers); 1 (default) = this process serves. */
   workers?: number | undefined;
+  /** Proxies trusted to name the client (--trust-proxy), as Fastify's trustProxy: true, a hop count, IPs/CIDRs. */
+  trustProxy?: boolean | number | string | undefined;
+  /** Public writes one client may make a minute across all nodes (--writes-per-client-per-minute); 0 = no limit. */
+  writesPerClientPerMinute?: number | undefined;
 }
 
 /** The file is {"events": [...]} or, for short, the bare list; each entry is checked by parseRoomSettings. */

@@ -50,6 +50,30 @@ export interface RoomSettings {
   event_end_time?: string;
   /** Everyone who joined before the start gets a random place at the start (the verifiable draw). */
   shuffle_at_event_start?: boolean;
+  /** Keeping bots out of the line (docs/bots.md); absent = no defence (VWR's behaviour). */
+  bot_defence?: BotDefenceSettings;
+}
+
+/** Proof of work at join, per-client join limits and one place per identity (docs/bots.md). */
+export interface BotDefenceSettings {
+  /** off: no challenge; always: every join solves one; auto: when the room's or the client's join rate passes its threshold. */
+  challenge: 'off' | 'always' | 'auto';
+  /** Work of a challenge at rest: SHA-256 hashes the page computes on average is about 0.75 × this. */
+  difficulty: number;
+  /** The ceiling of the automatic raise under a flood. */
+  max_difficulty: number;
+  /** Join attempts in the room per minute (all nodes) from which `auto` asks everyone, and difficulty doubles per multiple. */
+  room_threshold_per_minute: number;
+  /** Join attempts of one client in the room per minute from which `auto` asks that client. */
+  client_threshold_per_minute: number;
+  /** Seconds a challenge stays valid. */
+  challenge_ttl: number;
+  /** Joins of one client (IP) in this room per minute, all nodes; over it: 429 with Retry-After. Absent = no limit. */
+  joins_per_client_per_minute?: number;
+  /** HMAC-SHA256 key of enqueue keys signed by the site; write-only (never answered nor logged). */
+  enqueue_key_secret?: string;
+  /** Refuse joins without a valid enqueue key (needs enqueue_key_secret). */
+  require_enqueue_key: boolean;
 }
 
 /** What an operator sets a room to (spec rooms.md §2); its phase also depends on the schedule (room-phase.ts). */
@@ -172,6 +196,52 @@ export const OidcClientSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const BotDefenceSchema = Type.Object(
+  {
+    challenge: Type.Optional(
+      Type.Union([Type.Literal('off'), Type.Literal('always'), Type.Literal('auto')], {
+        default: 'off',
+        description: 'proof of work at join: off; always; auto = when the room\'s or one client\'s join rate passes its threshold',
+        errorMessage: 'must be "off", "always" or "auto"',
+      }),
+    ),
+    difficulty: Type.Optional(
+      Type.Integer({ minimum: 100, maximum: 100_000_000, default: 50_000, description: 'work of a challenge at rest (about 0.75 × this SHA-256 hashes)' }),
+    ),
+    max_difficulty: Type.Optional(
+      Type.Integer({ minimum: 100, maximum: 100_000_000, default: 1_000_000, description: 'ceiling of the automatic raise under a flood' }),
+    ),
+    room_threshold_per_minute: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000_000,
+        default: 600,
+        description: 'room join attempts a minute from which auto challenges everyone; difficulty doubles at each further doubling',
+      }),
+    ),
+    client_threshold_per_minute: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000, default: 5, description: 'join attempts of one client a minute from which auto challenges it' }),
+    ),
+    challenge_ttl: Type.Optional(
+      Type.Integer({ minimum: 10, maximum: 3600, default: 120, description: 'seconds a challenge stays valid (each is used once)' }),
+    ),
+    joins_per_client_per_minute: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'joins of one client IP a minute across all nodes; then 429 with Retry-After' }),
+    ),
+    enqueue_key_secret: Type.Optional(
+      Type.String({
+        pattern: '^[\\x21-\\x7E]{32,256}$',
+        description: 'HMAC-SHA256 key of the enqueue keys the site signs (write-only)',
+        errorMessage: 'must be 32-256 printable ASCII characters',
+      }),
+    ),
+    require_enqueue_key: Type.Optional(
+      Type.Boolean({ default: false, description: 'refuse joins without a valid enqueue key (needs enqueue_key_secret)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const RoomSettingsSchema = Type.Object(
   {
     event_id: Type.String({
@@ -239,6 +309,7 @@ export const RoomSettingsSchema = Type.Object(
     shuffle_at_event_start: Type.Optional(
       Type.Boolean({ description: 'everyone who joined before the start gets a random place at the start (needs event_start_time)' }),
     ),
+    bot_defence: Type.Optional(BotDefenceSchema),
   },
   { additionalProperties: false },
 );
@@ -279,7 +350,11 @@ export function parseRoomSettings(input: unknown, defaults: RoomDefaults = {}): 
   if (problem) return { ok: false, problem };
   const merged = Value.Clone({ ...defaults, ...(input as RoomSettingsInput) });
   const settings = Value.Default(RoomSettingsSchema, merged) as RoomSettings;
-  const ruleProblem = (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ?? admissionRuleProblem(settings) ?? scheduleRuleProblem(settings);
+  const ruleProblem =
+    (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ??
+    admissionRuleProblem(settings) ??
+    scheduleRuleProblem(settings) ??
+    botDefenceRuleProblem(settings);
   return ruleProblem ? { ok: false, problem: ruleProblem } : { ok: true, settings };
 }
 
@@ -352,6 +427,23 @@ function scheduleRuleProblem(settings: RoomSettings): SettingProblem | undefined
   return undefined;
 }
 
+/** Bot defence across fields: a ceiling over the base, an enqueue key needs its secret. */
+function botDefenceRuleProblem(settings: RoomSettings): SettingProblem | undefined {
+  const defence = settings.bot_defence;
+  if (!defence) return undefined;
+  if (defence.max_difficulty < defence.difficulty) {
+    return { path: ['bot_defence', 'max_difficulty'], rule: `must be at least difficulty (${defence.difficulty})` };
+  }
+  if (defence.require_enqueue_key && defence.enqueue_key_secret === undefined) {
+    return { path: ['bot_defence', 'enqueue_key_secret'], rule: 'is required with require_enqueue_key' };
+  }
+  // A keyed join gets its place in one atomic unit that the pre-queue of a draw does not offer (yet).
+  if (defence.enqueue_key_secret !== undefined && settings.shuffle_at_event_start === true) {
+    return { path: ['bot_defence', 'enqueue_key_secret'], rule: 'cannot be used with shuffle_at_event_start' };
+  }
+  return undefined;
+}
+
 function pauseCheckRuleProblem(check: PauseCheckSettings, at: string[]): SettingProblem | undefined {
   if ((check.json_path === undefined) !== (check.threshold === undefined)) {
     return { path: at, rule: 'json_path and threshold go together' };
@@ -385,4 +477,5 @@ const _schemaMatchesTypes: [
   SameKeys<PeriodicInlet, Static<typeof PeriodicInletSchema>>,
   SameKeys<MaxSizeInlet, Static<typeof MaxSizeInletSchema>>,
   SameKeys<OidcClientSettings, Static<typeof OidcClientSchema>>,
-] = [true, true, true, true, true, true];
+  SameKeys<BotDefenceSettings, Static<typeof BotDefenceSchema>>,
+] = [true, true, true, true, true, true, true];

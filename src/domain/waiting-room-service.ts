@@ -24,7 +24,9 @@ import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSe
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
-import type { Counters, DrawStore, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
+import type { BotDefenceStore, Counters, DrawStore, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
+import type { ProofOfWork } from './ports/proof-of-work.ts';
+import { BotDefence, type BotDefenceOutcome, type JoinCredentials } from './bot-defence.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
@@ -48,6 +50,7 @@ export interface WaitingRoomServiceDeps {
   store: QueueStore &
     DrawStore &
     RoomStore &
+    BotDefenceStore &
     Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
@@ -74,7 +77,19 @@ export interface WaitingRoomServiceDeps {
   roomDefaults?: RoomDefaults;
   /** Told once of each stored room settings text the schema refuses (the room is skipped; see RoomSync). */
   onRoomRefused?: (eventId: string, problem: string) => void;
+  /** Makes and checks the proof-of-work challenges of bot_defence; without it, no challenge is issued or accepted. */
+  proofOfWork?: ProofOfWork;
+  /** Told what the bot defence did (metrics). */
+  onBotDefence?: (outcome: BotDefenceOutcome, eventId: string | undefined) => void;
 }
+
+/** Without a proof-of-work adapter: no challenge to offer, no solution accepted. */
+const noProofOfWork: ProofOfWork = {
+  issue: async () => {
+    throw Errors.challengeNotEnabled();
+  },
+  verify: async () => ({ ok: false, reason: 'invalid' }),
+};
 
 /** Upper bound of the expired_tokens list, so one call stays a bounded response. */
 export const EXPIRED_TOKENS_LIMIT = 10_000;
@@ -92,6 +107,7 @@ export class WaitingRoomService {
   private readonly defaultIssuer: () => string;
   private readonly afterReset: ((eventId: string) => Promise<void>) | undefined;
   private readonly joins: JoinBatcher;
+  private readonly botDefence: BotDefence;
   private readonly admission: Admission;
   private readonly draws: DrawRunner;
   private readonly drawPublications: DrawPublications;
@@ -132,6 +148,12 @@ export class WaitingRoomService {
     });
     this.roomSync = new RoomSync({ store: deps.store, rooms: deps.rooms, onRefused: deps.onRoomRefused });
     this.roomDefaults = deps.roomDefaults ?? {};
+    this.botDefence = new BotDefence({
+      store: deps.store,
+      proofOfWork: deps.proofOfWork ?? noProofOfWork,
+      clock: this.clock,
+      onOutcome: deps.onBotDefence,
+    });
   }
 
   private now(): number {
@@ -202,7 +224,11 @@ export class WaitingRoomService {
 
   // ---- public API ----
 
-  async assignQueueNum(eventId: unknown): Promise<Answer<{ api_request_id: string }>> {
+  /**
+   * A join. `credentials` (all optional; VWR's clients send none): the client's address, a solved proof of work
+   * and an enqueue key, checked by the room's bot defence before anything is stored (src/domain/bot-defence.ts).
+   */
+  async assignQueueNum(eventId: unknown, credentials: JoinCredentials = {}): Promise<Answer<{ api_request_id: string }>> {
     const event = this.event(eventId);
     // Joins depend on the schedule and the state only, never on the draw: no store call on this hot path.
     switch (joinRefusal(roomPhase(roomScheduleOf(event), this.now()))) {
@@ -213,9 +239,27 @@ export class WaitingRoomService {
       case null:
         break;
     }
+    if (event.bot_defence || credentials.enqueueKey !== undefined) {
+      const keyed = await this.botDefence.checkJoin(event, credentials);
+      // One place per enqueue key: its request ID is the key's, numbered once whoever asks, on any node.
+      if (keyed !== undefined) {
+        await this.store.assignPositionsIfAbsent(event.event_id, [{ requestId: keyed, entryTime: this.now() }]);
+        return ok({ api_request_id: keyed });
+      }
+    }
     const requestId = newRequestId();
     await this.joins.join(event.event_id, { requestId, entryTime: this.now() });
     return ok({ api_request_id: requestId });
+  }
+
+  /** GET /challenge: a proof-of-work challenge for the room, as hard as its join rate makes it now. */
+  async challenge(eventId: unknown): Promise<Answer<unknown>> {
+    return ok(await this.botDefence.challenge(this.event(eventId)));
+  }
+
+  /** The server-wide per-client limit of public writes (--writes-per-client-per-minute): throws 429 over it. */
+  limitPublicWrite(client: string, perMinute: number): Promise<void> {
+    return this.botDefence.limitWrite(client, perMinute);
   }
 
   async queueNum(

@@ -24,6 +24,14 @@ export const DrawPositionsQuery = query({
 
 export const EventBody = body({ event_id: Id });
 export const EventRequestBody = body({ event_id: Id, request_id: Id });
+/** A join: VWR's body, plus what the bot defence may ask for (docs/bots.md). */
+export const JoinBody = body({
+  event_id: Id,
+  /** ALTCHA payload: base64 of JSON {challenge, solution}. */
+  proof_of_work: Type.Optional(Type.String({ maxLength: 4096 })),
+  /** Enqueue key signed by the site. */
+  enqueue_key: Type.Optional(Type.String({ maxLength: 2048 })),
+});
 
 export const PrivateGenerateTokenBody = body({
   event_id: Id,

@@ -33,6 +33,13 @@ export interface HttpServerOptions {
   publicApiKey?: string | undefined;
   /** max-age of the polling endpoints, 0–5 s. */
   pollTtl: number;
+  /**
+   * Which proxies in front are trusted to name the client (X-Forwarded-For), as Fastify's trustProxy takes it:
+   * true, a hop count, or IPs/CIDRs. Default: none — the client is the peer address. Per-client limits key on it.
+   */
+  trustProxy?: boolean | number | string | undefined;
+  /** Public writes (joins, claims, leaves, challenges) one client may make a minute, all nodes; 0 or absent: no limit. */
+  writesPerClientPerMinute?: number | undefined;
   privateBasePath: string;
   logLevel?: string;
   /** Where log lines go; standard output when absent. */
@@ -82,6 +89,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // Per-request lines come from our onResponse hook, only when asked for (the polling path is hot).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
+    // A union does not pick one of Fastify's overloads; every member is one trustProxy accepts.
+    trustProxy: (options.trustProxy ?? false) as boolean,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
@@ -144,6 +153,15 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   await app.register(async (scope) => {
     // The edge's API key step guards exactly these routes (CORS preflights excepted).
     publicScope.collect(scope, { methods: ['OPTIONS'] });
+    const writesPerMinute = options.writesPerClientPerMinute ?? 0;
+    if (writesPerMinute > 0) {
+      // Every public write, before its body is read: a client over its limit costs one counter and a 429.
+      scope.addHook('onRequest', async (request) => {
+        if (request.method === 'POST' || request.routeOptions.url === '/challenge') {
+          await options.room.limitPublicWrite(request.ip, writesPerMinute);
+        }
+      });
+    }
     publicRoutes(scope, options.room, { parseBody: parseJsonBody, pollTtl: options.pollTtl });
   });
 

@@ -5,8 +5,10 @@
 import { chmodSync, readFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { InMemoryBotDefence } from '../bot-defence-memory.ts';
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
 import type {
+  WindowCounts,
   AdmissionSnapshot,
   ClaimContext,
   Counters,
@@ -176,6 +178,8 @@ export class SqliteStore implements Store {
    * exact: every transaction that may change a row drops that event's entry. Keeps polling off SQLite.
    */
   private readonly rows = new Map<string, EventRow>();
+  /** Rate counters and single-use marks: in memory, this process being the only one (see bot-defence-memory.ts). */
+  private readonly botDefence = new InMemoryBotDefence();
 
   constructor(options: SqliteStoreOptions) {
     const inMemory = options.path === ':memory:';
@@ -655,6 +659,14 @@ export class SqliteStore implements Store {
       const row = this.sql.getLock.get(name) as { owner: string };
       return row.owner === owner;
     });
+  }
+
+  countInWindow(name: string, by: number, windowMs: number, nowMs: number): Promise<WindowCounts> {
+    return this.botDefence.countInWindow(name, by, windowMs, nowMs);
+  }
+
+  useOnce(name: string, untilMs: number, nowMs: number): Promise<boolean> {
+    return this.botDefence.useOnce(name, untilMs, nowMs);
   }
 
   async claimSecret(name: string, candidate: string): Promise<string> {

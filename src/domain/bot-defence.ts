@@ -1,0 +1,253 @@
+// Keeping bots out of the line (docs/bots.md): the rules a join and the other public writes go through before
+// anything is stored, in this order:
+//   1. the enqueue key: a join carrying one signed by the site (HMAC-SHA256 with the room's secret) gets the
+//      one place of that key — its request ID is derived from the key, so a second join returns the same one;
+//   2. a proof of work the join carries is checked (CPU only, no store call);
+//   3. rate counters of the room and of the client (fixed windows in the store, shared by every node; the rate
+//      is the sliding estimate over the last minute): over joins_per_client_per_minute → 429 with Retry-After;
+//   4. the challenge: needed always, or (auto) when the room's or the client's rate passes its threshold; a join
+//      without a valid solution is refused, and a solution counts once (a mark in the store, on every node).
+// Difficulty doubles with each doubling of the room's join rate over its threshold, up to max_difficulty.
+// The client is whatever the HTTP layer names it by (its IP, behind --trust-proxy): opaque here.
+
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Errors } from './errors.ts';
+import type { ProofOfWork } from './ports/proof-of-work.ts';
+import type { BotDefenceStore, WindowCounts } from './ports/store.ts';
+import type { BotDefenceSettings, RoomSettings } from './room-settings.ts';
+
+/** Rates are per minute: counters count in windows of a minute. */
+export const RATE_WINDOW_MS = 60_000;
+
+/** What a join brings besides its event ID. */
+export interface JoinCredentials {
+  /** Who sends it (the client IP); absent when the caller does not know (Lambda without a source IP). */
+  client?: string | undefined;
+  /** An ALTCHA payload (base64 JSON of the challenge and its solution). */
+  proofOfWork?: string | undefined;
+  /** An enqueue key signed by the site. */
+  enqueueKey?: string | undefined;
+}
+
+/** What the defence did, for metrics (challenges issued/solved/failed, joins refused by limits). */
+export type BotDefenceOutcome =
+  | 'challenge_issued'
+  | 'challenge_solved'
+  | 'challenge_missing'
+  | 'challenge_invalid'
+  | 'challenge_replayed'
+  | 'join_limited'
+  | 'write_limited'
+  | 'enqueue_key_refused';
+
+// ---- pure rules ----
+
+/**
+ * The rate over the last minute: the current window's count plus the previous window's, weighted by how much of
+ * it is still within the last minute (the estimate of a sliding window from two fixed ones).
+ */
+export function ratePerMinute(counts: WindowCounts, nowMs: number, windowMs = RATE_WINDOW_MS): number {
+  const elapsed = 1 - Math.max(0, Math.min(1, (counts.endsAtMs - nowMs) / windowMs));
+  return counts.current + counts.previous * (1 - elapsed);
+}
+
+/** Whole seconds until the estimate falls to `limit` or below, at least 1 (for Retry-After). */
+export function secondsUntilUnder(counts: WindowCounts, limit: number, nowMs: number, windowMs = RATE_WINDOW_MS): number {
+  const untilWindowEnds = counts.endsAtMs - nowMs;
+  let waitMs: number;
+  if (counts.current > limit || counts.previous === 0) {
+    // The current window alone is over: at its end it becomes the previous one, weighted down from 1.
+    waitMs = untilWindowEnds + (counts.current > limit ? windowMs * (1 - limit / counts.current) : 0);
+  } else {
+    // previous × (1 − elapsed) + current ≤ limit ⇔ elapsed ≥ 1 − (limit − current) / previous
+    const elapsedNeeded = 1 - (limit - counts.current) / counts.previous;
+    waitMs = elapsedNeeded * windowMs - (windowMs - untilWindowEnds);
+  }
+  return Math.max(1, Math.ceil(waitMs / 1000));
+}
+
+/** The difficulty now: the base, doubled at each doubling of the room's join rate over its threshold, capped. */
+export function floodDifficulty(defence: BotDefenceSettings, roomRate: number): number {
+  const threshold = defence.room_threshold_per_minute;
+  if (roomRate <= threshold) return defence.difficulty;
+  const doublings = Math.ceil(Math.log2(roomRate / threshold));
+  return Math.min(defence.max_difficulty, defence.difficulty * 2 ** Math.min(doublings, 40));
+}
+
+/** Whether a join must carry a solved challenge. */
+export function challengeNeeded(defence: BotDefenceSettings, roomRate: number, clientRate: number | undefined): boolean {
+  switch (defence.challenge) {
+    case 'off':
+      return false;
+    case 'always':
+      return true;
+    case 'auto':
+      return roomRate > defence.room_threshold_per_minute || (clientRate ?? 0) > defence.client_threshold_per_minute;
+  }
+}
+
+// ---- enqueue keys: <base64url(JSON {event_id, key, exp})>.<base64url(HMAC-SHA256(secret, first part))> ----
+
+export interface EnqueueKeyClaims {
+  event_id: string;
+  /** The identity the site gives one place: a user ID, an order ID, a hash of an e-mail address. */
+  key: string;
+  /** Epoch seconds after which the enqueue key is refused. */
+  exp: number;
+}
+
+const MAX_ENQUEUE_KEY_LENGTH = 2048;
+const MAX_IDENTITY_LENGTH = 256;
+
+const hmac = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest();
+
+/** What a site does to give a visitor an enqueue key (docs/bots.md shows the same in a few lines). */
+export function signEnqueueKey(secret: string, claims: EnqueueKeyClaims): string {
+  const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
+  return `${payload}.${hmac(secret, payload).toString('base64url')}`;
+}
+
+/** The identity of a valid enqueue key for this room (signature compared in constant time), or undefined. */
+export function readEnqueueKey(secret: string, token: string, eventId: string, nowSeconds: number): string | undefined {
+  if (token.length > MAX_ENQUEUE_KEY_LENGTH) return undefined;
+  const dot = token.indexOf('.');
+  if (dot <= 0 || dot !== token.lastIndexOf('.')) return undefined;
+  const payload = token.slice(0, dot);
+  const given = Buffer.from(token.slice(dot + 1), 'base64url');
+  const expected = hmac(secret, payload);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  let claims: unknown;
+  try {
+    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof claims !== 'object' || claims === null) return undefined;
+  const { event_id: room, key, exp } = claims as Record<string, unknown>;
+  if (room !== eventId || typeof exp !== 'number' || !(exp > nowSeconds)) return undefined;
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_IDENTITY_LENGTH) return undefined;
+  return key;
+}
+
+/**
+ * The request ID of an identity's one place: a UUID v4 made of the HMAC of the room and the identity under the
+ * room's secret (122 bits nobody without the secret can compute, like a random one), so every join with the key,
+ * on any node, names the same place.
+ */
+export function requestIdForKey(secret: string, eventId: string, key: string): string {
+  const bytes = hmac(secret, `anteroom request id\u0000${eventId}\u0000${key}`).subarray(0, 16);
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+// ---- the defence ----
+
+export interface BotDefenceDeps {
+  store: BotDefenceStore;
+  proofOfWork: ProofOfWork;
+  /** ms since the epoch. */
+  clock: () => number;
+  onOutcome?: ((outcome: BotDefenceOutcome, eventId: string | undefined) => void) | undefined;
+}
+
+export class BotDefence {
+  private readonly store: BotDefenceStore;
+  private readonly proofOfWork: ProofOfWork;
+  private readonly clock: () => number;
+  private readonly onOutcome: (outcome: BotDefenceOutcome, eventId: string | undefined) => void;
+
+  constructor(deps: BotDefenceDeps) {
+    this.store = deps.store;
+    this.proofOfWork = deps.proofOfWork;
+    this.clock = deps.clock;
+    this.onOutcome = deps.onOutcome ?? (() => {});
+  }
+
+  /**
+   * Checks a join to `room` before anything of it is stored; throws the refusal. Returns the request ID of the
+   * enqueue key's place when the join carries a valid one.
+   */
+  async checkJoin(room: RoomSettings, credentials: JoinCredentials): Promise<string | undefined> {
+    const defence = room.bot_defence;
+    const eventId = room.event_id;
+    const requestId = this.checkEnqueueKey(room, credentials.enqueueKey);
+    if (!defence) return requestId;
+
+    // A solution the join carries is checked first: CPU only, nothing stored yet.
+    const proof = credentials.proofOfWork === undefined ? undefined : await this.proofOfWork.verify(eventId, credentials.proofOfWork);
+    if (proof && !proof.ok) {
+      this.onOutcome('challenge_invalid', eventId);
+      throw Errors.proofOfWorkInvalid();
+    }
+
+    const nowMs = this.clock();
+    const countsClient = credentials.client !== undefined && (defence.joins_per_client_per_minute !== undefined || defence.challenge === 'auto');
+    const [clientCounts, roomCounts] = await Promise.all([
+      countsClient ? this.store.countInWindow(clientJoinsCounter(eventId, credentials.client as string), 1, RATE_WINDOW_MS, nowMs) : undefined,
+      defence.challenge === 'off' ? undefined : this.store.countInWindow(roomJoinsCounter(eventId), 1, RATE_WINDOW_MS, nowMs),
+    ]);
+    const limit = defence.joins_per_client_per_minute;
+    if (limit !== undefined && clientCounts && ratePerMinute(clientCounts, nowMs) > limit) {
+      this.onOutcome('join_limited', eventId);
+      throw Errors.tooManyRequests(secondsUntilUnder(clientCounts, limit, nowMs));
+    }
+    const roomRate = roomCounts ? ratePerMinute(roomCounts, nowMs) : 0;
+    const clientRate = clientCounts ? ratePerMinute(clientCounts, nowMs) : undefined;
+    if (!proof) {
+      if (!challengeNeeded(defence, roomRate, clientRate)) return requestId;
+      this.onOutcome('challenge_missing', eventId);
+      throw Errors.proofOfWorkRequired();
+    }
+    // A valid solution counts once, on whichever node it reaches first.
+    if (!(await this.store.useOnce(`pow:${eventId}:${proof.challengeId}`, proof.expiresAtMs, nowMs))) {
+      this.onOutcome('challenge_replayed', eventId);
+      throw Errors.proofOfWorkUsed();
+    }
+    this.onOutcome('challenge_solved', eventId);
+    return requestId;
+  }
+
+  /** A challenge for the room (GET /challenge), as hard as its join rate makes it now. */
+  async challenge(room: RoomSettings): Promise<unknown> {
+    const defence = room.bot_defence;
+    if (!defence || defence.challenge === 'off') throw Errors.challengeNotEnabled();
+    const nowMs = this.clock();
+    const roomCounts = await this.store.countInWindow(roomJoinsCounter(room.event_id), 0, RATE_WINDOW_MS, nowMs);
+    const difficulty = floodDifficulty(defence, ratePerMinute(roomCounts, nowMs));
+    const issued = await this.proofOfWork.issue(room.event_id, difficulty, nowMs + defence.challenge_ttl * 1000);
+    this.onOutcome('challenge_issued', room.event_id);
+    return issued;
+  }
+
+  /** The server-wide limit of public writes per client (--writes-per-client-per-minute); throws 429 over it. */
+  async limitWrite(client: string, perMinute: number): Promise<void> {
+    const nowMs = this.clock();
+    const counts = await this.store.countInWindow(`w:${client}`, 1, RATE_WINDOW_MS, nowMs);
+    if (ratePerMinute(counts, nowMs) <= perMinute) return;
+    this.onOutcome('write_limited', undefined);
+    throw Errors.tooManyRequests(secondsUntilUnder(counts, perMinute, nowMs));
+  }
+
+  private checkEnqueueKey(room: RoomSettings, token: string | undefined): string | undefined {
+    const defence = room.bot_defence;
+    const secret = defence?.enqueue_key_secret;
+    if (token === undefined) {
+      if (defence?.require_enqueue_key) {
+        this.onOutcome('enqueue_key_refused', room.event_id);
+        throw Errors.enqueueKeyRequired();
+      }
+      return undefined;
+    }
+    const key = secret === undefined ? undefined : readEnqueueKey(secret, token, room.event_id, Math.floor(this.clock() / 1000));
+    if (key === undefined) {
+      this.onOutcome('enqueue_key_refused', room.event_id);
+      throw Errors.enqueueKeyInvalid();
+    }
+    return requestIdForKey(secret as string, room.event_id, key);
+  }
+}
+
+const roomJoinsCounter = (eventId: string) => `r:${eventId}`;
+const clientJoinsCounter = (eventId: string, client: string) => `c:${eventId}:${client}`;
