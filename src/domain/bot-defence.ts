@@ -51,7 +51,10 @@ export function ratePerMinute(counts: WindowCounts, nowMs: number, windowMs = RA
   return counts.current + counts.previous * (1 - elapsed);
 }
 
-/** Whole seconds until the estimate falls to `limit` or below, at least 1 (for Retry-After). */
+/**
+ * Whole seconds until the estimate falls to `limit` or below, at least 1. Retry-After is this for limit − 1:
+ * refused attempts count too (a client that ignores Retry-After stays out), so the retry itself must fit.
+ */
 export function secondsUntilUnder(counts: WindowCounts, limit: number, nowMs: number, windowMs = RATE_WINDOW_MS): number {
   const untilWindowEnds = counts.endsAtMs - nowMs;
   let waitMs: number;
@@ -177,12 +180,12 @@ export class BotDefence {
 
     // A solution the join carries is checked first: CPU only, nothing stored yet.
     const proof = credentials.proofOfWork === undefined ? undefined : await this.proofOfWork.verify(eventId, credentials.proofOfWork);
-    if (proof && !proof.ok) {
+    const nowMs = this.clock();
+    if (proof && (!proof.ok || proof.expiresAtMs <= nowMs)) {
       this.onOutcome('challenge_invalid', eventId);
       throw Errors.proofOfWorkInvalid();
     }
 
-    const nowMs = this.clock();
     const countsClient = credentials.client !== undefined && (defence.joins_per_client_per_minute !== undefined || defence.challenge === 'auto');
     const [clientCounts, roomCounts] = await Promise.all([
       countsClient ? this.store.countInWindow(clientJoinsCounter(eventId, credentials.client as string), 1, RATE_WINDOW_MS, nowMs) : undefined,
@@ -191,7 +194,7 @@ export class BotDefence {
     const limit = defence.joins_per_client_per_minute;
     if (limit !== undefined && clientCounts && ratePerMinute(clientCounts, nowMs) > limit) {
       this.onOutcome('join_limited', eventId);
-      throw Errors.tooManyRequests(secondsUntilUnder(clientCounts, limit, nowMs));
+      throw Errors.tooManyRequests(secondsUntilUnder(clientCounts, limit - 1, nowMs));
     }
     const roomRate = roomCounts ? ratePerMinute(roomCounts, nowMs) : 0;
     const clientRate = clientCounts ? ratePerMinute(clientCounts, nowMs) : undefined;
@@ -227,7 +230,7 @@ export class BotDefence {
     const counts = await this.store.countInWindow(`w:${client}`, 1, RATE_WINDOW_MS, nowMs);
     if (ratePerMinute(counts, nowMs) <= perMinute) return;
     this.onOutcome('write_limited', undefined);
-    throw Errors.tooManyRequests(secondsUntilUnder(counts, perMinute, nowMs));
+    throw Errors.tooManyRequests(secondsUntilUnder(counts, perMinute - 1, nowMs));
   }
 
   private checkEnqueueKey(room: RoomSettings, token: string | undefined): string | undefined {

@@ -9,7 +9,7 @@ export type ProofCheck =
       ok: true;
       /** Names the challenge: the single-use mark is kept under it. */
       challengeId: string;
-      /** When the challenge stops being valid (ms since the epoch): the mark need not outlive it. */
+      /** When the challenge stops being valid (ms since the epoch), as signed: the caller judges it by its clock. */
       expiresAtMs: number;
     }
   | { ok: false; reason: 'malformed' | 'expired' | 'invalid' | 'other-room' };
@@ -20,6 +20,6 @@ export interface ProofOfWork {
    * average work, in hashes, is about 0.75 × difficulty.
    */
   issue(eventId: string, difficulty: number, expiresAtMs: number): Promise<unknown>;
-  /** Checks a solution (the `proof_of_work` of a join) for the room, before anything is stored. */
+  /** Checks a solution (the `proof_of_work` of a join) for the room, before anything is stored; not its expiry. */
   verify(eventId: string, payload: string): Promise<ProofCheck>;
 }
