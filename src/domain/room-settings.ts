@@ -64,7 +64,7 @@ export interface BotDefenceSettings {
   max_difficulty: number;
   /** Join attempts in the room per minute (all nodes) from which `auto` asks everyone, and difficulty doubles per multiple. */
   room_threshold_per_minute: number;
-  /** Join attempts of one client in the room per minute from which `auto` asks that client. */
+  /** `auto` asks a client making more join attempts in the room a minute than this (1: its second join within a minute). */
   client_threshold_per_minute: number;
   /** Seconds a challenge stays valid. */
   challenge_ttl: number;
@@ -216,11 +216,11 @@ export const BotDefenceSchema = Type.Object(
         minimum: 1,
         maximum: 1_000_000_000,
         default: 600,
-        description: 'room join attempts a minute from which auto challenges everyone; difficulty doubles at each further doubling',
+        description: 'auto challenges everyone while the room has more join attempts a minute than this; difficulty doubles at each further doubling',
       }),
     ),
     client_threshold_per_minute: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 1_000_000, default: 5, description: 'join attempts of one client a minute from which auto challenges it' }),
+      Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'auto challenges a client making more join attempts a minute than this (1: its second join within a minute)' }),
     ),
     challenge_ttl: Type.Optional(
       Type.Integer({ minimum: 10, maximum: 3600, default: 120, description: 'seconds a challenge stays valid (each is used once)' }),

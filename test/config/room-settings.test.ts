@@ -164,7 +164,7 @@ describe('room settings: bot_defence', () => {
       difficulty: 50_000,
       max_difficulty: 1_000_000,
       room_threshold_per_minute: 600,
-      client_threshold_per_minute: 5,
+      client_threshold_per_minute: 1,
       challenge_ttl: 120,
       require_enqueue_key: false,
     });
