@@ -10,7 +10,7 @@
 // Difficulty doubles with each doubling of the room's join rate over its threshold, up to max_difficulty.
 // The client is whatever the HTTP layer names it by (its IP, behind --trust-proxy): opaque here.
 
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Errors } from './errors.ts';
 import type { ProofOfWork } from './ports/proof-of-work.ts';
 import type { BotDefenceStore, WindowCounts } from './ports/store.ts';
@@ -227,7 +227,7 @@ export class BotDefence {
   /** The server-wide limit of public writes per client (--writes-per-client-per-minute); throws 429 over it. */
   async limitWrite(client: string, perMinute: number): Promise<void> {
     const nowMs = this.clock();
-    const counts = await this.store.countInWindow(`w:${client}`, 1, RATE_WINDOW_MS, nowMs);
+    const counts = await this.store.countInWindow(`w:${clientKey(client)}`, 1, RATE_WINDOW_MS, nowMs);
     if (ratePerMinute(counts, nowMs) <= perMinute) return;
     this.onOutcome('write_limited', undefined);
     throw Errors.tooManyRequests(secondsUntilUnder(counts, perMinute - 1, nowMs));
@@ -253,4 +253,12 @@ export class BotDefence {
 }
 
 const roomJoinsCounter = (eventId: string) => `r:${eventId}`;
-const clientJoinsCounter = (eventId: string, client: string) => `c:${eventId}:${client}`;
+const clientJoinsCounter = (eventId: string, client: string) => `c:${eventId}:${clientKey(client)}`;
+
+/**
+ * The client as a counter name: an IP address as it is; anything else (a proxy trusted to name clients can send
+ * any text) as its SHA-256, so a counter's name stays short and free of the braces of Redis hash tags.
+ */
+export function clientKey(client: string): string {
+  return /^[0-9A-Fa-f.:]{1,45}$/.test(client) ? client : createHash('sha256').update(client).digest('hex');
+}

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import {
   BotDefence,
   challengeNeeded,
+  clientKey,
   floodDifficulty,
   ratePerMinute,
   readEnqueueKey,
@@ -67,6 +68,14 @@ describe('when a challenge is needed', () => {
     assert.equal(challengeNeeded(defence(), 101, 1), true);
     assert.equal(challengeNeeded(defence(), 1, 6), true);
     assert.equal(challengeNeeded(defence(), 1, undefined), false);
+  });
+});
+
+describe('client keys', () => {
+  it('an IP address names its counters as it is; other text by its hash, short and without braces', () => {
+    assert.equal(clientKey('198.51.100.7'), '198.51.100.7');
+    assert.equal(clientKey('2001:db8::1'), '2001:db8::1');
+    assert.match(clientKey('{evil}'.repeat(1000)), /^[0-9a-f]{64}$/);
   });
 });
 
