@@ -74,6 +74,7 @@ async function pageSolves(): Promise<void> {
       client_threshold_per_minute: 5,
       challenge_ttl: 600,
       require_enqueue_key: false,
+    infinite_queue: false,
     },
   });
   const node = await startWebNode({ events: DIFFICULTIES.map(room) });

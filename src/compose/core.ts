@@ -4,7 +4,7 @@
 // (src/app.ts), the Lambda runtime (src/aws/runtime.ts) and, through startNode, the tests — and adds its own
 // adapters around it (HTTP and jobs; Lambda handlers).
 
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { epochSeconds, systemClock, type Clock } from '../domain/clock.ts';
 import type { Store } from '../domain/ports/store.ts';
 import { RoomRegistry } from '../domain/room-registry.ts';
@@ -82,6 +82,7 @@ export async function composeCore(parts: CoreParts): Promise<Core> {
     ...(parts.onRoomRefused ? { onRoomRefused: parts.onRoomRefused } : {}),
     ...(parts.onBotDefence ? { onBotDefence: parts.onBotDefence } : {}),
     proofOfWork: new AltchaProofOfWork(proofOfWorkSecret),
+    parkingSecret: createHmac('sha256', proofOfWorkSecret).update('anteroom infinite queue').digest('hex'),
   });
   try {
     await service.start();

@@ -10,8 +10,8 @@
 // Difficulty doubles with each doubling of the room's join rate over its threshold, up to max_difficulty.
 // The client is whatever the HTTP layer names it by (its IP, behind --trust-proxy): opaque here.
 
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { Errors } from './errors.ts';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Errors, type ContractError } from './errors.ts';
 import type { ProofOfWork } from './ports/proof-of-work.ts';
 import type { BotDefenceStore, WindowCounts } from './ports/store.ts';
 import type { BotDefenceSettings, RoomSettings } from './room-settings.ts';
@@ -38,7 +38,18 @@ export type BotDefenceOutcome =
   | 'challenge_replayed'
   | 'join_limited'
   | 'write_limited'
-  | 'enqueue_key_refused';
+  | 'enqueue_key_refused'
+  | 'parked';
+
+/** What a join may do after the defence: join as usual, take an enqueue key's place, or be parked (infinite queue). */
+export type JoinVerdict = { kind: 'join' } | { kind: 'keyed'; requestId: string } | { kind: 'parked' };
+
+/** A place in the infinite queue, as its request ID carries it. */
+export interface ParkedPlace {
+  position: number;
+  /** Epoch seconds. */
+  entryTime: number;
+}
 
 // ---- pure rules ----
 
@@ -145,6 +156,54 @@ export function requestIdForKey(secret: string, eventId: string, key: string): s
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+// ---- the infinite queue: places that are never served, stored nowhere ----
+// A parked request ID looks like any UUID v4, but carries its place and entry time (masked) and a 24-bit tag,
+// both keyed by the server's secret, so the server answers for it without storing it. Bytes: 0–5 and 9–10 the
+// masked place and time, 11–13 a random nonce, 7, 14, 15 the tag; 6 and 8 hold the version and variant bits.
+
+const PAYLOAD_BYTES = [0, 1, 2, 3, 4, 5, 9, 10];
+const TAG_BYTES = [7, 14, 15];
+
+function parkingMask(secret: string, eventId: string, nonce: Buffer): Buffer {
+  return createHmac('sha256', secret).update(`anteroom park mask\u0000${eventId}\u0000`).update(nonce).digest().subarray(0, 8);
+}
+
+function parkingTag(secret: string, eventId: string, nonce: Buffer, payload: Buffer): Buffer {
+  return createHmac('sha256', secret).update(`anteroom park tag\u0000${eventId}\u0000`).update(nonce).update(payload).digest().subarray(0, 3);
+}
+
+const uuidOf = (bytes: Buffer) => {
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+};
+
+export function parkedRequestId(secret: string, eventId: string, place: ParkedPlace): string {
+  const bytes = randomBytes(16);
+  const nonce = bytes.subarray(11, 14);
+  const payload = Buffer.alloc(8);
+  payload.writeUInt32BE(place.position >>> 0, 0);
+  payload.writeUInt32BE(place.entryTime >>> 0, 4);
+  const mask = parkingMask(secret, eventId, nonce);
+  PAYLOAD_BYTES.forEach((at, i) => (bytes[at] = (payload[i] as number) ^ (mask[i] as number)));
+  const tag = parkingTag(secret, eventId, nonce, payload);
+  TAG_BYTES.forEach((at, i) => (bytes[at] = tag[i] as number));
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  return uuidOf(bytes);
+}
+
+/** The place a parked request ID (lowercase UUID) carries, or undefined for any other ID. */
+export function readParkedRequestId(secret: string, eventId: string, requestId: string): ParkedPlace | undefined {
+  const bytes = Buffer.from(requestId.replaceAll('-', ''), 'hex');
+  if (bytes.length !== 16) return undefined;
+  const nonce = bytes.subarray(11, 14);
+  const mask = parkingMask(secret, eventId, nonce);
+  const payload = Buffer.from(PAYLOAD_BYTES.map((at, i) => (bytes[at] as number) ^ (mask[i] as number)));
+  const tag = Buffer.from(TAG_BYTES.map((at) => bytes[at] as number));
+  if (!timingSafeEqual(tag, parkingTag(secret, eventId, nonce, payload))) return undefined;
+  return { position: payload.readUInt32BE(0), entryTime: payload.readUInt32BE(4) };
+}
+
 // ---- the defence ----
 
 export interface BotDefenceDeps {
@@ -153,6 +212,8 @@ export interface BotDefenceDeps {
   /** ms since the epoch. */
   clock: () => number;
   onOutcome?: ((outcome: BotDefenceOutcome, eventId: string | undefined) => void) | undefined;
+  /** Keys the infinite queue's request IDs; without it a room's infinite_queue refuses as if it were off. */
+  parkingSecret?: string | undefined;
 }
 
 export class BotDefence {
@@ -160,8 +221,10 @@ export class BotDefence {
   private readonly proofOfWork: ProofOfWork;
   private readonly clock: () => number;
   private readonly onOutcome: (outcome: BotDefenceOutcome, eventId: string | undefined) => void;
+  private readonly parkingSecret: string | undefined;
 
   constructor(deps: BotDefenceDeps) {
+    this.parkingSecret = deps.parkingSecret;
     this.store = deps.store;
     this.proofOfWork = deps.proofOfWork;
     this.clock = deps.clock;
@@ -169,10 +232,37 @@ export class BotDefence {
   }
 
   /**
-   * Checks a join to `room` before anything of it is stored; throws the refusal. Returns the request ID of the
-   * enqueue key's place when the join carries a valid one.
+   * Checks a join to `room` before anything of it is stored; throws the refusal. Says whether the join goes on
+   * as usual, takes the place of its enqueue key, or is parked in the infinite queue (`infinite_queue`: a failed
+   * proof of work or a client over its limit is answered like a join, with a place that is never served).
    */
-  async checkJoin(room: RoomSettings, credentials: JoinCredentials): Promise<string | undefined> {
+  async checkJoin(room: RoomSettings, credentials: JoinCredentials): Promise<JoinVerdict> {
+    try {
+      const requestId = await this.judgeJoin(room, credentials);
+      return requestId === undefined ? { kind: 'join' } : { kind: 'keyed', requestId };
+    } catch (error) {
+      const parks =
+        room.bot_defence?.infinite_queue === true &&
+        this.parkingSecret !== undefined &&
+        (error === PROOF_INVALID || error === PROOF_USED || error instanceof TooManyJoins);
+      if (!parks) throw error instanceof TooManyJoins ? error.refusal : error === PROOF_INVALID ? Errors.proofOfWorkInvalid() : error === PROOF_USED ? Errors.proofOfWorkUsed() : error;
+      this.onOutcome('parked', room.event_id);
+      return { kind: 'parked' };
+    }
+  }
+
+  /** The request ID of a parked place for the room, at `position` given now. */
+  parkedRequestId(eventId: string, position: number): string {
+    return parkedRequestId(this.parkingSecret as string, eventId, { position, entryTime: Math.floor(this.clock() / 1000) });
+  }
+
+  /** The place of a parked request ID of the room, or undefined (any other ID, or no infinite queue here). */
+  parkedPlace(room: RoomSettings, requestId: string): ParkedPlace | undefined {
+    if (room.bot_defence?.infinite_queue !== true || this.parkingSecret === undefined) return undefined;
+    return readParkedRequestId(this.parkingSecret, room.event_id, requestId);
+  }
+
+  private async judgeJoin(room: RoomSettings, credentials: JoinCredentials): Promise<string | undefined> {
     const defence = room.bot_defence;
     const eventId = room.event_id;
     const requestId = this.checkEnqueueKey(room, credentials.enqueueKey);
@@ -183,7 +273,7 @@ export class BotDefence {
     const nowMs = this.clock();
     if (proof && (!proof.ok || proof.expiresAtMs <= nowMs)) {
       this.onOutcome('challenge_invalid', eventId);
-      throw Errors.proofOfWorkInvalid();
+      throw PROOF_INVALID;
     }
 
     const countsClient = credentials.client !== undefined && (defence.joins_per_client_per_minute !== undefined || defence.challenge === 'auto');
@@ -194,7 +284,7 @@ export class BotDefence {
     const limit = defence.joins_per_client_per_minute;
     if (limit !== undefined && clientCounts && ratePerMinute(clientCounts, nowMs) > limit) {
       this.onOutcome('join_limited', eventId);
-      throw Errors.tooManyRequests(secondsUntilUnder(clientCounts, limit - 1, nowMs));
+      throw new TooManyJoins(Errors.tooManyRequests(secondsUntilUnder(clientCounts, limit - 1, nowMs)));
     }
     const roomRate = roomCounts ? ratePerMinute(roomCounts, nowMs) : 0;
     const clientRate = clientCounts ? ratePerMinute(clientCounts, nowMs) : undefined;
@@ -206,7 +296,7 @@ export class BotDefence {
     // A valid solution counts once, on whichever node it reaches first.
     if (!(await this.store.useOnce(`pow:${eventId}:${proof.challengeId}`, proof.expiresAtMs, nowMs))) {
       this.onOutcome('challenge_replayed', eventId);
-      throw Errors.proofOfWorkUsed();
+      throw PROOF_USED;
     }
     this.onOutcome('challenge_solved', eventId);
     return requestId;
@@ -249,6 +339,16 @@ export class BotDefence {
       throw Errors.enqueueKeyInvalid();
     }
     return requestIdForKey(secret as string, room.event_id, key);
+  }
+}
+
+/** The refusals the infinite queue may turn into parked places (judgeJoin throws them; checkJoin decides). */
+const PROOF_INVALID = Symbol('invalid proof of work');
+const PROOF_USED = Symbol('proof of work used');
+class TooManyJoins {
+  readonly refusal: ContractError;
+  constructor(refusal: ContractError) {
+    this.refusal = refusal;
   }
 }
 

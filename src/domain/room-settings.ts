@@ -74,6 +74,8 @@ export interface BotDefenceSettings {
   enqueue_key_secret?: string;
   /** Refuse joins without a valid enqueue key (needs enqueue_key_secret). */
   require_enqueue_key: boolean;
+  /** Joins with a failed proof of work or over the client limit get a place that is never served instead of a refusal. */
+  infinite_queue: boolean;
 }
 
 /** What an operator sets a room to (spec rooms.md §2); its phase also depends on the schedule (room-phase.ts). */
@@ -237,6 +239,12 @@ export const BotDefenceSchema = Type.Object(
     ),
     require_enqueue_key: Type.Optional(
       Type.Boolean({ default: false, description: 'refuse joins without a valid enqueue key (needs enqueue_key_secret)' }),
+    ),
+    infinite_queue: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'a join with an invalid or replayed proof of work, or over joins_per_client_per_minute, gets a place that is never served instead of a 403/429',
+      }),
     ),
   },
   { additionalProperties: false },

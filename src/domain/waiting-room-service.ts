@@ -81,6 +81,8 @@ export interface WaitingRoomServiceDeps {
   proofOfWork?: ProofOfWork;
   /** Told what the bot defence did (metrics). */
   onBotDefence?: (outcome: BotDefenceOutcome, eventId: string | undefined) => void;
+  /** Keys the request IDs of the infinite queue (shared by every node); without it, no room parks joins. */
+  parkingSecret?: string;
 }
 
 /** Without a proof-of-work adapter: no challenge to offer, no solution accepted. */
@@ -153,6 +155,7 @@ export class WaitingRoomService {
       proofOfWork: deps.proofOfWork ?? noProofOfWork,
       clock: this.clock,
       onOutcome: deps.onBotDefence,
+      parkingSecret: deps.parkingSecret,
     });
   }
 
@@ -240,11 +243,16 @@ export class WaitingRoomService {
         break;
     }
     if (event.bot_defence || credentials.enqueueKey !== undefined) {
-      const keyed = await this.botDefence.checkJoin(event, credentials);
+      const verdict = await this.botDefence.checkJoin(event, credentials);
       // One place per enqueue key: its request ID is the key's, numbered once whoever asks, on any node.
-      if (keyed !== undefined) {
-        await this.store.assignPositionsIfAbsent(event.event_id, [{ requestId: keyed, entryTime: this.now() }]);
-        return ok({ api_request_id: keyed });
+      if (verdict.kind === 'keyed') {
+        await this.store.assignPositionsIfAbsent(event.event_id, [{ requestId: verdict.requestId, entryTime: this.now() }]);
+        return ok({ api_request_id: verdict.requestId });
+      }
+      // The infinite queue: answered like a join, with a place behind everyone that is stored nowhere.
+      if (verdict.kind === 'parked') {
+        const { queue } = await this.store.getCounters(event.event_id);
+        return ok({ api_request_id: this.botDefence.parkedRequestId(event.event_id, queue + 1) });
       }
     }
     const requestId = newRequestId();
@@ -268,7 +276,11 @@ export class WaitingRoomService {
   ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1 }>> {
     const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
     const position = await this.store.getPosition(event.event_id, id);
-    if (!position) return (await this.waitsForDraw(event, id)) ? Pending.awaitingDraw : Pending.requestIdNotFound;
+    if (!position) {
+      const parked = this.botDefence.parkedPlace(event, id);
+      if (parked) return ok({ queue_number: parked.position, entry_time: parked.entryTime, event_id: event.event_id, status: 1 });
+      return (await this.waitsForDraw(event, id)) ? Pending.awaitingDraw : Pending.requestIdNotFound;
+    }
     return ok({ queue_number: position.position, entry_time: position.entryTime, event_id: event.event_id, status: 1 });
   }
 
@@ -304,7 +316,8 @@ export class WaitingRoomService {
     const decision = decideClaim(ctx, this.expiryRule(event), now, room);
     switch (decision.kind) {
       case 'no-position':
-        if (await this.waitsForDraw(event, id)) return Pending.notServedYet;
+        // A parked place (infinite queue) is never served, like a place in the pre-queue before the draw.
+        if (this.botDefence.parkedPlace(event, id) || (await this.waitsForDraw(event, id))) return Pending.notServedYet;
         throw Errors.invalidRequestId();
       case 'position-left':
         throw Errors.queuePositionLeft();
@@ -370,8 +383,8 @@ export class WaitingRoomService {
     const decision = decideExpiry(ctx, this.expiryRule(event), this.now());
     switch (decision.kind) {
       case 'no-position':
-        // Waiting for the draw is not being served yet: answered as for a position not reached.
-        if (await this.waitsForDraw(event, id)) {
+        // Waiting for the draw, or parked, is not being served yet: answered as for a position not reached.
+        if (this.botDefence.parkedPlace(event, id) || (await this.waitsForDraw(event, id))) {
           return event.enable_queue_position_expiry ? Pending.notServedYet : Pending.expiryNotEnabled;
         }
         throw Errors.invalidRequestId();
@@ -399,6 +412,7 @@ export class WaitingRoomService {
     const result = await this.store.leaveQueue(event.event_id, id);
     switch (result.outcome) {
       case 'no-position':
+        if (this.botDefence.parkedPlace(event, id)) return ok({});
         throw Errors.invalidRequestId();
       case 'already-left':
         throw Errors.queuePositionLeft();

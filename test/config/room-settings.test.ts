@@ -167,6 +167,7 @@ describe('room settings: bot_defence', () => {
       client_threshold_per_minute: 1,
       challenge_ttl: 120,
       require_enqueue_key: false,
+      infinite_queue: false,
     });
   });
 

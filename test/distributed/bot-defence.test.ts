@@ -18,6 +18,7 @@ const defence: BotDefenceSettings = {
   challenge_ttl: 120,
   joins_per_client_per_minute: 4,
   require_enqueue_key: false,
+    infinite_queue: false,
 };
 
 describe('bot defence on two nodes sharing one Redis', () => {

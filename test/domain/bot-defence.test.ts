@@ -8,6 +8,8 @@ import {
   BotDefence,
   challengeNeeded,
   clientKey,
+  parkedRequestId,
+  readParkedRequestId,
   floodDifficulty,
   ratePerMinute,
   readEnqueueKey,
@@ -27,6 +29,7 @@ const defence = (settings: Partial<BotDefenceSettings> = {}): BotDefenceSettings
   client_threshold_per_minute: 5,
   challenge_ttl: 120,
   require_enqueue_key: false,
+    infinite_queue: false,
   ...settings,
 });
 
@@ -68,6 +71,24 @@ describe('when a challenge is needed', () => {
     assert.equal(challengeNeeded(defence(), 101, 1), true);
     assert.equal(challengeNeeded(defence(), 1, 6), true);
     assert.equal(challengeNeeded(defence(), 1, undefined), false);
+  });
+});
+
+describe('the infinite queue', () => {
+  const secret = 'parking-secret-0123456789abcdef';
+  it('a parked request ID is a UUID v4 that carries its place and time, for its room and secret only', () => {
+    const id = parkedRequestId(secret, 'Sale', { position: 123_456, entryTime: 1_795_000_000 });
+    assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.deepEqual(readParkedRequestId(secret, 'Sale', id), { position: 123_456, entryTime: 1_795_000_000 });
+    assert.equal(readParkedRequestId(secret, 'Other', id), undefined);
+    assert.equal(readParkedRequestId(`${secret}x`, 'Sale', id), undefined);
+    assert.notEqual(parkedRequestId(secret, 'Sale', { position: 123_456, entryTime: 1_795_000_000 }), id);
+  });
+
+  it('random request IDs are not parked ones', () => {
+    let parked = 0;
+    for (let i = 0; i < 2000; i++) if (readParkedRequestId(secret, 'Sale', crypto.randomUUID())) parked++;
+    assert.equal(parked, 0);
   });
 });
 

@@ -22,6 +22,7 @@ function defence(settings: Partial<BotDefenceSettings>): BotDefenceSettings {
     client_threshold_per_minute: 5,
     challenge_ttl: 120,
     require_enqueue_key: false,
+    infinite_queue: false,
     ...settings,
   };
 }
@@ -37,6 +38,7 @@ describe('bot defence at join', () => {
         eventSettings('Auto', { bot_defence: defence({ challenge: 'auto', client_threshold_per_minute: 2 }) }),
         eventSettings('Limited', { bot_defence: defence({ joins_per_client_per_minute: 3 }) }),
         eventSettings('Keyed', { bot_defence: defence({ enqueue_key_secret: SECRET, require_enqueue_key: true }) }),
+        eventSettings('Parked', { bot_defence: defence({ challenge: 'always', infinite_queue: true, joins_per_client_per_minute: 3 }) }),
       ],
     });
   });
@@ -195,10 +197,42 @@ describe('bot defence at join', () => {
     });
   });
 
+  describe('infinite_queue', () => {
+    it('a join with an invalid or replayed proof gets a place that is stored nowhere and never served', async () => {
+      const before = await queued('Parked');
+      const proof = await solvedProof(node.url, 'Parked');
+      assert.equal((await joinWith('Parked', { proof_of_work: proof })).status, 200);
+      for (const bad of ['garbage', proof]) {
+        const res = await joinWith('Parked', { proof_of_work: bad });
+        assert.equal(res.status, 200, bad);
+        const id = String(res.body.api_request_id);
+        assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        const place = await read<{ queue_number: number; status: number }>(node.get(`/queue_num?event_id=Parked&request_id=${id}`));
+        assert.equal(place.status, 200);
+        assert.equal(place.body.queue_number, before + 2);
+        assert.equal(place.body.status, 1);
+        await node.admin('POST', '/increment_serving_counter', { event_id: 'Parked', increment_by: 1000 });
+        assert.deepEqual((await read(node.post('/generate_token', { event_id: 'Parked', request_id: id }))).body, { error: 'Request ID not being served yet' });
+        assert.equal((await node.get(`/queue_pos_expiry?event_id=Parked&request_id=${id}`)).status, 202);
+        assert.equal((await node.post('/leave_queue', { event_id: 'Parked', request_id: id })).status, 200);
+      }
+      assert.equal(await queued('Parked'), before + 1);
+    });
+
+    it('a join without a proof is still asked for one, a join over the client limit is parked, and other IDs stay unknown', async () => {
+      assert.deepEqual((await joinWith('Parked')).body, { error: 'Proof of work required' });
+      const over = await joinWith('Parked', { proof_of_work: await solvedProof(node.url, 'Parked') });
+      assert.equal(over.status, 200);
+      assert.equal((await node.post('/generate_token', { event_id: 'Parked', request_id: over.body.api_request_id })).status, 202);
+      const unknown = await read(node.get('/queue_num?event_id=Parked&request_id=00000000-0000-4000-8000-000000000000'));
+      assert.deepEqual(unknown.body, { error: 'Request ID not found' });
+    });
+  });
+
   describe('metrics', () => {
     it('/metrics counts challenges issued, solved and failed, and joins refused by limits', async () => {
       const text = await (await node.get('/metrics')).text();
-      for (const outcome of ['challenge_issued', 'challenge_solved', 'challenge_missing', 'challenge_invalid', 'challenge_replayed', 'join_limited', 'enqueue_key_refused']) {
+      for (const outcome of ['challenge_issued', 'challenge_solved', 'challenge_missing', 'challenge_invalid', 'challenge_replayed', 'join_limited', 'enqueue_key_refused', 'parked']) {
         assert.match(text, new RegExp(`anteroom_bot_defence_total\\{outcome="${outcome}"`), outcome);
       }
     });

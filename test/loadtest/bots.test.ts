@@ -23,6 +23,7 @@ describe('anteroom loadtest --bots', () => {
             client_threshold_per_minute: 1,
             challenge_ttl: 120,
             require_enqueue_key: false,
+    infinite_queue: false,
           },
         }),
       ],

@@ -27,6 +27,7 @@ describe('the waiting-room page solves the challenge by itself', { timeout: 120_
             client_threshold_per_minute: 5,
             challenge_ttl: 120,
             require_enqueue_key: false,
+    infinite_queue: false,
           },
         },
       ],
