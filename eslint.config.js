@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 // src/cli/, src/aws/) may import anything. A wrong-way import fails `npm run lint` (and test/architecture).
 const FOLDERS = [
   'app.ts', 'authorizer', 'aws', 'cdn', 'cli', 'client', 'compose', 'config', 'domain', 'events', 'gate', 'http',
-  'inlet', 'jobs', 'loadtest', 'observability', 'oidc', 'store', 'tokens', 'web',
+  'inlet', 'jobs', 'loadtest', 'observability', 'oidc', 'pow', 'store', 'tokens', 'web',
 ];
 export const LAYERS = {
   domain: [],
@@ -15,6 +15,7 @@ export const LAYERS = {
   client: [],
   store: ['domain'],
   tokens: ['domain'],
+  pow: ['domain'],
   events: ['domain'],
   jobs: ['domain'],
   config: ['domain'],

@@ -83,6 +83,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     // The hook logs through the HTTP server's logger, which exists by the time anyone can reset.
     afterReset: config.cdnPurgeUrl ? (eventId) => purgeCdn?.(eventId) ?? Promise.resolve() : undefined,
     onJoinBatch: (size) => metrics.joinBatchSize.observe(size),
+    onBotDefence: (outcome, eventId) => metrics.botDefence.inc({ outcome, event_id: eventId ?? '' }),
   });
   const { service: room, bus, rooms } = core;
   const sse = new SseSink();
@@ -114,13 +115,14 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     },
     publicApiKey: config.publicApiKey,
     pollTtl: config.pollTtl,
+    trustProxy: config.trustProxy,
+    writesPerClientPerMinute: config.writesPerClientPerMinute,
     privateBasePath: config.privateBasePath,
     logLevel: config.logLevel,
     logRequests: config.logRequests,
     logStream: options.logStream,
     maxConnections: config.maxConnections,
     clockMs: clock,
-    trustProxy: config.trustProxy,
     // The OpenID Connect adapter (/oidc, issuer = public URL + /oidc) serves the events configured for it.
     plugins: [...(options.plugins ?? []), oidc.routes],
     privatePlugins: [maxSizeInletRoutes({ room, metrics }), oidc.privateRoutes],

@@ -27,6 +27,12 @@ is one JSON object. Exit status: 0 = every verdict holds, 1 = a verdict fails, 2
 
 Only loopback targets (127.0.0.0/8, ::1, localhost) are allowed without --allow-remote.
 
+With --bots N, the run measures fairness instead (docs/bots.md): --visitors visitors join at --arrival-rate
+(solving a proof of work when asked) beside N bots joining back to back (--bot-joins each, solving only with
+--bots-solve), each client from its own loopback address (127.1.x.y, 127.2.x.y: the target must listen on the
+loopback interface); it prints the share of the first --first places (= admissions) that went to bots. No
+private API is used.
+
 Example:
   anteroom loadtest --target http://127.0.0.1:8080 --admin-token $TOKEN \\
     --visitors 5000 --arrival-rate 500/s --admit-rate 250/s --report loadtest.html`;
@@ -64,11 +70,19 @@ export function loadtestCommand(): Command {
     .addOption(new Option('--pause-for <duration>', 'then resume it (state open) after this long, e.g. 10s'))
     .addOption(new Option('--report <file>', 'write a self-contained HTML report with charts to this file'))
     .addOption(new Option('--json', 'print the result as one JSON object on the last line of stdout'))
+    .addOption(new Option('--bots <n>', 'measure fairness: this many bots (one loopback address each) beside the visitors, instead of the journey'))
+    .addOption(new Option('--bot-joins <n>', 'with --bots: join attempts of each bot (default: visitors / bots, so bots make half the arrivals)'))
+    .addOption(new Option('--bots-solve', 'with --bots: bots solve every proof-of-work challenge at full CPU'))
+    .addOption(new Option('--first <n>', 'with --bots: judge the first this many places').default('1000'))
     .addOption(new Option('--allow-remote', 'allow a target that is not a loopback address (never point this at production)'))
     .addHelpText('after', HELP_AFTER)
     // Usage errors exit with 2, like invalid values; 1 is kept for a failed verdict.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
     .action(async (raw: Record<string, unknown>, command: Command) => {
+      if (raw.bots !== undefined) {
+        await runBots(raw);
+        return;
+      }
       // Loaded on use: `anteroom serve` must not need the load tester's HTTP client.
       const { parseLoadTestOptions } = await import('../loadtest/options.ts');
       const { runLoadTest } = await import('../loadtest/run.ts');
@@ -95,6 +109,16 @@ export function loadtestCommand(): Command {
       if (options.json) process.stdout.write(`\n${JSON.stringify(result.summary)}\n`);
       process.exitCode = result.summary.ok ? 0 : 1;
     });
+}
+
+/** `--bots`: the fairness run (src/loadtest/bots.ts); exit 2 on a bad option, else 0. */
+async function runBots(raw: Record<string, unknown>): Promise<void> {
+  const { parseBotRunOptions } = await import('../loadtest/options.ts');
+  const { formatBotRun, runBotFairness } = await import('../loadtest/bots.ts');
+  const options = parseBotRunOptions(raw);
+  const result = await runBotFairness(options);
+  process.stdout.write(formatBotRun(options, result));
+  if (raw.json === true) process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 /**

@@ -46,3 +46,4 @@ export function wholeNumberSetting(name: ScalarSettingName) {
     return value as number;
   };
 }
+

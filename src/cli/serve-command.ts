@@ -101,6 +101,11 @@ export function serveCommand(): Command {
     .addOption(opt('--cdn-purge-token <token>', 'bearer token sent to --cdn-purge-url', 'CDN_PURGE_TOKEN'))
     .addOption(opt('--gate-port <port>', 'also listen here as the gate: a reverse proxy in front of each room\'s gate.origin, queueing visitors (docs/gate.md); 0 = any free port', 'GATE_PORT').argParser(integerIn(0, 65535)))
     .addOption(opt('--trust-proxy <value>', 'believe X-Forwarded-For/-Proto/-Host from proxies in front of Anteroom: true, a hop count, or comma-separated IPs/CIDRs (default: none)', 'TRUST_PROXY').argParser(parseTrustProxy))
+    .addOption(
+      opt('--writes-per-client-per-minute <n>', 'public writes (joins, token claims, leaves, challenges) one client may make a minute across all nodes, then 429 (0 = no limit)', 'WRITES_PER_CLIENT_PER_MINUTE')
+        .default(0)
+        .argParser(integerIn(0, 1_000_000)),
+    )
     .addOption(opt('--log-requests [bool]', 'log one line per request', 'LOG_REQUESTS').default(false).argParser(booleanValue))
     .action(async (raw: Record<string, unknown>) => {
       await runServe(raw);
@@ -171,6 +176,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     trustProxy: o.trustProxy as ServerConfig['trustProxy'],
     redisMinReplicas: (o.redisMinReplicas as number | undefined) ?? 0,
     redisReplicaTimeoutMs: (o.redisReplicaTimeoutMs as number | undefined) ?? DEFAULT_REPLICA_TIMEOUT_MS,
+    writesPerClientPerMinute: (o.writesPerClientPerMinute as number | undefined) ?? 0,
   };
 }
 

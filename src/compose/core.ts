@@ -4,12 +4,14 @@
 // (src/app.ts), the Lambda runtime (src/aws/runtime.ts) and, through startNode, the tests — and adds its own
 // adapters around it (HTTP and jobs; Lambda handlers).
 
+import { createHmac, randomBytes } from 'node:crypto';
 import { epochSeconds, systemClock, type Clock } from '../domain/clock.ts';
 import type { Store } from '../domain/ports/store.ts';
 import { RoomRegistry } from '../domain/room-registry.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
 import { WaitingRoomService, type WaitingRoomServiceDeps } from '../domain/waiting-room-service.ts';
 import { EventBus } from '../events/bus.ts';
+import { AltchaProofOfWork } from '../pow/altcha.ts';
 import { KeyRing } from '../tokens/keys.ts';
 import { TokenSigner } from '../tokens/signer.ts';
 
@@ -32,7 +34,11 @@ export interface CoreParts {
   afterReset?: WaitingRoomServiceDeps['afterReset'];
   onJoinBatch?: WaitingRoomServiceDeps['onJoinBatch'];
   drawChunkSize?: WaitingRoomServiceDeps['drawChunkSize'];
+  onBotDefence?: WaitingRoomServiceDeps['onBotDefence'];
 }
+
+/** Name in the store of the secret every node signs and checks proof-of-work challenges with. */
+const PROOF_OF_WORK_SECRET = 'proof-of-work';
 
 export interface Core {
   service: WaitingRoomService;
@@ -51,6 +57,14 @@ export async function composeCore(parts: CoreParts): Promise<Core> {
   const rooms = new RoomRegistry();
   const bus = new EventBus(clock);
   const keys = new KeyRing(store, () => epochSeconds(clock));
+  let proofOfWorkSecret: string;
+  try {
+    // One secret for every node: the first node to start stores it, the others read it.
+    proofOfWorkSecret = await store.claimSecret(PROOF_OF_WORK_SECRET, randomBytes(32).toString('base64url'));
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const service = new WaitingRoomService({
     store,
     rooms,
@@ -66,6 +80,9 @@ export async function composeCore(parts: CoreParts): Promise<Core> {
     ...(parts.drawChunkSize ? { drawChunkSize: parts.drawChunkSize } : {}),
     ...(parts.roomDefaults ? { roomDefaults: parts.roomDefaults } : {}),
     ...(parts.onRoomRefused ? { onRoomRefused: parts.onRoomRefused } : {}),
+    ...(parts.onBotDefence ? { onBotDefence: parts.onBotDefence } : {}),
+    proofOfWork: new AltchaProofOfWork(proofOfWorkSecret),
+    parkingSecret: createHmac('sha256', proofOfWorkSecret).update('anteroom infinite queue').digest('hex'),
   });
   try {
     await service.start();

@@ -2,6 +2,7 @@
 // optional JSON file listing events. Invalid configuration fails at start with a message naming the
 // offending option or field.
 
+import { isIP } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
@@ -60,6 +61,8 @@ export interface ServerConfig {
   redisMinReplicas?: number | undefined;
   /** Redis store: how long WAIT waits for those replicas (ms). Default 250. */
   redisReplicaTimeoutMs?: number | undefined;
+  /** Public writes one client may make a minute across all nodes (--writes-per-client-per-minute); 0 = no limit. */
+  writesPerClientPerMinute?: number | undefined;
 }
 
 /** Fastify's trustProxy values that --trust-proxy gives. */
@@ -67,21 +70,29 @@ export type TrustProxy = boolean | number | string[];
 
 /**
  * --trust-proxy / ANTEROOM_TRUST_PROXY: "true" (every hop: only behind a proxy that overwrites the headers),
- * "false", a hop count ("1": the load balancer in front), or comma-separated IPs/CIDRs of the proxies.
+ * "false", a hop count ("1": the load balancer in front), or comma-separated IPs/CIDRs of the proxies (or the
+ * named ranges loopback, linklocal, uniquelocal).
  */
 export function parseTrustProxy(value: string): TrustProxy {
   const text = value.trim();
-  if (text === 'true') return true;
-  if (text === 'false' || text === '') return false;
+  if (text === 'true' || text === 'false') return text === 'true';
   if (/^\d{1,3}$/.test(text)) return Number(text);
-  const entries = text.split(',').map((part) => part.trim()).filter(Boolean);
+  const entries = text.split(',').map((part) => part.trim());
   for (const entry of entries) {
-    if (!/^[0-9A-Fa-f.:]+(\/\d{1,3})?$/.test(entry)) {
-      throw ConfigErrors.option(`--trust-proxy: "${entry}" is not true, false, a hop count or an IP address/CIDR`);
+    const [address = '', bits, extra] = entry.split('/');
+    const known =
+      PROXY_RANGE_NAMES.includes(entry) || (isIP(address) !== 0 && extra === undefined && (bits === undefined || /^\d{1,3}$/.test(bits)));
+    if (!known) {
+      throw ConfigErrors.option(
+        `--trust-proxy: "${entry}" is not allowed: give true, false, a hop count, or comma-separated IPs, CIDRs, loopback, linklocal or uniquelocal`,
+      );
     }
   }
   return entries;
 }
+
+/** The names proxy-addr (Fastify's trustProxy) knows for address ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
 /** The file is {"events": [...]} or, for short, the bare list; each entry is checked by parseRoomSettings. */
 const ConfigFileSchema = Type.Object(

@@ -218,6 +218,23 @@ export const Errors = {
     'Invalid room settings: <problem>',
     (problem: string) => ({ values: { problem } }),
   ),
+  // ---- keeping bots out of the line (docs/bots.md) ----
+  /** A join to a room whose bot defence asks a proof of work now, without one (the page fetches GET /challenge). */
+  proofOfWorkRequired: contract('ANTEROOM_ERR_PROOF_OF_WORK_REQUIRED', 403, 'Proof of work required'),
+  /** A join whose proof of work does not verify: malformed, wrong solution, expired, or another room's. */
+  proofOfWorkInvalid: contract('ANTEROOM_ERR_PROOF_OF_WORK_INVALID', 403, 'Invalid proof of work'),
+  /** A proof of work already used for a join (on any node). */
+  proofOfWorkUsed: contract('ANTEROOM_ERR_PROOF_OF_WORK_USED', 403, 'Proof of work already used'),
+  /** GET /challenge of a room whose bot_defence.challenge is off. */
+  challengeNotEnabled: contract('ANTEROOM_ERR_CHALLENGE_NOT_ENABLED', 404, 'This waiting room asks no proof of work'),
+  /** A join without an enqueue key to a room with require_enqueue_key. */
+  enqueueKeyRequired: contract('ANTEROOM_ERR_ENQUEUE_KEY_REQUIRED', 403, 'Enqueue key required'),
+  /** An enqueue key with a wrong signature, another room's, expired, or sent to a room without enqueue keys. */
+  enqueueKeyInvalid: contract('ANTEROOM_ERR_ENQUEUE_KEY_INVALID', 403, 'Invalid enqueue key'),
+  /** Over a per-client limit (a room's joins_per_client_per_minute, or --writes-per-client-per-minute). */
+  tooManyRequests: contractWith('ANTEROOM_ERR_TOO_MANY_REQUESTS', 429, 'Too many requests', (retryAfterSeconds: number) => ({
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  })),
 } as const;
 
 /**

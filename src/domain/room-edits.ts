@@ -3,14 +3,15 @@
 //
 // - A PATCH body is merged into the stored settings as a JSON merge patch (RFC 7396): objects key by key,
 //   arrays and scalars replaced, null removes the key (its default applies again).
-// - Secrets are write-only. An answer never holds a webhook's `secret` nor the OpenID Connect
-//   `client_secret`; it says `secret_set` / `client_secret_set` instead. A PUT or PATCH that leaves a secret
-//   out keeps the stored one: a webhook's, when a stored webhook has the same URL; the client secret, when
-//   the body has an `oidc` section. To change a secret, send the new one.
-// - The read-only fields of an answer (`phase`, `secret_set`, `client_secret_set`) are accepted and ignored
+// - Secrets are write-only. An answer never holds a webhook's `secret`, the OpenID Connect `client_secret`
+//   nor the bot defence's `enqueue_key_secret`; it says `secret_set` / `client_secret_set` /
+//   `enqueue_key_secret_set` instead. A PUT or PATCH that leaves a secret out keeps the stored one: a
+//   webhook's, when a stored webhook has the same URL; the client secret, when the body has an `oidc` section;
+//   the enqueue key secret, when the body has a `bot_defence` section. To change a secret, send the new one.
+// - The read-only fields of an answer (`phase`, `secret_set`, `client_secret_set`, `enqueue_key_secret_set`) are accepted and ignored
 //   in a body, so that an answer can be edited and PUT back as it is.
 
-import type { OidcClientSettings, RoomSettings, WebhookTarget } from './room-settings.ts';
+import type { BotDefenceSettings, OidcClientSettings, RoomSettings, WebhookTarget } from './room-settings.ts';
 
 /** A webhook as answered: its URL, and whether a secret is set (always, the schema requires one). */
 export interface WebhookView {
@@ -22,10 +23,15 @@ export interface OidcClientView extends Omit<OidcClientSettings, 'client_secret'
   client_secret_set: boolean;
 }
 
+export interface BotDefenceView extends Omit<BotDefenceSettings, 'enqueue_key_secret'> {
+  enqueue_key_secret_set: boolean;
+}
+
 /** A room as the rooms API answers it: its settings without their secrets, plus the read-only phase. */
-export type RoomView = Omit<RoomSettings, 'webhooks' | 'oidc'> & {
+export type RoomView = Omit<RoomSettings, 'webhooks' | 'oidc' | 'bot_defence'> & {
   webhooks: WebhookView[];
   oidc?: OidcClientView;
+  bot_defence?: BotDefenceView;
   phase: string;
 };
 
@@ -35,7 +41,12 @@ export const isJsonObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function roomView(settings: RoomSettings, phase: string): RoomView {
-  const { event_id: eventId, webhooks, oidc, ...rest } = settings;
+  const { event_id: eventId, webhooks, oidc, bot_defence: botDefence, ...rest } = settings;
+  let botDefenceView: BotDefenceView | undefined;
+  if (botDefence) {
+    const { enqueue_key_secret: secret, ...defence } = botDefence;
+    botDefenceView = { ...defence, enqueue_key_secret_set: secret !== undefined };
+  }
   let oidcView: OidcClientView | undefined;
   if (oidc) {
     const { client_secret: secret, ...client } = oidc;
@@ -46,6 +57,7 @@ export function roomView(settings: RoomSettings, phase: string): RoomView {
     ...rest,
     webhooks: webhooks.map((webhook) => ({ url: webhook.url, secret_set: webhook.secret !== '' })),
     ...(oidcView ? { oidc: oidcView } : {}),
+    ...(botDefenceView ? { bot_defence: botDefenceView } : {}),
     phase,
   };
 }
@@ -63,6 +75,10 @@ export function withoutReadOnlyFields(body: Json): Json {
   if (isJsonObject(copy.oidc)) {
     const { client_secret_set: _set, ...rest } = copy.oidc;
     copy.oidc = rest;
+  }
+  if (isJsonObject(copy.bot_defence)) {
+    const { enqueue_key_secret_set: _set, ...rest } = copy.bot_defence;
+    copy.bot_defence = rest;
   }
   return copy;
 }
@@ -101,6 +117,10 @@ export function withStoredSecrets(input: Json, stored: unknown): Json {
   if (isJsonObject(copy.oidc) && !('client_secret' in copy.oidc) && isJsonObject(stored.oidc)) {
     const secret = stored.oidc.client_secret;
     if (typeof secret === 'string') copy.oidc = { ...copy.oidc, client_secret: secret };
+  }
+  if (isJsonObject(copy.bot_defence) && !('enqueue_key_secret' in copy.bot_defence) && isJsonObject(stored.bot_defence)) {
+    const secret = stored.bot_defence.enqueue_key_secret;
+    if (typeof secret === 'string') copy.bot_defence = { ...copy.bot_defence, enqueue_key_secret: secret };
   }
   return copy;
 }

@@ -58,6 +58,8 @@ export interface RoomSettings {
   gate?: GateSettings;
   /** Origins the waiting-room page may send a served visitor back to (return_to, the hand-off). */
   allowed_return_origins?: string[];
+  /** Keeping bots out of the line (docs/bots.md); absent = no defence (VWR's behaviour). */
+  bot_defence?: BotDefenceSettings;
 }
 
 /** A room's gate (spec rooms.md §5): the protected origin, the requests it answers, and who skips the queue. */
@@ -81,6 +83,30 @@ export interface GateBypass {
   paths?: string[];
   ips?: string[];
   headers?: Record<string, string>;
+}
+
+/** Proof of work at join, per-client join limits and one place per identity (docs/bots.md). */
+export interface BotDefenceSettings {
+  /** off: no challenge; always: every join solves one; auto: when the room's or the client's join rate passes its threshold. */
+  challenge: 'off' | 'always' | 'auto';
+  /** Work of a challenge at rest: SHA-256 hashes the page computes on average is about 0.75 × this. */
+  difficulty: number;
+  /** The ceiling of the automatic raise under a flood. */
+  max_difficulty: number;
+  /** Join attempts in the room per minute (all nodes) from which `auto` asks everyone, and difficulty doubles per multiple. */
+  room_threshold_per_minute: number;
+  /** `auto` asks a client making more join attempts in the room a minute than this (1: its second join within a minute). */
+  client_threshold_per_minute: number;
+  /** Seconds a challenge stays valid. */
+  challenge_ttl: number;
+  /** Joins of one client (IP) in this room per minute, all nodes; over it: 429 with Retry-After. Absent = no limit. */
+  joins_per_client_per_minute?: number;
+  /** HMAC-SHA256 key of enqueue keys signed by the site; write-only (never answered nor logged). */
+  enqueue_key_secret?: string;
+  /** Refuse joins without a valid enqueue key (needs enqueue_key_secret). */
+  require_enqueue_key: boolean;
+  /** Joins with a failed proof of work or over the client limit get a place that is never served instead of a refusal. */
+  infinite_queue: boolean;
 }
 
 /** What an operator sets a room to (spec rooms.md §2); its phase also depends on the schedule (room-phase.ts). */
@@ -252,6 +278,58 @@ export const GateSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const BotDefenceSchema = Type.Object(
+  {
+    challenge: Type.Optional(
+      Type.Union([Type.Literal('off'), Type.Literal('always'), Type.Literal('auto')], {
+        default: 'off',
+        description: 'proof of work at join: off; always; auto = when the room\'s or one client\'s join rate passes its threshold',
+        errorMessage: 'must be "off", "always" or "auto"',
+      }),
+    ),
+    difficulty: Type.Optional(
+      Type.Integer({ minimum: 100, maximum: 100_000_000, default: 50_000, description: 'work of a challenge at rest (about 0.75 × this SHA-256 hashes)' }),
+    ),
+    max_difficulty: Type.Optional(
+      Type.Integer({ minimum: 100, maximum: 100_000_000, default: 1_000_000, description: 'ceiling of the automatic raise under a flood' }),
+    ),
+    room_threshold_per_minute: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000_000,
+        default: 600,
+        description: 'auto challenges everyone while the room has more join attempts a minute than this; difficulty doubles at each further doubling',
+      }),
+    ),
+    client_threshold_per_minute: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'auto challenges a client making more join attempts a minute than this (1: its second join within a minute)' }),
+    ),
+    challenge_ttl: Type.Optional(
+      Type.Integer({ minimum: 10, maximum: 3600, default: 120, description: 'seconds a challenge stays valid (each is used once)' }),
+    ),
+    joins_per_client_per_minute: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'joins of one client IP a minute across all nodes; then 429 with Retry-After' }),
+    ),
+    enqueue_key_secret: Type.Optional(
+      Type.String({
+        pattern: '^[\\x21-\\x7E]{32,256}$',
+        description: 'HMAC-SHA256 key of the enqueue keys the site signs (write-only)',
+        errorMessage: 'must be 32-256 printable ASCII characters',
+      }),
+    ),
+    require_enqueue_key: Type.Optional(
+      Type.Boolean({ default: false, description: 'refuse joins without a valid enqueue key (needs enqueue_key_secret)' }),
+    ),
+    infinite_queue: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'a join with an invalid or replayed proof of work, or over joins_per_client_per_minute, gets a place that is never served instead of a 403/429',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const RoomSettingsSchema = Type.Object(
   {
     event_id: Type.String({
@@ -331,6 +409,7 @@ export const RoomSettingsSchema = Type.Object(
     allowed_return_origins: Type.Optional(
       Type.Array(Origin('an origin return_to may point at'), { maxItems: 100, description: 'origins the waiting-room page may send a served visitor back to' }),
     ),
+    bot_defence: Type.Optional(BotDefenceSchema),
   },
   { additionalProperties: false },
 );
@@ -377,6 +456,7 @@ export function parseRoomSettings(input: unknown, defaults: RoomDefaults = {}): 
     admissionRuleProblem(settings) ??
     scheduleRuleProblem(settings) ??
     gateRuleProblem(settings);
+    botDefenceRuleProblem(settings);
   return ruleProblem ? { ok: false, problem: ruleProblem } : { ok: true, settings };
 }
 
@@ -463,6 +543,23 @@ function scheduleRuleProblem(settings: RoomSettings): SettingProblem | undefined
   return undefined;
 }
 
+/** Bot defence across fields: a ceiling over the base, an enqueue key needs its secret. */
+function botDefenceRuleProblem(settings: RoomSettings): SettingProblem | undefined {
+  const defence = settings.bot_defence;
+  if (!defence) return undefined;
+  if (defence.max_difficulty < defence.difficulty) {
+    return { path: ['bot_defence', 'max_difficulty'], rule: `must be at least difficulty (${defence.difficulty})` };
+  }
+  if (defence.require_enqueue_key && defence.enqueue_key_secret === undefined) {
+    return { path: ['bot_defence', 'enqueue_key_secret'], rule: 'is required with require_enqueue_key' };
+  }
+  // A keyed join gets its place in one atomic unit that the pre-queue of a draw does not offer (yet).
+  if (defence.enqueue_key_secret !== undefined && settings.shuffle_at_event_start === true) {
+    return { path: ['bot_defence', 'enqueue_key_secret'], rule: 'cannot be used with shuffle_at_event_start' };
+  }
+  return undefined;
+}
+
 function pauseCheckRuleProblem(check: PauseCheckSettings, at: string[]): SettingProblem | undefined {
   if ((check.json_path === undefined) !== (check.threshold === undefined)) {
     return { path: at, rule: 'json_path and threshold go together' };
@@ -496,4 +593,5 @@ const _schemaMatchesTypes: [
   SameKeys<PeriodicInlet, Static<typeof PeriodicInletSchema>>,
   SameKeys<MaxSizeInlet, Static<typeof MaxSizeInletSchema>>,
   SameKeys<OidcClientSettings, Static<typeof OidcClientSchema>>,
-] = [true, true, true, true, true, true];
+  SameKeys<BotDefenceSettings, Static<typeof BotDefenceSchema>>,
+] = [true, true, true, true, true, true, true];

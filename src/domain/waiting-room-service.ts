@@ -26,7 +26,9 @@ import { roomFigures, type RoomFigures } from './room-figures.ts';
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
-import type { Counters, DrawStore, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
+import type { BotDefenceStore, Counters, DrawStore, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
+import type { ProofOfWork } from './ports/proof-of-work.ts';
+import { BotDefence, type BotDefenceOutcome, type JoinCredentials } from './bot-defence.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
@@ -50,6 +52,7 @@ export interface WaitingRoomServiceDeps {
   store: QueueStore &
     DrawStore &
     RoomStore &
+    BotDefenceStore &
     Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock' | 'claimSecret' | 'replaceSecret'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
@@ -76,7 +79,21 @@ export interface WaitingRoomServiceDeps {
   roomDefaults?: RoomDefaults;
   /** Told once of each stored room settings text the schema refuses (the room is skipped; see RoomSync). */
   onRoomRefused?: (eventId: string, problem: string) => void;
+  /** Makes and checks the proof-of-work challenges of bot_defence; without it, no challenge is issued or accepted. */
+  proofOfWork?: ProofOfWork;
+  /** Told what the bot defence did (metrics). */
+  onBotDefence?: (outcome: BotDefenceOutcome, eventId: string | undefined) => void;
+  /** Keys the request IDs of the infinite queue (shared by every node); without it, no room parks joins. */
+  parkingSecret?: string;
 }
+
+/** Without a proof-of-work adapter: no challenge to offer, no solution accepted. */
+const noProofOfWork: ProofOfWork = {
+  issue: async () => {
+    throw Errors.challengeNotEnabled();
+  },
+  verify: async () => ({ ok: false, reason: 'invalid' }),
+};
 
 /** Upper bound of the expired_tokens list, so one call stays a bounded response. */
 export const EXPIRED_TOKENS_LIMIT = 10_000;
@@ -94,6 +111,7 @@ export class WaitingRoomService {
   private readonly defaultIssuer: () => string;
   private readonly afterReset: ((eventId: string) => Promise<void>) | undefined;
   private readonly joins: JoinBatcher;
+  private readonly botDefence: BotDefence;
   private readonly admission: Admission;
   private readonly draws: DrawRunner;
   private readonly drawPublications: DrawPublications;
@@ -134,6 +152,13 @@ export class WaitingRoomService {
     });
     this.roomSync = new RoomSync({ store: deps.store, rooms: deps.rooms, onRefused: deps.onRoomRefused });
     this.roomDefaults = deps.roomDefaults ?? {};
+    this.botDefence = new BotDefence({
+      store: deps.store,
+      proofOfWork: deps.proofOfWork ?? noProofOfWork,
+      clock: this.clock,
+      onOutcome: deps.onBotDefence,
+      parkingSecret: deps.parkingSecret,
+    });
   }
 
   private now(): number {
@@ -204,7 +229,11 @@ export class WaitingRoomService {
 
   // ---- public API ----
 
-  async assignQueueNum(eventId: unknown): Promise<Answer<{ api_request_id: string }>> {
+  /**
+   * A join. `credentials` (all optional; VWR's clients send none): the client's address, a solved proof of work
+   * and an enqueue key, checked by the room's bot defence before anything is stored (src/domain/bot-defence.ts).
+   */
+  async assignQueueNum(eventId: unknown, credentials: JoinCredentials = {}): Promise<Answer<{ api_request_id: string }>> {
     const event = this.event(eventId);
     // Joins depend on the schedule and the state only, never on the draw: no store call on this hot path.
     switch (joinRefusal(roomPhase(roomScheduleOf(event), this.now()))) {
@@ -215,9 +244,32 @@ export class WaitingRoomService {
       case null:
         break;
     }
+    if (event.bot_defence || credentials.enqueueKey !== undefined) {
+      const verdict = await this.botDefence.checkJoin(event, credentials);
+      // One place per enqueue key: its request ID is the key's, numbered once whoever asks, on any node.
+      if (verdict.kind === 'keyed') {
+        await this.store.assignPositionsIfAbsent(event.event_id, [{ requestId: verdict.requestId, entryTime: this.now() }]);
+        return ok({ api_request_id: verdict.requestId });
+      }
+      // The infinite queue: answered like a join, with a place behind everyone that is stored nowhere.
+      if (verdict.kind === 'parked') {
+        const { queue } = await this.store.getCounters(event.event_id);
+        return ok({ api_request_id: this.botDefence.parkedRequestId(event.event_id, queue + 1) });
+      }
+    }
     const requestId = newRequestId();
     await this.joins.join(event.event_id, { requestId, entryTime: this.now() });
     return ok({ api_request_id: requestId });
+  }
+
+  /** GET /challenge: a proof-of-work challenge for the room, as hard as its join rate makes it now. */
+  async challenge(eventId: unknown): Promise<Answer<unknown>> {
+    return ok(await this.botDefence.challenge(this.event(eventId)));
+  }
+
+  /** The server-wide per-client limit of public writes (--writes-per-client-per-minute): throws 429 over it. */
+  limitPublicWrite(client: string, perMinute: number): Promise<void> {
+    return this.botDefence.limitWrite(client, perMinute);
   }
 
   async queueNum(
@@ -226,7 +278,11 @@ export class WaitingRoomService {
   ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1 }>> {
     const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
     const position = await this.store.getPosition(event.event_id, id);
-    if (!position) return (await this.waitsForDraw(event, id)) ? Pending.awaitingDraw : Pending.requestIdNotFound;
+    if (!position) {
+      const parked = this.botDefence.parkedPlace(event, id);
+      if (parked) return ok({ queue_number: parked.position, entry_time: parked.entryTime, event_id: event.event_id, status: 1 });
+      return (await this.waitsForDraw(event, id)) ? Pending.awaitingDraw : Pending.requestIdNotFound;
+    }
     return ok({ queue_number: position.position, entry_time: position.entryTime, event_id: event.event_id, status: 1 });
   }
 
@@ -269,7 +325,8 @@ export class WaitingRoomService {
     const decision = decideClaim(ctx, this.expiryRule(event), now, room);
     switch (decision.kind) {
       case 'no-position':
-        if (await this.waitsForDraw(event, id)) return Pending.notServedYet;
+        // A parked place (infinite queue) is never served, like a place in the pre-queue before the draw.
+        if (this.botDefence.parkedPlace(event, id) || (await this.waitsForDraw(event, id))) return Pending.notServedYet;
         throw Errors.invalidRequestId();
       case 'position-left':
         throw Errors.queuePositionLeft();
@@ -339,8 +396,8 @@ export class WaitingRoomService {
     const decision = decideExpiry(ctx, this.expiryRule(event), this.now());
     switch (decision.kind) {
       case 'no-position':
-        // Waiting for the draw is not being served yet: answered as for a position not reached.
-        if (await this.waitsForDraw(event, id)) {
+        // Waiting for the draw, or parked, is not being served yet: answered as for a position not reached.
+        if (this.botDefence.parkedPlace(event, id) || (await this.waitsForDraw(event, id))) {
           return event.enable_queue_position_expiry ? Pending.notServedYet : Pending.expiryNotEnabled;
         }
         throw Errors.invalidRequestId();
@@ -368,6 +425,7 @@ export class WaitingRoomService {
     const result = await this.store.leaveQueue(event.event_id, id);
     switch (result.outcome) {
       case 'no-position':
+        if (this.botDefence.parkedPlace(event, id)) return ok({});
         // In a room with a draw, a visitor of the pre-queue has no position yet: they leave the pre-queue.
         if (event.shuffle_at_event_start === true) return this.leavePrequeue(event.event_id, id);
         throw Errors.invalidRequestId();

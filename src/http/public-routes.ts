@@ -6,13 +6,13 @@ import { Errors } from '../domain/errors.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
-  EventBody,
   DrawQuery,
   EventQuery,
   EventRequestBody,
   EventRequestQuery,
   HandoffBody,
   HandoffCodeBody,
+  JoinBody,
   JoinResponse,
   QueueNumResponse,
   ServingResponse,
@@ -27,8 +27,20 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
     {
       method: 'POST',
       url: '/assign_queue_num',
-      schema: { body: EventBody, response: JoinResponse },
-      handler: (req) => room.assignQueueNum((req as B<Static<typeof EventBody>>).body.event_id),
+      schema: { body: JoinBody, response: JoinResponse },
+      handler: (req) => {
+        const b = (req as B<Static<typeof JoinBody>>).body;
+        // The client is the address Fastify names, which follows --trust-proxy (X-Forwarded-For from trusted hops).
+        return room.assignQueueNum(b.event_id, { client: req.ip, proofOfWork: b.proof_of_work, enqueueKey: b.enqueue_key });
+      },
+    },
+    {
+      // A proof-of-work challenge for the room's bot defence (docs/bots.md); never cacheable: each is used once.
+      method: 'GET',
+      url: '/challenge',
+      schema: { querystring: EventQuery },
+      invalidQuery: Errors.invalidEventId,
+      handler: (req) => room.challenge((req as Q<Static<typeof EventQuery>>).query.event_id),
     },
     {
       method: 'GET',

@@ -27,6 +27,14 @@ export const DrawQuery = query({ event_id: Id, page: Type.Optional(Type.String({
 
 export const EventBody = body({ event_id: Id });
 export const EventRequestBody = body({ event_id: Id, request_id: Id });
+/** A join: VWR's body, plus what the bot defence may ask for (docs/bots.md). */
+export const JoinBody = body({
+  event_id: Id,
+  /** ALTCHA payload: base64 of JSON {challenge, solution}. */
+  proof_of_work: Type.Optional(Type.String({ maxLength: 4096 })),
+  /** Enqueue key signed by the site. */
+  enqueue_key: Type.Optional(Type.String({ maxLength: 2048 })),
+});
 
 /** The hand-off (docs/gate.md#hand-off): a code for a served visitor, and its exchange by the site. */
 export const HandoffCodeBody = body({ event_id: Id, request_id: Id, return_to: Type.String({ maxLength: 2048 }) });

@@ -38,6 +38,8 @@ export interface HttpServerOptions {
   publicApiKey?: string | undefined;
   /** max-age of the polling endpoints, 0–5 s. */
   pollTtl: number;
+  /** Public writes (joins, claims, leaves, challenges) one client may make a minute, all nodes; 0 or absent: no limit. */
+  writesPerClientPerMinute?: number | undefined;
   privateBasePath: string;
   logLevel?: string;
   /** Where log lines go; standard output when absent. */
@@ -45,7 +47,11 @@ export interface HttpServerOptions {
   /** Log one line per request (off by default: the polling path is hot). */
   logRequests?: boolean;
   clockMs?: () => number;
-  /** --trust-proxy: Fastify's trustProxy (whose X-Forwarded-* to believe); default trust none. */
+  /**
+   * --trust-proxy: Fastify's trustProxy — which proxies in front are trusted to name the client (X-Forwarded-*):
+   * true, a hop count, or IPs/CIDRs/named ranges. Default: none, the client is the peer address. Per-client
+   * limits and the gate's bypass rules key on it.
+   */
   trustProxy?: boolean | number | string[] | undefined;
   /** Extra routes mounted by other parts (web pages, OIDC, inlet endpoints). */
   plugins?: ((app: FastifyInstance) => Promise<void> | void)[];
@@ -180,6 +186,15 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   await app.register(async (scope) => {
     // The edge's API key step guards exactly these routes (CORS preflights excepted).
     publicScope.collect(scope, { methods: ['OPTIONS'] });
+    const writesPerMinute = options.writesPerClientPerMinute ?? 0;
+    if (writesPerMinute > 0) {
+      // Every public write, before its body is read: a client over its limit costs one counter and a 429.
+      scope.addHook('onRequest', async (request) => {
+        if (request.method === 'POST' || request.routeOptions.url === '/challenge') {
+          await options.room.limitPublicWrite(request.ip, writesPerMinute);
+        }
+      });
+    }
     publicRoutes(scope, options.room, { parseBody: parseJsonBody, pollTtl: options.pollTtl });
     if (options.streams) counterStreamRoute(scope, options.room, options.streams);
   });

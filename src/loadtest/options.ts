@@ -1,6 +1,7 @@
 // Options of `anteroom loadtest`: parsing of rates and durations, cross-option validation, and the
 // loopback guard that keeps an accidental run away from a production waiting room.
 
+import type { BotRunOptions } from './bots.ts';
 import { ConfigErrors } from '../domain/errors.ts';
 import { EVENT_ID_PATTERN } from '../domain/room-settings.ts';
 
@@ -209,4 +210,28 @@ export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOpti
     json: raw.json === true,
     allowRemote,
   };
+}
+
+/** The options of `anteroom loadtest --bots` (src/loadtest/bots.ts): loopback targets only (source addresses are 127.x). */
+export function parseBotRunOptions(raw: Record<string, unknown>): BotRunOptions {
+  const target = baseUrl('--target', String(raw.target), false);
+  const visitors = count('--visitors', raw.visitors ?? '1000', 0, 1_000_000);
+  const bots = count('--bots', raw.bots, 1, 62_500);
+  return {
+    target,
+    eventId: eventIdOption(raw.eventId),
+    visitors,
+    arrivalRate: positiveRate('--arrival-rate', raw.arrivalRate ?? '100/s'),
+    bots,
+    botJoins: raw.botJoins === undefined ? Math.max(1, Math.round(visitors / bots)) : count('--bot-joins', raw.botJoins, 1, 1_000_000),
+    botsSolve: raw.botsSolve === true,
+    first: count('--first', raw.first ?? '1000', 1, 100_000_000),
+    publicApiKey: optionalString(raw.publicApiKey),
+  };
+}
+
+function eventIdOption(value: unknown): string {
+  const eventId = String(value ?? 'Sample');
+  if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw ConfigErrors.option('--event-id must be 1-128 letters, digits, ".", "_", "~" or "-"');
+  return eventId;
 }

@@ -13,6 +13,8 @@ export class Metrics {
   readonly jobRuns: Counter<'job' | 'outcome'>;
   readonly joinBatchSize: Histogram;
   readonly webhookDeliveries: Counter<'outcome'>;
+  /** What the bot defence did (docs/bots.md): challenges issued, solved, failed (missing, invalid, replayed), joins and writes refused by limits, enqueue keys refused. */
+  readonly botDefence: Counter<'outcome' | 'event_id'>;
   readonly inletAdmitted: Counter<'event_id' | 'strategy'>;
   readonly inletDecisions: Counter<'event_id' | 'strategy' | 'outcome'>;
 
@@ -49,6 +51,12 @@ export class Metrics {
       name: 'anteroom_join_batch_size',
       help: 'Joins committed together in one store operation (group commit)',
       buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+      registers: [this.registry],
+    });
+    this.botDefence = new Counter({
+      name: 'anteroom_bot_defence_total',
+      help: 'Bot defence outcomes by room: challenge_issued, challenge_solved, challenge_missing, challenge_invalid, challenge_replayed, join_limited, write_limited (server-wide, event_id ""), enqueue_key_refused, parked (infinite queue)',
+      labelNames: ['outcome', 'event_id'],
       registers: [this.registry],
     });
     this.webhookDeliveries = new Counter({

@@ -82,6 +82,9 @@ const JoinBody = Type.Object({
   code_challenge: Parameter,
   code_challenge_method: Parameter,
   prompt: Parameter,
+  /** The room's bot defence (docs/bots.md): an ALTCHA payload and an enqueue key, as POST /assign_queue_num takes them. */
+  proof_of_work: Type.Optional(Type.String({ maxLength: 4096 })),
+  enqueue_key: Type.Optional(Type.String({ maxLength: 2048 })),
 });
 const ContinueBody = Type.Object({
   client_id: Type.String({ maxLength: 1024 }),
@@ -189,7 +192,13 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     const outcome = checkAuthorizationRequest(raw, clients);
     if (outcome.kind !== 'valid') throw OidcErrors.invalidAuthorizationRequest(outcome.error.message);
     const eventId = outcome.request.client.clientId;
-    const joined = await room.assignQueueNum(eventId);
+    // The room's bot defence applies as at POST /assign_queue_num: limits per client, and a proof of work or an
+    // enqueue key a client of this endpoint may send (the login page itself solves no challenge: docs/bots.md).
+    const joined = await room.assignQueueNum(eventId, {
+      client: request.ip,
+      proofOfWork: body.proof_of_work,
+      enqueueKey: body.enqueue_key,
+    });
     if (joined.status !== 200) throw OidcErrors.joinInterrupted();
     const requestId = joined.body.api_request_id;
     if (!(await room.bindAuthorization(eventId, requestId, bindAuthorization(outcome.request)))) {

@@ -7,6 +7,7 @@
 
 import type { SessionStatus, TokenRecord } from '../domain/claims.ts';
 import type {
+  WindowCounts,
   AdmissionSnapshot,
   ClaimContext,
   Counters,
@@ -110,6 +111,14 @@ export abstract class ForwardingStore implements Store {
 
   tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {
     return this.inner.tryAcquireLock(name, owner, ttlMs, nowMs);
+  }
+
+  countInWindow(name: string, by: number, windowMs: number, nowMs: number): Promise<WindowCounts> {
+    return this.inner.countInWindow(name, by, windowMs, nowMs);
+  }
+
+  useOnce(name: string, untilMs: number, nowMs: number): Promise<boolean> {
+    return this.inner.useOnce(name, untilMs, nowMs);
   }
 
   claimSecret(name: string, candidate: string): Promise<string> {

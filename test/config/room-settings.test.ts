@@ -154,6 +154,34 @@ describe('room settings: the schedule and the draw', () => {
   });
 });
 
+describe('room settings: bot_defence', () => {
+  it('absent by default (VWR rooms ask nothing); given, its defaults fill in with the challenge off', () => {
+    const plain = parseRoomSettings({ event_id: 'A' });
+    assert.ok(plain.ok && !('bot_defence' in plain.settings));
+    const given = parseRoomSettings({ event_id: 'A', bot_defence: {} });
+    assert.ok(given.ok);
+    assert.deepEqual(given.settings.bot_defence, {
+      challenge: 'off',
+      difficulty: 50_000,
+      max_difficulty: 1_000_000,
+      room_threshold_per_minute: 600,
+      client_threshold_per_minute: 1,
+      challenge_ttl: 120,
+      require_enqueue_key: false,
+      infinite_queue: false,
+    });
+  });
+
+  it('refuses unknown keys, bad values, a ceiling under the base, and an enqueue key requirement without a secret', () => {
+    assert.equal(problemOf({ event_id: 'A', bot_defence: { challange: 'auto' } }), 'bot_defence.challange: unknown setting');
+    assert.equal(problemOf({ event_id: 'A', bot_defence: { challenge: 'sometimes' } }), 'bot_defence.challenge: must be "off", "always" or "auto"');
+    assert.equal(problemOf({ event_id: 'A', bot_defence: { joins_per_client_per_minute: 0 } }), 'bot_defence.joins_per_client_per_minute: must be a whole number from 1 to 1000000');
+    assert.equal(problemOf({ event_id: 'A', bot_defence: { difficulty: 2_000_000 } }), 'bot_defence.max_difficulty: must be at least difficulty (2000000)');
+    assert.equal(problemOf({ event_id: 'A', bot_defence: { require_enqueue_key: true } }), 'bot_defence.enqueue_key_secret: is required with require_enqueue_key');
+    assert.equal(problemOf({ event_id: 'A', bot_defence: { enqueue_key_secret: 'short' } }), 'bot_defence.enqueue_key_secret: must be 32-256 printable ASCII characters');
+  });
+});
+
 describe('room settings: the events file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-room-settings-'));
   after(() => rmSync(dir, { recursive: true, force: true }));

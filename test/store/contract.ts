@@ -470,6 +470,38 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       assert.equal(await store.tryAcquireLock(lock, 'node-b', 1000, 11_600), true);
     });
 
+    describe('bot defence: rate counters and single-use marks', () => {
+      it('countInWindow adds to the current window, reads with 0, and carries the count over as the previous window', async () => {
+        const store = await open();
+        const name = `c:${freshEvent()}:192.0.2.1`;
+        const minute = 60_000;
+        const t = 1_000 * minute + 5_000; // 5 s into a window
+        assert.deepEqual(await store.countInWindow(name, 1, minute, t), { current: 1, previous: 0, endsAtMs: 1_001 * minute });
+        assert.deepEqual(await store.countInWindow(name, 2, minute, t + 1_000), { current: 3, previous: 0, endsAtMs: 1_001 * minute });
+        assert.deepEqual(await store.countInWindow(name, 0, minute, t + 2_000), { current: 3, previous: 0, endsAtMs: 1_001 * minute });
+        assert.deepEqual(await store.countInWindow(name, 1, minute, t + minute), { current: 1, previous: 3, endsAtMs: 1_002 * minute });
+        assert.deepEqual(await store.countInWindow(name, 0, minute, t + 3 * minute), { current: 0, previous: 0, endsAtMs: 1_004 * minute });
+        assert.deepEqual(await store.countInWindow(`${name}-other`, 0, minute, t), { current: 0, previous: 0, endsAtMs: 1_001 * minute });
+      });
+
+      it('concurrent counts are all counted', async () => {
+        const store = await open();
+        const name = `r:${freshEvent()}`;
+        await Promise.all(Array.from({ length: 50 }, () => store.countInWindow(name, 1, 60_000, 120_000)));
+        assert.equal((await store.countInWindow(name, 0, 60_000, 120_000)).current, 50);
+      });
+
+      it('useOnce is true for the first use only, even for concurrent uses', async () => {
+        const store = await open();
+        const name = `pow:${freshEvent()}:${randomUUID()}`;
+        const now = Date.now();
+        const results = await Promise.all(Array.from({ length: 10 }, () => store.useOnce(name, now + 60_000, now)));
+        assert.equal(results.filter(Boolean).length, 1);
+        assert.equal(await store.useOnce(name, now + 60_000, now + 1_000), false);
+        assert.equal(await store.useOnce(`${name}-other`, now + 60_000, now), true);
+      });
+    });
+
     it('claimSecret keeps the first value stored under a name (the winner of a race) and returns it to everyone', async () => {
       const store = await open();
       const name = `secret-${freshEvent()}`;

@@ -6,6 +6,7 @@ import './style.css';
 import { ACTION_BACKOFF, POLL_BACKOFF, errorMessage, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
 import { readSettings } from '../shared/settings.ts';
 import { CounterStream } from './counter-stream.ts';
+import { PROOF_REFUSALS, solveProofOfWork } from './proof-of-work.ts';
 import { TurnEstimator, formatRange } from './turn-estimate.ts';
 import { VisitStore, type Receipt, type Visit } from './visit-store.ts';
 
@@ -392,13 +393,17 @@ async function reserve(): Promise<void> {
   ui.reserve.disabled = true;
   setError('');
   setStatus('Joining the line…');
-  // Sent once: a join that failed in transit may still have taken a place, so only the visitor may retry.
+  // Sent once: a join that failed in transit may still have taken a place, so only the visitor may retry. A join
+  // refused for want of a proof of work took no place: it is sent again with one (twice at most, the second
+  // time after a fresh challenge if the first solution came too late or was used).
   try {
-    const response = await fetch(`${settings.publicApiUrl}/assign_queue_num`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ event_id: settings.eventId }),
-    });
+    let response = await join(undefined);
+    for (let attempt = 0; attempt < 2 && response.status === 403; attempt++) {
+      const refusal = await errorMessage(response);
+      if (!PROOF_REFUSALS.some((text) => refusal.endsWith(text))) break;
+      setStatus('Checking your browser…');
+      response = await join(await solveProofOfWork(settings.publicApiUrl, settings.eventId));
+    }
     if (response.status !== 200) {
       setStatus('');
       const reason = await errorMessage(response);
@@ -418,6 +423,14 @@ async function reserve(): Promise<void> {
   } finally {
     ui.reserve.disabled = false;
   }
+}
+
+function join(proofOfWork: string | undefined): Promise<Response> {
+  return fetch(`${settings.publicApiUrl}/assign_queue_num`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ event_id: settings.eventId, ...(proofOfWork ? { proof_of_work: proofOfWork } : {}) }),
+  });
 }
 
 async function purchase(): Promise<void> {

@@ -386,8 +386,39 @@ export interface RoomStore {
   deleteRoomData(eventId: string): Promise<void>;
 }
 
+/** One window of a rate counter: the count of the window holding `now`, the previous window's, and when the current one ends. */
+export interface WindowCounts {
+  current: number;
+  previous: number;
+  /** When the current window ends (ms since the epoch). */
+  endsAtMs: number;
+}
+
+/** What the bot defence keeps (src/domain/bot-defence.ts): rate counters and single-use marks, shared by every node. */
+export interface BotDefenceStore {
+  /**
+   * Adds `by` (0 only reads) to the counter `name` in the fixed window of `windowMs` that holds `nowMs` (windows
+   * start at multiples of windowMs since the epoch), and returns it with the previous window's count. Counters
+   * disappear by themselves after two windows. One atomic unit.
+   */
+  countInWindow(name: string, by: number, windowMs: number, nowMs: number): Promise<WindowCounts>;
+  /**
+   * Marks `name` used until `untilMs`: true the first time, false for every later call before then (on any
+   * node). A replayed proof of work is refused with it. One atomic unit.
+   */
+  useOnce(name: string, untilMs: number, nowMs: number): Promise<boolean>;
+}
+
 /** A whole backend: every capability, plus its health and lifetime. */
-export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore, DrawStore, RoomStore {
+export interface Store
+  extends QueueStore,
+    SigningKeyStore,
+    LockStore,
+    SecretStore,
+    AuthorizationStore,
+    DrawStore,
+    RoomStore,
+    BotDefenceStore {
   /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
   readonly description: string;
 

@@ -21,6 +21,8 @@
 //   ar:{E}:pq, ar:{E}:pl, ar:{E}:dr   the pre-queue (hash and list in join order) and the draw: see
 //                        lua/joinPrequeue.lua
 //   ar:lock:<name> hash  job leader lock {o owner, x expires at (ms, caller's clock)}, with a Redis TTL
+//   ar:rate:{<name>}:<window> string  a bot-defence rate counter for one fixed window (TTL two windows)
+//   ar:once:<name> string  a single-use mark (a proof of work's challenge), TTL until the challenge expires
 //   ar:secret:<name> string  a value generated once and shared by every node (the generated admin
 //                        credentials, JSON): readable by anyone who can read this Redis, like the signing keys
 //   Rooms at runtime, under the hash tag {@rooms} ('@' is not allowed in an event ID, so no event's keys
@@ -71,6 +73,7 @@ import {
   type StoredRoom,
   type StoredRooms,
   type StoredSigningKey,
+  type WindowCounts,
 } from '../../domain/ports/store.ts';
 import {
   decodeDraw,
@@ -578,6 +581,22 @@ export class RedisStore implements Store {
     return this.call(() =>
       this.scripts.tryAcquireLock(`${this.prefix}lock:${name}`, owner, ttlMs, nowMs, LOCK_GRACE_MS),
     );
+  }
+
+  // ---- Bot defence (BotDefenceStore) ----
+
+  async countInWindow(name: string, by: number, windowMs: number, nowMs: number): Promise<WindowCounts> {
+    const index = Math.floor(nowMs / windowMs);
+    const base = `${this.prefix}rate:{${name}}:`;
+    const [current, previous] = await this.call(() =>
+      this.scripts.countInWindow(`${base}${index}`, `${base}${index - 1}`, Math.trunc(by), 2 * windowMs + LOCK_GRACE_MS),
+    );
+    return { current, previous, endsAtMs: (index + 1) * windowMs };
+  }
+
+  async useOnce(name: string, untilMs: number, nowMs: number): Promise<boolean> {
+    const keepMs = Math.max(1, Math.ceil(untilMs - nowMs)) + LOCK_GRACE_MS;
+    return this.call(() => this.scripts.useOnce(`${this.prefix}once:${name}`, keepMs));
   }
 
   async claimSecret(name: string, candidate: string): Promise<string> {

@@ -62,6 +62,8 @@ const SCRIPTS = {
   addSigningKeyIfNone: { keys: 1 },
   tryAcquireLock: { keys: 1 },
   claimSecret: { keys: 1 },
+  countInWindow: { keys: 2 },
+  useOnce: { keys: 1 },
   replaceSecret: { keys: 1 },
   saveAuthorization: { keys: 2 },
   claimTokenPosition: { keys: 4 },
@@ -381,6 +383,15 @@ export class RedisScripts {
   async tryAcquireLock(lockKey: string, owner: string, ttlMs: number, nowMs: number, graceMs: number): Promise<boolean> {
     const reply = await this.run('tryAcquireLock', [lockKey], [owner, Math.trunc(nowMs), Math.trunc(ttlMs), graceMs]);
     return Number(reply) === 1;
+  }
+
+  async countInWindow(currentKey: string, previousKey: string, by: number, keepMs: number): Promise<[number, number]> {
+    const [current, previous] = (await this.run('countInWindow', [currentKey, previousKey], [by, keepMs])) as [number, number];
+    return [Number(current), Number(previous)];
+  }
+
+  async useOnce(key: string, keepMs: number): Promise<boolean> {
+    return Number(await this.run('useOnce', [key], [keepMs])) === 1;
   }
 
   async claimSecret(key: string, candidate: string): Promise<string> {

@@ -5,9 +5,11 @@
 import { chmodSync, readFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { InMemoryBotDefence } from '../bot-defence-memory.ts';
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
 import {
   StoreUnavailableError,
+  type WindowCounts,
   type AdmissionSnapshot,
   type ClaimContext,
   type Counters,
@@ -231,6 +233,8 @@ export class SqliteStore implements Store {
     resolve: (result: IssueResult) => void;
     reject: (error: unknown) => void;
   }[] = [];
+  /** Rate counters and single-use marks: in memory, this process being the only one (see bot-defence-memory.ts). */
+  private readonly botDefence = new InMemoryBotDefence();
 
   constructor(options: SqliteStoreOptions) {
     const inMemory = options.path === ':memory:';
@@ -907,6 +911,14 @@ export class SqliteStore implements Store {
       const row = this.sql.getLock.get(name) as { owner: string };
       return row.owner === owner;
     });
+  }
+
+  countInWindow(name: string, by: number, windowMs: number, nowMs: number): Promise<WindowCounts> {
+    return this.botDefence.countInWindow(name, by, windowMs, nowMs);
+  }
+
+  useOnce(name: string, untilMs: number, nowMs: number): Promise<boolean> {
+    return this.botDefence.useOnce(name, untilMs, nowMs);
   }
 
   async claimSecret(name: string, candidate: string): Promise<string> {
