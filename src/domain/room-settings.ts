@@ -455,7 +455,7 @@ export function parseRoomSettings(input: unknown, defaults: RoomDefaults = {}): 
     (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ??
     admissionRuleProblem(settings) ??
     scheduleRuleProblem(settings) ??
-    gateRuleProblem(settings);
+    gateRuleProblem(settings) ??
     botDefenceRuleProblem(settings);
   return ruleProblem ? { ok: false, problem: ruleProblem } : { ok: true, settings };
 }

@@ -73,6 +73,7 @@ describe('control panel: the settings form', () => {
         queueing_status_code: 503,
       },
       allowed_return_origins: ['https://shop.example.com'],
+      bot_defence: { challenge: 'auto', difficulty: 20_000, joins_per_client_per_minute: 5, enqueue_key_secret: 'enqueue-key-secret-0123456789abcdefgh', require_enqueue_key: true },
     });
     assert.ok(parsed.ok, JSON.stringify(parsed));
     const values = roomToValues(roomView(parsed.settings, 'paused') as unknown as Record<string, unknown>);
@@ -81,6 +82,7 @@ describe('control panel: the settings form', () => {
     assert.equal(values['oidc.client_secret'], '');
     values.webhooks = 'https://hooks.example/a  sixteen-characters-at-least';
     values['oidc.client_secret'] = 'client-secret-0123456789';
+    values['bot_defence.enqueue_key_secret'] = 'enqueue-key-secret-0123456789abcdefgh';
     const again = parseRoomSettings(formToBody(values));
     assert.ok(again.ok, JSON.stringify(again));
     assert.deepEqual(again.settings, parsed.settings);

@@ -25,6 +25,7 @@ export const FIELDS: readonly Field[] = [
   { group: 'Room', name: 'event_id', label: 'Room ID (event_id)', kind: 'text', help: "Letters, digits, '.', '_', '~' or '-'; used in URLs." },
   { group: 'Room', name: 'state', label: 'State', kind: 'select', options: ['open', 'paused', 'closed', 'off'], help: 'paused: joins accepted, nobody let in. closed: joins refused. off: no queue, everyone let in.' },
   { group: 'Room', name: 'validity_period', label: 'Token lifetime (validity_period, s)', kind: 'int', help: 'How long an issued token is valid.' },
+  { group: 'Room', name: 'signing_algorithm', label: 'Token signature (signing_algorithm)', kind: 'select', options: ['RS256', 'ES256', 'EdDSA'], help: "RS256 (VWR's); ES256 and EdDSA sign several times faster. The room's JWKS lists all three." },
   { group: 'Room', name: 'issuer', label: 'Token issuer (issuer)', kind: 'text', optional: true, help: 'Empty: the public URL.' },
   { group: 'Room', name: 'enable_events_generation', label: 'Emit metrics events (enable_events_generation)', kind: 'bool', help: 'waiting_room_metrics events every metrics interval.' },
 
@@ -54,6 +55,17 @@ export const FIELDS: readonly Field[] = [
   { group: 'Inlet', name: 'inlet.pause_check.threshold', label: 'Pause check: threshold', kind: 'number', optional: true, help: 'The inlet pauses while the number is over this.' },
   { group: 'Inlet', name: 'inlet.pause_check.timeout', label: 'Pause check: timeout (s)', kind: 'number', optional: true, help: 'Seconds to wait for the answer (default 5).' },
   { group: 'Inlet', name: 'inlet.max_size', label: 'Max size: active tokens (max_size)', kind: 'int', optional: true, help: 'How many may hold an active token at once.' },
+
+  { group: 'Bot defence', name: 'bot_defence.challenge', label: 'Proof of work at join (bot_defence.challenge)', kind: 'select', options: ['', 'off', 'always', 'auto'], optional: true, help: 'Empty: no bot defence at all. auto: a challenge when the room or one client joins too fast.' },
+  { group: 'Bot defence', name: 'bot_defence.difficulty', label: 'Difficulty (bot_defence.difficulty)', kind: 'int', optional: true, help: 'Work of a challenge at rest (default 50,000: about a third of a second on a phone).' },
+  { group: 'Bot defence', name: 'bot_defence.max_difficulty', label: 'Highest difficulty under a flood (bot_defence.max_difficulty)', kind: 'int', optional: true, help: 'The automatic raise stops here (default 1,000,000).' },
+  { group: 'Bot defence', name: 'bot_defence.room_threshold_per_minute', label: 'Room joins a minute before everyone is asked (room_threshold_per_minute)', kind: 'int', optional: true, help: 'auto: over this, every join solves a challenge (default 600).' },
+  { group: 'Bot defence', name: 'bot_defence.client_threshold_per_minute', label: 'Joins a minute of one client before it is asked (client_threshold_per_minute)', kind: 'int', optional: true, help: 'auto: default 1, so a second join within a minute is challenged.' },
+  { group: 'Bot defence', name: 'bot_defence.challenge_ttl', label: 'Challenge validity (bot_defence.challenge_ttl, s)', kind: 'int', optional: true, help: 'Each challenge counts once (default 120).' },
+  { group: 'Bot defence', name: 'bot_defence.joins_per_client_per_minute', label: 'Joins a minute per client (joins_per_client_per_minute)', kind: 'int', optional: true, help: 'Then 429 with Retry-After. Empty: no limit.' },
+  { group: 'Bot defence', name: 'bot_defence.enqueue_key_secret', label: 'Enqueue key secret (bot_defence.enqueue_key_secret)', kind: 'secret', optional: true, help: 'The key your site signs enqueue keys with (32+ characters). Empty: keep the one set.' },
+  { group: 'Bot defence', name: 'bot_defence.require_enqueue_key', label: 'Only joins with an enqueue key (require_enqueue_key)', kind: 'bool', help: 'One place per identity your site vouches for.' },
+  { group: 'Bot defence', name: 'bot_defence.infinite_queue', label: 'Park refused bots in a line that never moves (infinite_queue)', kind: 'bool', help: 'A failed proof or a client over its limit gets a place that is never served, instead of an error.' },
 
   { group: 'OpenID Connect', name: 'oidc.redirect_uris', label: 'OIDC redirect URIs', kind: 'lines', optional: true, help: 'One per line; empty: no OpenID Connect client.' },
   { group: 'Gate', name: 'gate.origin', label: 'Protected site (gate.origin)', kind: 'text', optional: true, help: 'http(s)://host[:port] the gate sends admitted visitors to. Empty: this room protects nothing behind the gate.' },
@@ -175,6 +187,13 @@ export function formToBody(values: FormValues): Json {
     if (value !== undefined) inlet.max_size = value;
     body.inlet = inlet;
   }
+  const defence: Json = {};
+  for (const field of FIELDS) {
+    if (!field.name.startsWith('bot_defence.')) continue;
+    const value = field.kind === 'bool' ? (values[field.name] === true ? true : undefined) : pick(field.name);
+    if (value !== undefined) defence[field.name.slice('bot_defence.'.length)] = value;
+  }
+  if (Object.keys(defence).length > 0) body.bot_defence = defence;
   const uris = lines(values['oidc.redirect_uris']);
   const clientSecret = pick('oidc.client_secret');
   if (uris.length > 0 || clientSecret !== undefined) {
@@ -207,6 +226,7 @@ export function newRoomValues(): FormValues {
     state: 'open',
     admission: 'manual',
     validity_period: '3600',
+    signing_algorithm: 'RS256',
     enable_queue_position_expiry: true,
     queue_position_expiry_period: '900',
     session_duration: '300',
