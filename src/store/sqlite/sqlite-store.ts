@@ -201,6 +201,16 @@ export class SqliteStore implements Store {
     return synchronous === 2 ? 'full' : synchronous === 1 ? 'normal' : 'other';
   }
 
+  /**
+   * How long a statement waits for another connection's write lock before failing with "database is locked"
+   * (ms), as SQLite reports it. This process is the only writer; the wait covers an operator's sqlite3 shell,
+   * a backup, or a second process started by mistake (docs/operations.md).
+   */
+  get busyTimeoutMs(): number {
+    const { timeout } = this.db.prepare('PRAGMA busy_timeout').get() as { timeout: number };
+    return timeout;
+  }
+
   /** Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). */
   private transaction<T>(eventId: string | null, work: () => T): T {
     if (eventId !== null) this.rows.delete(eventId);
