@@ -180,15 +180,20 @@ function banner(
         ? `Admin credentials were generated and saved to ${creds.file} (mode 0600).`
         : `Admin credentials were generated and saved in ${creds.location}, shared by every node.`,
       `They are shown this once; later starts only name ${creds.file ? 'the file' : 'where they are'}.`,
-      `  admin token        ${creds.credentials.adminToken}`,
-      `  access key ID      ${creds.credentials.accessKeyId}`,
-      `  secret access key  ${creds.credentials.secretAccessKey}`,
+      `  admin token        ${shownUnlessGiven(config.adminToken, creds.credentials.adminToken)}`,
+      `  access key ID      ${shownUnlessGiven(config.accessKeyId, creds.credentials.accessKeyId)}`,
+      `  secret access key  ${shownUnlessGiven(config.secretAccessKey, creds.credentials.secretAccessKey)}`,
     );
   } else {
     lines.push('', `Admin credentials: see ${creds.file ?? creds.location} (or the --admin-token / --access-key-id flags).`);
   }
   lines.push('', `Try: curl -s -X POST ${node.publicUrl}/assign_queue_num -d '{"event_id":"${rooms[0]?.event_id}"}'`, '');
   return lines.join('\n');
+}
+
+/** A generated value is shown once; one given by flag or environment variable never is (the operator has it). */
+function shownUnlessGiven(given: string | undefined, value: string): string {
+  return given === undefined ? value : '(given by flag or environment variable)';
 }
 
 function pageLines(config: ServerConfig, rooms: RoomSettings[], publicUrl: string): string[] {
