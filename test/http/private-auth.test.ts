@@ -147,6 +147,12 @@ describe('SigV4 verification', () => {
     assert.equal(await refusal(request, CREDS, NOW - 15 * minute), 'accepted');
     assert.equal(await refusal(request, CREDS, NOW + 15 * minute + 1000), 'request date out of range');
     assert.equal(await refusal(request, CREDS, NOW - 15 * minute - 1000), 'request date out of range');
+    // Every field of x-amz-date counts, minutes and seconds too: signed at 12:34:56, checked at 12:34:56 ± 15 min.
+    const at = Date.UTC(2026, 10, 22, 12, 34, 56);
+    const late = await signedRequest({ at });
+    assert.equal(await refusal(late, CREDS, at + 15 * minute), 'accepted');
+    assert.equal(await refusal(late, CREDS, at - 15 * minute), 'accepted');
+    assert.equal(await refusal(late, CREDS, at + 15 * minute + 1000), 'request date out of range');
   });
 
   it('accepts any region unless one is configured', async () => {
