@@ -19,11 +19,17 @@ export interface KeySource {
   clock: () => number;
 }
 
-/** A key without `kid` is stored under this name; it can only verify a token without `kid`. */
-const NO_KID = '';
+/**
+ * A key without `kid` is stored under this key, which no token's `kid` (a string) can name: it can only
+ * verify a token without `kid` (not even one whose `kid` is empty).
+ */
+const NO_KID: unique symbol = Symbol();
+
+/** The keys of a key document by `kid` (NO_KID for a key without one). */
+export type VerificationKeys = ReadonlyMap<string | typeof NO_KID, CryptoKey>;
 
 export class KeyCache {
-  #keys = new Map<string, CryptoKey>();
+  #keys: VerificationKeys = new Map();
   #loadedAt = -Infinity;
   #attemptedAt = -Infinity;
   #lastFailure: unknown = undefined;
@@ -68,7 +74,7 @@ export class KeyCache {
   }
 }
 
-async function fetchKeys(source: KeySource): Promise<Map<string, CryptoKey>> {
+async function fetchKeys(source: KeySource): Promise<VerificationKeys> {
   const response = await source.fetch(source.url, {
     headers: { accept: 'application/json' },
     signal: AbortSignal.timeout(source.fetchTimeoutMs),
@@ -85,9 +91,9 @@ async function fetchKeys(source: KeySource): Promise<Map<string, CryptoKey>> {
  * EdDSA (OKP Ed25519) public signing keys are skipped, so the result may be empty. Each key is imported for
  * its one algorithm: a token verifies only with the algorithm of the key its kid names.
  */
-export async function importVerificationKeys(document: unknown): Promise<Map<string, CryptoKey>> {
+export async function importVerificationKeys(document: unknown): Promise<VerificationKeys> {
   const candidates = isRecord(document) && Array.isArray(document.keys) ? document.keys : [document];
-  const keys = new Map<string, CryptoKey>();
+  const keys = new Map<string | typeof NO_KID, CryptoKey>();
   for (const jwk of candidates) {
     const publicPart = verificationKey(jwk);
     if (!publicPart) continue;
@@ -103,7 +109,7 @@ export async function importVerificationKeys(document: unknown): Promise<Map<str
 }
 
 /** The key a token's `kid` names; a token without `kid` is only unambiguous when there is a single key. */
-export function keyByKid(keys: ReadonlyMap<string, CryptoKey>, kid: string | undefined): CryptoKey | undefined {
+export function keyByKid(keys: VerificationKeys, kid: string | undefined): CryptoKey | undefined {
   if (kid !== undefined) return keys.get(kid);
   return keys.size === 1 ? keys.values().next().value : undefined;
 }

@@ -216,9 +216,9 @@ function banner(
         ? `Admin credentials were generated and saved to ${creds.file} (mode 0600).`
         : `Admin credentials were generated and saved in ${creds.location}, shared by every node.`,
       `They are shown this once; later starts only name ${creds.file ? 'the file' : 'where they are'}.`,
-      `  admin token        ${creds.credentials.adminToken}`,
-      `  access key ID      ${creds.credentials.accessKeyId}`,
-      `  secret access key  ${creds.credentials.secretAccessKey}`,
+      `  admin token        ${shownUnlessGiven(config.adminToken, creds.credentials.adminToken)}`,
+      `  access key ID      ${shownUnlessGiven(config.accessKeyId, creds.credentials.accessKeyId)}`,
+      `  secret access key  ${shownUnlessGiven(config.secretAccessKey, creds.credentials.secretAccessKey)}`,
     );
   } else {
     lines.push('', `Admin credentials: see ${creds.file ?? creds.location} (or the --admin-token / --access-key-id flags).`);
@@ -237,6 +237,11 @@ function gateLines(rooms: RoomSettings[], gateUrl: string | undefined): string[]
     const open = route.host ? `http://${route.host}${route.path}` : `${gateUrl}${route.path}`;
     return `  ${index === 0 ? 'gate          ' : '              '} ${open} → ${room.gate!.origin} (room ${room.event_id}; open it in a browser)`;
   });
+}
+
+/** A generated value is shown once; one given by flag or environment variable never is (the operator has it). */
+function shownUnlessGiven(given: string | undefined, value: string): string {
+  return given === undefined ? value : '(given by flag or environment variable)';
 }
 
 function pageLines(config: ServerConfig, rooms: RoomSettings[], publicUrl: string): string[] {

@@ -161,6 +161,12 @@ describe('event keys: fetching, caching and rotation', () => {
   it('verifies a token without kid only while the endpoint serves a single key', async () => {
     const token = await new SignJWT(accessClaims()).setProtectedHeader({ alg: 'RS256' }).sign(keyA.privateKey);
     await createVerifier(freshOptions()).verify(token);
+    // A served key without kid verifies it too, but not a token whose kid is empty (that names a key).
+    const { kid: _kid, ...keyWithoutKid } = keyA.publicJwk as Record<string, unknown>;
+    server.serve([keyWithoutKid]);
+    await createVerifier(freshOptions()).verify(token);
+    const emptyKid = await new SignJWT(accessClaims()).setProtectedHeader({ alg: 'RS256', kid: '' }).sign(keyA.privateKey);
+    assert.equal(await reasonOf(createVerifier(freshOptions()).verify(emptyKid)), 'unknown_key');
     server.serve([keyA.publicJwk, keyB.publicJwk]);
     const jwks = createVerifier({ ...freshOptions(), publicKeyUrl: undefined, jwksUrl: server.jwksUrl });
     assert.equal(await reasonOf(jwks.verify(token)), 'unknown_key');

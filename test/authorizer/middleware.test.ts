@@ -129,3 +129,34 @@ guardBehaviour('Express middleware', async (options) => {
       }),
   };
 });
+
+describe('Fastify onRequest hook: errors that are not refusals', () => {
+  it('go to Fastify\'s error handling unchanged (a 500), never answered as a refusal', async () => {
+    // The only way a hook meets an error that is not a refusal: reading the options throws (here a getter;
+    // the verifier turns every failure of its own into an AuthorizerError).
+    const broken = new Error('options broke');
+    const options = {
+      publicKeyUrl: 'http://127.0.0.1:1/public_key',
+      eventId: EVENT_ID,
+      issuer: ISSUER,
+      get cookieName(): string {
+        throw broken;
+      },
+    };
+    const app = Fastify();
+    const handled: unknown[] = [];
+    app.setErrorHandler((error, _request, reply) => {
+      handled.push(error);
+      void reply.code(500).send({ error: 'internal' });
+    });
+    app.addHook('onRequest', fastifyAuthorizer(options));
+    app.get('/store/search', async () => ({ result: 'Success' }));
+    try {
+      const response = await app.inject({ method: 'GET', url: '/store/search' });
+      assert.equal(response.statusCode, 500);
+      assert.deepEqual(handled, [broken]);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -74,6 +74,10 @@ describe('the key endpoint, through an injected fetch', () => {
     for (const kid of ['ec', 'nokty', 'rs512', 'enc', 'n', 'e']) {
       assert.equal((await refusalOf(verifier.verify(await sign({ ...keyA, kid })))).reason, 'unknown_key', kid);
     }
+    // A kid that is not a string makes the entry no key either (it must not pass for a key without kid).
+    const numericKid = verifierWith(endpoint(200, { ...keyA.publicJwk, kid: 5 }).fetch);
+    const withoutKid = await new SignJWT(accessClaims()).setProtectedHeader({ alg: 'RS256' }).sign(keyA.privateKey);
+    assert.equal((await refusalOf(numericKid.verify(withoutKid))).reason, 'keys_unavailable');
   });
 
   it('an endpoint serving no usable key is unavailable, and says so in the cause', async () => {
@@ -128,6 +132,19 @@ describe('token extraction edge cases', () => {
   it('no header at all is no token (never the word "undefined")', () => {
     assert.equal(tokenFromAuthorization(undefined), undefined);
     assert.equal(tokenFromAuthorization(null), undefined);
+  });
+
+  it('a cookie is found by its whole name only: a pair without "=" or without a name is none', () => {
+    assert.equal(extractToken({ cookie: 'tokx; other=1' }, { cookieName: 'tok' }), undefined);
+    assert.equal(extractToken({ cookie: 'other=1; tokx' }, { cookieName: 'tok' }), undefined);
+    assert.equal(extractToken({ cookie: '=x.y.z' }, { cookieName: '' }), undefined);
+    assert.equal(extractToken({ cookie: 'tokx=1; tok=x.y.z' }, { cookieName: 'tok' }), 'x.y.z');
+  });
+
+  it('prefers the header spelt as Node spells it (lower case) when a bag holds two spellings', () => {
+    assert.equal(extractToken({ Authorization: 'Bearer upper', authorization: 'Bearer lower' }), 'lower');
+    // A header literally named "undefined" is not the Authorization header.
+    assert.equal(extractToken({ undefined: 'Bearer x.y.z' }), undefined);
   });
 
   it('a cookie value is trimmed; an empty one is no token', () => {

@@ -190,6 +190,18 @@ describe('verifying an access token', () => {
       reason: 'invalid_claims',
     },
     {
+      name: 'a token without iat',
+      token: () => sign(key, accessClaims({ iat: undefined })),
+      status: 403,
+      reason: 'invalid_claims',
+    },
+    {
+      name: 'a token without sub',
+      token: () => sign(key, accessClaims({ sub: undefined })),
+      status: 403,
+      reason: 'invalid_claims',
+    },
+    {
       name: 'a non-numeric exp',
       token: () => sign(key, accessClaims({ exp: String(NOW + VALIDITY) as unknown as number })),
       status: 403,

@@ -1,7 +1,7 @@
 // The EventBridge sink against a local endpoint speaking PutEvents, through the real SDK client.
 
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { after, beforeEach, describe, it } from 'node:test';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { envelope } from '../../src/events/envelope.ts';
 import { EventBridgeSink } from '../../src/events/eventbridge-sink.ts';
@@ -48,8 +48,14 @@ const tokenEvent = (i: number) => envelope('token_generated', { event_id: 'Sampl
 const delivered = () => calls.flat().map((e) => (JSON.parse(e.Detail) as { request_id: string }).request_id);
 
 describe('EventBridge sink', () => {
-  it('sends the envelope as Source, DetailType and Detail, in batches of at most 10', async () => {
+  // The endpoint's script starts empty for each test: no failures left over from another test, whatever the order.
+  beforeEach(() => {
     calls.length = 0;
+    failures.clear();
+    outage = 0;
+  });
+
+  it('sends the envelope as Source, DetailType and Detail, in batches of at most 10', async () => {
     const sink = new EventBridgeSink({ client: client(), eventBusName: 'waiting-room-bus' });
     for (let i = 0; i < 23; i++) sink.deliver(tokenEvent(i));
     await sink.flush();
@@ -64,7 +70,6 @@ describe('EventBridge sink', () => {
   });
 
   it('retries only the entries EventBridge reports as failed, and whole calls that failed', async () => {
-    calls.length = 0;
     failures.set('r1', 2);
     outage = 1;
     const outcomes: string[] = [];
@@ -77,7 +82,6 @@ describe('EventBridge sink', () => {
   });
 
   it('gives up an entry after maxAttempts, and drops the oldest when its queue is full', async () => {
-    calls.length = 0;
     failures.set('r9', 100);
     const outcomes: string[] = [];
     const sink = new EventBridgeSink({ client: client(), eventBusName: 'b', retryBaseMs: 1, maxAttempts: 2, maxQueue: 2, onOutcome: (o, n) => outcomes.push(`${o}:${n}`) });

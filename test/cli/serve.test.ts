@@ -127,17 +127,22 @@ describe('anteroom serve: generated credentials', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('are generated on first start into a 0600 file, printed once, and reused on restart', async () => {
-    const first = await startChildNode(['--data-dir', dir]);
-    const file = join(dir, 'credentials.json');
-    const creds = JSON.parse(readFileSync(file, 'utf8')) as { adminToken: string; secretAccessKey: string };
-    assert.equal(statSync(file).mode & 0o777, 0o600);
-    assert.equal(statSync(join(dir, 'anteroom.db')).mode & 0o777, 0o600, 'the database holds private keys');
-    assert.equal(statSync(dir).mode & 0o777, 0o700);
-    assert.ok(first.output().includes(creds.adminToken), 'first start prints the generated token');
-    first.process.kill('SIGTERM');
+    const dataDir = join(dir, 'first-start'); // its own: a first start needs a data directory nobody used
+    const first = await startChildNode(['--data-dir', dataDir]);
+    let creds: { adminToken: string; secretAccessKey: string };
+    try {
+      const file = join(dataDir, 'credentials.json');
+      creds = JSON.parse(readFileSync(file, 'utf8')) as { adminToken: string; secretAccessKey: string };
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      assert.equal(statSync(join(dataDir, 'anteroom.db')).mode & 0o777, 0o600, 'the database holds private keys');
+      assert.equal(statSync(dataDir).mode & 0o777, 0o700);
+      assert.ok(first.output().includes(creds.adminToken), 'first start prints the generated token');
+    } finally {
+      first.process.kill('SIGTERM');
+    }
     assert.equal(await first.exited, 0);
 
-    const second = await startChildNode(['--data-dir', dir]);
+    const second = await startChildNode(['--data-dir', dataDir]);
     try {
       assert.ok(!second.output().includes(creds.adminToken), 'a restart must not print the token again');
       assert.ok(!second.output().includes(creds.secretAccessKey));
@@ -153,7 +158,7 @@ describe('anteroom serve: generated credentials', () => {
 
   it('a token given by environment variable wins over the file and is never printed', async () => {
     const token = 'env-given-admin-token-0123456789';
-    const node = await startChildNode(['--data-dir', dir], { ANTEROOM_ADMIN_TOKEN: token });
+    const node = await startChildNode(['--data-dir', join(dir, 'env-token')], { ANTEROOM_ADMIN_TOKEN: token });
     try {
       assert.ok(!node.output().includes(token));
       const ok = await fetch(`${node.url}/private/num_active_tokens?event_id=Sample`, { headers: { authorization: `Bearer ${token}` } });

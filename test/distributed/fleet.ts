@@ -132,8 +132,13 @@ export async function positionsOf(urls: readonly string[], ids: readonly string[
 export async function metricValue(url: string, name: string, labels: Record<string, string>): Promise<number> {
   const reply = await call(`${url}/metrics`);
   assert.ok(reply && reply.status === 200, `no /metrics from ${url}`);
+  return metricInText(reply.text, name, labels);
+}
+
+/** Sum of a counter's samples in a /metrics text matching every given label. */
+export function metricInText(text: string, name: string, labels: Record<string, string>): number {
   let total = 0;
-  for (const line of reply.text.split('\n')) {
+  for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`)) continue;
     const labelText = line.slice(name.length + 1, line.indexOf('}'));
     if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`))) {

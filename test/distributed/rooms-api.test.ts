@@ -31,6 +31,11 @@ describe('the rooms API on three nodes sharing one Redis', () => {
   /** Whether the node takes a join for the room now (the join, if taken, is a visitor's like any other). */
   const takesJoins = async (node: ChildNode, eventId: string) => (await join(node.url, eventId)) !== null;
   const within = (what: string, check: () => Promise<boolean>) => waitFor(what, check, PROPAGATION_MS, 20);
+  /** Each test has a room of its own (no test relies on another having run): created on A, served by all. */
+  const roomOfItsOwn = async (eventId: string, settings: Record<string, unknown> = {}) => {
+    assert.equal((await admin(nodes[0]!, 'PUT', `/rooms/${eventId}`, settings)).status, 201);
+    await Promise.all(nodes.map((node) => within(`${node.url} to serve ${eventId}`, () => serves(node, eventId))));
+  };
 
   before(async () => {
     redis = await startRedisServer();
@@ -53,63 +58,67 @@ describe('the rooms API on three nodes sharing one Redis', () => {
       within('node B to serve the new room', () => serves(b, 'Launch')),
       within('node C to serve the new room', () => serves(c, 'Launch')),
     ]);
-    const listed = await admin(c, 'GET', '/rooms');
-    assert.deepEqual((listed.body.rooms as { event_id: string }[]).map((room) => room.event_id), ['Sample', 'Launch']);
+    // Listed in the order they were created: the configured room first, the new one last.
+    const listed = ((await admin(c, 'GET', '/rooms')).body.rooms as { event_id: string }[]).map((room) => room.event_id);
+    assert.deepEqual([listed[0], listed.at(-1)], ['Sample', 'Launch']);
   });
 
   it('a change patched on node B reaches nodes A and C within 2 s', async () => {
     const [a, b, c] = nodes as [ChildNode, ChildNode, ChildNode];
+    await roomOfItsOwn('Patched', { enable_queue_position_expiry: true });
     // The MaxSize inlet endpoint answers from the settings the node serves (nothing in Redis says whether a
     // room has that inlet); a report of nobody leaving lets nobody in, so the probe changes nothing.
     const hasMaxSizeInlet = async (node: ChildNode) =>
-      (await admin(node, 'POST', '/inlet/max_size', { event_id: 'Launch', exited: 0 })).status === 200;
+      (await admin(node, 'POST', '/inlet/max_size', { event_id: 'Patched', exited: 0 })).status === 200;
     assert.equal(await hasMaxSizeInlet(c), false);
-    const patched = await admin(b, 'PATCH', '/rooms/Launch', { inlet: { strategy: 'max_size', max_size: 10 } });
+    const patched = await admin(b, 'PATCH', '/rooms/Patched', { inlet: { strategy: 'max_size', max_size: 10 } });
     assert.equal(patched.status, 200);
     await Promise.all([a, c].map((node) => within(`${node.url} to serve the patched settings`, () => hasMaxSizeInlet(node))));
   });
 
   it('a room deleted on node C stops being served by A and B within 2 s; created again, it starts from nothing', async () => {
     const [a, b, c] = nodes as [ChildNode, ChildNode, ChildNode];
-    assert.ok(await join(b.url, 'Launch'));
-    const oldKey = (await json<{ kid: string }>(`${a.url}/public_key?event_id=Launch`)).body.kid;
-    assert.equal(Number(await inspector.hget(`${prefix}{Launch}:c`, 'q')), 1);
+    await roomOfItsOwn('Deleted');
+    assert.ok(await join(b.url, 'Deleted'));
+    const oldKey = (await json<{ kid: string }>(`${a.url}/public_key?event_id=Deleted`)).body.kid;
+    assert.equal(Number(await inspector.hget(`${prefix}{Deleted}:c`, 'q')), 1);
 
     // A DELETE answers once the data is gone, after every node stopped serving the room: watch the nodes
     // while it runs. Each probe is a join, as a visitor's would be — none of them may outlive the room.
-    const deleting = admin(c, 'DELETE', '/rooms/Launch');
+    const deleting = admin(c, 'DELETE', '/rooms/Deleted');
     await Promise.all([
-      within('node A to stop serving the deleted room', async () => !(await takesJoins(a, 'Launch'))),
-      within('node B to stop serving the deleted room', async () => !(await takesJoins(b, 'Launch'))),
+      within('node A to stop serving the deleted room', async () => !(await takesJoins(a, 'Deleted'))),
+      within('node B to stop serving the deleted room', async () => !(await takesJoins(b, 'Deleted'))),
     ]);
     assert.equal((await deleting).status, 200);
-    assert.deepEqual(await inspector.hgetall(`${prefix}{Launch}:c`), { g: '1' }, 'only the reset generation is left');
-    assert.deepEqual(await inspector.keys(`${prefix}{Launch}:*`), [`${prefix}{Launch}:c`]);
+    assert.deepEqual(await inspector.hgetall(`${prefix}{Deleted}:c`), { g: '1' }, 'only the reset generation is left');
+    assert.deepEqual(await inspector.keys(`${prefix}{Deleted}:*`), [`${prefix}{Deleted}:c`]);
 
-    assert.equal((await admin(a, 'PUT', '/rooms/Launch', {})).status, 201);
-    await Promise.all([b, c].map((node) => within(`${node.url} to serve the room created again`, () => serves(node, 'Launch'))));
-    const visitor = await join(c.url, 'Launch');
+    assert.equal((await admin(a, 'PUT', '/rooms/Deleted', {})).status, 201);
+    await Promise.all([b, c].map((node) => within(`${node.url} to serve the room created again`, () => serves(node, 'Deleted'))));
+    const visitor = await join(c.url, 'Deleted');
     assert.ok(visitor);
-    assert.equal((await json<{ queue_number: number }>(`${b.url}/queue_num?event_id=Launch&request_id=${visitor}`)).body.queue_number, 1,
+    assert.equal((await json<{ queue_number: number }>(`${b.url}/queue_num?event_id=Deleted&request_id=${visitor}`)).body.queue_number, 1,
       'positions start again from 1');
-    assert.deepEqual((await json(`${a.url}/serving_num?event_id=Launch`)).body, { serving_counter: 0 });
-    const keys = await Promise.all(nodes.map(async (node) => (await json<{ kid: string }>(`${node.url}/public_key?event_id=Launch`)).body.kid));
+    assert.deepEqual((await json(`${a.url}/serving_num?event_id=Deleted`)).body, { serving_counter: 0 });
+    const keys = await Promise.all(nodes.map(async (node) => (await json<{ kid: string }>(`${node.url}/public_key?event_id=Deleted`)).body.kid));
     assert.equal(new Set(keys).size, 1, 'every node signs with the same, new key');
     assert.notEqual(keys[0], oldKey);
   });
 
   it('unknown keys are a 400 on every node, and a reset keeps the settings', async () => {
     const [a, b] = nodes as [ChildNode, ChildNode, ChildNode];
-    const refused = await admin(b, 'PUT', '/rooms/Launch', { new_users_per_minutee: 5 });
+    await roomOfItsOwn('Reset');
+    const refused = await admin(b, 'PUT', '/rooms/Reset', { new_users_per_minutee: 5 });
     assert.deepEqual([refused.status, refused.body], [400, { error: 'Invalid room settings: new_users_per_minutee: unknown setting' }]);
-    await admin(a, 'PATCH', '/rooms/Launch', { validity_period: 42 });
+    await admin(a, 'PATCH', '/rooms/Reset', { validity_period: 42 });
     const reset = await json(`${b.url}/private/reset_initial_state`, {
       method: 'POST',
       headers: ADMIN,
-      body: JSON.stringify({ event_id: 'Launch' }),
+      body: JSON.stringify({ event_id: 'Reset' }),
     });
     assert.equal(reset.status, 200);
-    assert.equal((await admin(a, 'GET', '/rooms/Launch')).body.validity_period, 42);
-    assert.equal(await serves(b, 'Launch'), true);
+    assert.equal((await admin(a, 'GET', '/rooms/Reset')).body.validity_period, 42);
+    assert.equal(await serves(b, 'Reset'), true);
   });
 });

@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { get as httpGet } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
@@ -13,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { ChildNode } from '../support/child-node.ts';
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
-import { ADMIN_TOKEN, call, freshPrefix, join, metricValue, positionsOf, startNodes, stopNode, waitFor } from './fleet.ts';
+import { ADMIN_TOKEN, call, freshPrefix, join, metricInText, positionsOf, startNodes, stopNode, waitFor } from './fleet.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/anteroom.js', import.meta.url));
 const run = promisify(execFile);
@@ -24,14 +25,34 @@ async function childrenOf(pid: number): Promise<number[]> {
   return stdout.split('\n').map((line) => Number(line.trim())).filter((n) => n > 0);
 }
 
+/**
+ * The /metrics requests counted by whichever worker answers, asked on a connection of its own (the primary
+ * hands each new connection to the next worker; a kept-alive one would always reach the same worker).
+ */
+function scrapesCountedByNextWorker(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    httpGet(`${url}/metrics`, { agent: false }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve(metricInText(text, 'anteroom_http_requests_total', { route: '/metrics' })));
+      response.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
 describe('--workers on one machine', () => {
   let redis: RedisServer;
   let primary: ChildNode;
   const prefix = freshPrefix();
 
+  // Log level info: the primary says when a replacement worker listens.
+  const startPrimary = async () =>
+    (await startNodes(1, redis.url, ['--redis-key-prefix', prefix, '--admin-token', ADMIN_TOKEN, '--workers', '2', '--log-level', 'info']))[0]!;
+
   before(async () => {
     redis = await startRedisServer();
-    primary = (await startNodes(1, redis.url, ['--redis-key-prefix', prefix, '--admin-token', ADMIN_TOKEN, '--workers', '2']))[0]!;
+    primary = await startPrimary();
   });
   after(async () => {
     if (primary) await stopNode(primary, 'SIGKILL');
@@ -47,18 +68,23 @@ describe('--workers on one machine', () => {
     // Each worker counts the /metrics requests it answered: a single process would show 0, 1, 2, …
     const seen: number[] = [];
     for (let i = 0; i < 6; i++) {
-      seen.push(await metricValue(primary.url, 'anteroom_http_requests_total', { route: '/metrics' }));
+      seen.push(await scrapesCountedByNextWorker(primary.url));
     }
     assert.ok(new Set(seen).size < seen.length, `one process answered every scrape: ${seen}`);
 
+    const inspector = new Redis(redis.url);
+    const before = Number((await inspector.hget(`${prefix}{Sample}:c`, 'q')) ?? 0);
     const ids = (await Promise.all(Array.from({ length: 200 }, () => join(primary.url)))) as string[];
     assert.ok(ids.every(Boolean));
     const positions = await positionsOf([primary.url], ids);
-    assert.deepEqual([...positions].sort((a, b) => a - b), Array.from({ length: 200 }, (_, i) => i + 1));
-    const inspector = new Redis(redis.url);
+    assert.deepEqual([...positions].sort((a, b) => a - b), Array.from({ length: 200 }, (_, i) => before + i + 1));
     try {
-      const clients = (await inspector.client('LIST')) as string;
-      assert.equal(clients.split('\n').filter((line) => line.includes('name=anteroom')).length, 2, 'one connection per worker');
+      // Polled: a worker killed by an earlier test leaves a connection Redis closes when it notices.
+      const connections = async () =>
+        ((await inspector.client('LIST')) as string).split('\n').filter((line) => line.includes('name=anteroom')).length;
+      await waitFor('one connection per worker', async () => (await connections()) === 2, 10_000).catch(async (error: unknown) => {
+        assert.fail(`${String(error)} (${await connections()} connections)`);
+      });
     } finally {
       inspector.disconnect();
     }
@@ -67,24 +93,36 @@ describe('--workers on one machine', () => {
   it('a worker that dies is replaced, and the port keeps answering meanwhile', async () => {
     const [victim] = await childrenOf(primary.process.pid!);
     process.kill(victim!, 'SIGKILL');
-    // A kept-alive connection to the victim fails once; new connections go to the live worker.
-    await waitFor('the other worker to answer', () => join(primary.url), 2000, 10);
+    // A kept-alive connection to the victim fails once; new connections go to the live worker, which answers
+    // before the replacement (started a second after the death) listens: "meanwhile" is that order, not a time.
+    const listeningBefore = primary.output().match(/replacement worker listening/g)?.length ?? 0;
+    await waitFor('the other worker to answer', () => join(primary.url), 15_000, 10);
+    assert.equal(primary.output().match(/replacement worker listening/g)?.length ?? 0, listeningBefore,
+      'the port answered only once the replacement listened');
     await waitFor('a replacement worker', async () => {
       const workers = await childrenOf(primary.process.pid!);
       return workers.length === 2 && !workers.includes(victim!);
     }, 15_000, 100);
     assert.match(primary.output(), /worker exited: starting another/);
+    await waitFor('the replacement to listen',
+      () => (primary.output().match(/replacement worker listening/g)?.length ?? 0) > listeningBefore, 15_000, 50);
     assert.ok(await join(primary.url));
   });
 
   it('SIGTERM to the primary stops every worker gracefully and exits 0', async () => {
-    const workers = await childrenOf(primary.process.pid!);
-    assert.equal(workers.length, 2);
-    assert.equal(await stopNode(primary), 0);
-    for (const pid of workers) {
-      assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `worker ${pid} still runs`);
+    // A primary of its own to stop: the shared one stays up for the other tests, whatever their order.
+    const stopped = await startPrimary();
+    try {
+      const workers = await childrenOf(stopped.process.pid!);
+      assert.equal(workers.length, 2);
+      assert.equal(await stopNode(stopped), 0);
+      for (const pid of workers) {
+        assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `worker ${pid} still runs`);
+      }
+      assert.equal((await call(`${stopped.url}/healthz`)), null, 'nothing listens any more');
+    } finally {
+      await stopNode(stopped, 'SIGKILL');
     }
-    assert.equal((await call(`${primary.url}/healthz`)), null, 'nothing listens any more');
   });
 });
 

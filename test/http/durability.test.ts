@@ -53,6 +53,18 @@ async function positionOf(url: string, id: string): Promise<number> {
   return ((await response.json()) as { queue_number: number }).queue_number;
 }
 
+/**
+ * Polls until the storm has `count` acknowledged joins (the condition has no event of its own); the 60 s
+ * deadline only turns a stalled server into a failure instead of a hang.
+ */
+async function acknowledgedAtLeast(storm: { acknowledged: readonly string[] }, count: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (storm.acknowledged.length < count) {
+    assert.ok(Date.now() < deadline, `only ${storm.acknowledged.length} of ${count} joins acknowledged after 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 describe('durability of acknowledged joins', () => {
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-durability-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -61,7 +73,7 @@ describe('durability of acknowledged joins', () => {
     const first = await startChildNode(['--data-dir', dir]);
     const storm = joinStorm(first.url, 48);
     // Kill once a good number of joins has been acknowledged, while joins are still in flight.
-    while (storm.acknowledged.length < 1500) await new Promise((r) => setTimeout(r, 5));
+    await acknowledgedAtLeast(storm, 1500);
     first.process.kill('SIGKILL');
     assert.equal(await first.exited, 'SIGKILL');
     await storm.stop();
@@ -99,7 +111,7 @@ describe('durability of acknowledged joins', () => {
     try {
       const node = await startChildNode(['--data-dir', dir2]);
       const storm = joinStorm(node.url, 32);
-      while (storm.acknowledged.length < 500) await new Promise((r) => setTimeout(r, 5));
+      await acknowledgedAtLeast(storm, 500);
       node.process.kill('SIGTERM');
       assert.equal(await node.exited, 0);
       await storm.stop();

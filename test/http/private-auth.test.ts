@@ -8,8 +8,8 @@ import { describe, it } from 'node:test';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { FastifyRequest } from 'fastify';
 import { ContractError } from '../../src/domain/errors.ts';
-import { secretsEqual } from '../../src/http/auth/constant-time.ts';
-import { privateAuthHook } from '../../src/http/auth/private-auth.ts';
+import { secretMatcher, secretsEqual } from '../../src/http/auth/constant-time.ts';
+import { privateAuthHook, privateCaller } from '../../src/http/auth/private-auth.ts';
 import { NodeSha256 } from '../../src/http/auth/sha256.ts';
 import { looksLikeSigV4, verifySigV4, type SignedRequest, type SigV4Credentials } from '../../src/http/auth/sigv4.ts';
 
@@ -147,6 +147,12 @@ describe('SigV4 verification', () => {
     assert.equal(await refusal(request, CREDS, NOW - 15 * minute), 'accepted');
     assert.equal(await refusal(request, CREDS, NOW + 15 * minute + 1000), 'request date out of range');
     assert.equal(await refusal(request, CREDS, NOW - 15 * minute - 1000), 'request date out of range');
+    // Every field of x-amz-date counts, minutes and seconds too: signed at 12:34:56, checked at 12:34:56 ± 15 min.
+    const at = Date.UTC(2026, 10, 22, 12, 34, 56);
+    const late = await signedRequest({ at });
+    assert.equal(await refusal(late, CREDS, at + 15 * minute), 'accepted');
+    assert.equal(await refusal(late, CREDS, at - 15 * minute), 'accepted');
+    assert.equal(await refusal(late, CREDS, at + 15 * minute + 1000), 'request date out of range');
   });
 
   it('accepts any region unless one is configured', async () => {
@@ -261,5 +267,33 @@ describe('helpers of the signature checks', () => {
     const bytesKey = new NodeSha256(new TextEncoder().encode('key'));
     bytesKey.update('message');
     assert.deepEqual(Buffer.from(await bytesKey.digest()), createHmac('sha256', 'key').update('message').digest());
+  });
+});
+
+describe('secretMatcher (the public API key, hashed once)', () => {
+  it('accepts the secret and nothing else, whatever the length', () => {
+    const matches = secretMatcher('public-api-key-0123456789');
+    assert.equal(matches('public-api-key-0123456789'), true);
+    for (const other of ['', 'public-api-key-012345678', 'public-api-key-01234567890', 'PUBLIC-API-KEY-0123456789']) {
+      assert.equal(matches(other), false, other);
+    }
+  });
+});
+
+describe('privateCaller (who made a private call, for the audit log)', () => {
+  const caller = (authorization?: string) =>
+    privateCaller({ headers: authorization === undefined ? {} : { authorization } } as unknown as FastifyRequest);
+
+  it('names the admin token or the SigV4 access key ID, never a secret', () => {
+    assert.equal(caller('Bearer some-admin-token-0123456789'), 'admin token');
+    const sigv4 = 'AWS4-HMAC-SHA256 Credential=AKARTESTACCESSKEY001/20261124/eu-west-1/execute-api/aws4_request, SignedHeaders=host;x-amz-date, Signature=' + '0'.repeat(64);
+    assert.equal(caller(sigv4), 'SigV4 access key AKARTESTACCESSKEY001');
+  });
+
+  it('says unknown for anything else (no header, another scheme, a credential without key ID)', () => {
+    assert.equal(caller(), 'unknown');
+    assert.equal(caller('Basic dXNlcjpwYXNz'), 'unknown');
+    assert.equal(caller('AWS4-HMAC-SHA256 Credential=/20261124/eu-west-1/execute-api/aws4_request'), 'unknown');
+    assert.equal(caller('Token Bearer x'), 'unknown', 'Bearer only as the scheme');
   });
 });

@@ -32,10 +32,12 @@ export default {
   coverageAnalysis: 'off',
   // Two cores shared with other work: one test process at a time.
   concurrency: 1,
-  // A mutant whose tests run 50 % longer than unmutated plus 5 s hangs (an endless loop): counted as a
-  // timeout, i.e. detected. 5 s is many times the scopes' test time even on a busy machine.
+  // A mutant whose tests run 50 % longer than unmutated plus 10 s hangs (an endless loop): counted as a
+  // timeout, i.e. detected. 10 s, not less: on the shared two-core machine under load (a load average of 18
+  // was seen) a scope's one-second test command can take several seconds, and a mutant that merely ran slow
+  // must not count as detected. Check the report's Timeout mutants after a run on a busy machine.
   timeoutFactor: 1.5,
-  timeoutMS: 5_000,
+  timeoutMS: 10_000,
   reporters: ['clear-text', 'progress-append-only', 'json', 'html'],
   jsonReporter: { fileName: `reports/mutation/${scopeName}.json` },
   htmlReporter: { fileName: `reports/mutation/${scopeName}.html` },
@@ -44,6 +46,6 @@ export default {
   // One sandbox folder per scope, so that two scopes can run at once without removing each other's.
   tempDirName: `.stryker-tmp/${scopeName}`,
   cleanTempDir: 'always',
-  // Only what the tests read is copied into the sandbox.
-  ignorePatterns: ['/docs', '/bench', '/deploy', '/web', '/reports', '/dist', '/data'],
+  // Only what the tests read is copied into the sandbox (test/domain/errors.test.ts reads docs/api.md).
+  ignorePatterns: ['/docs', '!/docs/api.md', '/bench', '/deploy', '/web', '/reports', '/dist', '/data'],
 };

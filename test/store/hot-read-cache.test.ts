@@ -93,7 +93,7 @@ describe('hot-read cache', () => {
   });
 
   it('every write passes through to the store, answers what the store answered, and drops the entry', async () => {
-    const { backing, cache, event } = setup();
+    const { backing, cache, clock, event } = setup();
     const [a, b] = [randomUUID(), randomUUID()];
     await cache.syncExpirySwitch(event, true, 1); // a write before any read of the event
     assert.deepEqual(await cache.assignPositionsIfAbsent(event, [{ requestId: a, entryTime: 1 }, { requestId: b, entryTime: 1 }]), [1, 2]);
@@ -112,6 +112,40 @@ describe('hot-read cache', () => {
     const reads = backing.reads;
     for (let i = 0; i < 10; i++) await cache.getServingCounter(event);
     assert.equal(backing.reads, reads);
+    // The same after a write to an event whose entry existed before it (one read, then memory).
+    await cache.incrementServing(event, 1, 3);
+    for (let i = 0; i < 10; i++) assert.equal(await cache.getServingCounter(event), 3);
+    assert.equal(backing.reads, reads + 1);
+    // …and once the TTL has passed, another node's change is read.
+    await backing.incrementServing(event, 1, 4);
+    clock.ms += 250;
+    assert.equal(await cache.getServingCounter(event), 4);
+  });
+
+  it('the pre-queue, the draw and deleting a room pass through too, and drop the entry', async () => {
+    const { backing, cache, event } = setup();
+    const seed = { seed: 'a'.repeat(64), commitment: 'c'.repeat(64), algorithm: 'test/v1' };
+    const [a, b, late] = [randomUUID(), randomUUID(), randomUUID()];
+    /** Reads the counters once (the entry is kept), runs a write, and shows the cache answers what the store has. */
+    const afterWrite = async <T>(write: () => Promise<T>): Promise<T> => {
+      await cache.getServingCounter(event);
+      const result = await write();
+      assert.deepEqual(await cache.getCounters(event), await backing.getCounters(event));
+      return result;
+    };
+    assert.deepEqual(await afterWrite(() => cache.joinPrequeue(event, [{ requestId: a, entryTime: 1 }, { requestId: b, entryTime: 1 }], seed)), [0, 0]);
+    const started = await backing.startDraw(event, seed);
+    assert.equal(started.entryCount, 2);
+    await backing.joinPrequeue(event, [{ requestId: late, entryTime: 2 }], seed);
+    const drawn = await afterWrite(() => cache.numberDrawn(event, 0, [b, a]));
+    assert.equal(drawn?.progress, 2);
+    assert.equal((await cache.getCounters(event)).queue, 2, 'the drawn places moved the queue counter, seen at once');
+    const done = await afterWrite(() => cache.numberLateArrivals(event, 10));
+    assert.equal(done?.numberedThrough, 3);
+    assert.equal((await cache.getCounters(event)).queue, 3);
+    await afterWrite(() => cache.deleteRoomData(event));
+    assert.equal((await cache.getCounters(event)).queue, 0, 'a deleted room has no counters left in memory');
+    assert.equal(await backing.getPosition(event, a), null);
   });
 
   it('without a clock of its own it measures the TTL on performance.now()', async (t) => {

@@ -1,6 +1,7 @@
 // The SQLite store: the store contract on memory and on a WAL file, plus what only this adapter promises —
 // the durability setting the README documents (synchronous=FULL unless told otherwise) and a transaction
-// that holds the write lock from its first statement (BEGIN IMMEDIATE).
+// that holds the write lock from its first statement (BEGIN IMMEDIATE), and a wait of 5 s for another
+// connection's write lock (busy_timeout) instead of failing at once.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { newTokenRecord, type TokenRecord } from '../../src/domain/claims.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { runStoreContract } from './contract.ts';
@@ -80,6 +82,47 @@ describe('sqlite store: durability and locking', () => {
     } finally {
       other.close();
       await store.close();
+    }
+  });
+  it('waits up to 5 s for another connection\'s write lock (busy_timeout) instead of failing at once', async () => {
+    const path = freshFile();
+    const store = new SqliteStore({ path });
+    const inMemory = new SqliteStore({ path: ':memory:' });
+    // Another connection, on another thread (SQLite calls block their thread), takes the write lock, and
+    // commits 100 ms after it is told the store is about to write: the store's write meets the lock. (Those
+    // 100 ms are the other writer's, not a wait of the test: the store's write succeeds however long the
+    // thread takes, up to the 5 s.)
+    const release = new Int32Array(new SharedArrayBuffer(4));
+    const holder = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       const { DatabaseSync } = require('node:sqlite');
+       const db = new DatabaseSync(workerData.path);
+       db.exec('BEGIN IMMEDIATE');
+       db.exec("INSERT INTO secrets (name, value) VALUES ('holder', 'x')");
+       parentPort.postMessage('locked');
+       Atomics.wait(workerData.release, 0, 0);
+       Atomics.wait(workerData.release, 0, 1, 100);
+       db.exec('COMMIT');
+       db.close();`,
+      { eval: true, workerData: { path, release } },
+    );
+    try {
+      assert.equal(store.busyTimeoutMs, 5000);
+      assert.equal(inMemory.busyTimeoutMs, 5000);
+      const exited = new Promise((resolve) => holder.once('exit', resolve));
+      await new Promise((resolve, reject) => {
+        holder.once('message', resolve);
+        holder.once('error', reject);
+      });
+      Atomics.store(release, 0, 1);
+      Atomics.notify(release, 0);
+      // Without the busy wait: "database is locked" at once.
+      assert.equal(await store.claimSecret('mine', 'y'), 'y');
+      await exited;
+      assert.equal(await store.claimSecret('holder', 'other'), 'x', 'the other connection committed too');
+    } finally {
+      await holder.terminate();
+      await Promise.all([store.close(), inMemory.close()]);
     }
   });
 });

@@ -54,10 +54,22 @@ describe('waiting-room page and control panel in Chromium', { timeout: 120_000 }
     await node?.stop();
   });
 
+  /** A private API call with the admin token (tests set up the state they start from; none relies on another). */
+  const admin = async (path: string, body: Record<string, unknown>) => {
+    const response = await fetch(`${node.privateUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}` },
+      body: JSON.stringify(body),
+    });
+    assert.equal(response.status, 200, await response.text());
+  };
+
   it('two visitors reserve; the panel (SigV4) lets one in; that one buys while the other still waits', async () => {
     const first = await newPage(browser);
     const second = await newPage(browser, { width: 390, height: 844 }); // a phone
     const operator = await newPage(browser, { width: 1100, height: 900 });
+    // An empty line: positions 1 and 2, nobody served yet, whatever ran before on this node.
+    await admin('/reset_initial_state', { event_id: 'Sample' });
 
     const firstId = await reserve(first.page, node.url);
     assert.equal(await text(first.page, '#my-position'), '1');
@@ -142,6 +154,7 @@ describe('waiting-room page and control panel in Chromium', { timeout: 120_000 }
 
   it('reset asks for confirmation first', async () => {
     const { page, context, errors } = await newPage(browser);
+    await admin('/increment_serving_counter', { event_id: 'Sample', increment_by: 3 }); // something to reset
     await connectPanel(page, node.url, TEST_CREDENTIALS.secretAccessKey);
     await waitForText(page, '#connection-status', /Connected/);
     await page.getByRole('button', { name: 'Reset waiting room…' }).click();

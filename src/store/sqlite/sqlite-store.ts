@@ -324,6 +324,16 @@ export class SqliteStore implements Store {
   }
 
   /**
+   * How long a statement waits for another connection's write lock before failing with "database is locked"
+   * (ms), as SQLite reports it. This process is the only writer; the wait covers an operator's sqlite3 shell,
+   * a backup, or a second process started by mistake (docs/operations.md).
+   */
+  get busyTimeoutMs(): number {
+    const { timeout } = this.db.prepare('PRAGMA busy_timeout').get() as { timeout: number };
+    return timeout;
+  }
+
+  /**
    * Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). On failure it rolls
    * back only if a transaction is still open (after SQLITE_FULL or an I/O error SQLite may have rolled back
    * by itself, and a second ROLLBACK would fail and hide the first error), and a full disk or an I/O error
