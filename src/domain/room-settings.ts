@@ -50,6 +50,9 @@ export interface RoomSettings {
   event_end_time?: string;
   /** Everyone who joined before the start gets a random place at the start (the verifiable draw). */
   shuffle_at_event_start?: boolean;
+  // ---- The visitor's page (docs/pages.md "Templates") ----
+  /** The waiting-room page of this room: a Mustache template (≤ 1 MiB); absent = the default page. */
+  page?: string;
 }
 
 /** What an operator sets a room to (spec rooms.md §2); its phase also depends on the schedule (room-phase.ts). */
@@ -238,6 +241,15 @@ export const RoomSettingsSchema = Type.Object(
     event_end_time: Type.Optional(UtcTime('after this time the room is closed')),
     shuffle_at_event_start: Type.Optional(
       Type.Boolean({ description: 'everyone who joined before the start gets a random place at the start (needs event_start_time)' }),
+    ),
+    // ---- The visitor's page ----
+    page: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1_048_576,
+        description: 'the waiting-room page: an HTML Mustache template with the variables of docs/pages.md (absent: the default page)',
+        errorMessage: 'must be an HTML template of 1 to 1048576 characters',
+      }),
     ),
   },
   { additionalProperties: false },
