@@ -235,10 +235,10 @@ export class WaitingRoomService {
   }
 
   /** Both counters of a room in one store read, for the public counter stream (GET /stream). */
-  async streamCounters(eventId: unknown): Promise<{ serving_counter: number; waiting_num: number }> {
+  async streamCounters(eventId: unknown): Promise<{ serving_counter: number; waiting_num: number; generation: number }> {
     const event = this.event(eventId);
     const counters = await this.store.getCounters(event.event_id);
-    return { serving_counter: counters.serving, waiting_num: waitingOf(counters) };
+    return { serving_counter: counters.serving, waiting_num: waitingOf(counters), generation: counters.generation ?? 0 };
   }
 
   async waitingNum(eventId: unknown): Promise<Answer<{ waiting_num: number }>> {

@@ -138,7 +138,6 @@ function loadFiles(root: string): Map<string, StaticFile> {
   if (!existsSync(root)) return files;
   for (const full of walk(root)) {
     const rel = relative(root, full).split(sep).join('/');
-    const ext = extname(rel).toLowerCase();
     const file = staticFile(readFileSync(full), rel);
     const path = rel.endsWith('/index.html') ? `/${rel.slice(0, -'index.html'.length)}` : `/${rel}`;
     files.set(path, file);

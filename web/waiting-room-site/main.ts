@@ -210,6 +210,12 @@ async function pollCounters(s: Session): Promise<void> {
   if (positionRes && positionRes.status >= 400) throw new Fatal(t(positionRes.status === 410 ? 'expired' : 'restarted'));
   const serving = await readNumber(servingRes, 'serving_counter');
   const waiting = await readNumber(waitingRes, 'waiting_num');
+  // The serving counter moved back under a known place: the room may have been reset (a server without the
+  // counter stream sends no generation); the place is looked up again to know.
+  if (!needPosition && s.serving !== undefined && serving < s.serving) {
+    const check = await get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`);
+    if (check.status >= 400) throw new Fatal(t(check.status === 410 ? 'expired' : 'restarted'));
+  }
   if (positionRes?.status === 200) {
     s.visit.position = await readNumber(positionRes, 'queue_number');
     visits.save(s.visit);
@@ -239,8 +245,18 @@ function openStream(s: Session): void {
   if (s.streamRefusedAt !== undefined && Date.now() - s.streamRefusedAt < STREAM_RETRY_MS) return;
   s.stream = new CounterStream(
     `${settings.publicApiUrl}/stream?${eventQuery}`,
-    ({ serving, waiting }) => {
+    ({ serving, waiting, generation }) => {
       if (s.stopped) return;
+      // The room was reset since this place was given: say so at once (the place is gone).
+      if (generation !== undefined) {
+        if (s.visit.generation === undefined) {
+          s.visit.generation = generation;
+          visits.save(s.visit);
+        } else if (generation !== s.visit.generation) {
+          end(s, t('restarted'));
+          return;
+        }
+      }
       s.serving = serving;
       s.servingAtStart ??= serving;
       s.estimator.observe(Date.now(), serving);
@@ -329,10 +345,7 @@ async function tick(s: Session): Promise<void> {
   } catch (error) {
     if (s.stopped) return;
     if (error instanceof Fatal) {
-      stopSession(s);
-      setStatus('');
-      setError(error.message);
-      show('ended');
+      end(s, error.message);
       return;
     }
     s.failures++;
@@ -343,6 +356,14 @@ async function tick(s: Session): Promise<void> {
   }
   if (s.token) s.stream?.close();
   else schedule(s, s.stream?.live ? STREAM_SAFETY_POLL_MS : POLL_MS);
+}
+
+/** This visit cannot go on: why, and Start over. */
+function end(s: Session, message: string): void {
+  stopSession(s);
+  setStatus('');
+  setError(message);
+  show('ended');
 }
 
 function schedule(s: Session, delayMs: number): void {

@@ -36,6 +36,8 @@ const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 const ADDED_COLUMNS: readonly { table: string; column: string; definition: string }[] = [
   // Leaving the queue (issue 12): positions given up, see left_positions in schema.sql.
   { table: 'events', column: 'left_count', definition: 'INTEGER NOT NULL DEFAULT 0' },
+  // The room's generation (issue 16): how many times it was reset.
+  { table: 'events', column: 'resets', definition: 'INTEGER NOT NULL DEFAULT 0' },
 ];
 
 function addMissingColumns(db: DatabaseSync): void {
@@ -64,6 +66,7 @@ interface EventRow {
   max_expired: number;
   expiry_enabled_since: number | null;
   left_count: number;
+  resets: number;
 }
 
 interface TokenRow {
@@ -89,6 +92,7 @@ const ZERO_EVENT: EventRow = {
   max_expired: 0,
   expiry_enabled_since: null,
   left_count: 0,
+  resets: 0,
 };
 
 function toTokenRecord(row: TokenRow): TokenRecord {
@@ -115,6 +119,7 @@ function toCounters(row: EventRow): Counters {
     abandoned: row.abandoned,
     maxExpired: row.max_expired,
     left: row.left_count,
+    generation: row.resets,
   };
 }
 
@@ -771,7 +776,7 @@ function prepareStatements(db: DatabaseSync) {
     recordExpired: s('UPDATE events SET max_expired = ?, expired = expired + ? WHERE event_id = ?'),
     zeroCounters: s(
       `UPDATE events SET queue = 0, serving = 0, max_serving = 0, tokens = 0, expired = 0, completed = 0,
-       abandoned = 0, max_expired = 0, left_count = 0 WHERE event_id = ?`,
+       abandoned = 0, max_expired = 0, left_count = 0, resets = resets + 1 WHERE event_id = ?`,
     ),
     insertPosition: s('INSERT INTO positions (event_id, position, request_id, entry_time) VALUES (?, ?, ?, ?)'),
     getPosition: s('SELECT position, entry_time FROM positions WHERE event_id = ? AND request_id = ?'),
