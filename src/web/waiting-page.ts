@@ -85,7 +85,7 @@ export function previewRoute(options: Omit<WaitingPageOptions, 'roomSettings'> &
       const query = request.query as Record<string, unknown>;
       const room = options.roomSettings(eventId);
       if (!room) {
-        throw Errors.unknownEventKey();
+        throw Errors.unknownRoom();
       }
       if (!assets) return reply.code(503).header('content-type', 'text/plain; charset=utf-8').send('The pages are not built: run npm run build:web.');
       const asked = typeof query.phase === 'string' ? query.phase : 'waiting';

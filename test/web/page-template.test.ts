@@ -115,6 +115,8 @@ describe('served pages', () => {
     assert.equal((await privateCall('PUT', '/rooms/Branded', { page, state: 'paused' })).status, 201);
     const html = await (await fetch(`${node.url}/waiting-room-site/?eventId=Branded`)).text();
     assert.match(html, /<p id="phase">paused<\/p><p>Back soon<\/p>/);
+    const largest = await privateCall('PATCH', '/rooms/Branded', { page: `<p>{{phase}}</p>${'é'.repeat(1_048_576 - 16)}` });
+    assert.equal(largest.status, 200, 'a template of 1 Mi characters (2 bytes each in UTF-8 here) is taken');
     const tooBig = await privateCall('PATCH', '/rooms/Branded', { page: 'x'.repeat(1_048_577) });
     assert.equal(tooBig.status, 400);
     assert.match(((await tooBig.json()) as { error: string }).error, /page/);

@@ -85,6 +85,8 @@ interface Session {
   failures: number;
   timer?: ReturnType<typeof setTimeout>;
   lastAnnounced?: { ahead: number; atMs: number };
+  /** The server's estimate answered with the place (GET /queue_num), until the page measures the pace. */
+  serverEstimate?: { lowSec: number; highSec: number; atMs: number };
   /** The late end of the estimate last shown, seconds (a longer one comes with its reason). */
   lastHighSec?: number;
   stopped: boolean;
@@ -150,6 +152,10 @@ function renderQueue(s: Session, _waiting?: number): void {
   } else if (estimate.kind === 'stalled') {
     ui.eta.textContent = t(s.serving === 0 ? 'not_started' : 'paused');
     ui.etaNote.textContent = t(s.serving === 0 ? 'not_started_note' : 'paused_note');
+  } else if (s.serverEstimate) {
+    // The server's estimate at the lookup, counted down since (it never grows by itself).
+    const gone = (Date.now() - s.serverEstimate.atMs) / 1000;
+    ui.eta.textContent = formatRange(Math.max(0, s.serverEstimate.lowSec - gone), Math.max(1, s.serverEstimate.highSec - gone), lang, t);
   } else {
     ui.eta.textContent = t('estimating');
   }
@@ -217,7 +223,15 @@ async function pollCounters(s: Session): Promise<void> {
     if (check.status >= 400) throw new Fatal(t(check.status === 410 ? 'expired' : 'restarted'));
   }
   if (positionRes?.status === 200) {
-    s.visit.position = await readNumber(positionRes, 'queue_number');
+    const body = (await positionRes.json()) as { queue_number?: unknown; wait_estimate_s?: unknown };
+    const position = Number(body.queue_number);
+    if (!Number.isFinite(position)) throw new Transient('bad queue_number');
+    s.visit.position = position;
+    // The server's estimate (Anteroom only): shown until the page has measured the pace itself.
+    const given = body.wait_estimate_s;
+    if (Array.isArray(given) && given.length === 2 && given.every((n) => typeof n === 'number')) {
+      s.serverEstimate = { lowSec: given[0] as number, highSec: given[1] as number, atMs: Date.now() };
+    }
     visits.save(s.visit);
   }
   // 202 on /queue_num: an asynchronous intake has not stored the place yet, or (a room with a draw) the place
