@@ -62,6 +62,8 @@ export interface StaticFile {
   html: boolean;
   /** The Vary header (default accept-encoding). */
   vary?: string;
+  /** The Content-Security-Policy of an HTML file, when not the pages' own. */
+  csp?: string;
 }
 
 export interface StaticPagesOptions {
@@ -112,7 +114,7 @@ export function send(file: StaticFile, request: FastifyRequest, reply: FastifyRe
     .header('x-content-type-options', 'nosniff');
   if (file.html) {
     reply
-      .header('content-security-policy', CONTENT_SECURITY_POLICY)
+      .header('content-security-policy', file.csp ?? CONTENT_SECURITY_POLICY)
       .header('referrer-policy', 'no-referrer')
       .header('cross-origin-opener-policy', 'same-origin');
   }

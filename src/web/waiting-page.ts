@@ -33,6 +33,21 @@ export function loadPageAssets(root: string = WEB_DIST_DIR): PageAssets | undefi
 }
 
 const EVENT_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+/**
+ * An operator's template may style itself inline and show images from anywhere over https (a logo on their CDN);
+ * scripts still come only from this server (the page's own), and nothing may frame it.
+ */
+export const TEMPLATE_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  'connect-src *',
+  "img-src 'self' data: https:",
+  "style-src 'self' 'unsafe-inline'",
+  "script-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
 /** Rendered pages kept (per room settings, language and phase); a page depends on nothing else. */
 const CACHE_LIMIT = 1_000;
 
@@ -61,7 +76,11 @@ export function waitingPageRenderer(options: WaitingPageOptions): ((request: Fas
       defaultTemplate: assets.template,
       nowMs: now,
     });
-    const file = { ...staticFile(Buffer.from(html), 'index.html', 5), vary: 'accept-encoding, accept-language' };
+    const file = {
+      ...staticFile(Buffer.from(html), 'index.html', 5),
+      vary: 'accept-encoding, accept-language',
+      ...(room?.page === undefined ? {} : { csp: TEMPLATE_CONTENT_SECURITY_POLICY }),
+    };
     if (cache.size >= CACHE_LIMIT) cache.clear();
     cache.set(key, { room, file });
     return file;

@@ -113,8 +113,10 @@ describe('served pages', () => {
   it("a room's own template (the page setting, through the rooms API) is what its visitors get", async () => {
     const page = '<!doctype html><html lang="{{lang}}"><title>{{event_id}}</title><p id="phase">{{phase}}</p>{{#phase_paused}}<p>Back soon</p>{{/phase_paused}}';
     assert.equal((await privateCall('PUT', '/rooms/Branded', { page, state: 'paused' })).status, 201);
-    const html = await (await fetch(`${node.url}/waiting-room-site/?eventId=Branded`)).text();
-    assert.match(html, /<p id="phase">paused<\/p><p>Back soon<\/p>/);
+    const branded = await fetch(`${node.url}/waiting-room-site/?eventId=Branded`);
+    assert.match(await branded.text(), /<p id="phase">paused<\/p><p>Back soon<\/p>/);
+    // Its own styles inline, its logo from its CDN; scripts still only from here.
+    assert.match(branded.headers.get('content-security-policy') ?? '', /style-src 'self' 'unsafe-inline'.*script-src 'self';/);
     const largest = await privateCall('PATCH', '/rooms/Branded', { page: `<p>{{phase}}</p>${'é'.repeat(1_048_576 - 16)}` });
     assert.equal(largest.status, 200, 'a template of 1 Mi characters (2 bytes each in UTF-8 here) is taken');
     const tooBig = await privateCall('PATCH', '/rooms/Branded', { page: 'x'.repeat(1_048_577) });
