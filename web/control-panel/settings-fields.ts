@@ -5,7 +5,7 @@
 // The form sends what the operator typed; the server checks it (one schema), and its 400 names the field whose
 // message the form shows (fieldFor).
 
-export type FieldKind = 'int' | 'number' | 'bool' | 'text' | 'secret' | 'time' | 'select' | 'webhooks' | 'lines';
+export type FieldKind = 'int' | 'number' | 'bool' | 'text' | 'secret' | 'time' | 'select' | 'webhooks' | 'lines' | 'template';
 
 export interface Field {
   /** The setting's path, dotted: validity_period, inlet.pause_check.timeout. */
@@ -55,6 +55,7 @@ export const FIELDS: readonly Field[] = [
   { group: 'Inlet', name: 'inlet.pause_check.timeout', label: 'Pause check: timeout (s)', kind: 'number', optional: true, help: 'Seconds to wait for the answer (default 5).' },
   { group: 'Inlet', name: 'inlet.max_size', label: 'Max size: active tokens (max_size)', kind: 'int', optional: true, help: 'How many may hold an active token at once.' },
 
+  { group: 'Waiting page', name: 'page', label: 'Page template (page)', kind: 'template', optional: true, help: 'HTML with Mustache variables ({{people_ahead_text}}, {{wait_text}}, {{t.reserve}}…; docs/pages.md). Empty: the default page. Preview: GET /private/rooms/{id}/preview?phase=waiting.' },
   { group: 'OpenID Connect', name: 'oidc.redirect_uris', label: 'OIDC redirect URIs', kind: 'lines', optional: true, help: 'One per line; empty: no OpenID Connect client.' },
   { group: 'OpenID Connect', name: 'oidc.client_secret', label: 'OIDC client secret', kind: 'secret', optional: true, help: 'Empty: keep the one set (or generate one).' },
 ];
@@ -66,6 +67,8 @@ const INT = /^-?\d+$/;
 
 function scalar(field: Field, raw: string | boolean): unknown {
   if (field.kind === 'bool') return raw === true;
+  // A template goes exactly as written (its spacing is the operator's).
+  if (field.kind === 'template') return String(raw);
   const text = String(raw).trim();
   if (field.kind === 'int' && INT.test(text)) return Number(text);
   if (field.kind === 'number' && text !== '' && Number.isFinite(Number(text))) return Number(text);
