@@ -63,7 +63,7 @@ export function waitingPageRenderer(options: WaitingPageOptions): ((request: Fas
     const room = options.roomSettings(eventId);
     const lang = assets.languages.choose(query.lang, request.headers['accept-language']);
     const now = clock();
-    const phase = room ? pagePhaseOf(roomPhase(roomScheduleOf(room), now)) : 'waiting';
+    const phase = room ? pagePhaseOf(roomPhase(roomScheduleOf(room), Math.floor(now / 1000))) : 'waiting';
     const key = `${eventId}\n${lang}\n${phase}`;
     const cached = cache.get(key);
     // The registry replaces a room's settings object on every change: the same object, the same page.

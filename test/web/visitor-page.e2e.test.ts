@@ -99,6 +99,26 @@ describe("the visitor's page", { timeout: 240_000 }, () => {
     await context.close();
   });
 
+  it('before the start: the notice names the start, a countdown runs, and the live page passes axe at phone size', async () => {
+    const at = (hours: number) => new Date(Math.floor(Date.now() / 1000 + hours * 3600) * 1000).toISOString().replace('.000Z', 'Z');
+    const put = await fetch(`${node.privateUrl}/rooms/Soon`, {
+      method: 'PUT',
+      headers: auth,
+      body: JSON.stringify({ prequeue_start_time: at(-1), event_start_time: at(2) }),
+    });
+    assert.equal(put.status, 201);
+    const context = await browser.newContext({ viewport: SIZES[1] });
+    const page = await context.newPage();
+    await page.goto(`${node.url}/waiting-room-site/?eventId=Soon`);
+    await page.getByText(/The sale starts at .* UTC/).waitFor({ timeout: TIMEOUT });
+    await page.waitForFunction(() => /^Starts in 1:59:\d\d$/.test(document.querySelector('#countdown')?.textContent ?? ''), null, { timeout: TIMEOUT });
+    await page.getByRole('button', { name: 'Reserve' }).click();
+    await page.waitForFunction(() => /^\d+$/.test(document.querySelector('#my-position')?.textContent ?? ''), null, { timeout: TIMEOUT });
+    assert.deepEqual(await axeViolations(page), []);
+    assert.equal(await overflowsSideways(page), false);
+    await context.close();
+  });
+
   for (const size of SIZES) {
     it(`axe-core: 0 violations on every phase in both directions, ${size.name} (${size.width} px), no sideways scroll`, async () => {
       const context = await browser.newContext({ viewport: size, extraHTTPHeaders: auth });

@@ -568,6 +568,20 @@ addEventListener('storage', (event) => {
 if (settings.ignored.length > 0) {
   setError(t('ignored_params', { names: settings.ignored.join(', ') }));
 }
+// Before the start (pre-queue), a countdown to it, once a second while the tab is shown.
+const countdown = document.getElementById('countdown');
+const startsAt = Date.parse(countdown?.dataset.start ?? '');
+if (countdown && Number.isFinite(startsAt)) {
+  const two = (n: number) => String(n).padStart(2, '0');
+  const tickCountdown = () => {
+    const left = Math.max(0, Math.ceil((startsAt - Date.now()) / 1000));
+    const time = `${left >= 3600 ? `${Math.floor(left / 3600)}:` : ''}${two(Math.floor(left / 60) % 60)}:${two(left % 60)}`;
+    countdown.textContent = t('countdown', { time: numbers.format(0) === '0' ? time : time.replace(/\d/g, (d) => numbers.format(Number(d))) });
+    if (left > 0) setTimeout(tickCountdown, 1000 - (Date.now() % 1000));
+  };
+  tickCountdown();
+}
+
 const stored = visits.load();
 if (stored) begin(stored);
 else show('intro');
