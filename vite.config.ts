@@ -1,7 +1,42 @@
 // Builds the pages under web/ (waiting room, control panel) into web/dist/, which `anteroom serve` serves.
 // Relative asset URLs (base './') let the same build be hosted under any path prefix, on a CDN or on S3.
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { readFileSync, readdirSync } from 'node:fs';
+import { defineConfig, type Plugin } from 'vite';
+import { Languages, renderWaitingPage } from './src/web/page-template.ts';
+
+const I18N_DIR = fileURLToPath(new URL('./web/waiting-room-site/i18n/', import.meta.url));
+
+/**
+ * The waiting-room page is a Mustache template (src/web/page-template.ts): the built HTML is kept as
+ * waiting-room-site/page.mustache with the translations beside it (i18n/<lang>.json), for the server to render
+ * per room and language; index.html is that template rendered in English, so the built site still works when
+ * hosted as plain files (a CDN, S3), as VWR's did.
+ */
+function waitingPageTemplate(): Plugin {
+  return {
+    name: 'anteroom-waiting-page-template',
+    apply: 'build',
+    enforce: 'post',
+    generateBundle(_options, bundle) {
+      const html = bundle['waiting-room-site/index.html'];
+      if (!html || html.type !== 'asset') return;
+      const template = String(html.source);
+      this.emitFile({ type: 'asset', fileName: 'waiting-room-site/page.mustache', source: template });
+      for (const name of readdirSync(I18N_DIR).filter((n) => n.endsWith('.json'))) {
+        this.emitFile({ type: 'asset', fileName: `waiting-room-site/i18n/${name}`, source: readFileSync(`${I18N_DIR}${name}`) });
+      }
+      html.source = renderWaitingPage({
+        room: { event_id: 'Sample' },
+        phase: 'waiting',
+        lang: 'en',
+        languages: Languages.fromDir(I18N_DIR),
+        defaultTemplate: template,
+        nowMs: 0,
+      });
+    },
+  };
+}
 
 const page = (name: string) => fileURLToPath(new URL(`./web/${name}/index.html`, import.meta.url));
 
@@ -9,6 +44,7 @@ export default defineConfig({
   root: fileURLToPath(new URL('./web', import.meta.url)),
   base: './',
   publicDir: false,
+  plugins: [waitingPageTemplate()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,

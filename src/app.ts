@@ -57,6 +57,8 @@ export interface StartOptions {
   jobs?: boolean;
   /** Extra HTTP routes (web pages, OIDC, inlets). */
   plugins?: Parameters<typeof buildHttpServer>[0]['plugins'];
+  /** Extra routes of the private API (under its base path, authenticated): the page preview. */
+  privatePlugins?: Parameters<typeof buildHttpServer>[0]['privatePlugins'];
   /** Where the server's log lines go (tests read them); standard output when absent. */
   logStream?: Parameters<typeof buildHttpServer>[0]['logStream'];
 }
@@ -125,7 +127,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     clockMs: clock,
     // The OpenID Connect adapter (/oidc, issuer = public URL + /oidc) serves the events configured for it.
     plugins: [...(options.plugins ?? []), oidc.routes],
-    privatePlugins: [maxSizeInletRoutes({ room, metrics }), oidc.privateRoutes],
+    privatePlugins: [maxSizeInletRoutes({ room, metrics }), oidc.privateRoutes, ...(options.privatePlugins ?? [])],
   });
   if (config.cdnPurgeUrl) purgeCdn = cdnPurgeHook({ url: config.cdnPurgeUrl, token: config.cdnPurgeToken, log: http.log });
   bus.onSinkError = (sink, error) => http.log.error({ err: error, sink: sink.name }, 'event sink failed');

@@ -31,7 +31,7 @@ import {
   openStore,
 } from '../compose/open-store.ts';
 import type { Store } from '../domain/ports/store.ts';
-import { pageUrls, webPlugins } from '../web/index.ts';
+import { pageUrls, webPlugins, webPrivatePlugins } from '../web/index.ts';
 import { booleanValue, integerIn, nonEmpty, oneOf, wholeNumberSetting } from './option-parsers.ts';
 import { MAX_WORKERS, checkWorkersStore, isWorkerProcess, reportListening, runPrimary, shouldStartWorkers } from './workers.ts';
 
@@ -299,7 +299,14 @@ async function runServe(raw: Record<string, unknown>): Promise<void> {
 
   // The sample store verifies tokens issued by this server, whose URL is known once it listens.
   let publicUrl = '';
-  const node = await startNode(config, { credentials: creds.credentials, store, plugins: webPlugins(config, () => publicUrl) });
+  // The waiting-room page is rendered per room (its `page` template, its phase), read from the node once up.
+  const roomSettings = (eventId: string) => running.node?.room.roomSettings(eventId);
+  const node = await startNode(config, {
+    credentials: creds.credentials,
+    store,
+    plugins: webPlugins(config, () => publicUrl, { roomSettings }),
+    privatePlugins: webPrivatePlugins(roomSettings),
+  });
   running.node = node;
   publicUrl = node.publicUrl;
   if (stopSignal) return shutDown(node, stopSignal, config.drainTimeoutSec);

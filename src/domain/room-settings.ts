@@ -60,6 +60,9 @@ export interface RoomSettings {
   allowed_return_origins?: string[];
   /** Keeping bots out of the line (docs/bots.md); absent = no defence (VWR's behaviour). */
   bot_defence?: BotDefenceSettings;
+  // ---- The visitor's page (docs/pages.md "Templates") ----
+  /** The waiting-room page of this room: a Mustache template (≤ 1 MiB); absent = the default page. */
+  page?: string;
 }
 
 /** A room's gate (spec rooms.md §5): the protected origin, the requests it answers, and who skips the queue. */
@@ -410,6 +413,15 @@ export const RoomSettingsSchema = Type.Object(
       Type.Array(Origin('an origin return_to may point at'), { maxItems: 100, description: 'origins the waiting-room page may send a served visitor back to' }),
     ),
     bot_defence: Type.Optional(BotDefenceSchema),
+    // ---- The visitor's page ----
+    page: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1_048_576,
+        description: 'the waiting-room page: an HTML Mustache template with the variables of docs/pages.md (absent: the default page)',
+        errorMessage: 'must be an HTML template of 1 to 1048576 characters',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

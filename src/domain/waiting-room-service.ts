@@ -23,6 +23,7 @@ import { drawIsDue, roomDraws } from './prequeue.ts';
 import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettings } from './room-settings.ts';
 import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets, type RoomView } from './room-edits.ts';
 import { roomFigures, type RoomFigures } from './room-figures.ts';
+import { WaitEstimates, type EstimateAccuracy, type WaitEstimate } from './wait-estimates.ts';
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
@@ -122,6 +123,9 @@ export class WaitingRoomService {
   private stopFollowingRooms: (() => void) | undefined;
   /** The store writes for room changes, one after the other: two quick changes land in their order. */
   private roomWrites: Promise<void> = Promise.resolve();
+
+  /** The wait estimates given at the first lookup of a place, judged at admission (./wait-estimates.ts). */
+  readonly estimates = new WaitEstimates();
 
   constructor(deps: WaitingRoomServiceDeps) {
     this.store = deps.store;
@@ -275,7 +279,7 @@ export class WaitingRoomService {
   async queueNum(
     eventId: unknown,
     requestId: unknown,
-  ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1 }>> {
+  ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1; wait_estimate_s?: [number, number] }>> {
     const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
     const position = await this.store.getPosition(event.event_id, id);
     if (!position) {
@@ -283,19 +287,43 @@ export class WaitingRoomService {
       if (parked) return ok({ queue_number: parked.position, entry_time: parked.entryTime, event_id: event.event_id, status: 1 });
       return (await this.waitsForDraw(event, id)) ? Pending.awaitingDraw : Pending.requestIdNotFound;
     }
-    return ok({ queue_number: position.position, entry_time: position.entryTime, event_id: event.event_id, status: 1 });
+    const estimate = await this.estimateFor(event.event_id, id, position.position, position.entryTime);
+    return ok({
+      queue_number: position.position,
+      entry_time: position.entryTime,
+      event_id: event.event_id,
+      status: 1,
+      // Beyond VWR's answer: the estimated wait (seconds, early and late end), once the pace is known.
+      ...(estimate ? { wait_estimate_s: [estimate.lowSec, estimate.highSec] as [number, number] } : {}),
+    });
+  }
+
+  /** The wait estimate of a place: the one given before, or one made now (and kept, to be judged later). */
+  private async estimateFor(eventId: string, requestId: string, position: number, entryTime: number): Promise<WaitEstimate | undefined> {
+    const given = this.estimates.of(eventId, requestId);
+    if (given) return given;
+    if (this.estimates.pace(eventId, this.now() * 1000) === undefined) return undefined;
+    const serving = await this.store.getServingCounter(eventId);
+    const nowMs = this.now() * 1000;
+    this.estimates.observe(eventId, serving, nowMs);
+    const estimate = this.estimates.estimate(eventId, position, serving, nowMs);
+    if (estimate && position > serving) this.estimates.given(eventId, requestId, entryTime * 1000, estimate);
+    return estimate;
   }
 
   async servingNum(eventId: unknown): Promise<Answer<{ serving_counter: number }>> {
     const event = this.event(eventId);
-    return ok({ serving_counter: await this.store.getServingCounter(event.event_id) });
+    const serving = await this.store.getServingCounter(event.event_id);
+    this.estimates.observe(event.event_id, serving, this.now() * 1000);
+    return ok({ serving_counter: serving });
   }
 
   /** Both counters of a room in one store read, for the public counter stream (GET /stream). */
-  async streamCounters(eventId: unknown): Promise<{ serving_counter: number; waiting_num: number }> {
+  async streamCounters(eventId: unknown): Promise<{ serving_counter: number; waiting_num: number; generation: number }> {
     const event = this.event(eventId);
     const counters = await this.store.getCounters(event.event_id);
-    return { serving_counter: counters.serving, waiting_num: waitingOf(counters) };
+    this.estimates.observe(event.event_id, counters.serving, this.now() * 1000);
+    return { serving_counter: counters.serving, waiting_num: waitingOf(counters), generation: counters.generation ?? 0 };
   }
 
   async waitingNum(eventId: unknown): Promise<Answer<{ waiting_num: number }>> {
@@ -339,6 +367,8 @@ export class WaitingRoomService {
       case 'reissue':
         return ok(await this.tokenResponse(event.event_id, decision.record, now));
       case 'issue':
+        // The wait it had, against the estimate it was given (when it was given one).
+        this.estimates.admitted(event.event_id, id, (ctx?.servedAt ?? now) * 1000);
         return ok(await this.issue(event, id, decision.position, now, overrides));
     }
   }
@@ -531,6 +561,7 @@ export class WaitingRoomService {
   async resetInitialState(eventId: unknown): Promise<Answer<{ message: string }>> {
     const event = this.event(eventId);
     await this.store.resetEvent(event.event_id);
+    this.estimates.forget(event.event_id);
     this.draws.forget(event.event_id);
     this.drawPublications.forget(event.event_id);
     await this.afterReset?.(event.event_id);
@@ -580,7 +611,7 @@ export class WaitingRoomService {
    * The room's figures for the control panel (GET /private/rooms/{event_id}/figures, ./room-figures.ts): the
    * counters and the admission snapshot, read now. A room this node does not serve → 404.
    */
-  async roomFigures(eventId: unknown): Promise<Answer<RoomFigures>> {
+  async roomFigures(eventId: unknown): Promise<Answer<RoomFigures & { estimate_accuracy: EstimateAccuracy }>> {
     const room = this.catalog.get(eventId);
     if (!room) throw Errors.unknownRoom();
     const now = this.now();
@@ -589,7 +620,7 @@ export class WaitingRoomService {
       this.store.getAdmissionSnapshot(room.event_id, now, rateWindowStart(now)),
       this.phaseOf(room),
     ]);
-    return ok(roomFigures(room.event_id, phase, counters, snapshot));
+    return ok({ ...roomFigures(room.event_id, phase, counters, snapshot), estimate_accuracy: this.estimates.accuracy(room.event_id) });
   }
 
   /** Creates (201) or replaces (200) a room with the body's settings (PUT /private/rooms/{event_id}). */
@@ -851,7 +882,9 @@ export class WaitingRoomService {
    */
   countersInMemory(eventId: string): Counters | undefined {
     if (!this.store.peekCounters || !this.catalog.get(eventId)) return undefined;
-    return this.store.peekCounters(eventId);
+    const counters = this.store.peekCounters(eventId);
+    if (counters) this.estimates.observe(eventId, counters.serving, this.now() * 1000);
+    return counters;
   }
 
   /** Whether the store can answer polls from memory at all (when not, the fast path is not installed). */

@@ -15,7 +15,7 @@ import type { SecretStore } from '../domain/ports/store.ts';
 import type { GateSettings, RoomSettings } from '../domain/room-settings.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { staticPages } from '../web/static-pages.ts';
-import { renderWaitingPage } from '../web/waiting-page.ts';
+import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
 import { PlaceCookies, TOKEN_COOKIE, safeReturnPath } from './cookies.ts';
 import { matchRoom, pathOf, type GatedRoom } from './route-match.ts';
@@ -196,7 +196,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
         const match = matchRoom(room.rooms(), reply.request.host, pathOf(reply.request.url));
         reply.code(502).header('cache-control', 'no-store').header(GATE_ANSWER_HEADER, 'origin-down');
         if (!match || wantsJson(reply.request.headers.accept)) return reply.send({ error: 'The protected site did not answer' });
-        return sendWaitingPage(reply.request as FastifyRequest, reply as FastifyReply, renderWaitingPage(match.room, { mode: 'gate', reason: 'origin-down' }, options.pagesRoot));
+        return sendWaitingPage(reply.request as FastifyRequest, reply as FastifyReply, renderGatePage(match.room, { mode: 'gate', reason: 'origin-down', acceptLanguage: reply.request.headers['accept-language'] }, options.pagesRoot));
       },
     },
     wsClientOptions,

@@ -11,7 +11,7 @@ import type { RoomSettings } from '../domain/room-settings.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { waitingOf } from '../domain/waiting-room-service.ts';
 import { chooseEncoding } from '../web/static-pages.ts';
-import { renderWaitingPage, type WaitingPage } from '../web/waiting-page.ts';
+import { renderGatePage, type WaitingPage } from '../web/gate-page.ts';
 import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, type Place, type PlaceCookies } from './cookies.ts';
 
 /** Marks the gate's own answers, so the waiting page can tell them from the origin's. */
@@ -72,7 +72,7 @@ export async function answerVisitor(
 }
 
 function sendPage(deps: QueueDeps, request: FastifyRequest, reply: FastifyReply, room: RoomSettings, reason: 'queued' | 'closed'): FastifyReply {
-  return sendWaitingPage(request, reply, renderWaitingPage(room, { mode: 'gate', reason }, deps.pagesRoot));
+  return sendWaitingPage(request, reply, renderGatePage(room, { mode: 'gate', reason, acceptLanguage: request.headers['accept-language'] }, deps.pagesRoot));
 }
 
 /** A waiting page as bytes, compressed when the client accepts it. */

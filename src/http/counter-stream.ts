@@ -10,7 +10,7 @@
 // it reconnects, or its page falls back to polling. Past `maxConnections` a node answers 503 with Retry-After,
 // and the page polls instead (web/waiting-room-site).
 //
-// Frames: `event: counters` with `data: {"serving_counter": S, "waiting_num": W}`, first on connect, then on each
+// Frames: `event: counters` with `data: {"serving_counter": S, "waiting_num": W, "generation": G}` (G: resets so far), first on connect, then on each
 // change; `retry:` tells EventSource to reconnect after RETRY_MS.
 
 import type { ServerResponse } from 'node:http';
@@ -146,10 +146,12 @@ export class CounterStreams {
 export interface StreamCounters {
   serving_counter: number;
   waiting_num: number;
+  /** How many times the room was reset: a page that joined in another generation lost its place. */
+  generation?: number;
 }
 
 export function counterFrame(c: StreamCounters): string {
-  return `event: counters\ndata: {"serving_counter":${c.serving_counter},"waiting_num":${c.waiting_num}}\n\n`;
+  return `event: counters\ndata: {"serving_counter":${c.serving_counter},"waiting_num":${c.waiting_num},"generation":${c.generation ?? 0}}\n\n`;
 }
 
 /** GET /stream?event_id=E on the public scope; 400/404 as /serving_num, 503 with Retry-After when the node is full. */

@@ -22,8 +22,11 @@ type Q<T> = FastifyRequest<{ Querystring: T }>;
 type B<T> = FastifyRequest<{ Body: T }>;
 type RoomRequest = FastifyRequest<{ Params: { event_id: string }; Body: unknown }>;
 
-/** A room's settings with webhooks and inlets fit easily; a body this large is a mistake, not a room. */
-export const ROOM_BODY_LIMIT = 64 * 1024;
+/**
+ * A room's settings, its page template included: 1 Mi characters at most, up to 4 bytes each in UTF-8, and the
+ * other settings (webhooks and inlets fit in a few dozen KB). A body past this is a mistake, not a room.
+ */
+export const ROOM_BODY_LIMIT = 5 * 1024 * 1024;
 
 export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, sse: SseSink, options: MountOptions): void {
   mountRoutes(app, [

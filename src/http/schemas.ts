@@ -70,6 +70,8 @@ export const QueueNumResponse = {
     entry_time: Type.Integer(),
     event_id: Type.String(),
     status: Type.Integer(),
+    // Anteroom: the estimated wait in seconds [early, late], once the admission pace is known (docs/pages.md).
+    wait_estimate_s: Type.Optional(Type.Array(Type.Integer(), { minItems: 2, maxItems: 2 })),
   }),
   202: Pending,
 };

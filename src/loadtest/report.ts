@@ -175,11 +175,14 @@ for (const section of document.querySelectorAll('section.chart')) {
 const STYLE = `
 :root { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #0f172a; background: #f8fafc; }
 body { max-width: 1040px; margin: 0 auto; padding: 24px; }
+@media (max-width: 600px) { body { padding: 12px; } th, td { padding: 5px 6px; } }
+code { overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; } .scroll:focus-visible { outline: 2px solid #1d4ed8; }
 h1 { font-size: 1.5rem; margin: 0 0 4px; } h2 { font-size: 1.15rem; margin: 32px 0 8px; } h3 { font-size: 1rem; margin: 0 0 4px; }
 h3 small { color: #64748b; font-weight: normal; }
 .meta { color: #475569; font-size: .9rem; } code { font-size: .85em; background: #e2e8f0; padding: 1px 4px; border-radius: 3px; }
 .badge { display: inline-block; padding: 2px 10px; border-radius: 12px; color: white; font-weight: 600; font-size: .9rem; vertical-align: middle; }
-.pass { background: #16a34a; } .fail { background: #dc2626; }
+.pass { background: #15803d; } .fail { background: #b91c1c; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px; margin-top: 16px; }
 .card { background: white; border: 1px solid #e2e8f0; border-radius: 8px; padding: 10px 12px; }
 .card b { display: block; font-size: 1.3rem; } .card span { color: #64748b; font-size: .8rem; }
@@ -200,7 +203,8 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 function table(head: string[], rows: string[][], numeric: boolean[] = []): string {
   const th = head.map((h, i) => `<th${numeric[i] ? ' class="num"' : ''}>${h}</th>`).join('');
   const tr = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('\n');
-  return `<table><thead><tr>${th}</tr></thead><tbody>${tr}</tbody></table>`;
+  // A wide table scrolls inside its own region (focusable, so the keyboard can scroll it) on a narrow screen.
+  return `<div class="scroll" tabindex="0" role="region" aria-label="${escapeHtml(head.filter(Boolean).join(', '))}"><table><thead><tr>${th}</tr></thead><tbody>${tr}</tbody></table></div>`;
 }
 
 /** "admitted at 250/s", or how the room admitted by itself, with its pre-queue and pause. */
@@ -262,6 +266,7 @@ export function renderReport(result: LoadTestResult, context: ReportContext = {}
 <style>${STYLE}</style>
 </head>
 <body>
+<main>
 <h1>Anteroom load test <span class="badge ${s.ok ? 'pass' : 'fail'}">${s.ok ? 'PASS' : 'FAIL'}</span></h1>
 <div class="meta">
   ${date} · event <code>${escapeHtml(s.event_id)}</code> at <code>${escapeHtml(s.target)}</code> (private <code>${escapeHtml(s.private_target)}</code>)<br>
@@ -274,7 +279,7 @@ ${s.client.saturated_s > 0 ? `<p class="warning">The load generator was saturate
 <div class="cards">${cards.map(([v, l]) => `<div class="card"><b>${v}</b><span>${l}</span></div>`).join('')}</div>
 
 <h2>Correctness verdicts</h2>
-${table(['', 'Rule and outcome'], verdictRows)}
+${table(['Verdict', 'Rule and outcome'], verdictRows)}
 
 <h2>Over time</h2>
 ${charts(result.samples)}
@@ -290,7 +295,7 @@ ${s.failure_reasons.length ? `<h3>Why visitors failed</h3>${table(['Visitors', '
 
 <h2>Time in queue</h2>
 ${table(
-  ['', 'count', 'p50', 'p95', 'p99', 'max'],
+  ['Measure', 'count', 'p50', 'p95', 'p99', 'max'],
   [
     ['join answered → token set (s)', fmt(q.count, 0), fmt(q.p50, 3), fmt(q.p95, 3), fmt(q.p99, 3), fmt(q.max, 3)],
     ['counter reached the position → token set (ms)', fmt(a.count, 0), fmt(a.p50), fmt(a.p95), fmt(a.p99), fmt(a.max)],
@@ -314,6 +319,7 @@ Latency includes time spent waiting for one of the load generator's connections,
 the <i>requests/s</i> chart with the planned poll rate (waiting visitors ÷ poll interval).</p>
 <p>Full explanation of every figure and verdict: <code>docs/loadtest.md</code> in the Anteroom repository.</p>
 </div>
+</main>
 <script>${HOVER_SCRIPT}</script>
 </body>
 </html>

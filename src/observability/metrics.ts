@@ -128,5 +128,28 @@ export class Metrics {
       ([key, name, help]) =>
         [key, new Gauge({ name, help, labelNames: ['event_id'], registers: [this.registry], collect: readAll })] as const,
     );
+    // The wait estimates on record (issue 16): how far the estimate given at the first lookup was from the wait.
+    new Gauge({
+      name: 'anteroom_wait_estimate_median_abs_error_seconds',
+      help: 'Median |actual wait - middle of the estimated range| of the last 1000 admitted visitors given an estimate by this node',
+      labelNames: ['event_id'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const eventId of room.roomIds()) {
+          const accuracy = room.estimates.accuracy(eventId);
+          if (accuracy.median_abs_error_s !== null) this.set({ event_id: eventId }, accuracy.median_abs_error_s);
+        }
+      },
+    });
+    new Gauge({
+      name: 'anteroom_wait_estimate_samples',
+      help: 'Admitted visitors whose wait was compared with their estimate (the last 1000 at most)',
+      labelNames: ['event_id'],
+      registers: [this.registry],
+      collect() {
+        for (const eventId of room.roomIds()) this.set({ event_id: eventId }, room.estimates.accuracy(eventId).samples);
+      },
+    });
   }
 }

@@ -3,20 +3,29 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from '../config/config.ts';
 import { DEFAULT_EVENT_ID } from '../domain/room-settings.ts';
+import type { RoomSettings } from '../domain/room-settings.ts';
 import { PAGE_PATHS, pagesBuilt, staticPages } from './static-pages.ts';
+import { previewRoute, waitingPageRenderer } from './waiting-page.ts';
 import { SHOP_BASE_PATH, shopApi } from './shop-api.ts';
 
 export { PAGE_PATHS, pagesBuilt, staticPages } from './static-pages.ts';
+export { renderWaitingPage, pageVariables, Languages, PAGE_PHASES, type PageInput, type PagePhase } from './page-template.ts';
+export { loadPageAssets, previewRoute, waitingPageRenderer } from './waiting-page.ts';
 export { SHOP_BASE_PATH, SHOP_OPERATIONS, shopApi } from './shop-api.ts';
 
 /** The pages and the sample store, as plugins for `startNode(config, { plugins })`. */
 export function webPlugins(
   config: Pick<ServerConfig, 'events' | 'publicApiKey'>,
   publicUrl: () => string,
-  options: { root?: string; clock?: () => number } = {},
+  options: { root?: string; clock?: () => number; roomSettings?: (eventId: string) => RoomSettings | undefined } = {},
 ): ((app: FastifyInstance) => void)[] {
+  const waitingPage = waitingPageRenderer({
+    ...(options.root ? { root: options.root } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    roomSettings: options.roomSettings ?? (() => undefined),
+  });
   return [
-    staticPages(options.root ? { root: options.root } : {}),
+    staticPages({ ...(options.root ? { root: options.root } : {}), ...(waitingPage ? { waitingPage } : {}) }),
     shopApi({
       events: config.events,
       publicUrl,
@@ -24,6 +33,14 @@ export function webPlugins(
       ...(options.clock ? { clock: options.clock } : {}),
     }),
   ];
+}
+
+/** The private routes of the pages (the preview of a room's page), for `startNode(config, { privatePlugins })`. */
+export function webPrivatePlugins(
+  roomSettings: (eventId: string) => RoomSettings | undefined,
+  options: { root?: string; clock?: () => number } = {},
+): ((app: FastifyInstance) => void)[] {
+  return [previewRoute({ ...options, roomSettings })];
 }
 
 /**

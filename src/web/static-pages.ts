@@ -52,7 +52,7 @@ const CONTENT_TYPES: Record<string, string> = {
 
 const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.json', '.map', '.svg', '.txt']);
 
-interface StaticFile {
+export interface StaticFile {
   body: Buffer;
   br?: Buffer;
   gzip?: Buffer;
@@ -60,11 +60,20 @@ interface StaticFile {
   etag: string;
   cacheControl: string;
   html: boolean;
+  /** The Vary header (default accept-encoding). */
+  vary?: string;
+  /** The Content-Security-Policy of an HTML file, when not the pages' own. */
+  csp?: string;
 }
 
 export interface StaticPagesOptions {
   /** Directory of the built pages. Default: web/dist of this package. */
   root?: string;
+  /**
+   * Renders the waiting-room page per request (room template, language); when absent, or when the build has no
+   * template, the built index.html is served as is.
+   */
+  waitingPage?: (request: FastifyRequest) => StaticFile | undefined;
 }
 
 /** A Fastify plugin (for `StartOptions.plugins`) serving the built pages. */
@@ -78,7 +87,8 @@ export function staticPages(options: StaticPagesOptions = {}): (app: FastifyInst
       return;
     }
     for (const [path, file] of files) {
-      app.get(path, (request, reply) => send(file, request, reply));
+      const render = path === PAGE_PATHS.waitingRoom ? options.waitingPage : undefined;
+      app.get(path, (request, reply) => send((render && render(request)) ?? file, request, reply));
       if (path.endsWith('/') && path !== '/') {
         // /waiting-room-site → /waiting-room-site/ (the page's relative asset URLs need the slash), query kept.
         app.get(path.slice(0, -1), (request, reply) => {
@@ -95,16 +105,16 @@ export function pagesBuilt(root: string = WEB_DIST_DIR): boolean {
   return existsSync(join(root, 'waiting-room-site', 'index.html')) && existsSync(join(root, 'control-panel', 'index.html'));
 }
 
-function send(file: StaticFile, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function send(file: StaticFile, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   reply
     .header('content-type', file.contentType)
     .header('cache-control', file.cacheControl)
     .header('etag', file.etag)
-    .header('vary', 'accept-encoding')
+    .header('vary', file.vary ?? 'accept-encoding')
     .header('x-content-type-options', 'nosniff');
   if (file.html) {
     reply
-      .header('content-security-policy', CONTENT_SECURITY_POLICY)
+      .header('content-security-policy', file.csp ?? CONTENT_SECURITY_POLICY)
       .header('referrer-policy', 'no-referrer')
       .header('cross-origin-opener-policy', 'same-origin');
   }
@@ -130,27 +140,31 @@ function loadFiles(root: string): Map<string, StaticFile> {
   if (!existsSync(root)) return files;
   for (const full of walk(root)) {
     const rel = relative(root, full).split(sep).join('/');
-    const ext = extname(rel).toLowerCase();
-    const body = readFileSync(full);
-    const html = ext === '.html';
-    const file: StaticFile = {
-      body,
-      contentType: CONTENT_TYPES[ext] ?? 'application/octet-stream',
-      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
-      // Vite names everything under assets/ after its content hash; anything else may change in place.
-      cacheControl: rel.startsWith('assets/') ? IMMUTABLE : REVALIDATE,
-      html,
-    };
-    if (COMPRESSIBLE.has(ext) && body.length > 256) {
-      const br = brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } });
-      const gzip = gzipSync(body, { level: 9 });
-      if (br.length < body.length) file.br = br;
-      if (gzip.length < body.length) file.gzip = gzip;
-    }
+    const file = staticFile(readFileSync(full), rel);
     const path = rel.endsWith('/index.html') ? `/${rel.slice(0, -'index.html'.length)}` : `/${rel}`;
     files.set(path, file);
   }
   return files;
+}
+
+/** A file ready to send: its type, ETag, cache policy and compressed forms (`rel`: its path, for the type). */
+export function staticFile(body: Buffer, rel: string, quality = 11): StaticFile {
+  const ext = extname(rel).toLowerCase();
+  const file: StaticFile = {
+    body,
+    contentType: CONTENT_TYPES[ext] ?? 'application/octet-stream',
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+    // Vite names everything under assets/ after its content hash; anything else may change in place.
+    cacheControl: rel.startsWith('assets/') ? IMMUTABLE : REVALIDATE,
+    html: ext === '.html',
+  };
+  if (COMPRESSIBLE.has(ext) && body.length > 256) {
+    const br = brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: quality, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } });
+    const gzip = gzipSync(body, { level: 9 });
+    if (br.length < body.length) file.br = br;
+    if (gzip.length < body.length) file.gzip = gzip;
+  }
+  return file;
 }
 
 function* walk(dir: string): Generator<string> {

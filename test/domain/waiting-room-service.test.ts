@@ -477,7 +477,7 @@ describe('the private API', () => {
     await s.service.assignQueueNum('E');
     await s.service.assignQueueNum('E');
     assert.deepEqual(await s.service.counters('E'), {
-      queue: 3, serving: 1, tokens: 1, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0, waiting: 2, activeTokens: 1,
+      queue: 3, serving: 1, tokens: 1, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0, generation: 0, waiting: 2, activeTokens: 1,
     });
     await s.store.close();
   });

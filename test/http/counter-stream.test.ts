@@ -10,10 +10,10 @@ import { startTestNode, type TestNode } from '../support/node.ts';
 /** An open stream: its frames as they arrive (the `data:` of each `counters` event, parsed). */
 interface Stream {
   response: IncomingMessage;
-  frames: Array<{ serving_counter: number; waiting_num: number }>;
+  frames: Array<{ serving_counter: number; waiting_num: number; generation?: number }>;
   raw: string;
   /** Resolves once a frame satisfies `check`. */
-  until(check: (frame: { serving_counter: number; waiting_num: number }) => boolean): Promise<void>;
+  until(check: (frame: Stream['frames'][number]) => boolean): Promise<void>;
   ended: Promise<void>;
   close(): void;
 }
@@ -100,6 +100,19 @@ describe('GET /stream: the counters as they change', () => {
     } finally {
       a.close();
       b.close();
+    }
+  });
+
+  it('carries the room generation, which a reset moves on (a page compares it to say the queue restarted)', async () => {
+    const stream = await openStream(`${node.url}/stream?event_id=Sample`);
+    try {
+      await stream.until(() => true);
+      const before = stream.frames[0]!.generation;
+      assert.equal(typeof before, 'number');
+      assert.equal((await node.admin('POST', '/reset_initial_state', { event_id: 'Sample' })).status, 200);
+      await stream.until((f) => f.generation === before! + 1);
+    } finally {
+      stream.close();
     }
   });
 

@@ -441,7 +441,7 @@ describe('POST /private/reset_initial_state', () => {
     assert.equal(res.status, 200);
     assert.equal(res.text, '{"message":"Counters reset. DynamoDB table recreated."}');
     assert.deepEqual(await node.room.counters('Sample'), {
-      queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0, waiting: 0, activeTokens: 0,
+      queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0, generation: 1, waiting: 0, activeTokens: 0,
     });
     assert.deepEqual((await read(node.get('/serving_num?event_id=Sample'))).body, { serving_counter: 0 });
     assert.deepEqual((await read(node.get('/waiting_num?event_id=Sample'))).body, { waiting_num: 0 });

@@ -81,7 +81,7 @@ describe('hot-read cache', () => {
     assert.equal((await cache.getCounters(event)).queue, 1);
     await cache.resetEvent(event);
     assert.deepEqual(await cache.getCounters(event), {
-      queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0,
+      queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0, generation: 1,
     });
     // Leaving the queue and the move that never passes the queue are writes too.
     const id = randomUUID();

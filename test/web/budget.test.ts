@@ -8,7 +8,8 @@ import { gzipSync } from 'node:zlib';
 import { WEB_DIST_DIR } from '../../src/web/static-pages.ts';
 import { ensurePagesBuilt } from './support.ts';
 
-const BUDGET_BYTES = 50 * 1024;
+// Issue 16: the waiting page's own JS+CSS (the operator's template aside) within 15 KB gzipped.
+const BUDGET_BYTES = 15 * 1024;
 
 /** The assets an HTML page loads (scripts, preloads, stylesheets), as paths under web/dist. */
 function assetsOf(page: string): string[] {

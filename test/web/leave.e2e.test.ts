@@ -77,7 +77,7 @@ describe('leaving the line from the waiting-room page', { timeout: 120_000 }, ()
     const visitor = await newPage(browser);
     await visitor.page.goto(`${node.url}/waiting-room-site/?eventId=Shut`);
     await visitor.page.getByRole('button', { name: 'Reserve' }).click();
-    await visitor.page.getByText('Waiting room is closed.').waitFor({ timeout: TIMEOUT });
+    await visitor.page.getByText(/The line is not open right now/).waitFor({ timeout: TIMEOUT });
     assert.equal(await visitor.page.locator('#queue').isVisible(), false);
   });
 });

@@ -88,7 +88,7 @@ describe('waiting-room page and control panel in Chromium', { timeout: 120_000 }
 
     // The first visitor is served: token claimed, purchase at the protected store, receipt.
     await first.page.getByRole('heading', { name: 'Check out now!' }).waitFor({ timeout: TIMEOUT });
-    await waitForText(first.page, '#token-status', /token is claimed/);
+    await waitForText(first.page, '#token-status', /Your pass is ready/);
     await first.page.getByRole('button', { name: 'Purchase now' }).click();
     await first.page.locator('#receipt').waitFor({ state: 'visible', timeout: TIMEOUT });
     assert.equal(await text(first.page, '#receipt-result'), 'Success');
@@ -182,7 +182,7 @@ describe('waiting-room page and control panel in Chromium', { timeout: 120_000 }
     });
     await page.goto(`${node.url}/waiting-room-site/`);
     await page.getByRole('button', { name: 'Reserve' }).click();
-    await waitForText(page, '#error', /Could not join the line \(503 Service unavailable\)/);
+    await waitForText(page, '#error', /You could not join the line just now. Press Reserve to try again./);
     await page.waitForTimeout(1_500);
     assert.equal(joins, 1);
 
@@ -194,7 +194,7 @@ describe('waiting-room page and control panel in Chromium', { timeout: 120_000 }
       else await route.continue();
     });
     await page.getByRole('button', { name: 'Reserve' }).click();
-    await waitForText(page, '#status', /Connection problem \(HTTP 502\)/);
+    await waitForText(page, '#status', /The connection was lost. Your place is kept/);
     await waitForText(page, '#serving', /^\d+$/);
     assert.equal(await text(page, '#status'), '');
     assert.ok(failures >= 3);

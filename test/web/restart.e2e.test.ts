@@ -80,7 +80,7 @@ describe('a server restart during the wait', { timeout: 120_000 }, () => {
 
     // Crash: the page notices and keeps retrying with back-off.
     await kill(server);
-    await page.waitForFunction(() => /Connection problem/.test(document.querySelector('#status')?.textContent ?? ''), undefined, {
+    await page.waitForFunction(() => /The connection was lost/.test(document.querySelector('#status')?.textContent ?? ''), undefined, {
       timeout: 15_000,
     });
 

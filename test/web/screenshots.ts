@@ -66,6 +66,14 @@ try {
     await sleep(2_000);
   }
   await shoot(visitor.page, 'waiting-room-waiting');
+  // The same line in Arabic (right-to-left), chosen by the browser's language.
+  const arabic = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'ar' });
+  const arabicPage = await arabic.newPage();
+  await arabicPage.goto(`${node.url}/waiting-room-site/`);
+  await arabicPage.getByRole('button', { name: 'احجز' }).click();
+  await arabicPage.waitForFunction(() => /^[\d٠-٩٬,]+$/.test(document.querySelector('#ahead')?.textContent ?? ''));
+  await shoot(arabicPage, 'waiting-room-arabic');
+  await arabic.close();
   await shoot(operator.page, 'control-panel');
   const phone = await newPage(browser, { width: 390, height: 844 });
   await phone.page.goto(`${node.url}/control-panel/`);

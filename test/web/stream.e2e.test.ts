@@ -66,7 +66,7 @@ describe('the waiting page hears the counters through the stream', { timeout: 12
       assert.equal(counts.get('/stream'), 1, 'one stream');
 
       await increment(node, 2);
-      await visitor.page.getByText('Your token is claimed').waitFor({ timeout: TIMEOUT });
+      await visitor.page.getByText('Your pass is ready').waitFor({ timeout: TIMEOUT });
       assert.deepEqual(visitor.errors, []);
     } finally {
       await node.stop();
@@ -80,7 +80,7 @@ describe('the waiting page hears the counters through the stream', { timeout: 12
       const counts = countRequests(visitor.page);
       await reserve(visitor.page, node.url);
       await increment(node, 1);
-      await visitor.page.getByText('Your token is claimed').waitFor({ timeout: TIMEOUT });
+      await visitor.page.getByText('Your pass is ready').waitFor({ timeout: TIMEOUT });
       assert.ok((counts.get('/serving_num') ?? 0) >= 1, 'it polled');
       assert.equal(await visitor.page.locator('#queue').getAttribute('data-updates'), 'poll');
       // The refused stream is a 404 on the network, not an error of the page's script.

@@ -10,7 +10,7 @@ import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type 
 import { startNode, type AnteroomNode } from '../../src/app.ts';
 import type { ServerConfig } from '../../src/config/config.ts';
 import { pagesBuilt, WEB_DIST_DIR } from '../../src/web/static-pages.ts';
-import { webPlugins } from '../../src/web/index.ts';
+import { webPlugins, webPrivatePlugins } from '../../src/web/index.ts';
 import { TEST_CREDENTIALS, testConfig } from '../support/node.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -34,11 +34,15 @@ export interface WebNode extends AnteroomNode {
 export async function startWebNode(overrides: Partial<ServerConfig> = {}, options: { root?: string } = {}): Promise<WebNode> {
   const config = testConfig(overrides);
   let publicUrl = '';
+  const running: { node?: AnteroomNode } = {};
+  const roomSettings = (eventId: string) => running.node?.room.roomSettings(eventId);
   const node = await startNode(config, {
     credentials: TEST_CREDENTIALS,
     jobs: false,
-    plugins: webPlugins(config, () => publicUrl, options),
+    plugins: webPlugins(config, () => publicUrl, { ...options, roomSettings }),
+    privatePlugins: webPrivatePlugins(roomSettings, options),
   });
+  running.node = node;
   publicUrl = node.publicUrl;
   return { ...node, url: node.publicUrl, stop: () => node.close() };
 }

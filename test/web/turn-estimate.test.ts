@@ -105,7 +105,7 @@ describe('estimated time to my turn', () => {
   });
 
   it('formats the range in words', () => {
-    assert.equal(formatRange(10, 50), 'less than a minute');
+    assert.equal(formatRange(10, 50), 'less than 1 minute');
     assert.equal(formatRange(20, 100), 'less than 2 minutes');
     assert.equal(formatRange(130, 170), '2–3 minutes');
     assert.equal(formatRange(180, 180), 'about 3 minutes');

@@ -5,7 +5,7 @@
 // The form sends what the operator typed; the server checks it (one schema), and its 400 names the field whose
 // message the form shows (fieldFor).
 
-export type FieldKind = 'int' | 'number' | 'bool' | 'text' | 'secret' | 'time' | 'select' | 'webhooks' | 'lines';
+export type FieldKind = 'int' | 'number' | 'bool' | 'text' | 'secret' | 'time' | 'select' | 'webhooks' | 'lines' | 'template';
 
 export interface Field {
   /** The setting's path, dotted: validity_period, inlet.pause_check.timeout. */
@@ -67,6 +67,7 @@ export const FIELDS: readonly Field[] = [
   { group: 'Bot defence', name: 'bot_defence.require_enqueue_key', label: 'Only joins with an enqueue key (require_enqueue_key)', kind: 'bool', help: 'One place per identity your site vouches for.' },
   { group: 'Bot defence', name: 'bot_defence.infinite_queue', label: 'Park refused bots in a line that never moves (infinite_queue)', kind: 'bool', help: 'A failed proof or a client over its limit gets a place that is never served, instead of an error.' },
 
+  { group: 'Waiting page', name: 'page', label: 'Page template (page)', kind: 'template', optional: true, help: 'HTML with Mustache variables ({{people_ahead_text}}, {{wait_text}}, {{t.reserve}}…; docs/pages.md). Empty: the default page. Preview: GET /private/rooms/{id}/preview?phase=waiting.' },
   { group: 'OpenID Connect', name: 'oidc.redirect_uris', label: 'OIDC redirect URIs', kind: 'lines', optional: true, help: 'One per line; empty: no OpenID Connect client.' },
   { group: 'Gate', name: 'gate.origin', label: 'Protected site (gate.origin)', kind: 'text', optional: true, help: 'http(s)://host[:port] the gate sends admitted visitors to. Empty: this room protects nothing behind the gate.' },
   { group: 'Gate', name: 'gate.routes', label: 'Requests of this room (gate.routes)', kind: 'lines', optional: true, help: 'One per line: a path prefix (/shop), or a host, a space and a path (shop.example.com /). Empty: every request.' },
@@ -86,6 +87,8 @@ const INT = /^-?\d+$/;
 
 function scalar(field: Field, raw: string | boolean): unknown {
   if (field.kind === 'bool') return raw === true;
+  // A template goes exactly as written (its spacing is the operator's).
+  if (field.kind === 'template') return String(raw);
   const text = String(raw).trim();
   if (field.kind === 'int' && INT.test(text)) return Number(text);
   if (field.kind === 'number' && text !== '' && Number.isFinite(Number(text))) return Number(text);

@@ -27,6 +27,8 @@ function control(field: Field): HTMLElement {
     case 'webhooks':
     case 'lines':
       return h('textarea', { ...common, rows: '3', spellcheck: 'false', autocomplete: 'off' });
+    case 'template':
+      return h('textarea', { ...common, rows: '8', spellcheck: 'false', autocomplete: 'off', class: 'mono' });
     case 'secret':
       return h('input', { ...common, type: 'password', autocomplete: 'new-password' });
     case 'int':
@@ -44,14 +46,14 @@ function fieldBlock(field: Field): HTMLElement {
   const parts = field.kind === 'bool' ? [h('div', { class: 'check' }, input, label)] : [label, input];
   return h(
     'div',
-    { class: field.kind === 'webhooks' || field.kind === 'lines' ? 'field span-2' : 'field', 'data-field': field.name },
+    { class: field.kind === 'webhooks' || field.kind === 'lines' || field.kind === 'template' ? 'field span-2' : 'field', 'data-field': field.name },
     ...parts,
     h('p', { class: 'hint', id: `${id}-help` }, field.help),
     h('p', { class: 'field-error', id: `${id}-error`, role: 'alert' }),
   );
 }
 
-const FOLDED = ['Webhooks', 'Inlet', 'OpenID Connect'];
+const FOLDED = ['Webhooks', 'Inlet', 'Waiting page', 'OpenID Connect'];
 
 /** The form's fields, built once from FIELDS. */
 export function buildSettingsForm(): void {

@@ -6,6 +6,8 @@
 export interface StreamCounters {
   serving: number;
   waiting: number;
+  /** The room's generation (resets so far); absent from servers that do not send it. */
+  generation?: number;
 }
 
 export class CounterStream {
@@ -25,12 +27,12 @@ export class CounterStream {
     const source = new EventSource(url);
     this.source = source;
     source.addEventListener('counters', (event) => {
-      const data = JSON.parse((event as MessageEvent<string>).data) as { serving_counter?: unknown; waiting_num?: unknown };
+      const data = JSON.parse((event as MessageEvent<string>).data) as { serving_counter?: unknown; waiting_num?: unknown; generation?: unknown };
       const serving = Number(data.serving_counter);
       const waiting = Number(data.waiting_num);
       if (!Number.isFinite(serving) || !Number.isFinite(waiting)) return;
       this.live = true;
-      onCounters({ serving, waiting });
+      onCounters({ serving, waiting, ...(typeof data.generation === 'number' ? { generation: data.generation } : {}) });
     });
     source.addEventListener('error', () => {
       this.live = false;

@@ -3,11 +3,13 @@
 // Plain DOM and fetch, no framework: this page is what every visitor downloads during a surge.
 
 import './style.css';
-import { ACTION_BACKOFF, POLL_BACKOFF, errorMessage, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
+import { ACTION_BACKOFF, POLL_BACKOFF, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
 import { readSettings } from '../shared/settings.ts';
 import { CounterStream } from './counter-stream.ts';
 import { PROOF_REFUSALS, solveProofOfWork } from './proof-of-work.ts';
 import { TurnEstimator, formatRange } from './turn-estimate.ts';
+import { t, lang } from './strings.ts';
+import { TurnSignals } from './turn-signals.ts';
 import { VisitStore, type Receipt, type Visit } from './visit-store.ts';
 
 /** VWR's sample polled every 3 s; the counters are cacheable for 1 s, so a CDN absorbs most of it. */
@@ -36,7 +38,7 @@ const ui = {
   queueTitle: element('queue-title'),
   myPosition: element('my-position'),
   serving: element('serving'),
-  waiting: element('waiting'),
+  ahead: element('ahead'),
   eta: element('eta'),
   etaNote: element('eta-note'),
   meter: element('meter'),
@@ -59,7 +61,10 @@ const ui = {
   startOver: element<HTMLButtonElement>('start-over'),
   announcer: element('announcer'),
   detailRequest: element('detail-request'),
+  notify: element<HTMLButtonElement>('notify'),
+  sound: element<HTMLInputElement>('sound'),
 };
+const signals = new TurnSignals(ui.notify, ui.sound, (text) => setStatus(text));
 
 element('detail-event').textContent = settings.eventId;
 element('detail-public').textContent = settings.publicApiUrl;
@@ -81,6 +86,10 @@ interface Session {
   failures: number;
   timer?: ReturnType<typeof setTimeout>;
   lastAnnounced?: { ahead: number; atMs: number };
+  /** The server's estimate answered with the place (GET /queue_num), until the page measures the pace. */
+  serverEstimate?: { lowSec: number; highSec: number; atMs: number };
+  /** The late end of the estimate last shown, seconds (a longer one comes with its reason). */
+  lastHighSec?: number;
   stopped: boolean;
   /** The pushed counters (GET /stream) once the place is known; polling takes over while it is not live. */
   stream?: CounterStream;
@@ -113,15 +122,18 @@ function announce(text: string): void {
   ui.announcer.textContent = text;
 }
 
+const numbers = new Intl.NumberFormat(lang);
 function formatNumber(n: number | undefined): string {
-  return n === undefined ? '…' : n.toLocaleString();
+  return n === undefined ? '…' : numbers.format(n);
 }
 
-function renderQueue(s: Session, waiting: number | undefined): void {
+// `waiting` (VWR's waiting_num) also counts visitors let in who have not claimed yet: the page shows only numbers
+// derived from the visitor's own position and the serving counter, so none contradicts another.
+function renderQueue(s: Session, _waiting?: number): void {
   const position = s.visit.position;
   ui.myPosition.textContent = formatNumber(position);
   ui.serving.textContent = formatNumber(s.serving);
-  if (waiting !== undefined) ui.waiting.textContent = formatNumber(waiting);
+  ui.ahead.textContent = position === undefined || s.serving === undefined ? '…' : formatNumber(Math.max(0, position - s.serving));
   if (position === undefined || s.serving === undefined) return;
 
   const start = s.servingAtStart ?? s.serving;
@@ -129,23 +141,29 @@ function renderQueue(s: Session, waiting: number | undefined): void {
   ui.meter.style.width = `${Math.min(100, Math.max(2, ((s.serving - start) / span) * 100))}%`;
 
   const estimate = s.estimator.estimate(Date.now(), position);
-  const ahead = Math.max(0, position - s.serving - 1);
+  const ahead = Math.max(0, position - s.serving);
   ui.etaNote.textContent = '';
   if (estimate.kind === 'range') {
-    ui.eta.textContent = formatRange(estimate.lowSec, estimate.highSec);
+    ui.eta.textContent = formatRange(estimate.lowSec, estimate.highSec, lang, t);
     const perMinute = estimate.perMinute >= 10 ? Math.round(estimate.perMinute) : Math.round(estimate.perMinute * 10) / 10;
-    ui.etaNote.textContent = `About ${perMinute.toLocaleString()} ${perMinute === 1 ? 'person is' : 'people are'} let in per minute.`;
+    ui.etaNote.textContent = t('pace', { n: numbers.format(perMinute) });
+    // The estimate grew: say why (admissions slowed down), so it never jumps up without a reason shown.
+    if (s.lastHighSec !== undefined && estimate.highSec > s.lastHighSec * 1.1) ui.etaNote.textContent += ` ${t('longer_note')}`;
+    s.lastHighSec = estimate.highSec;
   } else if (estimate.kind === 'stalled') {
-    ui.eta.textContent = s.serving === 0 ? 'Not started yet' : 'Paused';
-    ui.etaNote.textContent =
-      s.serving === 0 ? 'Nobody has been let in yet. The estimate appears once the line moves.' : 'Nobody has been let in for a few minutes.';
+    ui.eta.textContent = t(s.serving === 0 ? 'not_started' : 'paused');
+    ui.etaNote.textContent = t(s.serving === 0 ? 'not_started_note' : 'paused_note');
+  } else if (s.serverEstimate) {
+    // The server's estimate at the lookup, counted down since (it never grows by itself).
+    const gone = (Date.now() - s.serverEstimate.atMs) / 1000;
+    ui.eta.textContent = formatRange(Math.max(0, s.serverEstimate.lowSec - gone), Math.max(1, s.serverEstimate.highSec - gone), lang, t);
   } else {
-    ui.eta.textContent = 'Estimating…';
+    ui.eta.textContent = t('estimating');
   }
   const now = Date.now();
   const last = s.lastAnnounced;
   if (!last || (last.ahead !== ahead && now - last.atMs >= ANNOUNCE_EVERY_MS)) {
-    announce(`You are number ${position}. ${ahead === 1 ? '1 person is' : `${ahead.toLocaleString()} people are`} ahead of you.`);
+    announce(t('announce_position', { position: formatNumber(position), ahead: formatNumber(ahead) }));
     s.lastAnnounced = { ahead, atMs: now };
   }
 }
@@ -156,7 +174,7 @@ function renderReceipt(receipt: Receipt): void {
   ui.receiptOrder.textContent = receipt.order;
   ui.receiptPosition.textContent = receipt.position === undefined ? '—' : String(receipt.position);
   ui.purchase.disabled = true;
-  ui.purchase.textContent = 'Purchased';
+  ui.purchase.textContent = t('purchased');
 }
 
 // ---- the waiting loop --------------------------------------------------------------------------------------
@@ -192,15 +210,29 @@ async function pollCounters(s: Session): Promise<void> {
     get(`/waiting_num?${eventQuery}`),
     needPosition ? get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`) : undefined,
   ]);
-  for (const response of [servingRes, waitingRes, positionRes]) {
-    if (response && response.status >= 400) {
-      throw new Fatal(`The waiting room refused this page's settings (${await errorMessage(response)}). Check the eventId and publicApiUrl parameters.`);
-    }
+  for (const response of [servingRes, waitingRes]) {
+    if (response.status >= 400) throw new Fatal(t('unknown_room'));
   }
+  // The room knows the event but not this place: it was reset (restarted) since the visitor joined.
+  if (positionRes && positionRes.status >= 400) throw new Fatal(t(positionRes.status === 410 ? 'expired' : 'restarted'));
   const serving = await readNumber(servingRes, 'serving_counter');
   const waiting = await readNumber(waitingRes, 'waiting_num');
+  // The serving counter moved back under a known place: the room may have been reset (a server without the
+  // counter stream sends no generation); the place is looked up again to know.
+  if (!needPosition && s.serving !== undefined && serving < s.serving) {
+    const check = await get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`);
+    if (check.status >= 400) throw new Fatal(t(check.status === 410 ? 'expired' : 'restarted'));
+  }
   if (positionRes?.status === 200) {
-    s.visit.position = await readNumber(positionRes, 'queue_number');
+    const body = (await positionRes.json()) as { queue_number?: unknown; wait_estimate_s?: unknown };
+    const position = Number(body.queue_number);
+    if (!Number.isFinite(position)) throw new Transient('bad queue_number');
+    s.visit.position = position;
+    // The server's estimate (Anteroom only): shown until the page has measured the pace itself.
+    const given = body.wait_estimate_s;
+    if (Array.isArray(given) && given.length === 2 && given.every((n) => typeof n === 'number')) {
+      s.serverEstimate = { lowSec: given[0] as number, highSec: given[1] as number, atMs: Date.now() };
+    }
     visits.save(s.visit);
   }
   // 202 on /queue_num: an asynchronous intake has not stored the place yet, or (a room with a draw) the place
@@ -216,8 +248,8 @@ async function pollCounters(s: Session): Promise<void> {
     s.visit.position !== undefined
       ? ''
       : awaitingDraw
-        ? 'You are in the pre-queue: your place in line is drawn at random when the sale starts.'
-        : 'Looking up your place in line…',
+        ? t('prequeue_draw')
+        : t('looking_up'),
   );
   renderQueue(s, waiting);
 }
@@ -228,8 +260,18 @@ function openStream(s: Session): void {
   if (s.streamRefusedAt !== undefined && Date.now() - s.streamRefusedAt < STREAM_RETRY_MS) return;
   s.stream = new CounterStream(
     `${settings.publicApiUrl}/stream?${eventQuery}`,
-    ({ serving, waiting }) => {
+    ({ serving, waiting, generation }) => {
       if (s.stopped) return;
+      // The room was reset since this place was given: say so at once (the place is gone).
+      if (generation !== undefined) {
+        if (s.visit.generation === undefined) {
+          s.visit.generation = generation;
+          visits.save(s.visit);
+        } else if (generation !== s.visit.generation) {
+          end(s, t('restarted'));
+          return;
+        }
+      }
       s.serving = serving;
       s.servingAtStart ??= serving;
       s.estimator.observe(Date.now(), serving);
@@ -268,9 +310,9 @@ async function claimToken(s: Session): Promise<void> {
   if (response.status === 200) {
     const body = (await response.json()) as { access_token: string; expires_in: number };
     s.token = { access: body.access_token, expiresAtMs: Date.now() + body.expires_in * 1000 };
-    const until = new Date(s.token.expiresAtMs).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    const until = new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit' }).format(s.token.expiresAtMs);
     ui.tokenStatus.className = 'notice ok';
-    ui.tokenStatus.textContent = `Your token is claimed: you can buy until ${until}.`;
+    ui.tokenStatus.textContent = t('claimed', { time: until });
     ui.purchase.disabled = Boolean(s.visit.receipt);
     if (s.visit.receipt) renderReceipt(s.visit.receipt);
     if (settings.returnTo) await handOff(s, settings.returnTo);
@@ -282,10 +324,9 @@ async function claimToken(s: Session): Promise<void> {
     show('queue');
     return;
   }
-  const reason = await errorMessage(response);
-  if (response.status === 404) throw new Fatal(`The waiting room no longer knows your place (${reason}); it may have been reset. Start over to get a new place.`);
-  if (response.status === 410) throw new Fatal(`Your place can no longer be used (${reason}). Start over to get a new place.`);
-  throw new Fatal(`Could not claim your token (${reason}).`);
+  if (response.status === 404) throw new Fatal(t('restarted'));
+  if (response.status === 410) throw new Fatal(t('expired'));
+  throw new Fatal(t('claim_failed'));
 }
 
 /** return_to: a one-time code from the waiting room, then on to the site, which exchanges it (the hand-off). */
@@ -311,8 +352,9 @@ function enterCheckout(): void {
   show('checkout');
   setStatus('');
   ui.tokenStatus.className = 'notice info';
-  ui.tokenStatus.textContent = 'Claiming your token…';
-  announce("It's your turn. Check out now!");
+  ui.tokenStatus.textContent = t('claiming');
+  announce(t('phase_your_turn'));
+  signals.yourTurn();
   ui.checkoutTitle.focus();
 }
 
@@ -332,25 +374,30 @@ async function tick(s: Session): Promise<void> {
       enterCheckout();
       await claimToken(s);
     }
-    if (s.failures > 0) announce('Reconnected.');
+    if (s.failures > 0) announce(t('reconnected'));
     s.failures = 0;
   } catch (error) {
     if (s.stopped) return;
     if (error instanceof Fatal) {
-      stopSession(s);
-      setStatus('');
-      setError(error.message);
-      show('ended');
+      end(s, error.message);
       return;
     }
     s.failures++;
     const delay = nextDelay(s.failures - 1, POLL_BACKOFF);
-    setStatus(`Connection problem (${(error as Error).message}). Your place is kept; retrying in ${Math.ceil(delay / 1000)} s…`, 'warn');
+    setStatus(t('retrying', { s: Math.ceil(delay / 1000) }), 'warn');
     schedule(s, delay);
     return;
   }
   if (s.token) s.stream?.close();
   else schedule(s, s.stream?.live ? STREAM_SAFETY_POLL_MS : POLL_MS);
+}
+
+/** This visit cannot go on: why, and Start over. */
+function end(s: Session, message: string): void {
+  stopSession(s);
+  setStatus('');
+  setError(message);
+  show('ended');
 }
 
 function schedule(s: Session, delayMs: number): void {
@@ -379,7 +426,7 @@ function begin(visit: Visit): void {
   ui.detailRequest.textContent = visit.requestId;
   setError('');
   ui.receipt.hidden = true;
-  ui.purchase.textContent = 'Purchase now';
+  ui.purchase.textContent = t('purchase');
   ui.purchase.disabled = true;
   showLeaveQuestion(false);
   renderQueue(s, undefined);
@@ -392,7 +439,7 @@ function begin(visit: Visit): void {
 async function reserve(): Promise<void> {
   ui.reserve.disabled = true;
   setError('');
-  setStatus('Joining the line…');
+  setStatus(t('joining'));
   // Sent once: a join that failed in transit may still have taken a place, so only the visitor may retry. A join
   // refused for want of a proof of work took no place: it is sent again with one (twice at most, the second
   // time after a fresh challenge if the first solution came too late or was used).
@@ -406,9 +453,8 @@ async function reserve(): Promise<void> {
     }
     if (response.status !== 200) {
       setStatus('');
-      const reason = await errorMessage(response);
       // 403: the room is closed (sold out, maintenance) or not open yet; trying again at once will not help.
-      setError(response.status === 403 ? `${reason}.` : `Could not join the line (${reason}). Press Reserve to try again.`);
+      setError(t(response.status === 403 ? 'join_refused' : response.status === 400 ? 'unknown_room' : 'join_failed'));
       return;
     }
     const { api_request_id: requestId } = (await response.json()) as { api_request_id: string };
@@ -419,7 +465,7 @@ async function reserve(): Promise<void> {
     ui.queueTitle.focus();
   } catch {
     setStatus('');
-    setError('Could not reach the waiting room. Check your connection and press Reserve to try again.');
+    setError(t('join_unreachable'));
   } finally {
     ui.reserve.disabled = false;
   }
@@ -438,7 +484,7 @@ async function purchase(): Promise<void> {
   if (!s?.token) return;
   ui.purchase.disabled = true;
   setError('');
-  setStatus('Completing your purchase…');
+  setStatus(t('purchasing'));
   const token = s.token.access;
   try {
     const response = await fetchWithRetry(
@@ -450,14 +496,13 @@ async function purchase(): Promise<void> {
           body: JSON.stringify({ item: 'widget', quantity: 1 }),
         }),
       ACTION_BACKOFF,
-      { onRetry: ({ delayMs, reason }) => setStatus(`The store is busy (${reason}); retrying in ${Math.ceil(delayMs / 1000)} s…`, 'warn') },
+      { onRetry: ({ delayMs }) => setStatus(t('store_busy', { s: Math.ceil(delayMs / 1000) }), 'warn') },
     );
     if (s.stopped) return;
     setStatus('');
     if (response.status !== 200) {
-      const reason = await errorMessage(response);
       const refused = response.status === 401 || response.status === 403;
-      setError(refused ? `The store refused your token (${reason}). Start over to get a new place.` : `The purchase failed (${reason}). You can try again.`);
+      setError(t(refused ? 'token_refused' : 'purchase_failed'));
       ui.purchase.disabled = refused;
       return;
     }
@@ -470,11 +515,11 @@ async function purchase(): Promise<void> {
     s.visit.receipt = receipt;
     visits.save(s.visit);
     renderReceipt(receipt);
-    announce('Purchase complete. Your receipt is shown.');
+    announce(t('purchase_done'));
   } catch {
     if (s.stopped) return;
     setStatus('');
-    setError('Could not reach the store. Check your connection and try again.');
+    setError(t('store_unreachable'));
     ui.purchase.disabled = false;
   }
 }
@@ -506,14 +551,14 @@ async function leaveLine(): Promise<void> {
     });
     // 404/410: the place is gone already (left in another tab, reset, expired, claimed): forget it all the same.
     if (response.status !== 200 && response.status !== 404 && response.status !== 410) {
-      setError(`Could not leave the line (${await errorMessage(response)}). Your place is kept; try again.`);
+      setError(t('leave_failed'));
       return;
     }
     startOver();
-    setStatus('You left the line. Your place went to the next visitor.', 'ok');
-    announce('You left the line.');
+    setStatus(t('left'), 'ok');
+    announce(t('left'));
   } catch {
-    setError('Could not reach the waiting room. Your place is kept; check your connection and try again.');
+    setError(t('leave_unreachable'));
   } finally {
     ui.leaveYes.disabled = false;
   }
@@ -521,11 +566,12 @@ async function leaveLine(): Promise<void> {
 
 function startOver(): void {
   if (session) stopSession(session);
+  signals.reset();
   session = undefined;
   visits.clear();
   setError('');
   setStatus('');
-  ui.detailRequest.textContent = 'none yet';
+  ui.detailRequest.textContent = t('none_yet');
   showLeaveQuestion(false);
   show('intro');
   ui.reserve.focus();
@@ -553,7 +599,7 @@ addEventListener('storage', (event) => {
 });
 
 if (settings.ignored.length > 0) {
-  setError(`Ignored invalid URL parameter(s): ${settings.ignored.join(', ')}.`);
+  setError(t('ignored_params', { names: settings.ignored.join(', ') }));
 }
 // ---- behind the gate ----------------------------------------------------------------------------------------
 // The gate (src/gate/) serves this same page at the URL the visitor asked for, with <meta name="anteroom-gate">.
@@ -621,6 +667,20 @@ function startGate(reason: string): void {
   show('queue');
   ui.restartRow.hidden = true;
   void followGate(s);
+}
+
+// Before the start (pre-queue), a countdown to it, once a second while the tab is shown.
+const countdown = document.getElementById('countdown');
+const startsAt = Date.parse(countdown?.dataset.start ?? '');
+if (countdown && Number.isFinite(startsAt)) {
+  const two = (n: number) => String(n).padStart(2, '0');
+  const tickCountdown = () => {
+    const left = Math.max(0, Math.ceil((startsAt - Date.now()) / 1000));
+    const time = `${left >= 3600 ? `${Math.floor(left / 3600)}:` : ''}${two(Math.floor(left / 60) % 60)}:${two(left % 60)}`;
+    countdown.textContent = t('countdown', { time: numbers.format(0) === '0' ? time : time.replace(/\d/g, (d) => numbers.format(Number(d))) });
+    if (left > 0) setTimeout(tickCountdown, 1000 - (Date.now() % 1000));
+  };
+  tickCountdown();
 }
 
 const gateMeta = document.querySelector<HTMLMetaElement>('meta[name="anteroom-gate"]');

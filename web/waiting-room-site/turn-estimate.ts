@@ -146,19 +146,21 @@ export class TurnEstimator {
 }
 
 /** "less than a minute", "about 3 minutes", "4–7 minutes", "1–2 hours". */
-export function formatRange(lowSec: number, highSec: number): string {
-  if (highSec < 60) return 'less than a minute';
+/** Words a range needs besides Intl's units ("less than {t}", "about {t}"), in the page's language. */
+type Words = (key: 'less_than' | 'about', values: { t: string }) => string;
+const ENGLISH: Words = (key, values) => (key === 'less_than' ? `less than ${values.t}` : `about ${values.t}`);
+
+/** A wait range for people, in `lang`, its units by Intl ("4–7 minutes", "less than a minute", "about 2 hours"). */
+export function formatRange(lowSec: number, highSec: number, lang = 'en', words: Words = ENGLISH): string {
+  const unit = (name: 'minute' | 'hour') => new Intl.NumberFormat(lang, { style: 'unit', unit: name, unitDisplay: 'long' });
+  if (highSec < 60) return words('less_than', { t: unit('minute').format(1) });
   if (highSec >= 90 * 60) {
     const low = Math.max(1, Math.floor(lowSec / 3600));
     const high = Math.max(low, Math.ceil(highSec / 3600));
-    return low === high ? `about ${plural(low, 'hour')}` : `${low}–${high} hours`;
+    return low === high ? words('about', { t: unit('hour').format(low) }) : unit('hour').formatRange(low, high);
   }
   const low = Math.floor(lowSec / 60);
   const high = Math.max(1, Math.ceil(highSec / 60));
-  if (low === 0) return `less than ${plural(high, 'minute')}`;
-  return low >= high ? `about ${plural(high, 'minute')}` : `${low}–${high} minutes`;
-}
-
-function plural(n: number, unit: string): string {
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (low === 0) return words('less_than', { t: unit('minute').format(high) });
+  return low >= high ? words('about', { t: unit('minute').format(high) }) : unit('minute').formatRange(low, high);
 }

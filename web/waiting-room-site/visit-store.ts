@@ -15,6 +15,8 @@ export interface Visit {
   joinedAt: number;
   /** Once known, so a reload shows it at once. */
   position?: number;
+  /** The room's generation (resets so far) when the place was known: another one means the queue restarted. */
+  generation?: number;
   /** After the purchase, so a reload shows the receipt rather than offering to buy again. */
   receipt?: Receipt;
 }
@@ -47,6 +49,7 @@ export class VisitStore {
         requestId: visit.requestId,
         joinedAt: typeof visit.joinedAt === 'number' ? visit.joinedAt : Date.now(),
         ...(typeof visit.position === 'number' ? { position: visit.position } : {}),
+        ...(typeof visit.generation === 'number' ? { generation: visit.generation } : {}),
         ...(isReceipt(visit.receipt) ? { receipt: visit.receipt } : {}),
       };
     } catch {

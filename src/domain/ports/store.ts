@@ -20,6 +20,11 @@ export interface Counters {
   maxExpired: number;
   /** Positions given up with leaveQueue (never counted in `expired` as well). */
   left: number;
+  /**
+   * How many times the room was reset (resetEvent): its "generation". A page compares it with the one it joined
+   * in to say at once that the queue was restarted. Absent where a store does not keep it (0).
+   */
+  generation?: number;
 }
 
 export interface PositionRecord {

@@ -484,9 +484,9 @@ export class RedisStore implements Store {
 
   async getCounters(eventId: string): Promise<Counters> {
     const values = await this.call(() =>
-      this.client.hmget(this.keys(eventId).counters, 'q', 's', 't', 'x', 'co', 'ab', 'mx', 'lf'),
+      this.client.hmget(this.keys(eventId).counters, 'q', 's', 't', 'x', 'co', 'ab', 'mx', 'lf', 'g'),
     );
-    const [queue, serving, tokens, expired, completed, abandoned, maxExpired, left] = values.map((v) => Number(v ?? 0));
+    const [queue, serving, tokens, expired, completed, abandoned, maxExpired, left, generation] = values.map((v) => Number(v ?? 0));
     return {
       queue: queue as number,
       serving: serving as number,
@@ -496,6 +496,7 @@ export class RedisStore implements Store {
       abandoned: abandoned as number,
       maxExpired: maxExpired as number,
       left: left as number,
+      generation: generation as number,
     };
   }
 

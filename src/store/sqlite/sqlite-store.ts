@@ -69,6 +69,8 @@ const ADDED_COLUMNS: readonly { table: string; column: string; definition: strin
   { table: 'events', column: 'left_count', definition: 'INTEGER NOT NULL DEFAULT 0' },
   // Stored token sets (issue 15): the three signatures of the set, so a re-claim never signs again.
   { table: 'tokens', column: 'signatures', definition: 'TEXT' },
+  // The room's generation (issue 16): how many times it was reset.
+  { table: 'events', column: 'resets', definition: 'INTEGER NOT NULL DEFAULT 0' },
 ];
 
 function addMissingColumns(db: DatabaseSync): void {
@@ -97,6 +99,7 @@ interface EventRow {
   max_expired: number;
   expiry_enabled_since: number | null;
   left_count: number;
+  resets: number;
 }
 
 interface TokenRow {
@@ -123,6 +126,7 @@ const ZERO_EVENT: EventRow = {
   max_expired: 0,
   expiry_enabled_since: null,
   left_count: 0,
+  resets: 0,
 };
 
 function toTokenRecord(row: TokenRow): TokenRecord {
@@ -150,6 +154,7 @@ function toCounters(row: EventRow): Counters {
     abandoned: row.abandoned,
     maxExpired: row.max_expired,
     left: row.left_count,
+    generation: row.resets,
   };
 }
 
@@ -1050,7 +1055,7 @@ function prepareStatements(db: DatabaseSync) {
     recordExpired: s('UPDATE events SET max_expired = ?, expired = expired + ? WHERE event_id = ?'),
     zeroCounters: s(
       `UPDATE events SET queue = 0, serving = 0, max_serving = 0, tokens = 0, expired = 0, completed = 0,
-       abandoned = 0, max_expired = 0, left_count = 0 WHERE event_id = ?`,
+       abandoned = 0, max_expired = 0, left_count = 0, resets = resets + 1 WHERE event_id = ?`,
     ),
     insertPosition: s('INSERT INTO positions (event_id, position, request_id, entry_time) VALUES (?, ?, ?, ?)'),
     // Request ID → position is the in-memory index (request-index.ts); these read the table by its key.

@@ -1,0 +1,236 @@
+// The waiting-room page as a template: one function renders the page a visitor sees, for the waiting-room site
+// (GET /waiting-room-site/), for the gate, and for the operator's preview (GET /private/rooms/{id}/preview).
+// The template is the room's own (`page` setting) or the default one (web/waiting-room-site/index.html, built
+// into web/dist/waiting-room-site/page.mustache); it is Mustache, which escapes every {{variable}} by default.
+// The variables are documented in docs/pages.md ("Templates"); translations are one JSON file per language
+// (web/waiting-room-site/i18n/<lang>.json), numbers and times are formatted with Intl.
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Mustache from 'mustache';
+import type { RoomPhase } from '../domain/room-phase.ts';
+import type { RoomSettings } from '../domain/room-settings.ts';
+
+/** The phases a page is rendered for (the room's phase, or the visitor's when known). */
+export const PAGE_PHASES = ['prequeue', 'waiting', 'your_turn', 'paused', 'closed', 'ended'] as const;
+export type PagePhase = (typeof PAGE_PHASES)[number];
+
+/** The largest template a room may hold (the `page` setting), in characters. */
+export const MAX_TEMPLATE_CHARS = 1024 * 1024;
+
+export type Strings = Record<string, string>;
+
+/** The translations: language tag → strings. English is the reference every other language must match. */
+export class Languages {
+  readonly byTag: ReadonlyMap<string, Strings>;
+
+  constructor(byTag: Map<string, Strings>) {
+    if (!byTag.has('en')) throw new Error('the translations need en.json');
+    this.byTag = byTag;
+  }
+
+  /** Reads every <lang>.json of a directory. */
+  static fromDir(dir: string): Languages {
+    const byTag = new Map<string, Strings>();
+    for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+      byTag.set(name.slice(0, -'.json'.length), JSON.parse(readFileSync(join(dir, name), 'utf8')) as Strings);
+    }
+    return new Languages(byTag);
+  }
+
+  tags(): string[] {
+    return [...this.byTag.keys()];
+  }
+
+  strings(tag: string): Strings {
+    return { ...this.byTag.get('en')!, ...this.byTag.get(tag) };
+  }
+
+  /**
+   * The language of a request: ?lang= when it names one we have, else the best of Accept-Language (by q, then
+   * order; "pt-BR" matches "pt"), else English.
+   */
+  choose(queryLang: unknown, acceptLanguage: string | string[] | undefined): string {
+    const known = (tag: string): string | undefined => {
+      const lower = tag.trim().toLowerCase();
+      if (this.byTag.has(lower)) return lower;
+      const base = lower.split('-')[0]!;
+      return this.byTag.has(base) ? base : undefined;
+    };
+    if (typeof queryLang === 'string' && queryLang !== '') {
+      const tag = known(queryLang);
+      if (tag) return tag;
+    }
+    const ranked = String(acceptLanguage ?? '')
+      .split(',')
+      .map((part, index) => {
+        const [tag = '', ...params] = part.trim().split(';');
+        const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+        return { tag, q: q === undefined ? 1 : Number(q.slice(2)) || 0, index };
+      })
+      .filter((entry) => entry.tag !== '' && entry.tag !== '*' && entry.q > 0)
+      .sort((a, b) => b.q - a.q || a.index - b.index);
+    for (const entry of ranked) {
+      const tag = known(entry.tag);
+      if (tag) return tag;
+    }
+    return 'en';
+  }
+}
+
+/** What is known of one visitor (the gate and the preview know it; the site's page learns it in the browser). */
+export interface PageVisitor {
+  position?: number;
+  /** Estimated wait, seconds: the early and the late end. */
+  waitLowSec?: number;
+  waitHighSec?: number;
+}
+
+export interface PageInput {
+  room: Pick<RoomSettings, 'event_id' | 'event_start_time' | 'event_end_time'> & { page?: string | undefined };
+  phase: PagePhase;
+  lang: string;
+  languages: Languages;
+  /** The default template (used when the room has no `page`). */
+  defaultTemplate: string;
+  /** The serving counter, when known. */
+  serving?: number;
+  /** Visitors let in per minute lately, when known. */
+  pacePerMinute?: number;
+  visitor?: PageVisitor;
+  /** The room's generation (changes at each reset), for the page to notice a restart. */
+  generation?: string;
+  /** How often a page without live updates should reload, seconds. Default 30. */
+  refreshIntervalSec?: number;
+  /** Now, ms since the epoch (for the pre-queue countdown). */
+  nowMs: number;
+}
+
+/** The page phase of a room phase, when no visitor is known. */
+export function pagePhaseOf(phase: RoomPhase): PagePhase {
+  switch (phase) {
+    case 'before':
+    case 'prequeue':
+      return 'prequeue';
+    case 'paused':
+      return 'paused';
+    case 'closed':
+      return 'closed';
+    case 'ended':
+      return 'ended';
+    default:
+      return 'waiting';
+  }
+}
+
+/** Replaces {name} placeholders (the translations' syntax). */
+export function fill(text: string, values: Record<string, string | number>): string {
+  return text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole));
+}
+
+/**
+ * The variables a template is rendered with (docs/pages.md lists them). Numbers come raw and as text formatted
+ * for the language; every phase is also a boolean (`phase_waiting`, …) for Mustache sections.
+ */
+export function pageVariables(input: PageInput): Record<string, unknown> {
+  const t = input.languages.strings(input.lang);
+  const number = new Intl.NumberFormat(input.lang);
+  const when = new Intl.DateTimeFormat(input.lang, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short' });
+  const time = (iso: string | undefined) => (iso === undefined ? '' : when.format(new Date(iso)));
+  const position = input.visitor?.position;
+  const ahead = position !== undefined && input.serving !== undefined ? peopleAhead(position, input.serving) : undefined;
+  const startMs = input.room.event_start_time === undefined ? undefined : Date.parse(input.room.event_start_time);
+  const countdown = startMs !== undefined && startMs > input.nowMs ? Math.ceil((startMs - input.nowMs) / 1000) : undefined;
+  const low = input.visitor?.waitLowSec;
+  const high = input.visitor?.waitHighSec;
+  const waitText = low !== undefined && high !== undefined ? formatWait(low, high, input.lang, t) : t.estimating!;
+  const pace = input.pacePerMinute;
+  const paceRounded = pace === undefined ? undefined : pace >= 10 ? Math.round(pace) : Math.round(pace * 10) / 10;
+  const phaseNotice =
+    input.phase === 'waiting'
+      ? ''
+      : input.phase === 'prequeue'
+        ? fill(t.phase_prequeue!, { start: time(input.room.event_start_time) || '…' })
+        : (t[`phase_${input.phase}`] ?? '');
+  const start = time(input.room.event_start_time);
+  const end = time(input.room.event_end_time);
+  const eventTimes = start && end ? fill(t.event_times!, { start, end }) : '';
+  const stringsForScript = { ...t, lang: input.lang };
+  return {
+    event_id: input.room.event_id,
+    lang: input.lang,
+    dir: t.dir === 'rtl' ? 'rtl' : 'ltr',
+    t,
+    phase: input.phase,
+    ...Object.fromEntries(PAGE_PHASES.map((p) => [`phase_${p}`, p === input.phase])),
+    phase_notice: phaseNotice,
+    // Which card the default page shows before its script runs (the preview and the gate show it as is).
+    intro_hidden: input.phase === 'waiting' && position !== undefined ? 'hidden' : input.phase === 'your_turn' ? 'hidden' : '',
+    queue_hidden: input.phase === 'waiting' && position !== undefined ? '' : 'hidden',
+    checkout_hidden: input.phase === 'your_turn' ? '' : 'hidden',
+    position: position ?? '',
+    position_text: position === undefined ? '…' : number.format(position),
+    serving: input.serving ?? '',
+    serving_text: input.serving === undefined ? '…' : number.format(input.serving),
+    people_ahead: ahead ?? '',
+    people_ahead_text: ahead === undefined ? '…' : number.format(ahead),
+    wait_low_minutes: low === undefined ? '' : Math.floor(low / 60),
+    wait_high_minutes: high === undefined ? '' : Math.ceil(high / 60),
+    wait_text: waitText,
+    admission_pace_per_minute: paceRounded ?? '',
+    pace_text: paceRounded === undefined ? '' : fill(t.pace!, { n: number.format(paceRounded) }),
+    event_start: input.room.event_start_time ?? '',
+    event_start_text: start,
+    event_end: input.room.event_end_time ?? '',
+    event_end_text: end,
+    event_times: eventTimes,
+    countdown_seconds: countdown ?? '',
+    refresh_interval_seconds: input.refreshIntervalSec ?? 30,
+    generation: input.generation ?? '',
+    // For the page's script: a JSON data block (never executed); "<" escaped so no text can close the element.
+    strings_json: JSON.stringify(stringsForScript).replace(/</g, '\\u003c'),
+  };
+}
+
+/** The page, rendered: the room's template, or the default one. */
+export function renderWaitingPage(input: PageInput): string {
+  const variables = pageVariables(input);
+  if (input.room.page !== undefined) {
+    try {
+      return Mustache.render(input.room.page, variables);
+    } catch {
+      // A template that does not parse (the preview says why): visitors get the default page, never an error.
+    }
+  }
+  return Mustache.render(input.defaultTemplate, variables);
+}
+
+/** A template's syntax problem, for the rooms API to refuse it at once (undefined when it parses). */
+export function templateProblem(template: string): string | undefined {
+  try {
+    Mustache.parse(template);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** People ahead of a visitor: position − serving counter, never below 0 (the page shows nothing else). */
+export function peopleAhead(position: number, serving: number): number {
+  return Math.max(0, position - serving);
+}
+
+/** A wait range for people, in the language ("4–7 minutes", "less than a minute", "about 2 hours"). */
+export function formatWait(lowSec: number, highSec: number, lang: string, t: Strings): string {
+  const unit = (name: 'minute' | 'hour') => new Intl.NumberFormat(lang, { style: 'unit', unit: name, unitDisplay: 'long' });
+  if (highSec < 60) return fill(t.less_than!, { t: unit('minute').format(1) });
+  if (highSec >= 90 * 60) {
+    const low = Math.max(1, Math.floor(lowSec / 3600));
+    const high = Math.max(low, Math.ceil(highSec / 3600));
+    return low === high ? fill(t.about!, { t: unit('hour').format(low) }) : unit('hour').formatRange(low, high);
+  }
+  const low = Math.floor(lowSec / 60);
+  const high = Math.max(1, Math.ceil(highSec / 60));
+  if (low === 0) return fill(t.less_than!, { t: unit('minute').format(high) });
+  return low >= high ? fill(t.about!, { t: unit('minute').format(high) }) : unit('minute').formatRange(low, high);
+}
