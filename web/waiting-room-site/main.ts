@@ -3,7 +3,7 @@
 // Plain DOM and fetch, no framework: this page is what every visitor downloads during a surge.
 
 import './style.css';
-import { ACTION_BACKOFF, POLL_BACKOFF, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
+import { ACTION_BACKOFF, POLL_BACKOFF, errorMessage, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
 import { readSettings } from '../shared/settings.ts';
 import { CounterStream } from './counter-stream.ts';
 import { PROOF_REFUSALS, solveProofOfWork } from './proof-of-work.ts';
