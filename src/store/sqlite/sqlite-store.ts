@@ -18,6 +18,7 @@ import type {
   LeaveResult,
   PositionRecord,
   ServingMove,
+  SessionRenewal,
   PrequeueEntry,
   PrequeueLeave,
   RoomPutOutcome,
@@ -36,6 +37,8 @@ const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 const ADDED_COLUMNS: readonly { table: string; column: string; definition: string }[] = [
   // Leaving the queue (issue 12): positions given up, see left_positions in schema.sql.
   { table: 'events', column: 'left_count', definition: 'INTEGER NOT NULL DEFAULT 0' },
+  // The gate's shared "last seen" of a session (issue 13), epoch ms; NULL until a gate node records one.
+  { table: 'tokens', column: 'last_seen_ms', definition: 'INTEGER' },
 ];
 
 function addMissingColumns(db: DatabaseSync): void {
@@ -382,6 +385,25 @@ export class SqliteStore implements Store {
       if (Number(changed) !== 1) return false;
       (status === 1 ? this.sql.incrementCompleted : this.sql.incrementAbandoned).run(eventId);
       return true;
+    });
+  }
+
+  async renewSession(eventId: string, requestId: string, nowMs: number, idleBeforeMs: number | null, touch: boolean): Promise<SessionRenewal> {
+    return this.transaction(eventId, () => {
+      const row = this.sql.sessionSeen.get(eventId, requestId) as { status: number; iat: number; last_seen_ms: number | null } | undefined;
+      if (!row) return { outcome: 'no-session' };
+      if (row.status !== 0) return { outcome: 'closed' };
+      const lastSeen = row.last_seen_ms ?? row.iat * 1000;
+      if (idleBeforeMs !== null && lastSeen < idleBeforeMs) {
+        this.sql.closeSession.run(-1, eventId, requestId);
+        this.sql.incrementAbandoned.run(eventId);
+        return { outcome: 'ended' };
+      }
+      if (touch && nowMs > lastSeen) {
+        this.sql.touchSession.run(nowMs, eventId, requestId);
+        return { outcome: 'open', lastSeen: nowMs };
+      }
+      return { outcome: 'open', lastSeen };
     });
   }
 
@@ -794,6 +816,8 @@ function prepareStatements(db: DatabaseSync) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
     ),
     closeSession: s('UPDATE tokens SET status = ? WHERE event_id = ? AND request_id = ? AND status = 0'),
+    sessionSeen: s('SELECT status, iat, last_seen_ms FROM tokens WHERE event_id = ? AND request_id = ?'),
+    touchSession: s('UPDATE tokens SET last_seen_ms = ? WHERE event_id = ? AND request_id = ?'),
     countActive: s('SELECT count(*) AS n FROM tokens WHERE event_id = ? AND exp >= ? AND status = 0'),
     listExpired: s(
       'SELECT request_id FROM tokens WHERE event_id = ? AND exp < ? ORDER BY exp, position LIMIT ?',
