@@ -26,7 +26,7 @@ import { roomFigures, type RoomFigures } from './room-figures.ts';
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
-import type { Counters, DrawStore, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
+import type { Counters, DrawStore, JoinRequest, QueueStore, RoomStore, SessionRenewal, Store, StoredRoom } from './ports/store.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
@@ -417,6 +417,17 @@ export class WaitingRoomService {
   async updateSession(eventId: unknown, requestId: unknown, status: unknown): Promise<Answer<Record<string, never>>> {
     if (!(await this.closeSession(eventId, requestId, status))) throw Errors.sessionNotFound();
     return ok({});
+  }
+
+  /**
+   * The gate's shared "last seen" of a session (store.renewSession): records a request (`touch`) and ends the
+   * session as abandoned when it was last seen before `idleBeforeMs` on any node. An ended session emits
+   * session_updated, as update_session does.
+   */
+  async renewGateSession(eventId: string, requestId: string, nowMs: number, idleBeforeMs: number | null, touch: boolean): Promise<SessionRenewal> {
+    const result = await this.store.renewSession(eventId, requestId, nowMs, idleBeforeMs, touch);
+    if (result.outcome === 'ended') this.events.publish('session_updated', { event_id: eventId, request_id: requestId, status: 'abandoned' });
+    return result;
   }
 
   /**

@@ -62,7 +62,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
   const sessions = new GateSessions(
     {
       jwks: (eventId) => room.jwks(eventId),
-      claimReadiness: (eventId, requestId) => room.claimReadiness(eventId, requestId),
+      renewGateSession: (eventId, requestId, nowMs, idleBeforeMs, touch) => room.renewGateSession(eventId, requestId, nowMs, idleBeforeMs, touch),
       updateSession: (eventId, requestId, status) => room.updateSession(eventId, requestId, status),
     },
     (settings) => settings.issuer ?? options.defaultIssuer(),
