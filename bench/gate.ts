@@ -8,6 +8,7 @@
 // process. Proxies on CPU 1; origin and load generator on CPU 0.
 //
 //   node bench/gate.ts        (also the last part of `npm run bench`; BENCH_GATE_SECONDS per run, default 4)
+//   BENCH_GATE_PROFILE=<dir>  also writes a V8 CPU profile of the gate's process there (node --cpu-prof)
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -86,7 +87,7 @@ export async function runGateBench(): Promise<void> {
     writeFileSync(config, JSON.stringify({ events: [{ event_id: 'Bench', gate: { origin: origin.url, routes: [{ path: '/' }] } }] }));
     const node = await startChildNode(
       ['--data-dir', dir, '--config', config, '--gate-port', String(gatePort), '--admin-token', 'bench-admin-token-0123456789', '--queue-position-expiry-period', '86400'],
-      {},
+      process.env.BENCH_GATE_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_GATE_PROFILE}` } : {},
       { cpu: SERVER_CPU },
     );
     stops.unshift(async () => {

@@ -778,6 +778,11 @@ export class WaitingRoomService {
     return this.catalog.all();
   }
 
+  /** The rooms as one read-only array, the same one until a room changes (the gate caches its routes by it). */
+  roomsSnapshot(): readonly RoomSettings[] {
+    return this.catalog.snapshotAll();
+  }
+
   /** The IDs of every room this service serves. */
   roomIds(): string[] {
     return this.catalog.ids();
