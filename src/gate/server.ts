@@ -12,7 +12,7 @@ import fastifyHttpProxy from '@fastify/http-proxy';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { SecretStore } from '../domain/ports/store.ts';
-import type { GateSettings, RoomSettings } from '../domain/room-settings.ts';
+import type { GateSettings } from '../domain/room-settings.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { staticPages } from '../web/static-pages.ts';
 import { renderWaitingPage } from '../web/waiting-page.ts';
