@@ -8,6 +8,9 @@
 // process. Proxies on CPU 1; origin and load generator on CPU 0.
 //
 //   node bench/gate.ts        (also the last part of `npm run bench`; BENCH_GATE_SECONDS per run, default 4)
+//   BENCH_GATE_PROFILE=<dir>  also writes a V8 CPU profile of the gate's process there (node --cpu-prof)
+//   BENCH_GATE_BASELINE=<dir> also runs the gate of another checkout (e.g. `git worktree add /tmp/base main`,
+//                             with node_modules linked) in the same rounds: before/after side by side
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -81,30 +84,41 @@ export async function runGateBench(): Promise<void> {
   const stops: (() => Promise<void>)[] = [origin.stop, async () => rmSync(dir, { recursive: true, force: true })];
   try {
     // (a) the gate: one room whose gate protects the origin, manual admission.
-    const gatePort = await freePort();
-    const config = join(dir, 'rooms.json');
-    writeFileSync(config, JSON.stringify({ events: [{ event_id: 'Bench', gate: { origin: origin.url, routes: [{ path: '/' }] } }] }));
-    const node = await startChildNode(
-      ['--data-dir', dir, '--config', config, '--gate-port', String(gatePort), '--admin-token', 'bench-admin-token-0123456789', '--queue-position-expiry-period', '86400'],
-      {},
-      { cpu: SERVER_CPU },
+    const startGate = async (bin?: string, env: Record<string, string> = {}) => {
+      const gateDir = mkdtempSync(join(tmpdir(), 'anteroom-bench-gate-node-'));
+      stops.push(async () => rmSync(gateDir, { recursive: true, force: true }));
+      const gatePort = await freePort();
+      const config = join(gateDir, 'rooms.json');
+      writeFileSync(config, JSON.stringify({ events: [{ event_id: 'Bench', gate: { origin: origin.url, routes: [{ path: '/' }] } }] }));
+      const node = await startChildNode(
+        ['--data-dir', gateDir, '--config', config, '--gate-port', String(gatePort), '--admin-token', 'bench-admin-token-0123456789', '--queue-position-expiry-period', '86400'],
+        env,
+        { cpu: SERVER_CPU, ...(bin ? { bin } : {}) },
+      );
+      stops.unshift(async () => {
+        node.process.kill('SIGTERM');
+        await node.exited;
+      });
+      const gateUrl = `http://127.0.0.1:${gatePort}`;
+      const cookieOf = (response: Response) => response.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      // One admitted visitor (its token cookie), and one kept waiting (its place cookie) for the queued page.
+      const admittedPlace = cookieOf(await fetch(`${gateUrl}/`, { redirect: 'manual' }));
+      await fetch(`${node.url}/private/increment_serving_counter`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer bench-admin-token-0123456789' },
+        body: JSON.stringify({ event_id: 'Bench', increment_by: 1 }),
+      });
+      const admitted = cookieOf(await fetch(`${gateUrl}/`, { redirect: 'manual', headers: { cookie: admittedPlace } }));
+      if (!admitted.includes('anteroom_token=')) throw new Error('the benchmark visitor was not admitted');
+      const queuedPlace = cookieOf(await fetch(`${gateUrl}/`, { redirect: 'manual' }));
+      return { node, gateUrl, admitted, queuedPlace };
+    };
+    const { node, gateUrl, admitted, queuedPlace } = await startGate(
+      undefined,
+      process.env.BENCH_GATE_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_GATE_PROFILE}` } : {},
     );
-    stops.unshift(async () => {
-      node.process.kill('SIGTERM');
-      await node.exited;
-    });
-    const gateUrl = `http://127.0.0.1:${gatePort}`;
-    const cookieOf = (response: Response) => response.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-    // One admitted visitor (its token cookie), and one kept waiting (its place cookie) for the queued page.
-    const admittedPlace = cookieOf(await fetch(`${gateUrl}/`, { redirect: 'manual' }));
-    await fetch(`${node.url}/private/increment_serving_counter`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer bench-admin-token-0123456789' },
-      body: JSON.stringify({ event_id: 'Bench', increment_by: 1 }),
-    });
-    const admitted = cookieOf(await fetch(`${gateUrl}/`, { redirect: 'manual', headers: { cookie: admittedPlace } }));
-    if (!admitted.includes('anteroom_token=')) throw new Error('the benchmark visitor was not admitted');
-    const queuedPlace = cookieOf(await fetch(`${gateUrl}/`, { redirect: 'manual' }));
+    const baselineDir = process.env.BENCH_GATE_BASELINE;
+    const baseline = baselineDir ? await startGate(join(baselineDir, 'bin', 'anteroom.js')) : undefined;
 
     // (b) nginx, one process, upstream keep-alive.
     const nginxPort = await freePort();
@@ -130,9 +144,10 @@ export async function runGateBench(): Promise<void> {
     const passThrough = await spawnListening([process.execPath, here('./undici-pass-through.ts'), origin.url], SERVER_CPU);
     stops.unshift(passThrough.stop);
 
-    const rounds = { gate: [] as Round[], nginx: [] as Round[], undici: [] as Round[], queued: [] as Round[], serving: [] as Round[] };
+    const rounds = { baseline: [] as Round[], gate: [] as Round[], nginx: [] as Round[], undici: [] as Round[], queued: [] as Round[], serving: [] as Round[] };
     for (let i = 0; i < ROUNDS; i++) {
       rounds.gate.push(await round(`${gateUrl}/product`, node.process.pid, { cookie: admitted }));
+      if (baseline) rounds.baseline.push(await round(`${baseline.gateUrl}/product`, baseline.node.process.pid, { cookie: baseline.admitted }));
       rounds.nginx.push(await round(`${nginx.url}/product`, nginx.pid));
       rounds.undici.push(await round(`${passThrough.url}/product`, passThrough.pid));
     }
@@ -141,6 +156,7 @@ export async function runGateBench(): Promise<void> {
       rounds.serving.push(await round(`${node.url}/serving_num?event_id=Bench`, node.process.pid));
     }
     const gate = summary('(a) anteroom gate, admitted visitor', rounds.gate);
+    const before = baseline ? summary('(a0) baseline gate (BENCH_GATE_BASELINE)', rounds.baseline) : undefined;
     const ngx = summary('(b) nginx proxy_pass (1 process)', rounds.nginx);
     const bare = summary('(c) bare undici pass-through', rounds.undici);
     const queued = summary('anteroom gate, queued visitor (page)', rounds.queued);
@@ -151,6 +167,10 @@ export async function runGateBench(): Promise<void> {
       const vsBare = gate.cpu / bare.cpu;
       console.log(`  gate CPU/request vs nginx         ${vsNginx.toFixed(2)}×  (target ≤ 2×)    ${vsNginx <= 2 ? 'met' : 'NOT met'}`);
       console.log(`  gate CPU/request vs bare undici   ${vsBare.toFixed(2)}×  (target ≤ 1.2×)  ${vsBare <= 1.2 ? 'met' : 'NOT met'}`);
+      if (before?.cpu) {
+        console.log(`  baseline gate vs nginx            ${(before.cpu / ngx.cpu).toFixed(2)}×;  vs bare undici ${(before.cpu / bare.cpu).toFixed(2)}×`);
+        console.log(`  gate ÷ baseline gate              ${(gate.cpu / before.cpu).toFixed(2)}×`);
+      }
     }
     const pageRatio = queued.rps / serving.rps;
     console.log(`  queued page rate vs /serving_num  ${pageRatio.toFixed(2)}×  (target ≥ 0.7×)  ${pageRatio >= 0.7 ? 'met' : 'NOT met'}`);

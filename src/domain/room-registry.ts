@@ -26,6 +26,8 @@ export type RoomChangeListener = (change: RoomChange) => void | Promise<void>;
 export class RoomRegistry {
   private readonly rooms = new Map<string, RoomSettings>();
   private readonly listeners = new Set<RoomChangeListener>();
+  /** all() as one array, kept until the next change (the gate matches every request against it). */
+  private snapshot: readonly RoomSettings[] | undefined;
 
   constructor(rooms: readonly RoomSettings[] = []) {
     for (const room of rooms) this.rooms.set(room.event_id, frozenCopy(room));
@@ -42,6 +44,12 @@ export class RoomRegistry {
 
   all(): RoomSettings[] {
     return [...this.rooms.values()];
+  }
+
+  /** The rooms as one read-only array, the same array until a room changes (callers may cache by identity). */
+  snapshotAll(): readonly RoomSettings[] {
+    this.snapshot ??= Object.freeze([...this.rooms.values()]);
+    return this.snapshot;
   }
 
   /** Calls `listener` after every change from now on; returns the function that stops it. */
@@ -61,6 +69,7 @@ export class RoomRegistry {
     if (before && Value.Equal(before, settings)) return;
     const after = frozenCopy(settings);
     this.rooms.set(eventId, after);
+    this.snapshot = undefined;
     await this.notify(before ? { kind: 'changed', eventId, before, after } : { kind: 'added', eventId, before: undefined, after });
   }
 
@@ -69,6 +78,7 @@ export class RoomRegistry {
     const before = this.rooms.get(eventId);
     if (!before) return false;
     this.rooms.delete(eventId);
+    this.snapshot = undefined;
     await this.notify({ kind: 'removed', eventId, before, after: undefined });
     return true;
   }

@@ -27,7 +27,7 @@ import { WaitEstimates, type EstimateAccuracy, type WaitEstimate } from './wait-
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
-import type { BotDefenceStore, Counters, DrawStore, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
+import type { BotDefenceStore, Counters, DrawStore, JoinRequest, QueueStore, RoomStore, SessionRenewal, Store, StoredRoom } from './ports/store.ts';
 import type { ProofOfWork } from './ports/proof-of-work.ts';
 import { BotDefence, type BotDefenceOutcome, type JoinCredentials } from './bot-defence.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
@@ -512,6 +512,17 @@ export class WaitingRoomService {
   }
 
   /**
+   * The gate's shared "last seen" of a session (store.renewSession): records a request (`touch`) and ends the
+   * session as abandoned when it was last seen before `idleBeforeMs` on any node. An ended session emits
+   * session_updated, as update_session does.
+   */
+  async renewGateSession(eventId: string, requestId: string, nowMs: number, idleBeforeMs: number | null, touch: boolean): Promise<SessionRenewal> {
+    const result = await this.store.renewSession(eventId, requestId, nowMs, idleBeforeMs, touch);
+    if (result.outcome === 'ended') this.events.publish('session_updated', { event_id: eventId, request_id: requestId, status: 'abandoned' });
+    return result;
+  }
+
+  /**
    * update_session without its 404: false when the request ID has no token set or its session is closed
    * already. Closing emits session_updated.
    */
@@ -858,6 +869,11 @@ export class WaitingRoomService {
   /** The settings of every room this service serves. */
   rooms(): RoomSettings[] {
     return this.catalog.all();
+  }
+
+  /** The rooms as one read-only array, the same one until a room changes (the gate caches its routes by it). */
+  roomsSnapshot(): readonly RoomSettings[] {
+    return this.catalog.snapshotAll();
   }
 
   /** The IDs of every room this service serves. */

@@ -18,6 +18,8 @@ export class BypassRules {
   private readonly paths: readonly string[];
   private readonly ips: BlockList | undefined;
   private readonly headers: [name: string, value: Buffer][];
+  /** No rule at all (most rooms): callers skip building the request's description. */
+  readonly empty: boolean;
 
   constructor(bypass: GateBypass | undefined) {
     this.paths = bypass?.paths ?? [];
@@ -27,7 +29,9 @@ export class BypassRules {
       for (const entry of bypass.ips) addAddress(list, entry);
       this.ips = list;
     }
+    this.empty = this.paths.length === 0 && !this.ips && this.headers.length === 0;
   }
+
 
   matches(request: BypassRequest): boolean {
     for (const prefix of this.paths) if (pathMatches(prefix, request.path)) return true;

@@ -12,14 +12,14 @@ import fastifyHttpProxy from '@fastify/http-proxy';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { SecretStore } from '../domain/ports/store.ts';
-import type { GateSettings, RoomSettings } from '../domain/room-settings.ts';
+import type { GateSettings } from '../domain/room-settings.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { staticPages } from '../web/static-pages.ts';
 import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
 import { PlaceCookies, TOKEN_COOKIE, safeReturnPath } from './cookies.ts';
-import { matchRoom, pathOf, type GatedRoom } from './route-match.ts';
-import { GateSessions, RENEW_EVERY_MS } from './sessions.ts';
+import { pathOf, routeTableCache, type GatedRoom } from './route-match.ts';
+import { GateSessions, RENEW_EVERY_MS, type SessionVerdict } from './sessions.ts';
 import { GATE_ANSWER_HEADER, answerVisitor, sendWaitingPage, wantsJson } from './visitor-queue.ts';
 
 /** The header an origin answers with to end the visitor's session; never shown to the visitor. */
@@ -48,11 +48,17 @@ export interface GateServer {
   sweep(): Promise<number>;
 }
 
-interface Proxied {
-  origin: string;
+/** What the preHandler found for a proxied request, kept on the request (a decoration: no per-request object). */
+const kGate = Symbol('anteroom.gate');
+interface GateState {
+  /** The matched room and its gate (the route table's own object). */
+  match: GatedRoom | null;
   /** Set when the request came with a valid admission cookie (not for bypass requests). */
-  session?: { room: RoomSettings; token: string; requestId: string };
+  token: string | null;
+  requestId: string | null;
 }
+type GateRequest = FastifyRequest & { [kGate]: GateState | null };
+const stateOf = (request: FastifyRequest): GateState | null => (request as GateRequest)[kGate];
 
 export async function buildGateServer(options: GateServerOptions): Promise<GateServer> {
   const { room } = options;
@@ -62,14 +68,15 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
   const sessions = new GateSessions(
     {
       jwks: (eventId) => room.jwks(eventId),
-      claimReadiness: (eventId, requestId) => room.claimReadiness(eventId, requestId),
+      renewGateSession: (eventId, requestId, nowMs, idleBeforeMs, touch) => room.renewGateSession(eventId, requestId, nowMs, idleBeforeMs, touch),
       updateSession: (eventId, requestId, status) => room.updateSession(eventId, requestId, status),
     },
     (settings) => settings.issuer ?? options.defaultIssuer(),
     clockMs,
   );
   const queueDeps = { room, places, pagesRoot: options.pagesRoot };
-  const proxied = new WeakMap<object, Proxied>();
+  const routes = routeTableCache();
+  const matchRoom = (host: string | undefined, path: string): GatedRoom | undefined => routes(room.roomsSnapshot()).match(host, path);
   const bypassRules = new WeakMap<GateSettings, BypassRules>();
   const rulesOf = (gate: GateSettings): BypassRules => {
     let rules = bypassRules.get(gate);
@@ -83,24 +90,59 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
   const app = Fastify({
     logger: { level: options.logLevel ?? 'info', ...(options.logStream ? { stream: options.logStream } : {}) },
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger per request (its reqId binding): the gate logs only failures, and a child costs every
+    // proxied request an allocation.
+    childLoggerFactory: (logger) => logger,
     // A hop count works at run time (proxy-addr) though Fastify's types leave numbers out.
     trustProxy: (options.trustProxy ?? false) as boolean | string[],
     // Bodies are streamed to the origin, whatever their size.
     bodyLimit: 1024 * 1024 * 1024,
   });
   await app.register(fastifyCookie);
+  app.decorateRequest(kGate, null);
 
-  /** The gate's steps for a request to `target` (path and query) of `host`; undefined = proxy it. */
-  async function admit(request: FastifyRequest, reply: FastifyReply, match: GatedRoom, target: string): Promise<FastifyReply | undefined> {
-    const path = pathOf(target);
-    if (rulesOf(match.gate).matches({ path, ip: request.ip, headers: request.headers })) return undefined;
-    const token = request.cookies[TOKEN_COOKIE];
-    const verdict = await sessions.check(match.room, token);
-    if (verdict.ok && token) {
-      proxied.set(request.raw, { origin: match.gate.origin, session: { room: match.room, token, requestId: verdict.claims.sub } });
-      return undefined;
+  /**
+   * The gate's steps for a proxied request (callback style: an admitted visitor's request, the common case,
+   * goes through without a promise): match the room → bypass rules → admission cookie → else the queue.
+   */
+  function admit(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
+    const path = pathOf(request.url);
+    const match = matchRoom(request.host, path);
+    if (!match) {
+      notProtected(reply);
+      return;
     }
-    return answerVisitor(queueDeps, request, reply, match.room, target);
+    const state: GateState = { match, token: null, requestId: null };
+    (request as GateRequest)[kGate] = state;
+    const rules = rulesOf(match.gate);
+    if (!rules.empty && rules.matches({ path, ip: request.ip, headers: request.headers })) {
+      done();
+      return;
+    }
+    const token = request.cookies[TOKEN_COOKIE];
+    const verdict = sessions.check(match.room, token);
+    if (!(verdict instanceof Promise)) {
+      afterCheck(request, reply, done, state, token, verdict);
+      return;
+    }
+    verdict.then((settled) => afterCheck(request, reply, done, state, token, settled), done);
+  }
+
+  function afterCheck(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: (error?: Error) => void,
+    state: GateState,
+    token: string | undefined,
+    verdict: SessionVerdict,
+  ): void {
+    if (verdict.ok && token) {
+      state.token = token;
+      state.requestId = verdict.claims.sub;
+      done();
+      return;
+    }
+    answerVisitor(queueDeps, request, reply, (state.match as GatedRoom).room, request.url).catch(done);
   }
 
   // ---- Anteroom's own paths ----
@@ -112,7 +154,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
         const host = firstHeader(request.headers, 'x-forwarded-host') ?? request.host;
         const uri = firstHeader(request.headers, 'x-forwarded-uri') ?? firstHeader(request.headers, 'x-original-uri') ?? '/';
         reply.header('cache-control', 'no-store');
-        const match = matchRoom(room.rooms(), host, pathOf(uri));
+        const match = matchRoom(host, pathOf(uri));
         if (!match || rulesOf(match.gate).matches({ path: pathOf(uri), ip: request.ip, headers: request.headers })) return reply.code(204).send();
         const verdict = await sessions.check(match.room, request.cookies[TOKEN_COOKIE]);
         if (verdict.ok) return reply.code(204).send();
@@ -129,7 +171,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       // The waiting page for forward auth: the visitor waits here and is sent back to `to` (a local path) once in.
       scope.get('/wait', async (request, reply) => {
         const to = safeReturnPath((request.query as Record<string, unknown>).to) ?? '/';
-        const match = matchRoom(room.rooms(), request.host, pathOf(to));
+        const match = matchRoom(request.host, pathOf(to));
         if (!match) return notProtected(reply);
         const verdict = await sessions.check(match.room, request.cookies[TOKEN_COOKIE]);
         if (verdict.ok) {
@@ -165,25 +207,22 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     websocket: true,
     // reply-from's two log lines per proxied request (Anteroom logs failures itself).
     disableRequestLogging: true,
-    preHandler: async (request, reply) => {
-      const match = matchRoom(room.rooms(), request.host, pathOf(request.url));
-      if (!match) return notProtected(reply);
-      proxied.set(request.raw, { origin: match.gate.origin });
-      return admit(request, reply, match, request.url);
-    },
+    preHandler: admit,
     replyOptions: {
-      getUpstream: (request) => proxied.get(request.raw)?.origin ?? 'http://127.0.0.1:9',
+      getUpstream: (request) => stateOf(request as FastifyRequest)?.match?.gate.origin ?? 'http://127.0.0.1:9',
       // A proxy does not retry on the client's behalf (reply-from retries GETs answered 503 by default).
       retryDelay: () => null,
       rewriteRequestHeaders: (request, headers) => forwardedHeaders(request as FastifyRequest, headers),
       rewriteHeaders: (headers, request) => {
-        if (!request) return headers;
         const command = headers[COMMAND_HEADER];
+        // The common case: no command (a `delete` would slow the object down for nothing).
+        if (command === undefined || !request) return headers;
         delete headers[COMMAND_HEADER];
-        const session = proxied.get(request.raw)?.session;
-        if (session && typeof command === 'string' && command.trim().toLowerCase() === 'revoke') {
-          sessions.revoke(session.room, session.token, session.requestId).catch((error: unknown) => {
-            app.log.error({ err: error, event_id: session.room.event_id }, 'closing a revoked session failed');
+        const state = stateOf(request as FastifyRequest);
+        if (state?.match && state.token && state.requestId && typeof command === 'string' && command.trim().toLowerCase() === 'revoke') {
+          const gated = state.match.room;
+          sessions.revoke(gated, state.token, state.requestId).catch((error: unknown) => {
+            app.log.error({ err: error, event_id: gated.event_id }, 'closing a revoked session failed');
           });
           const cleared = app.serializeCookie(TOKEN_COOKIE, '', { path: '/', httpOnly: true, sameSite: 'lax', maxAge: 0, secure: request.protocol === 'https' });
           const existing = headers['set-cookie'];
@@ -193,7 +232,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       },
       onError: (reply, { error }) => {
         reply.log.warn({ err: error }, 'origin unreachable');
-        const match = matchRoom(room.rooms(), reply.request.host, pathOf(reply.request.url));
+        const match = matchRoom(reply.request.host, pathOf(reply.request.url));
         reply.code(502).header('cache-control', 'no-store').header(GATE_ANSWER_HEADER, 'origin-down');
         if (!match || wantsJson(reply.request.headers.accept)) return reply.send({ error: 'The protected site did not answer' });
         return sendWaitingPage(reply.request as FastifyRequest, reply as FastifyReply, renderGatePage(match.room, { mode: 'gate', reason: 'origin-down', acceptLanguage: reply.request.headers['accept-language'] }, options.pagesRoot));

@@ -19,6 +19,7 @@ import type {
   LeaveResult,
   PositionRecord,
   ServingMove,
+  SessionRenewal,
   PrequeueEntry,
   PrequeueLeave,
   RoomPutOutcome,
@@ -83,6 +84,10 @@ export abstract class ForwardingStore implements Store {
 
   closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
     return this.inner.closeSession(eventId, requestId, status);
+  }
+
+  renewSession(eventId: string, requestId: string, nowMs: number, idleBeforeMs: number | null, touch: boolean): Promise<SessionRenewal> {
+    return this.inner.renewSession(eventId, requestId, nowMs, idleBeforeMs, touch);
   }
 
   countActiveTokens(eventId: string, now: number): Promise<number> {

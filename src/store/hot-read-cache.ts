@@ -19,6 +19,7 @@ import type {
   JoinRequest,
   LeaveResult,
   ServingMove,
+  SessionRenewal,
   Store,
 } from '../domain/ports/store.ts';
 import { ForwardingStore } from './forwarding-store.ts';
@@ -143,6 +144,12 @@ export class HotReadCache extends ForwardingStore {
 
   override issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
     return this.write(eventId, () => this.inner.issueTokenIfAbsent(eventId, record));
+  }
+
+  override renewSession(eventId: string, requestId: string, nowMs: number, idleBeforeMs: number | null, touch: boolean): Promise<SessionRenewal> {
+    // Only an idle session's end changes the counters (abandoned).
+    if (idleBeforeMs === null) return this.inner.renewSession(eventId, requestId, nowMs, idleBeforeMs, touch);
+    return this.write(eventId, () => this.inner.renewSession(eventId, requestId, nowMs, idleBeforeMs, touch));
   }
 
   override closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {

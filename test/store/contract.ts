@@ -275,6 +275,60 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       assert.equal((await store.getClaimContext(event, b!))?.token?.status, -1);
     });
 
+    it('renewSession: the shared last seen, touched forward only, starting at the token set\'s iat', async () => {
+      const store = await open();
+      const event = freshEvent();
+      const [a, b] = await join(store, event, 2, 100);
+      assert.deepEqual(await store.renewSession(event, a!, 150_000, null, true), { outcome: 'no-session' });
+      assert.deepEqual(await store.renewSession(event, randomUUID(), 150_000, null, true), { outcome: 'no-session' });
+      await store.issueTokenIfAbsent(event, tokenFor(a!, 1, 100)); // iat 100 s
+      await store.issueTokenIfAbsent(event, tokenFor(b!, 2, 100));
+      // Never touched: last seen is the issue time; a read does not write.
+      assert.deepEqual(await store.renewSession(event, a!, 150_000, null, false), { outcome: 'open', lastSeen: 100_000 });
+      assert.deepEqual(await store.renewSession(event, a!, 150_000, null, true), { outcome: 'open', lastSeen: 150_000 });
+      // A touch from a node whose clock or request is behind never moves it back.
+      assert.deepEqual(await store.renewSession(event, a!, 120_000, null, true), { outcome: 'open', lastSeen: 150_000 });
+      // The idle check reads the shared value: seen at 150 s, so not idle before 150 s.
+      assert.deepEqual(await store.renewSession(event, a!, 170_000, 150_000, false), { outcome: 'open', lastSeen: 150_000 });
+      assert.deepEqual((await store.getCounters(event)).abandoned, 0);
+      // b was never touched: idle since its iat.
+      assert.deepEqual(await store.renewSession(event, b!, 170_000, 100_001, true), { outcome: 'ended' });
+      assert.deepEqual(await store.renewSession(event, b!, 170_000, null, true), { outcome: 'closed' });
+      assert.equal((await store.getClaimContext(event, b!))?.token?.status, -1);
+      assert.equal(await store.closeSession(event, b!, 1), false);
+      assert.equal((await store.getCounters(event)).abandoned, 1);
+      assert.equal(await store.countActiveTokens(event, 100), 1);
+      // A session closed by update_session is closed for renewSession too.
+      assert.equal(await store.closeSession(event, a!, 1), true);
+      assert.deepEqual(await store.renewSession(event, a!, 180_000, null, true), { outcome: 'closed' });
+    });
+
+    it('renewSession: of two nodes ending the same idle session at once, one ends it and it is counted once', async () => {
+      const store = await open();
+      const event = freshEvent();
+      const [a] = await join(store, event, 1, 100);
+      await store.issueTokenIfAbsent(event, tokenFor(a!, 1, 100));
+      const results = await Promise.all([
+        store.renewSession(event, a!, 200_000, 150_000, false),
+        store.renewSession(event, a!, 200_000, 150_000, true),
+      ]);
+      assert.deepEqual(results.map((r) => r.outcome).sort(), ['closed', 'ended']);
+      assert.equal((await store.getCounters(event)).abandoned, 1);
+    });
+
+    it('renewSession: a reset forgets the last seen with the token sets', async () => {
+      const store = await open();
+      const event = freshEvent();
+      const [a] = await join(store, event, 1, 100);
+      await store.issueTokenIfAbsent(event, tokenFor(a!, 1, 100));
+      await store.renewSession(event, a!, 500_000, null, true);
+      await store.resetEvent(event);
+      assert.deepEqual(await store.renewSession(event, a!, 600_000, null, true), { outcome: 'no-session' });
+      await store.assignPositions(event, [{ requestId: a!, entryTime: 200 }]);
+      await store.issueTokenIfAbsent(event, tokenFor(a!, 1, 200));
+      assert.deepEqual(await store.renewSession(event, a!, 600_000, null, false), { outcome: 'open', lastSeen: 200_000 });
+    });
+
     it('closeSession refuses a request ID that has a position but no token', async () => {
       const store = await open();
       const event = freshEvent();

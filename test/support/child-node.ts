@@ -25,9 +25,10 @@ export function pinnedCommand(cpu: number | undefined, argv: string[]): [string,
 export async function startChildNode(
   args: string[],
   env: Record<string, string> = {},
-  options: { cpu?: number } = {},
+  /** bin: another checkout's bin/anteroom.js (bench/gate.ts compares two versions of the gate). */
+  options: { cpu?: number; bin?: string } = {},
 ): Promise<ChildNode> {
-  const [command, argv] = pinnedCommand(options.cpu, [process.execPath, BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args]);
+  const [command, argv] = pinnedCommand(options.cpu, [process.execPath, options.bin ?? BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args]);
   const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

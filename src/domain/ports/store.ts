@@ -86,6 +86,19 @@ export interface ServingMove {
   serving: number;
 }
 
+/**
+ * What renewSession found (the gate's sessions, spec rooms.md §5). `lastSeen` is in epoch milliseconds: the
+ * session's shared "last seen" after the call.
+ */
+export type SessionRenewal =
+  | { outcome: 'open'; lastSeen: number }
+  /** Idle (last seen before `idleBefore`): closed as abandoned by this call. */
+  | { outcome: 'ended' }
+  /** The session was closed already (update_session, a revoke, another node). */
+  | { outcome: 'closed' }
+  /** No token set for the request ID (never claimed, or a reset). */
+  | { outcome: 'no-session' };
+
 /** What one tick of automatic admission decides on, read at one instant (getAdmissionSnapshot). */
 export interface AdmissionSnapshot {
   /** Positions handed out. */
@@ -154,6 +167,17 @@ export interface QueueStore {
   issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult>;
   /** Closes an open session once; false if no token set exists or it was already closed. */
   closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean>;
+  /**
+   * The shared "last seen" of a session, so that every gate node decides idleness on the same value. A
+   * session's last seen is the latest `nowMs` a touching call recorded, or its token set's `iat` (in ms) if
+   * none did. One atomic unit:
+   * - no token set → 'no-session'; session closed → 'closed';
+   * - `idleBeforeMs` given and last seen < idleBeforeMs → the session is closed as abandoned, counted as
+   *   closeSession(…, -1) counts it → 'ended';
+   * - otherwise, with `touch`, last seen becomes max(last seen, nowMs) → 'open' with the last seen after the call.
+   * Last-seen values go with the token sets (resetEvent, deleteRoomData).
+   */
+  renewSession(eventId: string, requestId: string, nowMs: number, idleBeforeMs: number | null, touch: boolean): Promise<SessionRenewal>;
   /** Tokens with exp ≥ now whose session is still open. */
   countActiveTokens(eventId: string, now: number): Promise<number>;
   /** Request IDs whose token exp < now, any session status, oldest first. */

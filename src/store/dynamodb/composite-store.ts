@@ -23,6 +23,11 @@
 //   Crash between 1 and 2: the next update_session for that ID answers 404 (contract: already closed) and
 //   repeats step 2, which counts the session now — the count is repaired by the first retry.
 //
+// renewSession (the gate's shared "last seen")
+//   DynamoDB says whether the token set exists and is open; Redis keeps the last seen (renewSession.lua,
+//   given the iat). An idle session is closed with closeSession above, so of two nodes ending it at once one
+//   counts it. A touch racing that close can record a last seen for a session just closed: harmless.
+//
 // resetEvent
 //   Redis resets atomically and bumps the event's reset generation; token records carry the generation they
 //   were issued in, and every read ignores records of an older one (DynamoDB TTL deletes them later). A
@@ -41,6 +46,7 @@ import type {
   AdmissionSnapshot,
   ClaimContext,
   IssueResult,
+  SessionRenewal,
   SigningKeyStore,
   StoredSigningKey,
 } from '../../domain/ports/store.ts';
@@ -121,6 +127,21 @@ export class CompositeStore extends ForwardingStore {
       case 'missing':
         return false;
     }
+  }
+
+  override async renewSession(
+    eventId: string,
+    requestId: string,
+    nowMs: number,
+    idleBeforeMs: number | null,
+    touch: boolean,
+  ): Promise<SessionRenewal> {
+    const [gen, stored] = await Promise.all([this.redis.resetGeneration(eventId), this.tokens.get(eventId, requestId)]);
+    if (!stored || stored.gen !== gen) return { outcome: 'no-session' };
+    if (stored.record.status !== 0) return { outcome: 'closed' };
+    const seen = await this.redis.renewLastSeen(eventId, requestId, nowMs, idleBeforeMs, touch, stored.record.iat * 1000);
+    if (seen.outcome === 'open') return seen;
+    return (await this.closeSession(eventId, requestId, -1)) ? { outcome: 'ended' } : { outcome: 'closed' };
   }
 
   override async countActiveTokens(eventId: string, now: number): Promise<number> {

@@ -17,6 +17,7 @@
 //   ar:{E}:tp  zset      token positions (score = member = position): tokens held in a range of positions
 //   ar:{E}:k   hash      signing keys: kid → JSON [createdAt, private JWK, public JWK]
 //   ar:{E}:oa  hash      OpenID Connect: request ID (as in ar:{E}:rq) → its authorization request (JSON)
+//   ar:{E}:ls  hash      the gate's shared "last seen" of open sessions: request ID → epoch ms (lua/renewSession.lua)
 //   ar:{E}:lp  zset      positions given up with leave_queue (score = member = position); counted in lf of ar:{E}:c
 //   ar:{E}:pq, ar:{E}:pl, ar:{E}:dr   the pre-queue (hash and list in join order) and the draw: see
 //                        lua/joinPrequeue.lua
@@ -66,6 +67,7 @@ import {
   type LeaveResult,
   type PositionRecord,
   type ServingMove,
+  type SessionRenewal,
   type PrequeueEntry,
   type PrequeueLeave,
   type RoomPutOutcome,
@@ -314,6 +316,7 @@ export class RedisStore implements Store {
       prequeue: `${base}pq`,
       prequeueList: `${base}pl`,
       draw: `${base}dr`,
+      lastSeen: `${base}ls`,
     };
   }
 
@@ -544,6 +547,29 @@ export class RedisStore implements Store {
 
   async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
     return this.call(() => this.scripts.closeSession(this.keys(eventId), encodeRequestId(requestId), status));
+  }
+
+  async renewSession(eventId: string, requestId: string, nowMs: number, idleBeforeMs: number | null, touch: boolean): Promise<SessionRenewal> {
+    const result = await this.call(() => this.scripts.renewSession(this.keys(eventId), encodeRequestId(requestId), nowMs, idleBeforeMs, touch));
+    // 'idle' is only answered for a token set kept outside Redis (renewLastSeen).
+    if (result.outcome === 'open') return result;
+    return { outcome: result.outcome === 'idle' ? 'ended' : result.outcome };
+  }
+
+  /**
+   * The composite store's half of renewSession: the last seen kept in Redis for a token set kept elsewhere
+   * (whose iat is `iatMs`); 'idle' when it is older than idleBeforeMs (the caller closes the session).
+   */
+  async renewLastSeen(
+    eventId: string,
+    requestId: string,
+    nowMs: number,
+    idleBeforeMs: number | null,
+    touch: boolean,
+    iatMs: number,
+  ): Promise<{ outcome: 'open'; lastSeen: number } | { outcome: 'idle' }> {
+    const result = await this.call(() => this.scripts.renewSession(this.keys(eventId), encodeRequestId(requestId), nowMs, idleBeforeMs, touch, iatMs));
+    return result.outcome === 'open' ? result : { outcome: 'idle' };
   }
 
   async countActiveTokens(eventId: string, now: number): Promise<number> {

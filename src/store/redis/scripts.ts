@@ -26,6 +26,8 @@ export interface EventKeys {
   closedSessions: string;
   /** Positions given up with leave_queue (score = member = position). */
   leftPositions: string;
+  /** The gate's shared "last seen" of sessions: request ID -> epoch ms (see lua/renewSession.lua). */
+  lastSeen: string;
   /** Pre-queue entries: request ID -> "<join order>:<entry time>[:L]" (see lua/joinPrequeue.lua). */
   prequeue: string;
   /** Pre-queue request IDs in join order. */
@@ -57,8 +59,9 @@ const SCRIPTS = {
   getClaimContext: { keys: 6, readOnly: true },
   issueTokenIfAbsent: { keys: 7 },
   closeSession: { keys: 3 },
+  renewSession: { keys: 4 },
   advanceExpiry: { keys: 5 },
-  resetEvent: { keys: 14 },
+  resetEvent: { keys: 15 },
   addSigningKeyIfNone: { keys: 1 },
   tryAcquireLock: { keys: 1 },
   claimSecret: { keys: 1 },
@@ -342,6 +345,25 @@ export class RedisScripts {
     return Number(reply) === 1;
   }
 
+  /** renewSession.lua; `externalIatMs` when the token set lives outside Redis (the composite store). */
+  async renewSession(
+    k: EventKeys,
+    requestId: Buffer,
+    nowMs: number,
+    idleBeforeMs: number | null,
+    touch: boolean,
+    externalIatMs?: number,
+  ): Promise<{ outcome: 'open'; lastSeen: number } | { outcome: 'ended' | 'closed' | 'no-session' | 'idle' }> {
+    const reply = (await this.run(
+      'renewSession',
+      [k.counters, k.tokens, k.openByExp, k.lastSeen],
+      [requestId, String(nowMs), idleBeforeMs === null ? '' : String(idleBeforeMs), touch ? '1' : '0', externalIatMs === undefined ? '' : String(externalIatMs)],
+    )) as unknown[];
+    const outcome = String(reply[0]);
+    if (outcome === 'open') return { outcome, lastSeen: Number(reply[1]) };
+    return { outcome: outcome as 'ended' | 'closed' | 'no-session' | 'idle' };
+  }
+
   async advanceExpiry(
     k: EventKeys,
     cutoff: number,
@@ -369,7 +391,7 @@ export class RedisScripts {
       'resetEvent',
       [
         k.counters, k.positions, k.runs, k.history, k.tokens, k.tokensByExp, k.openByExp, k.tokenPositions,
-        k.authorizations, k.closedSessions, k.leftPositions, k.prequeue, k.prequeueList, k.draw,
+        k.authorizations, k.closedSessions, k.leftPositions, k.prequeue, k.prequeueList, k.draw, k.lastSeen,
       ],
       [],
     );

@@ -42,6 +42,8 @@ CREATE TABLE IF NOT EXISTS tokens (
   kid TEXT NOT NULL,
   status INTEGER NOT NULL DEFAULT 0,
   nonce TEXT,
+  -- The gate's shared "last seen" of the session (epoch ms), NULL until a gate node records one.
+  last_seen_ms INTEGER,
   PRIMARY KEY (event_id, request_id)
 ) WITHOUT ROWID;
 -- tokens.signatures (the set's three signatures, so a re-claim never signs again) is added at start, see

@@ -21,6 +21,7 @@ import {
   type LeaveResult,
   type PositionRecord,
   type ServingMove,
+  type SessionRenewal,
   type PrequeueEntry,
   type PrequeueLeave,
   type RoomPutOutcome,
@@ -71,6 +72,8 @@ const ADDED_COLUMNS: readonly { table: string; column: string; definition: strin
   { table: 'tokens', column: 'signatures', definition: 'TEXT' },
   // The room's generation (issue 16): how many times it was reset.
   { table: 'events', column: 'resets', definition: 'INTEGER NOT NULL DEFAULT 0' },
+  // The gate's shared "last seen" of a session (issue 13), epoch ms; NULL until a gate node records one.
+  { table: 'tokens', column: 'last_seen_ms', definition: 'INTEGER' },
 ];
 
 function addMissingColumns(db: DatabaseSync): void {
@@ -593,6 +596,31 @@ export class SqliteStore implements Store {
     return true;
   }
 
+  async renewSession(eventId: string, requestId: string, nowMs: number, idleBeforeMs: number | null, touch: boolean): Promise<SessionRenewal> {
+    if (this.purges.has(eventId)) await this.purges.get(eventId);
+    let endedExp: number | null = null;
+    const renewal = this.transaction(eventId, (): SessionRenewal => {
+      const row = this.sql.sessionSeen.get(eventId, requestId) as { status: number; iat: number; exp: number; last_seen_ms: number | null } | undefined;
+      if (!row) return { outcome: 'no-session' };
+      if (row.status !== 0) return { outcome: 'closed' };
+      const lastSeen = row.last_seen_ms ?? row.iat * 1000;
+      if (idleBeforeMs !== null && lastSeen < idleBeforeMs) {
+        this.sql.closeSession.run(-1, eventId, requestId);
+        this.sql.incrementAbandoned.run(eventId);
+        endedExp = row.exp;
+        return { outcome: 'ended' };
+      }
+      if (touch && nowMs > lastSeen) {
+        this.sql.touchSession.run(nowMs, eventId, requestId);
+        return { outcome: 'open', lastSeen: nowMs };
+      }
+      return { outcome: 'open', lastSeen };
+    });
+    // The in-memory count of open sessions follows the commit, as closeSession's does.
+    if (endedExp !== null) this.activeOf(eventId).closed(endedExp);
+    return renewal;
+  }
+
   async countActiveTokens(eventId: string, now: number): Promise<number> {
     return this.active.get(eventId)?.count(now) ?? 0;
   }
@@ -1087,6 +1115,8 @@ function prepareStatements(db: DatabaseSync) {
     closeSession: s('UPDATE tokens SET status = ? WHERE event_id = ? AND request_id = ? AND status = 0'),
     // Read once at open (active-tokens.ts); countActiveTokens is answered from memory.
     openSessionsByExp: s('SELECT event_id, exp, count(*) AS n FROM tokens WHERE status = 0 GROUP BY event_id, exp'),
+    sessionSeen: s('SELECT status, iat, exp, last_seen_ms FROM tokens WHERE event_id = ? AND request_id = ?'),
+    touchSession: s('UPDATE tokens SET last_seen_ms = ? WHERE event_id = ? AND request_id = ?'),
     listExpired: s(
       'SELECT request_id FROM tokens WHERE event_id = ? AND exp < ? ORDER BY exp, position LIMIT ?',
     ),
