@@ -24,6 +24,13 @@ import { pollStoredRooms } from './jobs/room-polling.ts';
 import { Metrics } from './observability/metrics.ts';
 import { oidcAdapter } from './oidc/adapter.ts';
 
+// The package's public API (`anteroom-server`): what an embedding program needs to build a config and start a node.
+export type { ServerConfig, StoreLocation } from './config/config.ts';
+export type { AdminCredentials } from './config/credentials.ts';
+export { generateCredentials } from './config/credentials.ts';
+export { defaultSettings, parseRoomSettings } from './domain/room-settings.ts';
+export type { RoomSettings } from './domain/room-settings.ts';
+
 export interface AnteroomNode {
   http: FastifyInstance;
   room: WaitingRoomService;
