@@ -20,6 +20,7 @@ import { RequestMetricsStep } from './edge/request-metrics.ts';
 import { RouteScope } from './edge/route-scope.ts';
 import { fastPollStep } from './fast-poll.ts';
 import { acceptAnyContentType, parseJsonBody } from './json-body.ts';
+import { mountOpenApiRoute, registerOpenApi } from './openapi.ts';
 import { privateRoutes } from './private-routes.ts';
 import type { MountOptions } from './route-table.ts';
 import { publicRoutes } from './public-routes.ts';
@@ -92,6 +93,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     },
   });
 
+  // Before any route: the OpenAPI document is made from the schemas of the routes registered after this.
+  await registerOpenApi(app, { privateBasePath: options.privateBasePath, publicApiKey: options.publicApiKey !== undefined });
   acceptAnyContentType(app);
   // CORS and Cache-Control headers are set where each answer is made (route handlers, preflights and the
   // error handler) rather than in global hooks: the polling path is hot.
@@ -140,6 +143,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     reply.header('content-type', options.metrics.registry.contentType).header('cache-control', 'no-store');
     return options.metrics.registry.metrics();
   });
+
+  mountOpenApiRoute(app);
 
   await app.register(async (scope) => {
     // The edge's API key step guards exactly these routes (CORS preflights excepted).

@@ -83,8 +83,9 @@ describe('deployment files name only what `anteroom serve` has', () => {
       assert.deepEqual(unknownFlags(flagsIn(command)), [], name);
     }
     const gate = compose.services.gate!;
-    assert.ok(gate.command?.includes('--gate-port'));
-    const gatePort = gate.command[gate.command.indexOf('--gate-port') + 1];
+    const command = gate.command ?? [];
+    assert.ok(command.includes('--gate-port'));
+    const gatePort = command[command.indexOf('--gate-port') + 1];
     assert.ok(gate.ports?.includes(`${gatePort}:${gatePort}`));
     const events = JSON.parse(read('deploy/compose/events.json')) as { events: { gate: { origin: string } }[] };
     assert.ok(events.events.every((e) => e.gate.origin === 'http://site:80'), 'the gate protects the site service');
