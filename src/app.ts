@@ -113,6 +113,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       },
     },
     publicApiKey: config.publicApiKey,
+    metricsToken: config.metricsToken,
     pollTtl: config.pollTtl,
     privateBasePath: config.privateBasePath,
     logLevel: config.logLevel,

@@ -24,7 +24,7 @@ import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSe
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
-import type { Counters, DrawStore, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
+import type { AuditEntry, AuditStore, Counters, DrawStore, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
@@ -48,6 +48,7 @@ export interface WaitingRoomServiceDeps {
   store: QueueStore &
     DrawStore &
     RoomStore &
+    AuditStore &
     Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
@@ -719,6 +720,16 @@ export class WaitingRoomService {
   /** Throws when the store cannot be reached (/readyz). */
   async checkStore(): Promise<void> {
     await this.store.ping();
+  }
+
+  /** Keeps one private-API change in the audit log (who, from where, what, before and after). */
+  async recordChange(entry: Omit<AuditEntry, 'at'>): Promise<void> {
+    await this.store.appendAudit({ at: this.clock(), ...entry });
+  }
+
+  /** The audit log, newest first: at most `limit` entries older than `beforeSeq`. */
+  auditLog(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
+    return this.store.listAudit(limit, beforeSeq);
   }
 
   /** The store's name for logs and /readyz (no credentials). */

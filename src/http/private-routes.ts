@@ -10,6 +10,7 @@ import type { SseSink } from '../events/sse-sink.ts';
 import { privateCaller } from './auth/private-auth.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
+  AuditQuery,
   DrawPositionsQuery,
   EventBody,
   EventQuery,
@@ -42,7 +43,10 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       schema: { body: IncrementBody },
       handler: async (req) => {
         const b = (req as B<Static<typeof IncrementBody>>).body;
+        // For the audit log: the counter as read just before the move (null if the room is unknown).
+        const before = await room.servingNum(b.event_id).then((a) => a.body, () => null);
         const answer = await room.incrementServingCounter(b.event_id, b.increment_by);
+        req.auditChange = { before, after: answer.body };
         req.log.info({ event_id: b.event_id, increment_by: b.increment_by, serving: answer.body }, 'serving counter moved');
         return answer;
       },
@@ -104,6 +108,19 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
         return { status: 200, body: undefined };
       },
     },
+    {
+      // The audit log: every change made through this API, newest first (src/http/audit.ts).
+      method: 'GET',
+      url: '/audit',
+      schema: { querystring: AuditQuery },
+      handler: async (req) => {
+        const q = (req as Q<Static<typeof AuditQuery>>).query;
+        const limit = Number(q.limit ?? 100);
+        const entries = await room.auditLog(limit, q.before === undefined ? undefined : Number(q.before));
+        const last = entries.at(-1);
+        return { status: 200, body: { entries, ...(entries.length === limit && last ? { next_before: last.seq } : {}) } };
+      },
+    },
     // ---- rooms at runtime (spec/rooms.md §1): the settings live in the store; every node follows them ----
     {
       method: 'GET',
@@ -154,6 +171,7 @@ function audited<T extends RoomView | Record<string, never>>(
   change: RoomChangeAnswer<T>,
 ): { status: 200 | 201; body: T } {
   const after = action === 'delete' ? null : change.body;
+  request.auditChange = { before: change.before, after };
   request.log.info(
     { audit: 'room', action, event_id: request.params.event_id, caller: privateCaller(request), before: change.before, after },
     'room changed',

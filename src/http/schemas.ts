@@ -22,6 +22,12 @@ export const DrawPositionsQuery = query({
   limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$' })),
 });
 
+/** The audit log's pages: newest first, `limit` 1–1,000 (default 100), older than the sequence `before`. */
+export const AuditQuery = query({
+  limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|1000)$' })),
+  before: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,15}$' })),
+});
+
 export const EventBody = body({ event_id: Id });
 export const EventRequestBody = body({ event_id: Id, request_id: Id });
 

@@ -13,6 +13,7 @@ export class Metrics {
   readonly jobRuns: Counter<'job' | 'outcome'>;
   readonly joinBatchSize: Histogram;
   readonly webhookDeliveries: Counter<'outcome'>;
+  readonly authFailures: Counter<'api'>;
   readonly inletAdmitted: Counter<'event_id' | 'strategy'>;
   readonly inletDecisions: Counter<'event_id' | 'strategy' | 'outcome'>;
 
@@ -55,6 +56,12 @@ export class Metrics {
       name: 'anteroom_webhook_deliveries_total',
       help: 'Webhook deliveries by outcome (delivered, failed after retries, dropped from a full queue)',
       labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.authFailures = new Counter({
+      name: 'anteroom_auth_failures_total',
+      help: 'Requests refused for missing or wrong credentials (401/403), by API',
+      labelNames: ['api'],
       registers: [this.registry],
     });
     this.inletAdmitted = new Counter({

@@ -25,6 +25,7 @@ import type {
   StoredRoom,
   StoredRooms,
   StoredSigningKey,
+  AuditEntry,
 } from '../domain/ports/store.ts';
 
 export abstract class ForwardingStore implements Store {
@@ -204,5 +205,13 @@ export abstract class ForwardingStore implements Store {
 
   deleteRoomData(eventId: string): Promise<void> {
     return this.inner.deleteRoomData(eventId);
+  }
+
+  appendAudit(entry: AuditEntry): Promise<void> {
+    return this.inner.appendAudit(entry);
+  }
+
+  listAudit(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
+    return this.inner.listAudit(limit, beforeSeq);
   }
 }

@@ -384,7 +384,34 @@ export interface RoomStore {
 }
 
 /** A whole backend: every capability, plus its health and lifetime. */
-export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore, DrawStore, RoomStore {
+/** One change made through the private API (who, from where, what, before and after). */
+export interface AuditEntry {
+  /** Milliseconds since the epoch. */
+  at: number;
+  /** The credential: "admin token" or "SigV4 access key <id>" (never a secret). */
+  caller: string;
+  /** The client's address as the server saw it. */
+  address: string;
+  /** e.g. "POST /private/increment_serving_counter". */
+  action: string;
+  event_id: string | null;
+  /** The request's parameters (secrets never: room settings are recorded as before/after views instead). */
+  request: unknown;
+  before: unknown;
+  after: unknown;
+}
+
+/** The audit log: appended by every private-API change, read newest first. */
+export interface AuditStore {
+  appendAudit(entry: AuditEntry): Promise<void>;
+  /** At most `limit` entries, newest first, older than `beforeSeq` when given; each with its sequence number. */
+  listAudit(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]>;
+}
+
+/** The audit log keeps this many most recent entries on every store. */
+export const AUDIT_LOG_KEEP = 100_000;
+
+export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore, DrawStore, RoomStore, AuditStore {
   /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
   readonly description: string;
 

@@ -130,3 +130,11 @@ CREATE TABLE IF NOT EXISTS rooms_version (
   version INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO rooms_version (only_row, version) VALUES (1, 0);
+
+-- ---- The audit log (every private-API change) ----
+-- No event_id column on purpose: deleting a room (which deletes every row of a table with one) keeps the
+-- record of who changed it. Each entry is JSON text; the oldest beyond the kept count are trimmed.
+CREATE TABLE IF NOT EXISTS audit_log (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  entry TEXT NOT NULL
+);

@@ -25,7 +25,9 @@ import type {
   StoredRoom,
   StoredRooms,
   StoredSigningKey,
+  AuditEntry,
 } from '../../domain/ports/store.ts';
+import { AUDIT_LOG_KEEP } from '../../domain/ports/store.ts';
 
 const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 
@@ -237,6 +239,18 @@ export class SqliteStore implements Store {
     } else {
       this.sql.setServing.run(value, row.max_serving, eventId);
     }
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<void> {
+    this.db.prepare('INSERT INTO audit_log (entry) VALUES (?)').run(JSON.stringify(entry));
+    this.db.prepare('DELETE FROM audit_log WHERE seq <= (SELECT MAX(seq) FROM audit_log) - ?').run(AUDIT_LOG_KEEP);
+  }
+
+  async listAudit(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
+    const rows = this.db
+      .prepare('SELECT seq, entry FROM audit_log WHERE seq < ? ORDER BY seq DESC LIMIT ?')
+      .all(beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as { seq: number; entry: string }[];
+    return rows.map((row) => ({ ...(JSON.parse(row.entry) as AuditEntry), seq: Number(row.seq) }));
   }
 
   async ping(): Promise<void> {
