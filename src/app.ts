@@ -64,6 +64,9 @@ export interface StartOptions {
   logStream?: Parameters<typeof buildHttpServer>[0]['logStream'];
 }
 
+/** How often the history job samples every room: the history's resolution. */
+export const HISTORY_INTERVAL_MS = 60_000;
+
 export async function startNode(config: ServerConfig, options: StartOptions): Promise<AnteroomNode> {
   const clock = options.clock ?? systemClock;
   const store = options.store ?? (await openStore(config));
@@ -163,6 +166,12 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       },
     });
     scheduler.start(admissionJob(room));
+    // Each room's counters once a minute into its history (after-event reports; one node per tick).
+    scheduler.start({
+      name: 'history',
+      intervalMs: HISTORY_INTERVAL_MS,
+      run: () => room.recordHistory((config.historyRetentionDays ?? 30) * 86_400),
+    });
   }
   const stopFollowingInlets =
     options.jobs !== false ? followPeriodicInlets(rooms, scheduler, { room, metrics, log: http.log, clock }) : () => {};

@@ -72,6 +72,7 @@ export function serveCommand(): Command {
     .addOption(opt('--expiry-job-interval <seconds>', 'how often the expiry job runs', 'EXPIRY_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
     .addOption(opt('--metrics-job-interval <seconds>', 'how often waiting_room_metrics events are emitted', 'METRICS_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
     .addOption(opt('--public-api-key <key>', 'require this x-api-key on every public request (as VWR behind CloudFront)', 'PUBLIC_API_KEY').argParser(nonEmpty('--public-api-key', 8)))
+    .addOption(opt('--history-retention-days <days>', "how long each room's per-minute history (GET /private/rooms/{id}/report) is kept", 'HISTORY_RETENTION_DAYS').default(30).argParser(integerIn(1, 3650)))
     .addOption(opt('--metrics-token <token>', 'require Authorization: Bearer <token> on GET /metrics (default: open)', 'METRICS_TOKEN').argParser(nonEmpty('--metrics-token', 16)))
     .addOption(roomOpt('--issuer <url>', 'issuer'))
     .addOption(opt('--public-url <url>', 'base URL visitors reach this server at (default: http://<host>:<port>)', 'PUBLIC_URL'))
@@ -131,6 +132,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     region: o.region as string | undefined,
     publicApiKey: o.publicApiKey as string | undefined,
     metricsToken: o.metricsToken as string | undefined,
+    historyRetentionDays: o.historyRetentionDays as number | undefined,
     publicUrl: o.publicUrl ? String(o.publicUrl).replace(/\/$/, '') : undefined,
     privateBasePath: basePath,
     pollTtl: o.pollTtl as number,

@@ -24,6 +24,8 @@ import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSe
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
+import type { HistoryStore } from './ports/store.ts';
+import { reportMinutes, type ReportMinute } from './room-report.ts';
 import type { AuditEntry, AuditStore, Counters, DrawStore, JoinRequest, QueueStore, RoomStore, Store, StoredRoom } from './ports/store.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
@@ -49,6 +51,7 @@ export interface WaitingRoomServiceDeps {
     DrawStore &
     RoomStore &
     AuditStore &
+    HistoryStore &
     Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
@@ -720,6 +723,29 @@ export class WaitingRoomService {
   /** Throws when the store cannot be reached (/readyz). */
   async checkStore(): Promise<void> {
     await this.store.ping();
+  }
+
+  /**
+   * Keeps every room's counters at the current minute in its history (the history job, once a minute across
+   * nodes), dropping samples older than `keepSeconds`.
+   */
+  async recordHistory(keepSeconds: number): Promise<void> {
+    const now = this.now();
+    const minute = now - (now % 60);
+    for (const eventId of this.roomIds()) {
+      const [counters, active] = await Promise.all([this.store.getCounters(eventId), this.store.countActiveTokens(eventId, now)]);
+      await this.store.recordHistory(eventId, { minute, counters, active }, keepSeconds);
+    }
+  }
+
+  /** The room's after-event report, minute by minute, for the minutes from `from` to `to` (epoch seconds). */
+  async roomReport(eventId: string, from: number, to: number): Promise<{ status: 200; body: { event_id: string; from: number; to: number; minutes: ReportMinute[] } }> {
+    if (!this.roomSettings(eventId)) throw Errors.unknownRoom();
+    const first = from - (from % 60);
+    // One sample before the range gives its first minute's movements.
+    const samples = await this.store.readHistory(eventId, first - 60, to);
+    const previous = samples[0] && samples[0].minute < first ? samples.shift() : undefined;
+    return { status: 200, body: { event_id: eventId, from, to, minutes: reportMinutes(samples, previous) } };
   }
 
   /** Keeps one private-API change in the audit log (who, from where, what, before and after). */

@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
+import { reportCsv } from '../domain/room-report.ts';
 import type { RoomView } from '../domain/room-edits.ts';
 import type { RoomChangeAnswer, WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { SseSink } from '../events/sse-sink.ts';
@@ -11,6 +12,7 @@ import { privateCaller } from './auth/private-auth.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
   AuditQuery,
+  ReportQuery,
   DrawPositionsQuery,
   EventBody,
   EventQuery,
@@ -131,6 +133,23 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       method: 'GET',
       url: '/rooms/:event_id',
       handler: (req) => room.getRoom((req as RoomRequest).params.event_id),
+    },
+    {
+      // After-event report (minute by minute, from the room's history): JSON, or CSV with format=csv or Accept: text/csv.
+      method: 'GET',
+      url: '/rooms/:event_id/report',
+      schema: { querystring: ReportQuery },
+      handler: async (req, reply) => {
+        const q = (req as Q<Static<typeof ReportQuery>>).query;
+        const to = q.to === undefined ? Math.floor(Date.now() / 1000) : Number(q.to);
+        const from = q.from === undefined ? to - 86_400 : Number(q.from);
+        if (from > to) throw Errors.invalidRequestBody();
+        const answer = await room.roomReport((req as RoomRequest).params.event_id, from, to);
+        const csv = q.format === 'csv' || (q.format === undefined && (req.headers.accept ?? '').includes('text/csv'));
+        if (!csv) return answer;
+        reply.header('content-type', 'text/csv; charset=utf-8');
+        return { status: 200, body: reportCsv(answer.body.minutes) };
+      },
     },
     {
       method: 'PUT',

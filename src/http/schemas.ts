@@ -28,6 +28,13 @@ export const AuditQuery = query({
   before: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,15}$' })),
 });
 
+/** A room's report: `from`/`to` in epoch seconds (default: the last 24 hours), as JSON or CSV. */
+export const ReportQuery = query({
+  from: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,10})$' })),
+  to: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,10})$' })),
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
+});
+
 export const EventBody = body({ event_id: Id });
 export const EventRequestBody = body({ event_id: Id, request_id: Id });
 

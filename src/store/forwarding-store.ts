@@ -26,6 +26,7 @@ import type {
   StoredRooms,
   StoredSigningKey,
   AuditEntry,
+  HistorySample,
 } from '../domain/ports/store.ts';
 
 export abstract class ForwardingStore implements Store {
@@ -213,5 +214,13 @@ export abstract class ForwardingStore implements Store {
 
   listAudit(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
     return this.inner.listAudit(limit, beforeSeq);
+  }
+
+  recordHistory(eventId: string, sample: HistorySample, keepSeconds: number): Promise<void> {
+    return this.inner.recordHistory(eventId, sample, keepSeconds);
+  }
+
+  readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]> {
+    return this.inner.readHistory(eventId, fromMinute, toMinute);
   }
 }

@@ -40,6 +40,23 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       await factory.teardown?.();
     });
 
+    it('the history keeps one sample per minute (the latest), reads a range oldest first, drops the expired', async () => {
+      const store = await open();
+      const event = freshEvent();
+      const counters = (queue: number) => ({ queue, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0 });
+      await store.recordHistory(event, { minute: 600, counters: counters(1), active: 0 }, 3600);
+      await store.recordHistory(event, { minute: 660, counters: counters(2), active: 1 }, 3600);
+      await store.recordHistory(event, { minute: 660, counters: counters(3), active: 1 }, 3600);
+      assert.deepEqual(await store.readHistory(event, 0, 10_000), [
+        { minute: 600, counters: counters(1), active: 0 },
+        { minute: 660, counters: counters(3), active: 1 },
+      ]);
+      assert.deepEqual((await store.readHistory(event, 630, 660)).map((s) => s.minute), [660]);
+      await store.recordHistory(event, { minute: 4260, counters: counters(4), active: 0 }, 3600);
+      assert.deepEqual((await store.readHistory(event, 0, 10_000)).map((s) => s.minute), [660, 4260]);
+      assert.deepEqual(await store.readHistory(freshEvent(), 0, 10_000), []);
+    });
+
     it('the audit log keeps entries newest first, pages by sequence number, and outlives the room they name', async () => {
       const store = await open();
       const event = freshEvent();

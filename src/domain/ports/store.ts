@@ -408,10 +408,26 @@ export interface AuditStore {
   listAudit(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]>;
 }
 
+/** A room's counters as they stood at one minute (epoch seconds, a multiple of 60), for after-event reports. */
+export interface HistorySample {
+  minute: number;
+  counters: Counters;
+  /** Token sets not expired with their session open. */
+  active: number;
+}
+
+/** Per-room history at one-minute resolution. */
+export interface HistoryStore {
+  /** Keeps the sample (replacing one of the same minute) and drops the room's samples older than `keepSeconds`. */
+  recordHistory(eventId: string, sample: HistorySample, keepSeconds: number): Promise<void>;
+  /** The samples with fromMinute ≤ minute ≤ toMinute, oldest first. */
+  readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]>;
+}
+
 /** The audit log keeps this many most recent entries on every store. */
 export const AUDIT_LOG_KEEP = 100_000;
 
-export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore, DrawStore, RoomStore, AuditStore {
+export interface Store extends QueueStore, SigningKeyStore, LockStore, SecretStore, AuthorizationStore, DrawStore, RoomStore, AuditStore, HistoryStore {
   /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
   readonly description: string;
 

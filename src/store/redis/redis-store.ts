@@ -62,6 +62,7 @@ import {
   type StoredRooms,
   type StoredSigningKey,
   type AuditEntry,
+  type HistorySample,
   AUDIT_LOG_KEEP,
 } from '../../domain/ports/store.ts';
 import {
@@ -409,6 +410,24 @@ export class RedisStore implements Store {
       this.scripts.addSigningKeyIfNone(this.keys(eventId), key.kid, encodeSigningKey(key)),
     );
     return decodeSigningKeys(flat)[0] as StoredSigningKey;
+  }
+
+  // A room's history: one sorted set per room scored by minute, in the room's hash slot.
+  async recordHistory(eventId: string, sample: HistorySample, keepSeconds: number): Promise<void> {
+    const key = `${this.prefix}{${eventId}}:history`;
+    await this.call(() =>
+      this.client
+        .multi()
+        .zremrangebyscore(key, sample.minute, sample.minute)
+        .zadd(key, sample.minute, JSON.stringify(sample))
+        .zremrangebyscore(key, '-inf', `(${sample.minute - keepSeconds}`)
+        .exec(),
+    );
+  }
+
+  async readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]> {
+    const members = await this.call(() => this.client.zrangebyscore(`${this.prefix}{${eventId}}:history`, fromMinute, toMinute));
+    return members.map((m) => JSON.parse(m) as HistorySample);
   }
 
   // The audit log: one sorted set scored by a sequence number (INCR), trimmed to the newest AUDIT_LOG_KEEP.

@@ -138,3 +138,11 @@ CREATE TABLE IF NOT EXISTS audit_log (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   entry TEXT NOT NULL
 );
+
+-- ---- Per-room history (after-event reports): the counters at each minute, as JSON text ----
+CREATE TABLE IF NOT EXISTS room_history (
+  event_id TEXT NOT NULL,
+  minute INTEGER NOT NULL,
+  sample TEXT NOT NULL,
+  PRIMARY KEY (event_id, minute)
+) WITHOUT ROWID;

@@ -26,6 +26,7 @@ import type {
   StoredRooms,
   StoredSigningKey,
   AuditEntry,
+  HistorySample,
 } from '../../domain/ports/store.ts';
 import { AUDIT_LOG_KEEP } from '../../domain/ports/store.ts';
 
@@ -239,6 +240,18 @@ export class SqliteStore implements Store {
     } else {
       this.sql.setServing.run(value, row.max_serving, eventId);
     }
+  }
+
+  async recordHistory(eventId: string, sample: HistorySample, keepSeconds: number): Promise<void> {
+    this.db.prepare('INSERT OR REPLACE INTO room_history (event_id, minute, sample) VALUES (?, ?, ?)').run(eventId, sample.minute, JSON.stringify(sample));
+    this.db.prepare('DELETE FROM room_history WHERE event_id = ? AND minute < ?').run(eventId, sample.minute - keepSeconds);
+  }
+
+  async readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]> {
+    const rows = this.db
+      .prepare('SELECT sample FROM room_history WHERE event_id = ? AND minute BETWEEN ? AND ? ORDER BY minute')
+      .all(eventId, fromMinute, toMinute) as { sample: string }[];
+    return rows.map((row) => JSON.parse(row.sample) as HistorySample);
   }
 
   async appendAudit(entry: AuditEntry): Promise<void> {
