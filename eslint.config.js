@@ -6,12 +6,11 @@ import tseslint from 'typescript-eslint';
 // depend on the domain (its ports), never the other way round. Composition roots (src/app.ts, src/compose/,
 // src/cli/, src/aws/) may import anything. A wrong-way import fails `npm run lint` (and test/architecture).
 const FOLDERS = [
-  'app.ts', 'authorizer', 'aws', 'cdn', 'cli', 'client', 'compose', 'config', 'domain', 'events', 'gate', 'http',
+  'app.ts', 'aws', 'cdn', 'cli', 'client', 'compose', 'config', 'domain', 'events', 'gate', 'http',
   'inlet', 'jobs', 'loadtest', 'observability', 'oidc', 'pow', 'store', 'tokens', 'web',
 ];
 export const LAYERS = {
   domain: [],
-  authorizer: [],
   client: [],
   store: ['domain'],
   tokens: ['domain'],
@@ -23,9 +22,9 @@ export const LAYERS = {
   cdn: ['domain'],
   inlet: ['domain', 'client', 'http', 'jobs', 'observability'],
   http: ['domain', 'events', 'observability'],
-  oidc: ['domain', 'http', 'authorizer'],
-  web: ['domain', 'http', 'authorizer', 'config'],
-  gate: ['domain', 'authorizer', 'web'],
+  oidc: ['domain', 'http'],
+  web: ['domain', 'http', 'config'],
+  gate: ['domain', 'web'],
   loadtest: ['domain', 'client'],
 };
 /** Packages the domain may use: pure libraries, no framework, no I/O client. */
@@ -51,8 +50,27 @@ const layerRules = Object.entries(LAYERS).map(([folder, allowed]) => {
   };
 });
 
+// The authorizer package (packages/authorizer, published as `anteroom-authorizer`) is what a protected site
+// installs: it depends on jose only (framework types come in as `import type`, erased at build time).
+const authorizerPackageRule = {
+  files: ['packages/authorizer/src/**/*.ts'],
+  rules: {
+    '@typescript-eslint/no-restricted-imports': ['error', {
+      patterns: [{
+        regex: '^(?!node:|\\./|jose$|fastify$)',
+        message: 'anteroom-authorizer depends on jose only (and node: built-ins, fastify types): it is installed on its own by a protected site.',
+        allowTypeImports: false,
+      }, {
+        regex: '^fastify$',
+        message: 'anteroom-authorizer takes only types from fastify (an optional peer dependency).',
+        allowTypeImports: true,
+      }],
+    }],
+  },
+};
+
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'web/dist/', 'deploy/aws/cdk.out/', 'deploy/aws/dist/', '.stryker-tmp/', 'reports/'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'web/dist/', 'deploy/aws/cdk.out/', 'deploy/aws/dist/', 'packages/*/dist/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -61,4 +79,5 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  authorizerPackageRule,
 );

@@ -26,6 +26,13 @@ import { pollStoredRooms } from './jobs/room-polling.ts';
 import { Metrics } from './observability/metrics.ts';
 import { oidcAdapter } from './oidc/adapter.ts';
 
+// The package's public API (`anteroom-server`): what an embedding program needs to build a config and start a node.
+export type { ServerConfig, StoreLocation } from './config/config.ts';
+export type { AdminCredentials } from './config/credentials.ts';
+export { generateCredentials } from './config/credentials.ts';
+export { defaultSettings, parseRoomSettings } from './domain/room-settings.ts';
+export type { RoomSettings } from './domain/room-settings.ts';
+
 export interface AnteroomNode {
   http: FastifyInstance;
   room: WaitingRoomService;
@@ -62,6 +69,9 @@ export interface StartOptions {
   /** Where the server's log lines go (tests read them); standard output when absent. */
   logStream?: Parameters<typeof buildHttpServer>[0]['logStream'];
 }
+
+/** How often the history job samples every room: the history's resolution. */
+export const HISTORY_INTERVAL_MS = 60_000;
 
 export async function startNode(config: ServerConfig, options: StartOptions): Promise<AnteroomNode> {
   const clock = options.clock ?? systemClock;
@@ -116,6 +126,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       },
     },
     publicApiKey: config.publicApiKey,
+    metricsToken: config.metricsToken,
     pollTtl: config.pollTtl,
     trustProxy: config.trustProxy,
     writesPerClientPerMinute: config.writesPerClientPerMinute,
@@ -168,6 +179,12 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       },
     });
     scheduler.start(admissionJob(room));
+    // Each room's counters once a minute into its history (after-event reports; one node per tick).
+    scheduler.start({
+      name: 'history',
+      intervalMs: HISTORY_INTERVAL_MS,
+      run: () => room.recordHistory((config.historyRetentionDays ?? 30) * 86_400),
+    });
   }
   const stopFollowingInlets =
     options.jobs !== false ? followPeriodicInlets(rooms, scheduler, { room, metrics, log: http.log, clock }) : () => {};

@@ -1,9 +1,8 @@
-// The API Gateway Lambda authorizer of the authorizers stack (VWR's ApiGatewayAuthorizer): src/authorizer's
+// The API Gateway Lambda authorizer of the authorizers stack (VWR's ApiGatewayAuthorizer): anteroom-authorizer's
 // createLambdaAuthorizer, configured by the environment the stack sets from its parameters
 // (PublicAPIEndpoint, WaitingRoomEventID, IssuerURI).
 
-import type { AuthorizerOptions } from '../authorizer/middleware.ts';
-import { createLambdaAuthorizer, type AuthorizerEvent, type AuthorizerResult } from '../authorizer/lambda.ts';
+import { createLambdaAuthorizer, type AuthorizerEvent, type AuthorizerOptions, type AuthorizerResult } from 'anteroom-authorizer';
 import { ConfigErrors } from '../domain/errors.ts';
 
 export function authorizerOptionsFromEnv(env: Record<string, string | undefined> = process.env): AuthorizerOptions {

@@ -85,6 +85,8 @@ export function serveCommand(): Command {
     .addOption(opt('--drain-timeout <seconds>', 'on SIGTERM/SIGINT: answer the requests in flight (new ones get 503 + Retry-After) and exit within this time (exit code 1 if it was not enough)', 'DRAIN_TIMEOUT').default(DEFAULT_DRAIN_TIMEOUT_SEC).argParser(integerIn(2, 3600)))
     .addOption(opt('--metrics-job-interval <seconds>', 'how often waiting_room_metrics events are emitted', 'METRICS_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
     .addOption(opt('--public-api-key <key>', 'require this x-api-key on every public request (as VWR behind CloudFront)', 'PUBLIC_API_KEY').argParser(nonEmpty('--public-api-key', 8)))
+    .addOption(opt('--history-retention-days <days>', "how long each room's per-minute history (GET /private/rooms/{id}/report) is kept", 'HISTORY_RETENTION_DAYS').default(30).argParser(integerIn(1, 3650)))
+    .addOption(opt('--metrics-token <token>', 'require Authorization: Bearer <token> on GET /metrics (default: open)', 'METRICS_TOKEN').argParser(nonEmpty('--metrics-token', 16)))
     .addOption(roomOpt('--issuer <url>', 'issuer'))
     .addOption(roomOpt('--signing-algorithm <alg>', 'signing_algorithm'))
     .addOption(opt('--public-url <url>', 'base URL visitors reach this server at (default: http://<host>:<port>)', 'PUBLIC_URL'))
@@ -156,6 +158,8 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     secretAccessKey: o.secretAccessKey as string | undefined,
     region: o.region as string | undefined,
     publicApiKey: o.publicApiKey as string | undefined,
+    metricsToken: o.metricsToken as string | undefined,
+    historyRetentionDays: o.historyRetentionDays as number | undefined,
     publicUrl: o.publicUrl ? String(o.publicUrl).replace(/\/$/, '') : undefined,
     privateBasePath: basePath,
     pollTtl: o.pollTtl as number,

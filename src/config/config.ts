@@ -26,6 +26,10 @@ export interface ServerConfig {
   secretAccessKey?: string | undefined;
   region?: string | undefined;
   publicApiKey?: string | undefined;
+  /** How long each room's per-minute history is kept (after-event reports). Default 30 days. */
+  historyRetentionDays?: number | undefined;
+  /** When set, GET /metrics requires this bearer token. */
+  metricsToken?: string | undefined;
   /** Base URL visitors use and default issuer of tokens; derived from host and port when absent. */
   publicUrl?: string | undefined;
   privateBasePath: string;

@@ -27,9 +27,10 @@ import { WaitEstimates, type EstimateAccuracy, type WaitEstimate } from './wait-
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
-import type { BotDefenceStore, Counters, DrawStore, JoinRequest, QueueStore, RoomStore, SessionRenewal, Store, StoredRoom } from './ports/store.ts';
+import type { AuditEntry, AuditStore, BotDefenceStore, Counters, DrawStore, HistoryStore, JoinRequest, QueueStore, RoomStore, SessionRenewal, Store, StoredRoom } from './ports/store.ts';
 import type { ProofOfWork } from './ports/proof-of-work.ts';
 import { BotDefence, type BotDefenceOutcome, type JoinCredentials } from './bot-defence.ts';
+import { reportMinutes, type ReportMinute } from './room-report.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
@@ -54,6 +55,8 @@ export interface WaitingRoomServiceDeps {
     DrawStore &
     RoomStore &
     BotDefenceStore &
+    AuditStore &
+    HistoryStore &
     Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock' | 'claimSecret' | 'replaceSecret'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
@@ -911,6 +914,39 @@ export class WaitingRoomService {
   /** Throws when the store cannot be reached (/readyz). */
   async checkStore(): Promise<void> {
     await this.store.ping();
+  }
+
+  /**
+   * Keeps every room's counters at the current minute in its history (the history job, once a minute across
+   * nodes), dropping samples older than `keepSeconds`.
+   */
+  async recordHistory(keepSeconds: number): Promise<void> {
+    const now = this.now();
+    const minute = now - (now % 60);
+    for (const eventId of this.roomIds()) {
+      const [counters, active] = await Promise.all([this.store.getCounters(eventId), this.store.countActiveTokens(eventId, now)]);
+      await this.store.recordHistory(eventId, { minute, counters, active }, keepSeconds);
+    }
+  }
+
+  /** The room's after-event report, minute by minute, for the minutes from `from` to `to` (epoch seconds). */
+  async roomReport(eventId: string, from: number, to: number): Promise<{ status: 200; body: { event_id: string; from: number; to: number; minutes: ReportMinute[] } }> {
+    if (!this.roomSettings(eventId)) throw Errors.unknownRoom();
+    const first = from - (from % 60);
+    // One sample before the range gives its first minute's movements.
+    const samples = await this.store.readHistory(eventId, first - 60, to);
+    const previous = samples[0] && samples[0].minute < first ? samples.shift() : undefined;
+    return { status: 200, body: { event_id: eventId, from, to, minutes: reportMinutes(samples, previous) } };
+  }
+
+  /** Keeps one private-API change in the audit log (who, from where, what, before and after). */
+  async recordChange(entry: Omit<AuditEntry, 'at'>): Promise<void> {
+    await this.store.appendAudit({ at: this.clock(), ...entry });
+  }
+
+  /** The audit log, newest first: at most `limit` entries older than `beforeSeq`. */
+  auditLog(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
+    return this.store.listAudit(limit, beforeSeq);
   }
 
   /** The store's name for logs and /readyz (no credentials). */

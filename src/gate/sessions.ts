@@ -20,7 +20,7 @@
 //   sessions this node has not seen for session_duration; a request arriving after the end is refused.
 // - fixed (session_renewal false): session_duration after admission (the token's iat), whatever the traffic.
 
-import { verifyAccessTokenWithKeys, type VerifiedClaims } from '../authorizer/index.ts';
+import { verifyAccessTokenWithKeys, type VerifiedClaims } from 'anteroom-authorizer';
 import type { SessionRenewal } from '../domain/ports/store.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
 

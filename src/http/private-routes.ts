@@ -4,12 +4,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
+import { reportCsv } from '../domain/room-report.ts';
 import type { RoomView } from '../domain/room-edits.ts';
 import type { RoomChangeAnswer, WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { SseSink } from '../events/sse-sink.ts';
 import { privateCaller } from './auth/private-auth.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
+  AuditQuery,
+  ReportQuery,
   DrawPositionsQuery,
   EventBody,
   EventQuery,
@@ -45,7 +48,10 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       schema: { body: IncrementBody },
       handler: async (req) => {
         const b = (req as B<Static<typeof IncrementBody>>).body;
+        // For the audit log: the counter as read just before the move (null if the room is unknown).
+        const before = await room.servingNum(b.event_id).then((a) => a.body, () => null);
         const answer = await room.incrementServingCounter(b.event_id, b.increment_by);
+        req.auditChange = { before, after: answer.body };
         req.log.info({ event_id: b.event_id, increment_by: b.increment_by, serving: answer.body }, 'serving counter moved');
         return answer;
       },
@@ -107,6 +113,19 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
         return { status: 200, body: undefined };
       },
     },
+    {
+      // The audit log: every change made through this API, newest first (src/http/audit.ts).
+      method: 'GET',
+      url: '/audit',
+      schema: { querystring: AuditQuery },
+      handler: async (req) => {
+        const q = (req as Q<Static<typeof AuditQuery>>).query;
+        const limit = Number(q.limit ?? 100);
+        const entries = await room.auditLog(limit, q.before === undefined ? undefined : Number(q.before));
+        const last = entries.at(-1);
+        return { status: 200, body: { entries, ...(entries.length === limit && last ? { next_before: last.seq } : {}) } };
+      },
+    },
     // ---- rooms at runtime (spec/rooms.md §1): the settings live in the store; every node follows them ----
     {
       method: 'GET',
@@ -123,6 +142,23 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       method: 'GET',
       url: '/rooms/:event_id/figures',
       handler: (req) => room.roomFigures((req as RoomRequest).params.event_id),
+    },
+    {
+      // After-event report (minute by minute, from the room's history): JSON, or CSV with format=csv or Accept: text/csv.
+      method: 'GET',
+      url: '/rooms/:event_id/report',
+      schema: { querystring: ReportQuery },
+      handler: async (req, reply) => {
+        const q = (req as Q<Static<typeof ReportQuery>>).query;
+        const to = q.to === undefined ? Math.floor(Date.now() / 1000) : Number(q.to);
+        const from = q.from === undefined ? to - 86_400 : Number(q.from);
+        if (from > to) throw Errors.invalidRequestBody();
+        const answer = await room.roomReport((req as RoomRequest).params.event_id, from, to);
+        const csv = q.format === 'csv' || (q.format === undefined && (req.headers.accept ?? '').includes('text/csv'));
+        if (!csv) return answer;
+        reply.header('content-type', 'text/csv; charset=utf-8');
+        return { status: 200, body: reportCsv(answer.body.minutes) };
+      },
     },
     {
       method: 'PUT',
@@ -163,6 +199,7 @@ function audited<T extends RoomView | Record<string, never>>(
   change: RoomChangeAnswer<T>,
 ): { status: 200 | 201; body: T } {
   const after = action === 'delete' ? null : change.body;
+  request.auditChange = { before: change.before, after };
   request.log.info(
     { audit: 'room', action, event_id: request.params.event_id, caller: privateCaller(request), before: change.before, after },
     'room changed',

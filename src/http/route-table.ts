@@ -30,6 +30,9 @@ export interface RouteSpec {
 export const ALLOWED_HEADERS =
   'Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-Content-Sha256';
 
+/** `hide` leaves a route out of the OpenAPI document (@fastify/swagger); Fastify itself ignores the key. */
+const PLUMBING = { hide: true } as FastifySchema;
+
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 const METHODS_WITH_BODY = new Set<RouteSpec['method']>(['POST', 'PUT', 'PATCH']);
@@ -91,6 +94,8 @@ export function mountPreflightAndMethodGuard(
   app.route({
     method: 'OPTIONS',
     url,
+    // Every path has a preflight and a 405 guard: they are not operations of the OpenAPI document.
+    schema: PLUMBING,
     handler: async (_request, reply) => {
       reply
         .code(204)
@@ -106,6 +111,7 @@ export function mountPreflightAndMethodGuard(
     app.route({
       method: others,
       url,
+      schema: PLUMBING,
       handler: async () => {
         throw Errors.methodNotAllowed(allowed);
       },

@@ -25,6 +25,19 @@ export const DrawPositionsQuery = query({
 /** GET /draw: the whole publication, or one page of its entries (page from 1; DRAW_PAGE_ENTRIES a page). */
 export const DrawQuery = query({ event_id: Id, page: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })) });
 
+/** The audit log's pages: newest first, `limit` 1–1,000 (default 100), older than the sequence `before`. */
+export const AuditQuery = query({
+  limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|1000)$' })),
+  before: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,15}$' })),
+});
+
+/** A room's report: `from`/`to` in epoch seconds (default: the last 24 hours), as JSON or CSV. */
+export const ReportQuery = query({
+  from: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,10})$' })),
+  to: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,10})$' })),
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
+});
+
 export const EventBody = body({ event_id: Id });
 export const EventRequestBody = body({ event_id: Id, request_id: Id });
 /** A join: VWR's body, plus what the bot defence may ask for (docs/bots.md). */

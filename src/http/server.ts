@@ -13,6 +13,7 @@ import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import type { SseSink } from '../events/sse-sink.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { StoreUnavailableError } from '../domain/ports/store.ts';
+import { secretMatcher } from './auth/constant-time.ts';
 import { privateAuthHook, type PrivateCredentials } from './auth/private-auth.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { ApiKeyStep } from './edge/api-key.ts';
@@ -23,6 +24,8 @@ import { RouteScope } from './edge/route-scope.ts';
 import { fastPollStep } from './fast-poll.ts';
 import { counterStreamRoute, type CounterStreams } from './counter-stream.ts';
 import { acceptAnyContentType, parseJsonBody } from './json-body.ts';
+import { auditHooks } from './audit.ts';
+import { mountOpenApiRoute, registerOpenApi } from './openapi.ts';
 import { privateRoutes } from './private-routes.ts';
 import type { MountOptions } from './route-table.ts';
 import { publicRoutes } from './public-routes.ts';
@@ -34,6 +37,8 @@ export interface HttpServerOptions {
   streams?: CounterStreams | undefined;
   metrics: Metrics;
   credentials: PrivateCredentials;
+  /** When set, GET /metrics requires `Authorization: Bearer <this>` (--metrics-token). */
+  metricsToken?: string | undefined;
   /** When set, every public request must carry x-api-key with this value. */
   publicApiKey?: string | undefined;
   /** max-age of the polling endpoints, 0–5 s. */
@@ -128,6 +133,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     },
   });
 
+  // Before any route: the OpenAPI document is made from the schemas of the routes registered after this.
+  await registerOpenApi(app, { privateBasePath: options.privateBasePath, publicApiKey: options.publicApiKey !== undefined });
   acceptAnyContentType(app);
   // CORS and Cache-Control headers are set where each answer is made (route handlers, preflights and the
   // error handler) rather than in global hooks: the polling path is hot.
@@ -178,10 +185,20 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       return { status: 'unavailable', store: options.room.storeDescription };
     }
   });
-  app.get('/metrics', async (_request, reply) => {
+  const metricsToken = options.metricsToken ? secretMatcher(options.metricsToken) : undefined;
+  app.get('/metrics', async (request, reply) => {
+    if (metricsToken) {
+      const given = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+      if (!given || !metricsToken(given)) {
+        options.metrics.authFailures.inc({ api: 'metrics' });
+        throw given ? Errors.forbidden() : Errors.missingAuthenticationToken();
+      }
+    }
     reply.header('content-type', options.metrics.registry.contentType).header('cache-control', 'no-store');
     return options.metrics.registry.metrics();
   });
+
+  mountOpenApiRoute(app);
 
   await app.register(async (scope) => {
     // The edge's API key step guards exactly these routes (CORS preflights excepted).
@@ -203,6 +220,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     async (privateScope) => {
       // Authenticate before the body is parsed: an unauthenticated caller learns nothing about its body.
       privateScope.addHook('preValidation', privateAuthHook(options.credentials, clockMs));
+      auditHooks(privateScope, options.room, options.metrics);
       const mount = { parseBody: parseJsonBody, pollTtl: options.pollTtl };
       privateRoutes(privateScope, options.room, options.sse, mount);
       for (const plugin of options.privatePlugins ?? []) await plugin(privateScope, mount);

@@ -15,6 +15,7 @@ export class Metrics {
   readonly webhookDeliveries: Counter<'outcome'>;
   /** What the bot defence did (docs/bots.md): challenges issued, solved, failed (missing, invalid, replayed), joins and writes refused by limits, enqueue keys refused. */
   readonly botDefence: Counter<'outcome' | 'event_id'>;
+  readonly authFailures: Counter<'api'>;
   readonly inletAdmitted: Counter<'event_id' | 'strategy'>;
   readonly inletDecisions: Counter<'event_id' | 'strategy' | 'outcome'>;
 
@@ -63,6 +64,12 @@ export class Metrics {
       name: 'anteroom_webhook_deliveries_total',
       help: 'Webhook deliveries by outcome (delivered, failed after retries, dropped from a full queue)',
       labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.authFailures = new Counter({
+      name: 'anteroom_auth_failures_total',
+      help: 'Requests refused for missing or wrong credentials (401/403), by API',
+      labelNames: ['api'],
       registers: [this.registry],
     });
     this.inletAdmitted = new Counter({

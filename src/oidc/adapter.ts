@@ -15,7 +15,7 @@ import type { Clock } from '../domain/clock.ts';
 import { Errors, OAuthError, OAuthErrors, OidcErrors, Pending } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import type { Answer, WaitingRoomService } from '../domain/waiting-room-service.ts';
-import { tokenFromAuthorization } from '../authorizer/extract.ts';
+import { tokenFromAuthorization } from 'anteroom-authorizer';
 import { parseJsonBody } from '../http/json-body.ts';
 import { mountPreflightAndMethodGuard, mountRoutes, type MountOptions } from '../http/route-table.ts';
 import { EventBody, EventQuery } from '../http/schemas.ts';

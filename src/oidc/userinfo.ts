@@ -1,12 +1,11 @@
 // GET|POST /userInfo: the claims of a verified access token. VWR only decoded the token and compared claims
 // (and answered 500 without an Authorization header); here the token goes through the authorizer library's
-// verifier, so /userInfo accepts exactly what a site protected by `anteroom/authorizer` accepts: RS256, ES256 or EdDSA signed
+// verifier, so /userInfo accepts exactly what a site protected by `anteroom-authorizer` accepts: RS256, ES256 or EdDSA signed
 // by the event's own keys (read in-process, no HTTP call to our own JWKS), exp/nbf/iat/sub present, exp and
 // nbf against the clock, iss == the OIDC issuer, aud == a client of this server, token_use == access.
 
 import { decodeJwt } from 'jose';
-import { AuthorizerError, type RefusalReason } from '../authorizer/errors.ts';
-import { verifyAccessTokenWithKeys, type VerifiedClaims } from '../authorizer/verify.ts';
+import { AuthorizerError, verifyAccessTokenWithKeys, type RefusalReason, type VerifiedClaims } from 'anteroom-authorizer';
 import type { Clock } from '../domain/clock.ts';
 import { OAuthErrors } from '../domain/errors.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';

@@ -27,6 +27,8 @@ import type {
   StoredRoom,
   StoredRooms,
   StoredSigningKey,
+  AuditEntry,
+  HistorySample,
 } from '../domain/ports/store.ts';
 
 export abstract class ForwardingStore implements Store {
@@ -218,5 +220,21 @@ export abstract class ForwardingStore implements Store {
 
   deleteRoomData(eventId: string): Promise<void> {
     return this.inner.deleteRoomData(eventId);
+  }
+
+  appendAudit(entry: AuditEntry): Promise<void> {
+    return this.inner.appendAudit(entry);
+  }
+
+  listAudit(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
+    return this.inner.listAudit(limit, beforeSeq);
+  }
+
+  recordHistory(eventId: string, sample: HistorySample, keepSeconds: number): Promise<void> {
+    return this.inner.recordHistory(eventId, sample, keepSeconds);
+  }
+
+  readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]> {
+    return this.inner.readHistory(eventId, fromMinute, toMinute);
   }
 }

@@ -1,6 +1,6 @@
 // The sample protected API (spec/integrations.md §4): /store/search, /store/checkout and /store/layaway answer
 // 200 {"result": "Success", …} only to a visitor holding a valid access token of one of this server's events,
-// checked by the authorizer exactly as a site behind the waiting room would check it (src/authorizer). It is
+// checked by the authorizer exactly as a site behind the waiting room would check it (the anteroom-authorizer package). It is
 // the site the waiting-room page buys from, and the reference for integrators.
 //
 // Two things differ from a separate site, both because the shop lives inside the waiting room's own process:
@@ -9,8 +9,7 @@
 //   the shop works whatever --public-url says (a CDN address, a proxy the server cannot reach itself).
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { fastifyAuthorizer } from '../authorizer/middleware.ts';
-import { extractToken } from '../authorizer/extract.ts';
+import { extractToken, fastifyAuthorizer } from 'anteroom-authorizer';
 import { Errors } from '../domain/errors.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
 import { mountRoutes } from '../http/route-table.ts';

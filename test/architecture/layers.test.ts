@@ -40,4 +40,16 @@ describe('layers', () => {
     });
     assert.deepEqual(await layerViolations(right), []);
   });
+  it('the authorizer package (anteroom-authorizer) imports jose and node: built-ins only, and fastify as types', async () => {
+    const filePath = 'packages/authorizer/src/probe.ts';
+    for (const line of ["import X from 'ioredis';", "import X from '../../../src/domain/errors.ts';", "import X from 'fastify';"]) {
+      const results = await eslint.lintText(`${line}\nexport const t = X;\n`, { filePath });
+      assert.equal((await layerViolations(results)).length, 1, line);
+    }
+    const right = await eslint.lintText(
+      "import { jwtVerify } from 'jose';\nimport type { FastifyReply } from 'fastify';\nimport { createHash } from 'node:crypto';\nexport const t = [jwtVerify, createHash];\nexport type R = FastifyReply;\n",
+      { filePath },
+    );
+    assert.deepEqual(await layerViolations(right), []);
+  });
 });

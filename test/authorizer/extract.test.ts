@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { extractToken, tokenFromAuthorization } from '../../src/authorizer/index.ts';
+import { extractToken, tokenFromAuthorization } from '../../packages/authorizer/src/index.ts';
 
 const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
 

@@ -1,8 +1,8 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
-import { AuthorizerError, createVerifier } from '../../src/authorizer/index.ts';
-import type { VerifierOptions } from '../../src/authorizer/index.ts';
+import { AuthorizerError, createVerifier } from '../../packages/authorizer/src/index.ts';
+import type { VerifierOptions } from '../../packages/authorizer/src/index.ts';
 import { startKeyServer } from './key-server.ts';
 import type { KeyServer } from './key-server.ts';
 import { EVENT_ID, ISSUER, NOW, accessClaims, generateEventKey, sign } from './tokens.ts';

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiArnBase, createLambdaAuthorizer } from '../../src/authorizer/index.ts';
-import type { AuthorizerEvent, AuthorizerResult } from '../../src/authorizer/index.ts';
+import { apiArnBase, createLambdaAuthorizer } from '../../packages/authorizer/src/index.ts';
+import type { AuthorizerEvent, AuthorizerResult } from '../../packages/authorizer/src/index.ts';
 import { startKeyServer } from './key-server.ts';
 import type { KeyServer } from './key-server.ts';
 import { EVENT_ID, ISSUER, NOW, accessClaims, generateEventKey, sign, signHs256WithPublicKey } from './tokens.ts';

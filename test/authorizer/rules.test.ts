@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
-import { AuthorizerError, createVerifier, extractToken } from '../../src/authorizer/index.ts';
-import { tokenFromAuthorization } from '../../src/authorizer/extract.ts';
+import { AuthorizerError, createVerifier, extractToken } from '../../packages/authorizer/src/index.ts';
+import { tokenFromAuthorization } from '../../packages/authorizer/src/extract.ts';
 import { EVENT_ID, ISSUER, NOW, accessClaims, generateEventKey, sign, type EventKey } from './tokens.ts';
 
 /** A fetch that answers every call with `status` and `body`, and records what it was asked. */

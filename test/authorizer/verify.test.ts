@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuthorizerError, createVerifier, verifyAccessToken, verifyAccessTokenWithKeys } from '../../src/authorizer/index.ts';
-import type { RefusalReason, Verifier, VerifierOptions } from '../../src/authorizer/index.ts';
+import { AuthorizerError, createVerifier, verifyAccessToken, verifyAccessTokenWithKeys } from '../../packages/authorizer/src/index.ts';
+import type { RefusalReason, Verifier, VerifierOptions } from '../../packages/authorizer/src/index.ts';
 import { startKeyServer } from './key-server.ts';
 import type { KeyServer } from './key-server.ts';
 import {

@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { createVerifier } from '../../src/authorizer/verify.ts';
+import { createVerifier } from '../../packages/authorizer/src/verify.ts';
 import { handler as authorizerHandler } from '../../src/aws/authorizer.ts';
 import { maxSizeHandler, periodicHandler } from '../../src/aws/inlet.ts';
 import { verifySigV4, type SigV4Verdict } from '../../src/http/auth/sigv4.ts';

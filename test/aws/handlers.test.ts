@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { createVerifier } from '../../src/authorizer/verify.ts';
+import { createVerifier } from '../../packages/authorizer/src/verify.ts';
 import { proxyHandler, publicHttpApp } from '../../src/aws/api-gateway.ts';
 import { handler as authorizerHandler } from '../../src/aws/authorizer.ts';
 import { createIntakeConsumer } from '../../src/aws/intake-consumer.ts';

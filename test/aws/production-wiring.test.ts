@@ -22,7 +22,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult, SQSBatchResponse } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { decodeProtectedHeader } from 'jose';
-import { createVerifier } from '../../src/authorizer/verify.ts';
+import { createVerifier } from '../../packages/authorizer/src/verify.ts';
 import { CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
 import type { StoredSigningKey } from '../../src/domain/ports/store.ts';
 import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.ts';

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
-import { fastifyAuthorizer, fastifyHandoff } from '../../src/authorizer/index.ts';
+import { fastifyAuthorizer, fastifyHandoff } from '../../packages/authorizer/src/index.ts';
 import { TEST_CREDENTIALS, eventSettings } from '../support/node.ts';
 import { ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from '../web/support.ts';
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { expressAuthorizer, expressHandoff, fastifyAuthorizer, fastifyHandoff, type WaitingRoomRequest } from '../../src/authorizer/index.ts';
+import { expressAuthorizer, expressHandoff, fastifyAuthorizer, fastifyHandoff, type WaitingRoomRequest } from '../../packages/authorizer/src/index.ts';
 import { eventSettings, startTestNode, type TestNode } from '../support/node.ts';
 import { CookieJar } from './support.ts';
 

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createVerifier } from '../../src/authorizer/verify.ts';
+import { createVerifier } from '../../packages/authorizer/src/verify.ts';
 import { eventSettings, startTestNode, type TestNode } from '../support/node.ts';
 import { join, read, serveUpTo, type TokenBody } from '../support/api-calls.ts';
 

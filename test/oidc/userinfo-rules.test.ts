@@ -1,4 +1,4 @@
-// /oidc/userInfo and the authorizer library (`anteroom/authorizer`) apply one set of rules to an access
+// /oidc/userInfo and the authorizer library (`anteroom-authorizer`) apply one set of rules to an access
 // token: tokens signed with the event's real key but with one claim wrong or missing are accepted or refused
 // by both alike. Before they shared the verifier, /userInfo required only exp and sub, so a token without
 // iat, nbf or queue_position passed there and failed at a protected site.
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { importJWK, SignJWT, type JWTPayload } from 'jose';
-import { AuthorizerError, createVerifier, type Verifier } from '../../src/authorizer/index.ts';
+import { AuthorizerError, createVerifier, type Verifier } from '../../packages/authorizer/src/index.ts';
 import type { TestNode } from '../support/node.ts';
 import { SHOP, issuerOf, startOidcNode } from './support.ts';
 

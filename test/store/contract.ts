@@ -40,6 +40,41 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       await factory.teardown?.();
     });
 
+    it('the history keeps one sample per minute (the latest), reads a range oldest first, drops the expired', async () => {
+      const store = await open();
+      const event = freshEvent();
+      const counters = (queue: number) => ({ queue, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0 });
+      await store.recordHistory(event, { minute: 600, counters: counters(1), active: 0 }, 3600);
+      await store.recordHistory(event, { minute: 660, counters: counters(2), active: 1 }, 3600);
+      await store.recordHistory(event, { minute: 660, counters: counters(3), active: 1 }, 3600);
+      assert.deepEqual(await store.readHistory(event, 0, 10_000), [
+        { minute: 600, counters: counters(1), active: 0 },
+        { minute: 660, counters: counters(3), active: 1 },
+      ]);
+      assert.deepEqual((await store.readHistory(event, 630, 660)).map((s) => s.minute), [660]);
+      await store.recordHistory(event, { minute: 4260, counters: counters(4), active: 0 }, 3600);
+      assert.deepEqual((await store.readHistory(event, 0, 10_000)).map((s) => s.minute), [660, 4260]);
+      assert.deepEqual(await store.readHistory(freshEvent(), 0, 10_000), []);
+    });
+
+    it('the audit log keeps entries newest first, pages by sequence number, and outlives the room they name', async () => {
+      const store = await open();
+      const event = freshEvent();
+      const entry = (n: number) => ({
+        at: 1_700_000_000_000 + n, caller: 'admin token', address: '192.0.2.1', action: 'POST /private/increment_serving_counter',
+        event_id: event, request: { event_id: event, increment_by: n }, before: { serving_num: n - 1 }, after: { serving_num: n },
+      });
+      for (const n of [1, 2, 3]) await store.appendAudit(entry(n));
+      const newest = await store.listAudit(2);
+      assert.deepEqual(newest.map(({ seq: _seq, ...rest }) => rest), [entry(3), entry(2)]);
+      assert.ok(newest[0]!.seq > newest[1]!.seq);
+      const older = await store.listAudit(1, newest[1]!.seq);
+      assert.deepEqual(older.map(({ seq: _seq, ...rest }) => rest), [entry(1)]);
+      await store.putRoom(event, '{}');
+      await store.deleteRoomData(event);
+      assert.deepEqual((await store.listAudit(3)).map((e) => e.at), [entry(3).at, entry(2).at, entry(1).at]);
+    });
+
     it('an unknown event has all counters at zero', async () => {
       const store = await open();
       assert.deepEqual(await store.getCounters(freshEvent()), {

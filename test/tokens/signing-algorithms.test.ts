@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createPublicKey, verify } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import { verifyAccessTokenWithKeys } from '../../src/authorizer/verify.ts';
+import { verifyAccessTokenWithKeys } from '../../packages/authorizer/src/verify.ts';
 import { newTokenRecord } from '../../src/domain/claims.ts';
 import { parseRoomSettings } from '../../src/domain/room-settings.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';

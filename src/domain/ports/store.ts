@@ -439,6 +439,49 @@ export interface BotDefenceStore {
 }
 
 /** A whole backend: every capability, plus its health and lifetime. */
+/** One change made through the private API (who, from where, what, before and after). */
+export interface AuditEntry {
+  /** Milliseconds since the epoch. */
+  at: number;
+  /** The credential: "admin token" or "SigV4 access key <id>" (never a secret). */
+  caller: string;
+  /** The client's address as the server saw it. */
+  address: string;
+  /** e.g. "POST /private/increment_serving_counter". */
+  action: string;
+  event_id: string | null;
+  /** The request's parameters (secrets never: room settings are recorded as before/after views instead). */
+  request: unknown;
+  before: unknown;
+  after: unknown;
+}
+
+/** The audit log: appended by every private-API change, read newest first. */
+export interface AuditStore {
+  appendAudit(entry: AuditEntry): Promise<void>;
+  /** At most `limit` entries, newest first, older than `beforeSeq` when given; each with its sequence number. */
+  listAudit(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]>;
+}
+
+/** A room's counters as they stood at one minute (epoch seconds, a multiple of 60), for after-event reports. */
+export interface HistorySample {
+  minute: number;
+  counters: Counters;
+  /** Token sets not expired with their session open. */
+  active: number;
+}
+
+/** Per-room history at one-minute resolution. */
+export interface HistoryStore {
+  /** Keeps the sample (replacing one of the same minute) and drops the room's samples older than `keepSeconds`. */
+  recordHistory(eventId: string, sample: HistorySample, keepSeconds: number): Promise<void>;
+  /** The samples with fromMinute ≤ minute ≤ toMinute, oldest first. */
+  readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]>;
+}
+
+/** The audit log keeps this many most recent entries on every store. */
+export const AUDIT_LOG_KEEP = 100_000;
+
 export interface Store
   extends QueueStore,
     SigningKeyStore,
@@ -447,7 +490,9 @@ export interface Store
     AuthorizationStore,
     DrawStore,
     RoomStore,
-    BotDefenceStore {
+    BotDefenceStore,
+    AuditStore,
+    HistoryStore {
   /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
   readonly description: string;
 

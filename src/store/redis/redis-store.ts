@@ -76,6 +76,9 @@ import {
   type StoredRooms,
   type StoredSigningKey,
   type WindowCounts,
+  type AuditEntry,
+  type HistorySample,
+  AUDIT_LOG_KEEP,
 } from '../../domain/ports/store.ts';
 import {
   decodeDraw,
@@ -602,6 +605,48 @@ export class RedisStore implements Store {
       this.scripts.addSigningKeyIfNone(this.keys(eventId), key.kid, encodeSigningKey(key)),
     );
     return decodeSigningKeys(flat)[0] as StoredSigningKey;
+  }
+
+  // A room's history: one sorted set per room scored by minute, in the room's hash slot.
+  async recordHistory(eventId: string, sample: HistorySample, keepSeconds: number): Promise<void> {
+    const key = `${this.prefix}{${eventId}}:history`;
+    await this.call(() =>
+      this.client
+        .multi()
+        .zremrangebyscore(key, sample.minute, sample.minute)
+        .zadd(key, sample.minute, JSON.stringify(sample))
+        .zremrangebyscore(key, '-inf', `(${sample.minute - keepSeconds}`)
+        .exec(),
+    );
+  }
+
+  async readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]> {
+    const members = await this.call(() => this.client.zrangebyscore(`${this.prefix}{${eventId}}:history`, fromMinute, toMinute));
+    return members.map((m) => JSON.parse(m) as HistorySample);
+  }
+
+  // The audit log: one sorted set scored by a sequence number (INCR), trimmed to the newest AUDIT_LOG_KEEP.
+  // Its keys share one hash tag, so a cluster keeps them on one node.
+  private auditKeys(): { log: string; seq: string } {
+    return { log: `${this.prefix}{@audit}:log`, seq: `${this.prefix}{@audit}:seq` };
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<void> {
+    const keys = this.auditKeys();
+    const seq = await this.call(() => this.client.incr(keys.seq));
+    await this.call(() =>
+      this.client
+        .multi()
+        .zadd(keys.log, seq, JSON.stringify({ ...entry, seq }))
+        .zremrangebyscore(keys.log, '-inf', seq - AUDIT_LOG_KEEP)
+        .exec(),
+    );
+  }
+
+  async listAudit(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
+    const max = beforeSeq === undefined ? '+inf' : `(${beforeSeq}`;
+    const members = await this.call(() => this.client.zrevrangebyscore(this.auditKeys().log, max, '-inf', 'LIMIT', 0, limit));
+    return members.map((m) => JSON.parse(m) as AuditEntry & { seq: number });
   }
 
   async tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {

@@ -140,3 +140,19 @@ CREATE TABLE IF NOT EXISTS rooms_version (
   version INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO rooms_version (only_row, version) VALUES (1, 0);
+
+-- ---- The audit log (every private-API change) ----
+-- No event_id column on purpose: deleting a room (which deletes every row of a table with one) keeps the
+-- record of who changed it. Each entry is JSON text; the oldest beyond the kept count are trimmed.
+CREATE TABLE IF NOT EXISTS audit_log (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  entry TEXT NOT NULL
+);
+
+-- ---- Per-room history (after-event reports): the counters at each minute, as JSON text ----
+CREATE TABLE IF NOT EXISTS room_history (
+  event_id TEXT NOT NULL,
+  minute INTEGER NOT NULL,
+  sample TEXT NOT NULL,
+  PRIMARY KEY (event_id, minute)
+) WITHOUT ROWID;

@@ -29,6 +29,9 @@ import {
   type StoredRoom,
   type StoredRooms,
   type StoredSigningKey,
+  type AuditEntry,
+  type HistorySample,
+  AUDIT_LOG_KEEP,
 } from '../../domain/ports/store.ts';
 import { ActiveTokens } from './active-tokens.ts';
 import { RequestIndex } from './request-index.ts';
@@ -394,6 +397,30 @@ export class SqliteStore implements Store {
     } else {
       this.sql.setServing.run(value, row.max_serving, eventId);
     }
+  }
+
+  async recordHistory(eventId: string, sample: HistorySample, keepSeconds: number): Promise<void> {
+    this.db.prepare('INSERT OR REPLACE INTO room_history (event_id, minute, sample) VALUES (?, ?, ?)').run(eventId, sample.minute, JSON.stringify(sample));
+    this.db.prepare('DELETE FROM room_history WHERE event_id = ? AND minute < ?').run(eventId, sample.minute - keepSeconds);
+  }
+
+  async readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]> {
+    const rows = this.db
+      .prepare('SELECT sample FROM room_history WHERE event_id = ? AND minute BETWEEN ? AND ? ORDER BY minute')
+      .all(eventId, fromMinute, toMinute) as { sample: string }[];
+    return rows.map((row) => JSON.parse(row.sample) as HistorySample);
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<void> {
+    this.db.prepare('INSERT INTO audit_log (entry) VALUES (?)').run(JSON.stringify(entry));
+    this.db.prepare('DELETE FROM audit_log WHERE seq <= (SELECT MAX(seq) FROM audit_log) - ?').run(AUDIT_LOG_KEEP);
+  }
+
+  async listAudit(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
+    const rows = this.db
+      .prepare('SELECT seq, entry FROM audit_log WHERE seq < ? ORDER BY seq DESC LIMIT ?')
+      .all(beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as { seq: number; entry: string }[];
+    return rows.map((row) => ({ ...(JSON.parse(row.entry) as AuditEntry), seq: Number(row.seq) }));
   }
 
   async ping(): Promise<void> {

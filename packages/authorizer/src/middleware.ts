@@ -1,6 +1,6 @@
 // Guards for Node servers: a Fastify onRequest hook and a Connect/Express-style `(req, res, next)` function.
 // Missing token → 401, invalid → 403, keys unreachable → 503, each with a JSON body `{"error", "reason"}`.
-// Both take only types from their frameworks, so neither framework is loaded by `anteroom/authorizer`.
+// Both take only types from their frameworks, so neither framework is loaded by `anteroom-authorizer`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizerError } from './errors.ts';

@@ -1,4 +1,4 @@
-// Public API of `anteroom/authorizer`: protect a site's API with the access tokens a waiting room issues.
+// Public API of `anteroom-authorizer`: protect a site's API with the access tokens a waiting room issues.
 export { AuthorizerError, REFUSALS } from './errors.ts';
 export type { RefusalReason } from './errors.ts';
 export { createVerifier, verifyAccessToken, verifyAccessTokenWithKeys } from './verify.ts';
