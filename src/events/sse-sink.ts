@@ -8,6 +8,18 @@ import type { Envelope } from './envelope.ts';
 
 const MAX_BUFFERED_BYTES = 1 << 20;
 
+/** The head of a Server-Sent Events answer (the private event stream and the public counter stream). */
+export function writeEventStreamHead(response: ServerResponse): void {
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    connection: 'keep-alive',
+    'access-control-allow-origin': '*',
+    // nginx: pass each frame on at once instead of buffering the stream.
+    'x-accel-buffering': 'no',
+  });
+}
+
 export class SseSink implements EventSink {
   readonly name = 'sse';
   private readonly subscribers = new Map<ServerResponse, string>();
@@ -24,13 +36,7 @@ export class SseSink implements EventSink {
 
   /** Starts the stream on `response` and keeps it until the client goes away. */
   attach(response: ServerResponse, eventId: string): void {
-    response.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      connection: 'keep-alive',
-      'access-control-allow-origin': '*',
-      'x-accel-buffering': 'no',
-    });
+    writeEventStreamHead(response);
     response.write(': connected\n\n');
     this.subscribers.set(response, eventId);
     response.on('close', () => this.subscribers.delete(response));

@@ -17,6 +17,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
+import { writeEventStreamHead } from '../events/sse-sink.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { mountPreflightAndMethodGuard } from './route-table.ts';
 import { EventQuery } from './schemas.ts';
@@ -71,14 +72,7 @@ export class CounterStreams {
 
   /** Starts the stream: headers, the reconnection delay and the current counters, then every change. */
   attach(response: ServerResponse, eventId: string, counters: StreamCounters): void {
-    response.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      connection: 'keep-alive',
-      'access-control-allow-origin': '*',
-      // nginx: pass each frame on at once instead of buffering the stream.
-      'x-accel-buffering': 'no',
-    });
+    writeEventStreamHead(response);
     let room = this.rooms.get(eventId);
     if (!room) this.rooms.set(eventId, (room = { listeners: new Set(), last: null }));
     const frame = counterFrame(counters);
