@@ -125,17 +125,24 @@ export class CounterStreams {
   }
 
   private send(room: RoomListeners, frame: string): void {
-    // One Buffer for the room: the bytes are encoded once, however many listeners.
+    // The bytes are built once for the room, however many listeners: the frame, and the frame as one HTTP/1.1
+    // chunk, written straight to the sockets of chunked responses (what res.write would frame per listener).
     const bytes = Buffer.from(frame);
+    const chunk = Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, CRLF]);
     for (const response of room.listeners) {
-      if (response.writableLength > MAX_BUFFERED_BYTES) {
+      const socket = response.socket;
+      if (socket === null || socket.destroyed) continue;
+      if (socket.writableLength > MAX_BUFFERED_BYTES) {
         response.destroy();
         continue;
       }
-      response.write(bytes);
+      if (response.chunkedEncoding) socket.write(chunk);
+      else response.write(bytes);
     }
   }
 }
+
+const CRLF = Buffer.from('\r\n');
 
 export interface StreamCounters {
   serving_counter: number;

@@ -3,7 +3,9 @@
 // stream ended when the server closes.
 
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
@@ -113,6 +115,32 @@ describe('GET /stream: the counters as they change', () => {
       await stream.until((f) => f.generation === before! + 1);
     } finally {
       stream.close();
+    }
+  });
+
+  it('frames are chunks of HTTP/1.1, and plain bytes to an HTTP/1.0 client', async () => {
+    const raw = async (version: string) => {
+      const socket = connect(Number(new URL(node.url).port), '127.0.0.1');
+      let text = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.write(`GET /stream?event_id=Sample ${version}\r\nHost: x\r\n\r\n`);
+      await once(socket, 'data');
+      return { socket, text: () => text };
+    };
+    const [v11, v10] = await Promise.all([raw('HTTP/1.1'), raw('HTTP/1.0')]);
+    try {
+      const serving = Number(/"serving_counter":(\d+)/.exec(v11.text())?.[1]);
+      await node.admin('POST', '/increment_serving_counter', { event_id: 'Sample', increment_by: 1 });
+      const frame = `event: counters\ndata: {"serving_counter":${serving + 1},`;
+      for (const c of [v11, v10]) while (!c.text().includes(frame)) await once(c.socket, 'data');
+      assert.match(v11.text(), /transfer-encoding: chunked/i);
+      assert.match(v11.text(), new RegExp(`\r\n[0-9a-f]+\r\n${frame.replace(/[{}]/g, '\\$&')}`), 'a chunk of its own');
+      assert.doesNotMatch(v10.text(), /transfer-encoding/i);
+      assert.match(v10.text(), new RegExp(`\n\n${frame.replace(/[{}]/g, '\\$&')}`), 'right after the frame before, no chunk header');
+    } finally {
+      v11.socket.destroy();
+      v10.socket.destroy();
     }
   });
 
