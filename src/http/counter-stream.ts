@@ -23,7 +23,7 @@ import { mountPreflightAndMethodGuard } from './route-table.ts';
 import { EventQuery } from './schemas.ts';
 
 /** How often the rooms with listeners are read: a change reaches every listener within this plus the write. */
-export const BROADCAST_MS = 250;
+export const BROADCAST_MS = 100;
 export const HEARTBEAT_MS = 15_000;
 /** EventSource's reconnection delay after a dropped stream. */
 export const RETRY_MS = 3_000;
