@@ -174,7 +174,15 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     journey.start(startedAt);
     const pause = schedulePause(options, room, wheel, startedAt, progress);
     const sampler = setInterval(() => progress?.update(stats.sample(wheel.now(), gauges()), counts()), 1000);
-    const deadline = setTimeout(() => end('duration'), durationOf(options, admission));
+    // Node's timers may fire a millisecond early by the run's clock: re-armed until the duration has passed.
+    const durationMs = durationOf(options, admission);
+    let deadline: NodeJS.Timeout;
+    const atDeadline = () => {
+      const left = startedAt + durationMs - wheel.now();
+      if (left > 0) deadline = setTimeout(atDeadline, Math.ceil(left));
+      else end('duration');
+    };
+    deadline = setTimeout(atDeadline, durationMs);
     const onAbort = () => end('interrupted');
     io.signal?.addEventListener('abort', onAbort, { once: true });
     if (io.signal?.aborted) end('interrupted');
