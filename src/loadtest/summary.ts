@@ -250,7 +250,8 @@ export function formatSummary(s: LoadTestSummary): string {
     `  errors      ${s.errors.total === 0 ? 'none' : Object.entries(s.errors.by_status).map(([k, n]) => `${k}: ${fmt(n)}`).join(', ')}` +
       (s.errors.malformed_responses > 0 ? ` (${fmt(s.errors.malformed_responses)} polling connections closed on a malformed answer)` : ''),
     `  in queue    p50 ${s.time_in_queue_s.p50} s, p95 ${s.time_in_queue_s.p95} s, p99 ${s.time_in_queue_s.p99} s, max ${s.time_in_queue_s.max} s` +
-      ` (admission → token p50 ${fmt(s.admission_to_token_ms.p50)} ms, p99 ${fmt(s.admission_to_token_ms.p99)} ms)`,
+      // Measured from the driver's increments: a room that admits by itself has none, so there is no figure.
+      (s.admission_to_token_ms.count > 0 ? ` (admission → token p50 ${fmt(s.admission_to_token_ms.p50)} ms, p99 ${fmt(s.admission_to_token_ms.p99)} ms)` : ''),
     `  client      ${s.client.cpu_s} s CPU, ${s.client.max_rss_mb} MB max RSS, event loop busy ${fmt(s.client.busy_mean * 100)} % ` +
       `on average (max ${fmt(s.client.busy_max * 100)} %), Node ${s.client.node}`,
     ...(s.server_cpu ? [`  server      CPU ${fmt(s.server_cpu.mean * 100)} % of a core on average (max ${fmt(s.server_cpu.max * 100)} %), from its /metrics`] : []),

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { startNode, type AnteroomNode } from '../../src/app.ts';
 import { parseLoadTestOptions } from '../../src/loadtest/options.ts';
 import { runLoadTest, type LoadTestResult } from '../../src/loadtest/run.ts';
+import { formatSummary } from '../../src/loadtest/summary.ts';
 import { ADMIN_TOKEN, freshPrefix, startNodes, stopNodes, waitFor } from '../distributed/fleet.ts';
 import type { ChildNode } from '../support/child-node.ts';
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
@@ -67,6 +68,9 @@ function assertRoomRun(result: LoadTestResult): void {
   assert.deepEqual(s.plan.admission, { by: 'room', new_users_per_minute: 6000, total_active_users: 40 });
   assert.equal(s.latency_ms.increment_serving_counter?.count ?? 0, 0, 'nobody but the room moved the counter');
   assert.equal(s.latency_ms.update_session?.count, 240, 'every visitor ended its session');
+  // No driver, no increments: the summary shows no admission → token figure rather than zeros.
+  assert.equal(s.admission_to_token_ms.count, 0);
+  assert.doesNotMatch(formatSummary(s), /admission → token/);
   assert.deepEqual(
     result.verdicts.map((v) => v.name).filter((name) => ['admission_rate', 'admission_capacity', 'paused_holds', 'draw_order'].includes(name)),
     ['admission_rate', 'admission_capacity', 'paused_holds', 'draw_order'],
