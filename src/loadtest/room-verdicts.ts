@@ -7,13 +7,7 @@
 import { checkPublishedDraw, drawEntry, type PublishedDraw } from '../domain/draw.ts';
 import { GRID_MS, type CounterBounds } from './counter-log.ts';
 import type { Visitor } from './records.ts';
-import type { Verdict } from './verdicts.ts';
-
-const MAX_EXAMPLES = 5;
-
-function verdict(name: Verdict['name'], rule: string, failures: number, examples: string[], pass: string, fail: string): Verdict {
-  return { name, rule, ok: failures === 0, detail: failures === 0 ? pass : fail, failures, examples: examples.slice(0, MAX_EXAMPLES) };
-}
+import { MAX_EXAMPLES, verdict, type Verdict } from './verdicts.ts';
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 

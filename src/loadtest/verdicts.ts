@@ -54,9 +54,11 @@ export interface VerdictInput {
   bounds?: CounterBounds;
 }
 
-const MAX_EXAMPLES = 5;
+/** Offending cases a verdict cites, at most. */
+export const MAX_EXAMPLES = 5;
 
-function verdict(name: VerdictName, rule: string, failures: number, examples: string[], passDetail: string, failDetail: string): Verdict {
+/** A verdict from its failure count: the pass or the fail detail, and the first examples. */
+export function verdict(name: VerdictName, rule: string, failures: number, examples: string[], passDetail: string, failDetail: string): Verdict {
   return { name, rule, ok: failures === 0, detail: failures === 0 ? passDetail : failDetail, failures, examples: examples.slice(0, MAX_EXAMPLES) };
 }
 

@@ -2,19 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { drawCommitment, drawEntry, drawOrder as orderOfDraw, DRAW_ALGORITHM, newDrawSeed, placesOf } from '../../src/domain/draw.ts';
 import { CounterLog, GRID_MS } from '../../src/loadtest/counter-log.ts';
-import { newVisitor, type Visitor } from '../../src/loadtest/records.ts';
+import type { Visitor } from '../../src/loadtest/records.ts';
+import { visitor } from './recorded-visitor.ts';
 import { admissionCapacity, admissionRate, drawOrder, pausedHolds, RATE_CHECK_SPAN_MS, type DrawAnswer } from '../../src/loadtest/room-verdicts.ts';
 import { fifoAdmission } from '../../src/loadtest/verdicts.ts';
-
-function visitor(index: number, fields: Partial<Visitor> = {}): Visitor {
-  return {
-    ...newVisitor(index, 0),
-    requestId: `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`,
-    position: index + 1,
-    state: 'done',
-    ...fields,
-  };
-}
 
 /** A counter that a server moved to `value` at each time, seen by an instant poll every `every` ms. */
 function observed(steps: Array<[number, number]>, until: number, every = 100): CounterLog {

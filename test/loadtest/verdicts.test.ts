@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { newVisitor, type IncrementRecord, type TokenStrings, type Visitor } from '../../src/loadtest/records.ts';
+import type { IncrementRecord, TokenStrings, Visitor } from '../../src/loadtest/records.ts';
+import { visitor } from './recorded-visitor.ts';
 import {
   fifoAdmission,
   onePositionPerVisitor,
@@ -13,16 +14,6 @@ import {
 } from '../../src/loadtest/verdicts.ts';
 
 const tokens = (tag: string): TokenStrings => ({ access_token: `a-${tag}`, refresh_token: `r-${tag}`, id_token: `i-${tag}` });
-
-function visitor(index: number, fields: Partial<Visitor> = {}): Visitor {
-  return {
-    ...newVisitor(index, 0),
-    requestId: `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`,
-    position: index + 1,
-    state: 'done',
-    ...fields,
-  };
-}
 
 function input(visitors: Visitor[], fields: Partial<VerdictInput> = {}): VerdictInput {
   return { eventId: 'Sample', visitors, increments: [], initialServing: 0, expectFirstPosition: null, joinsUnanswered: 0, cutShort: false, ...fields };
