@@ -231,6 +231,7 @@ async function runPeriodic(command: Command, o: Record<string, unknown>): Promis
   process.once('SIGTERM', onSignal);
   try {
     const firstTick = Date.now();
+    let tick = 0;
     for (;;) {
       let outcome: PeriodicOutcome | null = null;
       try {
@@ -246,9 +247,10 @@ async function runPeriodic(command: Command, o: Record<string, unknown>): Promis
         }
       }
       if (o.once === true || outcome?.kind === 'ended' || stop.signal.aborted) return;
-      // Ticks stay on the grid of the first one; ticks missed by a slow call are skipped, not bunched.
-      const elapsed = Date.now() - firstTick;
-      const wait = intervalMs - (elapsed % intervalMs);
+      // Ticks stay on the grid of the first one; ticks missed by a slow call are skipped, not bunched. The tick
+      // number only goes up, so a timer that fires a millisecond early never makes a second tick on one point.
+      tick = Math.max(tick + 1, Math.floor((Date.now() - firstTick) / intervalMs) + 1);
+      const wait = Math.max(0, firstTick + tick * intervalMs - Date.now());
       try {
         await sleep(wait, undefined, { signal: stop.signal });
       } catch {
