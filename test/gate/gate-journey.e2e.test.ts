@@ -58,3 +58,35 @@ describe('a visitor in Chromium through the gate', () => {
     await context.close();
   });
 });
+
+describe("the gate's waiting page speaks the visitor's language", () => {
+  let origin: Origin;
+  let node: GateNode;
+  let browser: Browser;
+
+  before(async () => {
+    ensurePagesBuilt();
+    origin = await startOrigin();
+    node = await startGateNode([gatedRoom('Laden', origin.url)]);
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await node?.stop();
+  });
+
+  it("in German: the place is the gate's, and a site that does not answer is said in German", async () => {
+    const context = await browser.newContext({ locale: 'de-DE' });
+    const page = await context.newPage();
+    await page.goto(`${node.gateUrl}/artikel/1`);
+    await page.locator('#queue').waitFor({ state: 'visible' });
+    await page.locator('#my-position').filter({ hasText: '1' }).waitFor();
+    assert.equal(await page.locator('#detail-request').textContent(), 'vom Gate gespeichert (Cookie)');
+
+    // Admitted while the protected site is down: the visitor is sent on and the gate answers its 502 page.
+    await origin.close();
+    assert.equal((await node.admin('POST', '/increment_serving_counter', { event_id: 'Laden', increment_by: 1 })).status, 200);
+    await page.locator('#status').filter({ hasText: 'Die Website antwortet gerade nicht.' }).waitFor();
+    await context.close();
+  });
+});

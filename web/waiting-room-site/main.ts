@@ -619,14 +619,14 @@ async function followGate(s: Session): Promise<void> {
     }
     const body = (await response.json()) as { status?: string; location?: string; queue_number?: number | null; serving_counter?: number; waiting_num?: number };
     if (body.status === 'admitted' && typeof body.location === 'string') {
-      setStatus("It's your turn: taking you in…", 'ok');
+      setStatus(t('gate_admitted'), 'ok');
       location.replace(body.location);
       return;
     }
     if (body.status === 'closed') {
       stopSession(s);
       show('ended');
-      setError('The waiting room is closed.');
+      setError(t('phase_closed'));
       return;
     }
     if (typeof body.queue_number === 'number') s.visit.position = body.queue_number;
@@ -635,14 +635,14 @@ async function followGate(s: Session): Promise<void> {
       s.servingAtStart ??= body.serving_counter;
       s.estimator.observe(Date.now(), body.serving_counter);
     }
-    setStatus(s.visit.position === undefined ? 'Looking up your place in line…' : '');
+    setStatus(s.visit.position === undefined ? t('looking_up') : '');
     renderQueue(s, body.waiting_num);
     s.failures = 0;
     s.timer = setTimeout(() => void followGate(s), GATE_POLL_MS);
   } catch {
     s.failures++;
     const delay = nextDelay(s.failures - 1, POLL_BACKOFF);
-    setStatus(`Connection problem. Your place is kept; retrying in ${Math.ceil(delay / 1000)} s…`, 'warn');
+    setStatus(t('retrying', { s: Math.ceil(delay / 1000) }), 'warn');
     s.timer = setTimeout(() => void followGate(s), delay);
   }
 }
@@ -650,15 +650,15 @@ async function followGate(s: Session): Promise<void> {
 function startGate(reason: string): void {
   // Leaving and the connection details are the public API's; behind the gate the place is the cookie's.
   ui.leaveRow.hidden = true;
-  ui.detailRequest.textContent = 'kept by the gate (cookie)';
+  ui.detailRequest.textContent = t('kept_by_gate');
   if (reason === 'closed') {
     show('ended');
-    setError('The waiting room is closed.');
+    setError(t('phase_closed'));
     return;
   }
   if (reason === 'origin-down') {
     show('ended');
-    setStatus('The site is not answering right now. Your place is kept; trying again shortly…', 'warn');
+    setStatus(t('origin_down'), 'warn');
     setTimeout(() => location.reload(), 5_000);
     return;
   }
