@@ -41,7 +41,7 @@ export interface RuntimeParts {
   store: Store;
   /** Where events go; none = nowhere. */
   events?: EventBridgeSink | undefined;
-  /** Asynchronous intake of joins (the public API); none = joins are numbered at once. */
+  /** Asynchronous intake of joins (the public API and the OpenID function); none = joins are numbered at once. */
   intake?: IntakeQueue | undefined;
   /** Called after a reset is durable: the CDN purge (the private API's CloudFront invalidation). */
   afterReset?: PurgeHook | undefined;
@@ -64,7 +64,7 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
     ...(intake
       ? {
           intake: (eventId, joins) =>
-            intake.send(joins.map((j) => ({ event_id: eventId, request_id: j.requestId, entry_time: j.entryTime }))),
+            intake.send(joins.map((j) => ({ event_id: eventId, request_id: j.requestId, entry_time: j.entryTime, authorization: j.authorization }))),
         }
       : {}),
     ...(parts.afterReset ? { afterReset: parts.afterReset } : {}),

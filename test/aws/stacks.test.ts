@@ -376,7 +376,7 @@ describe('CloudFormation templates', () => {
     t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'oidc' });
     const env = fn.Properties.Environment.Variables as Json;
     assert.deepEqual(Object.keys(env).sort(), [
-      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'PRIVATE_API_ENDPOINT', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
+      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'INTAKE_QUEUE_URL', 'PRIVATE_API_ENDPOINT', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
     ]);
     assert.deepEqual(env.PUBLIC_API_URL, { Ref: 'PublicAPIEndpoint' });
     assert.deepEqual(env.PRIVATE_API_ENDPOINT, { Ref: 'PrivateAPIEndpoint' });
@@ -454,7 +454,7 @@ describe('CloudFormation templates', () => {
     assert.match(JSON.stringify(role.Properties.ManagedPolicyArns), /service-role\/AWSLambdaVPCAccessExecutionRole/);
     assert.equal(openidFn.Environment.Variables.CORE_SETTINGS_SECRET_ARN, `<${Object.keys(json('core').Resources).find((id) => id.startsWith('CoreSettings'))}>`);
     // What its role may touch, as a closed list: its own two secrets, and of the core: settings, Redis AUTH,
-    // token table, bus, keys.
+    // token table (its /token), bus, keys, and the intake queue, send only (its joins are buffered there).
     const actions = resourcesOf('openid', 'AWS::IAM::Policy')
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Json[])
       .flatMap((statement) => [statement.Action].flat())
@@ -462,6 +462,7 @@ describe('CloudFormation templates', () => {
     assert.deepEqual([...new Set(actions)], [
       'dynamodb:DescribeTable', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem',
       'events:PutEvents', 'secretsmanager:CreateSecret', 'secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue',
+      'sqs:SendMessage',
     ]);
     const statements = resourcesOf('openid', 'AWS::IAM::Policy').flatMap(([, p]) => resolved(p.Properties.PolicyDocument.Statement) as Json[]);
     const resourcesFor = (action: string) => statements.filter((s) => [s.Action].flat().includes(action)).flatMap((s) => [s.Resource].flat()).sort();
@@ -472,6 +473,14 @@ describe('CloudFormation templates', () => {
     ].sort());
     assert.deepEqual(resourcesFor('dynamodb:PutItem'), [`<${coreId('TokenTable')}.Arn>`, `<${coreId('TokenTable')}.Arn>/index/*`]);
     assert.deepEqual(resourcesFor('events:PutEvents'), [`<${coreId('WaitingRoomEventBus')}.Arn>`]);
+    // The OpenID join takes the public API's buffer: the core's intake queue (the one the intake consumer reads
+    // and the public API function sends to), send only.
+    const [intakeQueue] = resourcesOf('core', 'AWS::SQS::Queue').find(([id]) => id.startsWith('WaitingRoomQueue'))!;
+    assert.deepEqual(resourcesFor('sqs:SendMessage'), [`<${intakeQueue}.Arn>`]);
+    assert.equal(openidFn.Environment.Variables.INTAKE_QUEUE_URL, `<${intakeQueue}>`);
+    assert.equal(publicFn.Environment.Variables.INTAKE_QUEUE_URL, `<${intakeQueue}>`);
+    const [, mapping] = resourcesOf('core', 'AWS::Lambda::EventSourceMapping').find(([, m]) => m.Properties.BatchSize === 500)!;
+    assert.deepEqual(mapping.Properties.EventSourceArn, { 'Fn::GetAtt': [intakeQueue, 'Arn'] });
     assert.deepEqual(resourcesFor('secretsmanager:CreateSecret'), [`arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${coreName}/anteroom/signing-keys/*`]);
     assert.deepEqual([...used].sort(), [...exported.keys()].sort());
   });

@@ -526,6 +526,8 @@ export class CoreStack extends Stack {
       TokenTableArn: table.tableArn,
       EventBusArn: bus.eventBusArn,
       SigningKeysSecretPrefix: signingKeysPrefix,
+      IntakeQueueArn: intakeQueue.queueArn,
+      IntakeQueueUrl: intakeQueue.queueUrl,
     });
 
     // ---- outputs: VWR's names ----
