@@ -21,7 +21,8 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ConfigErrors } from '../domain/errors.ts';
 import { Value } from '@sinclair/typebox/value';
-import { OidcClientSchema, type OidcClientSettings } from '../domain/room-settings.ts';
+import type { RoomRegistry } from '../domain/room-registry.ts';
+import { OidcClientSchema, type OidcClientSettings, type RoomSettings } from '../domain/room-settings.ts';
 import { OIDC_BASE_PATH, oidcAdapter } from '../oidc/adapter.ts';
 import { proxyHandler, publicHttpApp, type HttpApp } from './api-gateway.ts';
 import { readCoreSettings } from './core-settings.ts';
@@ -101,14 +102,45 @@ export async function readOidcClientSettings(
   return settings;
 }
 
-/** The stack's configuration with its event made an OIDC client. */
+/** The stack's configuration with its event made an OIDC client (in this function only: roomsWithOwnClient). */
 export function withOidcClient(config: AwsConfig, oidc: OidcClientSettings): AwsConfig {
   return { ...config, event: { ...config.event, oidc } };
 }
 
+/**
+ * The rooms the runtime serves (the core's, from the store), the stack's own with this function's client
+ * settings laid over it: they are never written to the store (src/aws/runtime.ts), which the core's functions
+ * write the room to without them.
+ */
+export function roomsWithOwnClient(runtime: Pick<AwsRuntime, 'room' | 'config'>): Pick<RoomRegistry, 'get' | 'all'> {
+  const { event_id: eventId, oidc } = runtime.config.event;
+  // One object per version of the room, as the registry's own (OidcClients makes a client once per object).
+  const laid = new WeakMap<RoomSettings, RoomSettings>();
+  const withClient = (room: RoomSettings): RoomSettings => {
+    if (room.event_id !== eventId || !oidc) return room;
+    let copy = laid.get(room);
+    if (!copy) laid.set(room, (copy = Object.freeze({ ...room, oidc })));
+    return copy;
+  };
+  return {
+    get: (id) => {
+      const room = runtime.room.roomSettings(id);
+      return room && withClient(room);
+    },
+    all: () => runtime.room.rooms().map(withClient),
+  };
+}
+
 /** The OpenID function's app: the OIDC adapter at /oidc, the stage the paths it is given are inside of. */
 export async function oidcHttpApp(runtime: AwsRuntime, config: Pick<OidcFunctionConfig, 'publicUrl' | 'publicApiUrl'>): Promise<HttpApp> {
-  const oidc = oidcAdapter({ room: runtime.room, secrets: runtime.store, publicUrl: () => config.publicUrl, publicApiUrl: config.publicApiUrl, clock: runtime.clock });
+  const oidc = oidcAdapter({
+    room: runtime.room,
+    secrets: runtime.store,
+    publicUrl: () => config.publicUrl,
+    publicApiUrl: config.publicApiUrl,
+    clock: runtime.clock,
+    clientRooms: roomsWithOwnClient(runtime),
+  });
   return { ...(await publicHttpApp(runtime, [oidc.routes])), pathPrefix: OIDC_BASE_PATH };
 }
 

@@ -12,6 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Clock } from '../domain/clock.ts';
+import type { RoomRegistry } from '../domain/room-registry.ts';
 import { Errors, OAuthError, OAuthErrors, OidcErrors, Pending } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import type { Answer, WaitingRoomService } from '../domain/waiting-room-service.ts';
@@ -57,6 +58,11 @@ export interface OidcAdapterOptions {
    * server's public API, relative to the page.
    */
   publicApiUrl?: string | undefined;
+  /**
+   * Where the clients are read from (each room with an `oidc` section): default the rooms `room` serves. On AWS
+   * the OpenID function lays its own client settings over the core's room (src/aws/oidc.ts).
+   */
+  clientRooms?: Pick<RoomRegistry, 'get' | 'all'> | undefined;
 }
 
 export interface OidcAdapter {
@@ -96,7 +102,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   const basePath = options.basePath ?? OIDC_BASE_PATH;
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath)) throw new Error(`OIDC base path must look like /oidc (got "${basePath}")`);
   const issuer = () => `${options.publicUrl()}${basePath}`;
-  const clients = new OidcClients({ get: (id) => room.roomSettings(id), all: () => room.rooms() });
+  const clients = new OidcClients(options.clientRooms ?? { get: (id) => room.roomSettings(id), all: () => room.rooms() });
   const secrets = new ClientSecrets(options.secrets);
   const rateLimit = new TokenRateLimit();
   // From <basePath>/login back to the root, where the public API is; or the public API given.

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, SQSEvent } from 'aws-lambda';
+import type { APIGatewayProxyResult, SQSEvent } from 'aws-lambda';
 import { decodeJwt } from 'jose';
 import { privateHttpApp, proxyHandler, publicHttpApp } from '../../src/aws/api-gateway.ts';
 import { awsConfigFromEnv, type AwsConfig } from '../../src/aws/environment.ts';
@@ -18,13 +18,14 @@ import { decodeIntakeMessage, intakeQueueOf, sqsIntakeQueue, type IntakeQueue } 
 import { createOidcHandler, oidcAwsConfig, oidcConfigFromEnv, readOidcClientSettings } from '../../src/aws/oidc.ts';
 import { createRuntime, type AwsRuntime } from '../../src/aws/runtime.ts';
 import { once } from '../../src/aws/once.ts';
+import { ROOM_CHECK_INTERVAL_MS } from '../../src/domain/room-sync.ts';
 import { SecretsManagerKeyStore } from '../../src/aws/secrets-key-store.ts';
 import { CompositeStore } from '../../src/store/dynamodb/composite-store.ts';
 import { TokenTable } from '../../src/store/dynamodb/token-table.ts';
 import { RedisStore } from '../../src/store/redis/redis-store.ts';
 import { TestClock } from '../support/node.ts';
 import { startRedisServer } from '../support/redis-server.ts';
-import { apiGatewayEvent, sqsEvent } from './events.ts';
+import { apiGatewayEvent, oidcApiEvent, sqsEvent } from './events.ts';
 import { fakeSecretsManager, fakeSqs, startDynalite, startJsonService, TEST_AWS, type SqsMessage } from './local-aws.ts';
 
 const [redis, dynamo] = await Promise.all([startRedisServer(), startDynalite()]);
@@ -132,21 +133,8 @@ const publicApi = proxyHandler(environment(coreConfig, true), (runtime) => publi
 const privateApi = proxyHandler(environment(coreConfig), privateHttpApp);
 const intakeConsumer = createIntakeConsumer(environment(coreConfig), () => {});
 
-/**
- * An event of the OpenID API's /{proxy+} resource in its stage `oidc`, for the URL path `input.path`
- * (/oidc/authorize): API Gateway gives the function the path inside the stage (/authorize).
- */
-function oidcEvent(input: Parameters<typeof apiGatewayEvent>[0]): APIGatewayProxyEvent {
-  assert.ok(input.path.startsWith('/oidc/'), input.path);
-  const inStage = input.path.slice('/oidc'.length);
-  const event = apiGatewayEvent({ ...input, path: inStage, apiId: API });
-  return {
-    ...event,
-    resource: '/{proxy+}',
-    pathParameters: { proxy: inStage.slice(1) },
-    requestContext: { ...event.requestContext, stage: 'oidc', path: input.path, resourcePath: '/{proxy+}' },
-  };
-}
+/** An event of the OpenID API (its host: API). */
+const oidcEvent = (input: Parameters<typeof apiGatewayEvent>[0]) => oidcApiEvent({ ...input, apiId: API });
 
 const json = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
 const authorizeQuery = {
@@ -316,6 +304,27 @@ describe('AWS OpenID function', () => {
     const userInfo = await oidcFunction(oidcEvent({ method: 'GET', path: '/oidc/userInfo', headers: { Authorization: `Bearer ${tokens.access_token}` } }));
     assert.equal(userInfo.statusCode, 200, userInfo.body);
     assert.equal(json(userInfo).sub, requestId);
+  });
+
+  it('stays a client when a core function starts after it: its client settings never reach the store', async () => {
+    // Warm: the OpenID function's execution environment serves the client.
+    const authorize = () => oidcFunction(oidcEvent({ method: 'GET', path: '/oidc/authorize', query: authorizeQuery }));
+    assert.equal((await authorize()).statusCode, 302);
+    // A core function's cold start writes the stack's room, as the core knows it (no client), to the store...
+    const freshCore = proxyHandler(environment(coreConfig), (runtime) => publicHttpApp(runtime));
+    assert.equal((await freshCore(apiGatewayEvent({ method: 'GET', path: '/serving_num', query: { event_id: 'Sample' } }))).statusCode, 200);
+    // ... and the OpenID function follows the store's rooms a second later: it is still a client.
+    clock.advance(ROOM_CHECK_INTERVAL_MS / 1000);
+    const again = await authorize();
+    assert.equal(again.statusCode, 302, again.body);
+    assert.equal((await oidcFunction(oidcEvent({ method: 'GET', path: '/oidc/.well-known/openid-configuration' }))).statusCode, 200);
+    // An OpenID cold start writes the room as the core does: no redirect URIs, no client secret in Redis.
+    const freshOidc = createOidcHandler(environment(() => oidcAwsConfig(secretsClient, env), true), () => oidcConfigFromEnv(env));
+    assert.equal((await freshOidc(oidcEvent({ method: 'GET', path: '/oidc/authorize', query: authorizeQuery }))).statusCode, 302);
+    const stored = await runtimes.at(-1)!.store.getRoom('Sample');
+    assert.ok(stored);
+    assert.equal((JSON.parse(stored.settings) as { oidc?: unknown }).oidc, undefined);
+    assert.doesNotMatch(stored.settings, new RegExp(CLIENT_SECRET));
   });
 
   it('answers 503 when the store cannot be reached at cold start', async () => {
