@@ -22,7 +22,6 @@ import { Aws, CfnOutput, CfnRule, Duration, Fn, RemovalPolicy, Stack, type Stack
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Distribution, ViewerProtocolPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, CfnFunction, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -32,12 +31,12 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
 import { EVENT_ID_PATTERN } from '../../../src/domain/room-settings.ts';
-import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import {
   accessLogsBucket,
   alarmAboveZero,
   executionLogGroup,
   functionAlarms,
+  grantTokenTable,
   loggedStage,
   logGroup,
   numberParameter,
@@ -162,7 +161,7 @@ export class OpenIdStack extends Stack {
     Secret.fromSecretCompleteArn(this, 'CoreSettings', core('CoreSettingsSecretArn')).grantRead(fn);
     Secret.fromSecretCompleteArn(this, 'CoreRedisAuthToken', core('RedisAuthSecretArn')).grantRead(fn);
     // The calls the token-table adapter makes (src/store/dynamodb), on the table and its index.
-    Table.fromTableAttributes(this, 'CoreTokenTable', { tableArn: core('TokenTableArn'), globalIndexes: [TOKEN_TABLE.expiryIndex] }).grant(fn, ...TOKEN_TABLE_ACTIONS);
+    grantTokenTable(fn, core('TokenTableArn'), TOKEN_TABLE_ACTIONS);
     EventBus.fromEventBusArn(this, 'CoreEventBus', core('EventBusArn')).grantPutEventsTo(fn);
     fn.addToRolePolicy(signingKeysAccess(core('SigningKeysSecretPrefix')));
     functionAlarms(this, 'APIHandler', fn);
