@@ -23,7 +23,7 @@ export interface AwsConfig {
   eventBusName?: string | undefined;
   /** Secrets Manager name prefix of the signing keys; none = keys in Redis. */
   signingKeysSecretPrefix?: string | undefined;
-  /** SQS queue of joins (public API only). */
+  /** SQS queue of joins (the public API and the OpenID function). */
   intakeQueueUrl?: string | undefined;
   /** Queue of the CDN purge function: a reset asks it to invalidate CloudFront (private API only). */
   cdnPurgeQueueUrl?: string | undefined;

@@ -1,5 +1,5 @@
 // Lambda function consuming the SQS intake queue: numbers the joins of a batch in one store operation per
-// event and reports the messages it could not number (SQS partial batch response), which SQS delivers
+// event, binds the authorization requests OpenID joins carry to their new positions, and reports the messages it could not number (SQS partial batch response), which SQS delivers
 // again and finally moves to the dead-letter queue.
 //
 // Idempotent per request ID: SQS delivers at least once (a redelivered batch, a message whose visibility
@@ -47,7 +47,7 @@ export function createIntakeConsumer(
       let group = byEvent.get(message.event_id);
       if (!group) byEvent.set(message.event_id, (group = { records: [], joins: [] }));
       group.records.push(record);
-      group.joins.push({ requestId: normaliseRequestId(message.request_id), entryTime: message.entry_time });
+      group.joins.push({ requestId: normaliseRequestId(message.request_id), entryTime: message.entry_time, authorization: message.authorization });
     }
     for (const [eventId, group] of byEvent) {
       try {

@@ -1,6 +1,10 @@
 // Asynchronous intake of joins on AWS (VWR's design): the public API answers assign_queue_num once the join
-// is on an SQS queue; src/aws/intake-consumer.ts numbers the joins in batches. One message per join.
+// is on an SQS queue; src/aws/intake-consumer.ts numbers the joins in batches. One message per join. The
+// OpenID function's join takes the same queue (intakeQueueOf), its message carrying the authorization request
+// the consumer binds to the position it numbers.
 
+import { ConfigErrors } from '../domain/errors.ts';
+import type { AwsConfig } from './environment.ts';
 import { runtimeSdk, type SdkClient } from './runtime-sdk.ts';
 
 export interface IntakeMessage {
@@ -8,6 +12,8 @@ export interface IntakeMessage {
   request_id: string;
   /** Epoch seconds of the join (the position's entry_time). */
   entry_time: number;
+  /** An OpenID join's authorization request (opaque text), bound to the position once numbered. */
+  authorization?: string | undefined;
 }
 
 export interface IntakeQueue {
@@ -15,7 +21,8 @@ export interface IntakeQueue {
 }
 
 export function encodeIntakeMessage(message: IntakeMessage): string {
-  return JSON.stringify({ event_id: message.event_id, request_id: message.request_id, entry_time: message.entry_time });
+  const { event_id, request_id, entry_time, authorization } = message;
+  return JSON.stringify(authorization === undefined ? { event_id, request_id, entry_time } : { event_id, request_id, entry_time, authorization });
 }
 
 /** The message, or null when the body is not one (a message nobody should have sent). */
@@ -27,10 +34,17 @@ export function decodeIntakeMessage(body: string): IntakeMessage | null {
     return null;
   }
   if (typeof value !== 'object' || value === null) return null;
-  const { event_id, request_id, entry_time } = value as Record<string, unknown>;
+  const { event_id, request_id, entry_time, authorization } = value as Record<string, unknown>;
   if (typeof event_id !== 'string' || typeof request_id !== 'string') return null;
   if (typeof entry_time !== 'number' || !Number.isSafeInteger(entry_time)) return null;
-  return { event_id, request_id, entry_time };
+  if (authorization !== undefined && typeof authorization !== 'string') return null;
+  return authorization === undefined ? { event_id, request_id, entry_time } : { event_id, request_id, entry_time, authorization };
+}
+
+/** The stack's intake queue (INTAKE_QUEUE_URL), which every function that joins visitors sends to. */
+export function intakeQueueOf(config: Pick<AwsConfig, 'intakeQueueUrl'>): IntakeQueue {
+  if (!config.intakeQueueUrl) throw ConfigErrors.awsEnvironment('environment variable INTAKE_QUEUE_URL is required');
+  return sqsIntakeQueue(config.intakeQueueUrl);
 }
 
 /** SendMessageBatch takes at most 10 messages. */

@@ -4,15 +4,15 @@
 // (PUBLIC_API_URL = VWR's PublicAPIEndpoint parameter), whose one-second cache absorbs the polling, as VWR's
 // login page did; this function serves only the OIDC paths.
 //
-// Joins: POST /oidc/join numbers the visitor at once, in this function (no SQS intake). It must: the join answers
-// the visitor's queue number and binds the authorization request to the request ID in the same call, which an
-// asynchronous intake cannot do (the position would not exist yet). The numbering is the store's own atomic
-// assignment, the one the intake consumer uses, so both paths share one queue; only the public API's
-// assign_queue_num (VWR's contract: answer before numbering) goes through SQS.
+// Joins: POST /oidc/join takes the public API's path on AWS: the join goes onto the core stack's SQS intake
+// queue (INTAKE_QUEUE_URL, the queue assign_queue_num uses, through the same sqsIntakeQueue) and the core's
+// intake consumer numbers it, so a flood of OpenID logins waits in the queue, not on Redis. The message carries
+// the authorization request; the consumer binds it to the position it numbers. The join answers the request ID
+// without a position, and the login page asks the core's public API (/queue_num) until the position exists.
 //
 // The waiting room is the core stack's: at cold start the function reads the core's settings document
 // (CORE_SETTINGS_SECRET_ARN, src/aws/core-settings.ts) for the event settings, Redis, the token table, the
-// event bus and the signing keys, and runs inside the core's VPC (the stack imports its subnets and security
+// event bus and the signing keys (Redis serves /continue, /token and /userInfo), and runs inside the core's VPC (the stack imports its subnets and security
 // group). The OIDC client (client_id = the event ID) comes from the stack's own secrets: the redirect-URI
 // allow-list (REDIRECT_URIS_SECRET_ID, JSON {"redirect_uris": [...]}) and the client secret (CLIENT_SECRET_ID,
 // the secret string itself). A changed allow-list or core setting takes effect in new execution environments.
@@ -21,11 +21,13 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ConfigErrors } from '../domain/errors.ts';
 import { Value } from '@sinclair/typebox/value';
-import { OidcClientSchema, type OidcClientSettings } from '../domain/room-settings.ts';
+import type { RoomRegistry } from '../domain/room-registry.ts';
+import { OidcClientSchema, type OidcClientSettings, type RoomSettings } from '../domain/room-settings.ts';
 import { OIDC_BASE_PATH, oidcAdapter } from '../oidc/adapter.ts';
 import { proxyHandler, publicHttpApp, type HttpApp } from './api-gateway.ts';
 import { readCoreSettings } from './core-settings.ts';
 import { awsConfigFromEnv, type AwsConfig } from './environment.ts';
+import { intakeQueueOf } from './intake-queue.ts';
 import { createRuntime, openAwsParts, type AwsRuntime } from './runtime.ts';
 import { once } from './once.ts';
 
@@ -100,14 +102,45 @@ export async function readOidcClientSettings(
   return settings;
 }
 
-/** The stack's configuration with its event made an OIDC client. */
+/** The stack's configuration with its event made an OIDC client (in this function only: roomsWithOwnClient). */
 export function withOidcClient(config: AwsConfig, oidc: OidcClientSettings): AwsConfig {
   return { ...config, event: { ...config.event, oidc } };
 }
 
+/**
+ * The rooms the runtime serves (the core's, from the store), the stack's own with this function's client
+ * settings laid over it: they are never written to the store (src/aws/runtime.ts), which the core's functions
+ * write the room to without them.
+ */
+export function roomsWithOwnClient(runtime: Pick<AwsRuntime, 'room' | 'config'>): Pick<RoomRegistry, 'get' | 'all'> {
+  const { event_id: eventId, oidc } = runtime.config.event;
+  // One object per version of the room, as the registry's own (OidcClients makes a client once per object).
+  const laid = new WeakMap<RoomSettings, RoomSettings>();
+  const withClient = (room: RoomSettings): RoomSettings => {
+    if (room.event_id !== eventId || !oidc) return room;
+    let copy = laid.get(room);
+    if (!copy) laid.set(room, (copy = Object.freeze({ ...room, oidc })));
+    return copy;
+  };
+  return {
+    get: (id) => {
+      const room = runtime.room.roomSettings(id);
+      return room && withClient(room);
+    },
+    all: () => runtime.room.rooms().map(withClient),
+  };
+}
+
 /** The OpenID function's app: the OIDC adapter at /oidc, the stage the paths it is given are inside of. */
 export async function oidcHttpApp(runtime: AwsRuntime, config: Pick<OidcFunctionConfig, 'publicUrl' | 'publicApiUrl'>): Promise<HttpApp> {
-  const oidc = oidcAdapter({ room: runtime.room, secrets: runtime.store, publicUrl: () => config.publicUrl, publicApiUrl: config.publicApiUrl, clock: runtime.clock });
+  const oidc = oidcAdapter({
+    room: runtime.room,
+    secrets: runtime.store,
+    publicUrl: () => config.publicUrl,
+    publicApiUrl: config.publicApiUrl,
+    clock: runtime.clock,
+    clientRooms: roomsWithOwnClient(runtime),
+  });
   return { ...(await publicHttpApp(runtime, [oidc.routes])), pathPrefix: OIDC_BASE_PATH };
 }
 
@@ -128,8 +161,8 @@ export async function oidcAwsConfig(secrets: Pick<SecretsManagerClient, 'send'>,
 
 const runtime = once(async () => {
   const config = await oidcAwsConfig(new SecretsManagerClient({}));
-  // No intake queue: joins are numbered at once (see above).
-  return createRuntime(config, await openAwsParts(config));
+  // The core's intake queue, as the public API's function (see above).
+  return createRuntime(config, await openAwsParts(config, intakeQueueOf(config)));
 });
 
 // The runtime has checked the environment by the time the app is built.

@@ -41,7 +41,7 @@ export interface RuntimeParts {
   store: Store;
   /** Where events go; none = nowhere. */
   events?: EventBridgeSink | undefined;
-  /** Asynchronous intake of joins (the public API); none = joins are numbered at once. */
+  /** Asynchronous intake of joins (the public API and the OpenID function); none = joins are numbered at once. */
   intake?: IntakeQueue | undefined;
   /** Called after a reset is durable: the CDN purge (the private API's CloudFront invalidation). */
   afterReset?: PurgeHook | undefined;
@@ -54,9 +54,14 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
   const intake = parts.intake;
   // The stack's room (EVENT_ID) is written to the store at every cold start — the environment wins for it, as
   // the events file does for a node's rooms — and every stored room is served (the rooms API's too).
+  // The room as every function of the core stack writes it: an OpenID stack's client settings (event.oidc, from
+  // its own secrets) stay in its function (src/aws/oidc.ts lays them over the room it serves). Written to the
+  // store, they would be dropped again by the next cold start of any core function — and the OpenID function,
+  // following the store, would stop being a client within a second; its client secret would sit in Redis too.
+  const { oidc: _ownClient, ...room } = config.event;
   const core = await composeCore({
     store: parts.store,
-    rooms: [config.event],
+    rooms: [room],
     onRoomRefused: (eventId, problem) => log(`stored room "${eventId}" refused by the room-settings schema; skipped: ${problem}`),
     clock: parts.clock,
     // The stacks always set ISSUER (VWR's PublicTokenIssuer); this is only a last resort.
@@ -64,7 +69,7 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
     ...(intake
       ? {
           intake: (eventId, joins) =>
-            intake.send(joins.map((j) => ({ event_id: eventId, request_id: j.requestId, entry_time: j.entryTime }))),
+            intake.send(joins.map((j) => ({ event_id: eventId, request_id: j.requestId, entry_time: j.entryTime, authorization: j.authorization }))),
         }
       : {}),
     ...(parts.afterReset ? { afterReset: parts.afterReset } : {}),

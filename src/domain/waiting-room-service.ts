@@ -11,7 +11,7 @@ import { rateWindowStart, type AutomaticTickOutcome } from './admission/automati
 import { epochSeconds, type Clock } from './clock.ts';
 import { decideClaim, decideExpiry, type ClaimDecision, type ClaimRoom, type ExpiryRule } from './claim-decision.ts';
 import { newTokenRecord, signaturesOf, type TokenRecord } from './claims.ts';
-import { Errors, Pending } from './errors.ts';
+import { Errors, OidcErrors, Pending } from './errors.ts';
 import type { RoomChange, RoomRegistry } from './room-registry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { allowedReturnUrl, handoffLocation, handoffStoreName, HANDOFF_CODE_TTL_SEC, HANDOFF_UNUSED, newHandoffCode, readHandoffCode } from './handoff.ts';
@@ -119,6 +119,7 @@ export class WaitingRoomService {
   private readonly admission: Admission;
   private readonly draws: DrawRunner;
   private readonly drawPublications: DrawPublications;
+  private readonly intake: boolean;
   /** When this process last asked the store whether a room's due draw is done, to route joins (ms). */
   private readonly drawCheckedAt = new Map<string, number>();
   private readonly roomSync: RoomSync;
@@ -140,6 +141,7 @@ export class WaitingRoomService {
     this.defaultIssuer = deps.defaultIssuer;
     this.afterReset = deps.afterReset;
     const intake = deps.intake;
+    this.intake = intake !== undefined;
     this.joins = new JoinBatcher(
       intake
         ? // Positions are not known yet: 0 stands for "numbered later" (assignQueueNum does not use them).
@@ -240,7 +242,23 @@ export class WaitingRoomService {
    * A join. `credentials` (all optional; VWR's clients send none): the client's address, a solved proof of work
    * and an enqueue key, checked by the room's bot defence before anything is stored (src/domain/bot-defence.ts).
    */
-  async assignQueueNum(eventId: unknown, credentials: JoinCredentials = {}): Promise<Answer<{ api_request_id: string }>> {
+  /**
+   * Whether joins are numbered after they are answered (an asynchronous intake, AWS's SQS queue): the answer of
+   * assignQueueNum then names a request ID whose position does not exist yet.
+   */
+  get joinsNumberedLater(): boolean {
+    return this.intake;
+  }
+
+  /**
+   * POST /assign_queue_num. `authorization` (the OpenID join, src/oidc) is bound to the position by whoever
+   * numbers it — this process, or the intake consumer on AWS — so that both kinds of join take one path.
+   */
+  async assignQueueNum(
+    eventId: unknown,
+    credentials: JoinCredentials = {},
+    authorization?: string,
+  ): Promise<Answer<{ api_request_id: string }>> {
     const event = this.event(eventId);
     // Joins depend on the schedule and the state only, never on the draw: no store call on this hot path.
     switch (joinRefusal(roomPhase(roomScheduleOf(event), this.now()))) {
@@ -255,7 +273,9 @@ export class WaitingRoomService {
       const verdict = await this.botDefence.checkJoin(event, credentials);
       // One place per enqueue key: its request ID is the key's, numbered once whoever asks, on any node.
       if (verdict.kind === 'keyed') {
-        await this.store.assignPositionsIfAbsent(event.event_id, [{ requestId: verdict.requestId, entryTime: this.now() }]);
+        const join = { requestId: verdict.requestId, entryTime: this.now(), authorization };
+        await this.store.assignPositionsIfAbsent(event.event_id, [join]);
+        await this.bindJoins(event.event_id, [join]);
         return ok({ api_request_id: verdict.requestId });
       }
       // The infinite queue: answered like a join, with a place behind everyone that is stored nowhere.
@@ -264,8 +284,10 @@ export class WaitingRoomService {
         return ok({ api_request_id: this.botDefence.parkedRequestId(event.event_id, queue + 1) });
       }
     }
+    // The pre-queue has no position to bind an authorization to (a draw numbers it later, unbound).
+    if (authorization !== undefined && this.routesToPrequeue(event.event_id)) throw OidcErrors.joinInterrupted();
     const requestId = newRequestId();
-    await this.joins.join(event.event_id, { requestId, entryTime: this.now() });
+    await this.joins.join(event.event_id, { requestId, entryTime: this.now(), ...(authorization !== undefined ? { authorization } : {}) });
     return ok({ api_request_id: requestId });
   }
 
@@ -779,9 +801,20 @@ export class WaitingRoomService {
    * numbers the joins itself if the draw turns out done), positions otherwise. The seed is created and committed
    * with the first pre-queue join when nothing asked for it before.
    */
-  private commitJoins(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+  private async commitJoins(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
     if (this.routesToPrequeue(eventId)) return this.store.joinPrequeue(eventId, joins, newDrawCandidate());
-    return this.store.assignPositions(eventId, joins);
+    const positions = await this.store.assignPositions(eventId, joins);
+    await this.bindJoins(eventId, joins);
+    return positions;
+  }
+
+  /**
+   * Binds the authorization requests the joins carry to their positions, once numbered. A join without a
+   * position by now (reset meanwhile) stays unbound: the OpenID page learns it at /continue.
+   */
+  private async bindJoins(eventId: string, joins: readonly JoinRequest[]): Promise<void> {
+    const bound = joins.filter((join) => join.authorization !== undefined);
+    await Promise.all(bound.map((join) => this.store.saveAuthorization(eventId, join.requestId, join.authorization!)));
   }
 
   /** Whether a join of the room goes to the pre-queue now, by what this process knows of its draw. */
@@ -981,10 +1014,13 @@ export class WaitingRoomService {
    * Numbers joins accepted earlier by an asynchronous intake (AWS: the SQS consumer). A join delivered twice
    * keeps its first position. One atomic store operation for the batch.
    */
-  numberIntakeJoins(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
-    // Both are idempotent for a redelivered join (the pre-queue lists a request ID once).
+  async numberIntakeJoins(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
+    // Both are idempotent for a redelivered join (the pre-queue lists a request ID once), and so is the binding
+    // of an OpenID join's authorization (the same text again).
     if (this.routesToPrequeue(eventId)) return this.store.joinPrequeue(eventId, joins, newDrawCandidate());
-    return this.store.assignPositionsIfAbsent(eventId, joins);
+    const positions = await this.store.assignPositionsIfAbsent(eventId, joins);
+    await this.bindJoins(eventId, joins);
+    return positions;
   }
 
   /** Answers every join waiting in the batcher (commits them first); call before closing the store. */

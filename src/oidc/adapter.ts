@@ -12,6 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Clock } from '../domain/clock.ts';
+import type { RoomRegistry } from '../domain/room-registry.ts';
 import { Errors, OAuthError, OAuthErrors, OidcErrors, Pending } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import type { Answer, WaitingRoomService } from '../domain/waiting-room-service.ts';
@@ -57,6 +58,11 @@ export interface OidcAdapterOptions {
    * server's public API, relative to the page.
    */
   publicApiUrl?: string | undefined;
+  /**
+   * Where the clients are read from (each room with an `oidc` section): default the rooms `room` serves. On AWS
+   * the OpenID function lays its own client settings over the core's room (src/aws/oidc.ts).
+   */
+  clientRooms?: Pick<RoomRegistry, 'get' | 'all'> | undefined;
 }
 
 export interface OidcAdapter {
@@ -96,7 +102,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   const basePath = options.basePath ?? OIDC_BASE_PATH;
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath)) throw new Error(`OIDC base path must look like /oidc (got "${basePath}")`);
   const issuer = () => `${options.publicUrl()}${basePath}`;
-  const clients = new OidcClients({ get: (id) => room.roomSettings(id), all: () => room.rooms() });
+  const clients = new OidcClients(options.clientRooms ?? { get: (id) => room.roomSettings(id), all: () => room.rooms() });
   const secrets = new ClientSecrets(options.secrets);
   const rateLimit = new TokenRateLimit();
   // From <basePath>/login back to the root, where the public API is; or the public API given.
@@ -182,7 +188,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     return reply.code(200).send(claims);
   }
 
-  async function join(request: FastifyRequest): Promise<Answer<{ request_id: string; queue_number: number; event_id: string }>> {
+  async function join(request: FastifyRequest): Promise<Answer<{ request_id: string; queue_number?: number; event_id: string }>> {
     const body = (request as FastifyRequest<{ Body: Static<typeof JoinBody> }>).body;
     const raw = new Map<string, string[]>();
     for (const name of AUTHORIZE_PARAMETERS) {
@@ -192,18 +198,19 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     const outcome = checkAuthorizationRequest(raw, clients);
     if (outcome.kind !== 'valid') throw OidcErrors.invalidAuthorizationRequest(outcome.error.message);
     const eventId = outcome.request.client.clientId;
-    // The room's bot defence applies as at POST /assign_queue_num: limits per client, and a proof of work or an
-    // enqueue key a client of this endpoint may send (the login page itself solves no challenge: docs/bots.md).
-    const joined = await room.assignQueueNum(eventId, {
-      client: request.ip,
-      proofOfWork: body.proof_of_work,
-      enqueueKey: body.enqueue_key,
-    });
+    // The public API's join, carrying the authorization request, which whoever numbers the join binds to the
+    // position (this process, or on AWS the intake consumer behind the SQS queue). The room's bot defence
+    // applies as at POST /assign_queue_num: limits per client, and a proof of work or an enqueue key a client of
+    // this endpoint may send (the login page itself solves no challenge: docs/bots.md).
+    const joined = await room.assignQueueNum(
+      eventId,
+      { client: request.ip, proofOfWork: body.proof_of_work, enqueueKey: body.enqueue_key },
+      bindAuthorization(outcome.request),
+    );
     if (joined.status !== 200) throw OidcErrors.joinInterrupted();
     const requestId = joined.body.api_request_id;
-    if (!(await room.bindAuthorization(eventId, requestId, bindAuthorization(outcome.request)))) {
-      throw OidcErrors.joinInterrupted();
-    }
+    // Numbered later (AWS): the page asks the public API's /queue_num for the position until it exists.
+    if (room.joinsNumberedLater) return ok({ request_id: requestId, event_id: eventId });
     const position = await room.queueNum(eventId, requestId);
     if (position.status !== 200) throw OidcErrors.joinInterrupted();
     return ok({ request_id: requestId, queue_number: position.body.queue_number, event_id: eventId });

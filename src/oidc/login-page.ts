@@ -3,8 +3,10 @@
 //
 // What it does, in HTTP calls (tests make the same ones):
 //   1. POST <base>/join with the authorize parameters of its URL → {request_id, queue_number}. The server
-//      checks them again (the URL can be edited) and binds them to the new request ID. The answer is kept in
-//      sessionStorage, so a reload does not join a second time.
+//      checks them again (the URL can be edited) and binds them to the new request ID's position. The answer
+//      is kept in sessionStorage, so a reload does not join a second time. Where joins are numbered later
+//      (AWS: the SQS intake) the answer has no queue_number: the page asks GET /queue_num of the public API
+//      every second until it answers 200 (202 = not numbered yet), as any client of the public API does;
 //   2. polls GET /serving_num and /waiting_num of the public API (cacheable, the hot path every waiting
 //      visitor uses) every 3 s, showing position, serving counter and people waiting;
 //   3. once serving_counter ≥ queue_number, POST <base>/continue {client_id, request_id} → {redirect_to},
@@ -31,6 +33,7 @@ const SCRIPT = `
   'use strict';
   const FIELDS = ${JSON.stringify(AUTHORIZE_PARAMETERS)};
   const POLL_MS = 3000;
+  const PLACE_POLL_MS = 1000;
   const MAX_BACKOFF_MS = 30000;
   const api = document.documentElement.dataset.publicApi || '';
   const query = new URLSearchParams(location.search);
@@ -94,6 +97,17 @@ const SCRIPT = `
       joined = await join();
     } catch (error) {
       return fail(error.message + ' Reload the page to try again.');
+    }
+    while (typeof joined.queue_number !== 'number') {
+      const place = await call(api + 'queue_num?event_id=' + eventId + '&request_id=' + encodeURIComponent(joined.request_id), {}, true);
+      if (place.status === 200) {
+        joined = { ...joined, queue_number: Number(place.body.queue_number) };
+        sessionStorage.setItem(storageKey, JSON.stringify(joined));
+      } else if (place.status === 202) {
+        await sleep(PLACE_POLL_MS);
+      } else {
+        return fail((place.body.error || 'Something went wrong.') + ' Reload the page to try again.');
+      }
     }
     $('position').textContent = String(joined.queue_number);
     status('You are in the queue. Keep this page open: it moves on by itself.');

@@ -82,6 +82,22 @@ export function apiGatewayEvent(input: {
   };
 }
 
+/**
+ * An event of the OpenID stack's REST API: its /{proxy+} resource in the stage `oidc`, for the URL path
+ * `input.path` (/oidc/authorize): API Gateway gives the function the path inside the stage (/authorize).
+ */
+export function oidcApiEvent(input: Parameters<typeof apiGatewayEvent>[0]): APIGatewayProxyEvent {
+  if (!input.path.startsWith('/oidc/')) throw new Error(`not a path of the stage oidc: ${input.path}`);
+  const inStage = input.path.slice('/oidc'.length);
+  const event = apiGatewayEvent({ ...input, path: inStage });
+  return {
+    ...event,
+    resource: '/{proxy+}',
+    pathParameters: { proxy: inStage.slice(1) },
+    requestContext: { ...event.requestContext, stage: 'oidc', path: input.path, resourcePath: '/{proxy+}' },
+  };
+}
+
 export interface SqsMessageInput {
   body: string;
   messageId?: string;

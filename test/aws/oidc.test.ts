@@ -1,33 +1,43 @@
 // The OpenID stack's Lambda function (src/aws/oidc.ts), invoked with realistic API Gateway proxy events of its
-// REST API (/oidc/{proxy+}), against a real redis-server, dynalite and a local Secrets Manager holding the core
-// stack's settings document and the OpenID stack's client secret and redirect-URI allow-list. The login page's
-// polling goes to the core stack's public API function, over the same store.
+// REST API (/oidc/{proxy+}), against a real redis-server, dynalite, a local SQS endpoint (the core stack's
+// intake queue, reached through the real SQS client) and a local Secrets Manager holding the core stack's
+// settings document and the OpenID stack's client secret and redirect-URI allow-list. The login page's polling
+// goes to the core stack's public API function, and the joins are numbered by the core's intake consumer, over
+// the same store.
 
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyResult, SQSEvent } from 'aws-lambda';
 import { decodeJwt } from 'jose';
 import { privateHttpApp, proxyHandler, publicHttpApp } from '../../src/aws/api-gateway.ts';
 import { awsConfigFromEnv, type AwsConfig } from '../../src/aws/environment.ts';
+import { createIntakeConsumer } from '../../src/aws/intake-consumer.ts';
+import { decodeIntakeMessage, intakeQueueOf, sqsIntakeQueue, type IntakeQueue } from '../../src/aws/intake-queue.ts';
 import { createOidcHandler, oidcAwsConfig, oidcConfigFromEnv, readOidcClientSettings } from '../../src/aws/oidc.ts';
 import { createRuntime, type AwsRuntime } from '../../src/aws/runtime.ts';
 import { once } from '../../src/aws/once.ts';
+import { ROOM_CHECK_INTERVAL_MS } from '../../src/domain/room-sync.ts';
 import { SecretsManagerKeyStore } from '../../src/aws/secrets-key-store.ts';
 import { CompositeStore } from '../../src/store/dynamodb/composite-store.ts';
 import { TokenTable } from '../../src/store/dynamodb/token-table.ts';
 import { RedisStore } from '../../src/store/redis/redis-store.ts';
 import { TestClock } from '../support/node.ts';
 import { startRedisServer } from '../support/redis-server.ts';
-import { apiGatewayEvent } from './events.ts';
-import { fakeSecretsManager, startDynalite, startJsonService, TEST_AWS } from './local-aws.ts';
+import { apiGatewayEvent, oidcApiEvent, sqsEvent } from './events.ts';
+import { fakeSecretsManager, fakeSqs, startDynalite, startJsonService, TEST_AWS, type SqsMessage } from './local-aws.ts';
 
 const [redis, dynamo] = await Promise.all([startRedisServer(), startDynalite()]);
 const tableName = await dynamo.createTokenTable();
 const secrets = new Map<string, string>();
 const secretsManager = await startJsonService(fakeSecretsManager(secrets));
 const secretsClient = new SecretsManagerClient({ ...TEST_AWS, endpoint: secretsManager.endpoint });
-after(() => Promise.all([redis.destroy(), dynamo.close(), secretsManager.close()]));
+const sqsAccepted: SqsMessage[] = [];
+const sqs = await startJsonService(fakeSqs(sqsAccepted));
+after(() => Promise.all([redis.destroy(), dynamo.close(), secretsManager.close(), sqs.close()]));
+/** The core stack's intake queue (its IntakeQueueUrl export). */
+const INTAKE_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/core-stack-WaitingRoomQueue';
 
 const API = 'oid1234567';
 // The API's host (PUBLIC_URL); its stage is named oidc, as VWR's was, so the issuer is the stage URL.
@@ -70,21 +80,35 @@ const env: Record<string, string> = {
   PUBLIC_URL: HOST_URL,
   PUBLIC_API_URL,
   PRIVATE_API_ENDPOINT: 'https://prv1234567.execute-api.us-east-1.amazonaws.com/api',
+  INTAKE_QUEUE_URL,
   CLIENT_SECRET_ID: 'openid-stack/client_secret',
   REDIRECT_URIS_SECRET_ID: 'openid-stack/redirect_uris',
   // Test-only: a key prefix of this process's own, and no logging.
   REDIS_KEY_PREFIX: KEY_PREFIX,
   LOG_LEVEL: 'silent',
 };
-/** The core stack's functions run with the settings themselves. */
-const coreEnv = { ...coreSettings, REDIS_KEY_PREFIX: KEY_PREFIX, LOG_LEVEL: 'silent' };
+/** The core stack's functions run with the settings themselves (its public API also with the intake queue). */
+const coreEnv = { ...coreSettings, INTAKE_QUEUE_URL, REDIS_KEY_PREFIX: KEY_PREFIX, LOG_LEVEL: 'silent' };
 
 const clock = new TestClock();
 const runtimes: AwsRuntime[] = [];
 after(() => Promise.all(runtimes.map((r) => r.close())));
 
-/** One execution environment over the shared Redis, DynamoDB table and signing keys. */
-function environment(config: () => Promise<AwsConfig>) {
+/** The intake queue at INTAKE_QUEUE_URL, through the real SQS client to the local endpoint. */
+const localIntake = (url: string): IntakeQueue => sqsIntakeQueue(url, new SQSClient({ ...TEST_AWS, endpoint: sqs.endpoint }));
+
+/** What Lambda's event source mapping hands the intake consumer: every message the queue holds, taken off it. */
+function deliver(): SQSEvent {
+  const mine = sqsAccepted.filter((m) => m.queueUrl === INTAKE_QUEUE_URL);
+  sqsAccepted.splice(0, sqsAccepted.length, ...sqsAccepted.filter((m) => m.queueUrl !== INTAKE_QUEUE_URL));
+  return sqsEvent(mine.map((m) => ({ messageId: m.messageId, body: m.body })));
+}
+
+/**
+ * One execution environment over the shared Redis, DynamoDB table and signing keys; joins go to the intake
+ * queue its configuration names (INTAKE_QUEUE_URL), as src/aws/oidc.ts and public-api.ts wire it.
+ */
+function environment(config: () => Promise<AwsConfig>, withIntake = false) {
   return once(async () => {
     const c = await config();
     const store = new CompositeStore({
@@ -92,7 +116,8 @@ function environment(config: () => Promise<AwsConfig>) {
       tokens: new TokenTable({ client: dynamo.client, tableName }),
       keys: new SecretsManagerKeyStore({ client: secretsClient, prefix: c.signingKeysSecretPrefix! }),
     });
-    const runtime = await createRuntime(c, { store, clock: clock.now, log: () => {} });
+    const intake = withIntake ? localIntake(c.intakeQueueUrl!) : undefined;
+    const runtime = await createRuntime(c, { store, intake, clock: clock.now, log: () => {} });
     runtimes.push(runtime);
     return runtime;
   });
@@ -100,28 +125,16 @@ function environment(config: () => Promise<AwsConfig>) {
 
 // What src/aws/oidc.ts's handler does at cold start, with the local Secrets Manager.
 const oidcFunction = createOidcHandler(
-  environment(() => oidcAwsConfig(secretsClient, env)),
+  environment(() => oidcAwsConfig(secretsClient, env), true),
   () => oidcConfigFromEnv(env),
 );
 const coreConfig = async () => awsConfigFromEnv(coreEnv);
-const publicApi = proxyHandler(environment(coreConfig), (runtime) => publicHttpApp(runtime));
+const publicApi = proxyHandler(environment(coreConfig, true), (runtime) => publicHttpApp(runtime));
 const privateApi = proxyHandler(environment(coreConfig), privateHttpApp);
+const intakeConsumer = createIntakeConsumer(environment(coreConfig), () => {});
 
-/**
- * An event of the OpenID API's /{proxy+} resource in its stage `oidc`, for the URL path `input.path`
- * (/oidc/authorize): API Gateway gives the function the path inside the stage (/authorize).
- */
-function oidcEvent(input: Parameters<typeof apiGatewayEvent>[0]): APIGatewayProxyEvent {
-  assert.ok(input.path.startsWith('/oidc/'), input.path);
-  const inStage = input.path.slice('/oidc'.length);
-  const event = apiGatewayEvent({ ...input, path: inStage, apiId: API });
-  return {
-    ...event,
-    resource: '/{proxy+}',
-    pathParameters: { proxy: inStage.slice(1) },
-    requestContext: { ...event.requestContext, stage: 'oidc', path: input.path, resourcePath: '/{proxy+}' },
-  };
-}
+/** An event of the OpenID API (its host: API). */
+const oidcEvent = (input: Parameters<typeof apiGatewayEvent>[0]) => oidcApiEvent({ ...input, apiId: API });
 
 const json = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
 const authorizeQuery = {
@@ -157,6 +170,10 @@ describe('AWS OpenID function', () => {
     assert.equal(config.tokenTableName, tableName);
     assert.equal(config.signingKeysSecretPrefix, coreSettings.SIGNING_KEYS_SECRET_PREFIX);
     assert.equal(config.event.issuer, coreSettings.ISSUER);
+    // Its joins go to the core's intake queue, which it must be given.
+    assert.equal(config.intakeQueueUrl, INTAKE_QUEUE_URL);
+    const withoutQueue = await oidcAwsConfig(secretsClient, { ...env, INTAKE_QUEUE_URL: '' });
+    assert.throws(() => intakeQueueOf(withoutQueue), /INTAKE_QUEUE_URL is required/);
     assert.deepEqual(config.event.oidc?.redirect_uris, [REDIRECT_URI]);
     // The core's settings in effect, whatever the function's own environment says of them.
     assert.equal((await oidcAwsConfig(secretsClient, { ...env, VALIDITY_PERIOD: '60' })).event.validity_period, 3600);
@@ -210,13 +227,31 @@ describe('AWS OpenID function', () => {
     assert.match(login.body, new RegExp(`data-public-api="${PUBLIC_API_URL}/"`));
     assert.match(String(login.headers?.['content-security-policy']), new RegExp(`connect-src 'self' ${PUBLIC_API_URL};`));
 
-    // The join numbers the visitor at once (no SQS intake) and answers the position.
+    // The join is buffered like the public API's: it answers once the join is on the core's intake queue,
+    // before any position exists; the message carries the authorization request to bind.
     const joined = await oidcFunction(oidcEvent({ method: 'POST', path: '/oidc/join', body: authorizeQuery }));
-    assert.equal(joined.statusCode, 200);
-    const { request_id: requestId, queue_number: queueNumber } = json(joined) as { request_id: string; queue_number: number };
-    assert.equal(queueNumber, 1);
+    assert.equal(joined.statusCode, 200, joined.body);
+    const { request_id: requestId, event_id: joinedEvent, queue_number: noNumberYet } = json(joined) as { request_id: string; event_id: string; queue_number?: number };
+    assert.equal(joinedEvent, 'Sample');
+    assert.equal(noNumberYet, undefined);
+    const [message, ...others] = sqsAccepted.filter((m) => m.queueUrl === INTAKE_QUEUE_URL).map((m) => decodeIntakeMessage(m.body)!);
+    assert.deepEqual(others, []);
+    assert.equal(message!.request_id, requestId);
+    assert.equal(message!.event_id, 'Sample');
+    assert.equal(JSON.parse(message!.authorization!).redirect_uri, REDIRECT_URI);
+    // Nothing is numbered or bound before the consumer runs: the page's /queue_num asks again (202).
+    const pending = await publicApi(apiGatewayEvent({ method: 'GET', path: '/queue_num', query: { event_id: 'Sample', request_id: requestId } }));
+    assert.equal(pending.statusCode, 202);
+    const unbound = await oidcFunction(oidcEvent({ method: 'POST', path: '/oidc/continue', body: { client_id: 'Sample', request_id: requestId } }));
+    assert.equal(unbound.statusCode, 404);
 
-    // What the page polls: the core stack's public API sees the visitor the OpenID function numbered.
+    // The core's intake consumer numbers the join and binds its authorization request; a redelivery of the same
+    // message (SQS delivers at least once) changes neither.
+    const batch = deliver();
+    assert.deepEqual(await intakeConsumer(batch), { batchItemFailures: [] });
+    assert.deepEqual(await intakeConsumer(batch), { batchItemFailures: [] });
+
+    // What the page polls: the core stack's public API sees the visitor the consumer numbered.
     const position = await publicApi(apiGatewayEvent({ method: 'GET', path: '/queue_num', query: { event_id: 'Sample', request_id: requestId } }));
     assert.equal(position.statusCode, 200);
     assert.equal(json(position).queue_number, 1);
@@ -269,6 +304,27 @@ describe('AWS OpenID function', () => {
     const userInfo = await oidcFunction(oidcEvent({ method: 'GET', path: '/oidc/userInfo', headers: { Authorization: `Bearer ${tokens.access_token}` } }));
     assert.equal(userInfo.statusCode, 200, userInfo.body);
     assert.equal(json(userInfo).sub, requestId);
+  });
+
+  it('stays a client when a core function starts after it: its client settings never reach the store', async () => {
+    // Warm: the OpenID function's execution environment serves the client.
+    const authorize = () => oidcFunction(oidcEvent({ method: 'GET', path: '/oidc/authorize', query: authorizeQuery }));
+    assert.equal((await authorize()).statusCode, 302);
+    // A core function's cold start writes the stack's room, as the core knows it (no client), to the store...
+    const freshCore = proxyHandler(environment(coreConfig), (runtime) => publicHttpApp(runtime));
+    assert.equal((await freshCore(apiGatewayEvent({ method: 'GET', path: '/serving_num', query: { event_id: 'Sample' } }))).statusCode, 200);
+    // ... and the OpenID function follows the store's rooms a second later: it is still a client.
+    clock.advance(ROOM_CHECK_INTERVAL_MS / 1000);
+    const again = await authorize();
+    assert.equal(again.statusCode, 302, again.body);
+    assert.equal((await oidcFunction(oidcEvent({ method: 'GET', path: '/oidc/.well-known/openid-configuration' }))).statusCode, 200);
+    // An OpenID cold start writes the room as the core does: no redirect URIs, no client secret in Redis.
+    const freshOidc = createOidcHandler(environment(() => oidcAwsConfig(secretsClient, env), true), () => oidcConfigFromEnv(env));
+    assert.equal((await freshOidc(oidcEvent({ method: 'GET', path: '/oidc/authorize', query: authorizeQuery }))).statusCode, 302);
+    const stored = await runtimes.at(-1)!.store.getRoom('Sample');
+    assert.ok(stored);
+    assert.equal((JSON.parse(stored.settings) as { oidc?: unknown }).oidc, undefined);
+    assert.doesNotMatch(stored.settings, new RegExp(CLIENT_SECRET));
   });
 
   it('answers 503 when the store cannot be reached at cold start', async () => {

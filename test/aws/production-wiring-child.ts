@@ -1,7 +1,7 @@
 // One Lambda function's execution environment for production-wiring.test.ts: a fresh Node process whose
 // environment is the function's (set by the test), running the real exported handler of one module of
 // src/aws, so that its production wiring (openAwsParts, the default AWS SDK clients, sqsIntakeQueue,
-// withCdnPurge) is what runs. Argument: the module (public-api, private-api, intake-consumer or jobs).
+// withCdnPurge) is what runs. Argument: the module (public-api, private-api, intake-consumer, jobs or oidc).
 //
 // Protocol: one JSON invocation per stdin line, {"id": n, "handler": "<export>", "event": {...}}, handled one
 // at a time as Lambda does; one stdout line per invocation, RESULT_PREFIX + {"id": n, "result": ...} or
@@ -19,6 +19,7 @@ const modules: Record<string, () => Promise<Record<string, unknown>>> = {
   'private-api': () => import('../../src/aws/private-api.ts'),
   'intake-consumer': () => import('../../src/aws/intake-consumer.ts'),
   jobs: () => import('../../src/aws/jobs.ts'),
+  oidc: () => import('../../src/aws/oidc.ts'),
 };
 
 // Only when run as the child: the test file imports RESULT_PREFIX from here.

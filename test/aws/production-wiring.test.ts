@@ -27,7 +27,7 @@ import { CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
 import type { StoredSigningKey } from '../../src/domain/ports/store.ts';
 import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.ts';
 import { makeCertificates } from '../support/test-ca.ts';
-import { apiGatewayEvent, scheduledEvent, sqsEvent } from './events.ts';
+import { apiGatewayEvent, oidcApiEvent, scheduledEvent, sqsEvent } from './events.ts';
 import { fakeSecretsManager, fakeSqs, fakeSqsSendMessage, startDynalite, startJsonService, type LocalDynamo, type SqsMessage } from './local-aws.ts';
 import { RESULT_PREFIX } from './production-wiring-child.ts';
 import type { PublishedEvent } from './simulated-stack.ts';
@@ -136,6 +136,8 @@ describe('the Lambda handlers on their production wiring (openAwsParts, default 
   const sqsAccepted: SqsMessage[] = [];
   const published: PublishedEvent[] = [];
   let functionEnv: (extra?: Record<string, string>) => Record<string, string>;
+  /** The core's settings document (its CoreSettings secret), as core.ts writes it. */
+  let coreDocument: Record<string, string>;
   let intakeQueueUrl: string;
   let purgeQueueUrl: string;
 
@@ -208,6 +210,7 @@ describe('the Lambda handlers on their production wiring (openAwsParts, default 
     };
     // Every variable the stack sets, and only those: a new core setting must show up here too.
     assert.deepEqual(Object.keys(core).sort(), [...CORE_SETTING_NAMES].sort());
+    coreDocument = { ...core, PRIVATE_API_URL: 'https://prv1234567.execute-api.us-east-1.amazonaws.com/api' };
     functionEnv = (extra = {}) => ({
       ...core,
       ...extra,
@@ -323,6 +326,46 @@ describe('the Lambda handlers on their production wiring (openAwsParts, default 
       assert.ok(lambda.running, `${lambda.module} still running`);
       assert.ok(!lambda.errors().includes(PASSWORD), `${lambda.module} never prints the Redis password`);
     }
+  });
+
+  it('the OpenID function joins through the core\'s intake queue; the consumer numbers the join and binds its authorization request', { timeout: 60_000 }, async () => {
+    const redirectUri = 'https://app.example.com/oauth2/idpresponse';
+    secrets.set(`${STACK}/core-settings`, JSON.stringify(coreDocument));
+    secrets.set(`${STACK}-openid/client_secret`, 'Abcdefghij0123456789Abcdefghij0123456789Abcdefghij');
+    secrets.set(`${STACK}-openid/redirect_uris`, JSON.stringify({ redirect_uris: [redirectUri] }));
+    // deploy/aws/stacks/openid.ts: the function's own variables; the core's come from the settings document.
+    const own = Object.fromEntries(Object.entries(functionEnv()).filter(([name]) => !(CORE_SETTING_NAMES as readonly string[]).includes(name)));
+    const oidc = start('oidc', {
+      ...own,
+      EVENT_ID: 'Sample',
+      CORE_SETTINGS_SECRET_ARN: `${STACK}/core-settings`,
+      PUBLIC_URL: 'https://oid1234567.execute-api.us-east-1.amazonaws.com',
+      PUBLIC_API_URL: 'https://d1234abcd.cloudfront.net',
+      PRIVATE_API_ENDPOINT: coreDocument.PRIVATE_API_URL!,
+      INTAKE_QUEUE_URL: intakeQueueUrl,
+      CLIENT_SECRET_ID: `${STACK}-openid/client_secret`,
+      REDIRECT_URIS_SECRET_ID: `${STACK}-openid/redirect_uris`,
+    });
+    const intake = start('intake-consumer', functionEnv());
+    const publicApi = start('public-api', functionEnv({ INTAKE_QUEUE_URL: intakeQueueUrl }));
+    const queuedBefore = sqsAccepted.filter((m) => m.queueUrl === intakeQueueUrl).length;
+
+    const authorize = { client_id: 'Sample', redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'st', nonce: 'n' };
+    const joined = await oidc.http(oidcApiEvent({ method: 'POST', path: '/oidc/join', body: authorize }));
+    assert.equal(joined.statusCode, 200, oidc.output());
+    const requestId = joined.json.request_id as string;
+    assert.equal(joined.json.queue_number, undefined, 'numbered later, by the intake consumer');
+    const mine = sqsAccepted.filter((m) => m.queueUrl === intakeQueueUrl).slice(queuedBefore);
+    assert.deepEqual(mine.map((m) => JSON.parse(m.body).request_id), [requestId]);
+    assert.equal(JSON.parse(JSON.parse(mine[0]!.body).authorization).redirect_uri, redirectUri);
+
+    const batch = sqsEvent(mine.map((m) => ({ messageId: m.messageId, body: m.body })), `${STACK}-WaitingRoomQueue`);
+    assert.deepEqual((await intake.invoke('handler', batch)) as SQSBatchResponse, { batchItemFailures: [] });
+    const position = await publicApi.http(get('/queue_num', { event_id: 'Sample', request_id: requestId }));
+    assert.equal(position.statusCode, 200);
+    // Bound (an unbound request ID is 404 here) and not served yet.
+    const early = await oidc.http(oidcApiEvent({ method: 'POST', path: '/oidc/continue', body: { client_id: 'Sample', request_id: requestId } }));
+    assert.equal(early.statusCode, 202, early.body + oidc.output());
   });
 
   it('with a Redis password that is not the server\'s, the public API answers 503 and the function lives on', { timeout: 60_000 }, async () => {

@@ -14,6 +14,7 @@ import { CORE_LIMIT_PARAMETERS } from '../../deploy/aws/stacks/common.ts';
 import { ADMISSION_JOB_MEMORY, CACHE_POLICIES, INTAKE_CONSUMERS, PRIVATE_ROOM_ROUTES, PRIVATE_ROUTES, PUBLIC_ROUTES } from '../../deploy/aws/stacks/core.ts';
 import { CORE_EXPORTS } from '../../deploy/aws/stacks/core-exports.ts';
 import { awsConfigFromEnv, CORE_SETTING_NAMES } from '../../src/aws/environment.ts';
+import { TOKEN_TABLE } from '../../src/store/dynamodb/token-table.ts';
 import { SHOP_OPERATIONS } from '../../src/web/shop-api.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'anteroom-cdk-'));
@@ -306,6 +307,23 @@ describe('CloudFormation templates', () => {
     ]);
   });
 
+  it('the VPC endpoints admit HTTPS from the functions’ security group only, not from the whole VPC range', () => {
+    const endpoints = resourcesOf('core', 'AWS::EC2::VPCEndpoint').filter(([, e]) => e.Properties.VpcEndpointType === 'Interface');
+    assert.equal(endpoints.length, 3);
+    const [functionsSg] = resourcesOf('core', 'AWS::EC2::SecurityGroup').find(([id]) => id.startsWith('FunctionSecurityGroup'))!;
+    for (const [id, endpoint] of endpoints) {
+      const groups = endpoint.Properties.SecurityGroupIds.map((g: Json) => g['Fn::GetAtt'][0]);
+      for (const group of groups) {
+        const [, sg] = resourcesOf('core', 'AWS::EC2::SecurityGroup').find(([sgId]) => sgId === group)!;
+        assert.equal(sg.Properties.SecurityGroupIngress, undefined, `${id}: no CIDR rule`);
+        const ingress = resourcesOf('core', 'AWS::EC2::SecurityGroupIngress').filter(([, r]) => r.Properties.GroupId['Fn::GetAtt'][0] === group);
+        assert.deepEqual(ingress.map(([, r]) => [r.Properties.SourceSecurityGroupId, r.Properties.FromPort, r.Properties.ToPort]), [
+          [{ 'Fn::GetAtt': [functionsSg, 'GroupId'] }, 443, 443],
+        ], id);
+      }
+    }
+  });
+
   it('alarms: 4xx and 5xx per API, errors and throttles per function, dead letters waiting', () => {
     const alarms = resourcesOf('core', 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     const by = (metric: string) => alarms.filter((a) => a.MetricName === metric);
@@ -376,7 +394,7 @@ describe('CloudFormation templates', () => {
     t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'oidc' });
     const env = fn.Properties.Environment.Variables as Json;
     assert.deepEqual(Object.keys(env).sort(), [
-      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'PRIVATE_API_ENDPOINT', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
+      'CLIENT_SECRET_ID', 'CORE_SETTINGS_SECRET_ARN', 'EVENT_ID', 'INTAKE_QUEUE_URL', 'PRIVATE_API_ENDPOINT', 'PUBLIC_API_URL', 'PUBLIC_URL', 'REDIRECT_URIS_SECRET_ID',
     ]);
     assert.deepEqual(env.PUBLIC_API_URL, { Ref: 'PublicAPIEndpoint' });
     assert.deepEqual(env.PRIVATE_API_ENDPOINT, { Ref: 'PrivateAPIEndpoint' });
@@ -454,7 +472,7 @@ describe('CloudFormation templates', () => {
     assert.match(JSON.stringify(role.Properties.ManagedPolicyArns), /service-role\/AWSLambdaVPCAccessExecutionRole/);
     assert.equal(openidFn.Environment.Variables.CORE_SETTINGS_SECRET_ARN, `<${Object.keys(json('core').Resources).find((id) => id.startsWith('CoreSettings'))}>`);
     // What its role may touch, as a closed list: its own two secrets, and of the core: settings, Redis AUTH,
-    // token table, bus, keys.
+    // token table (its /token), bus, keys, and the intake queue, send only (its joins are buffered there).
     const actions = resourcesOf('openid', 'AWS::IAM::Policy')
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Json[])
       .flatMap((statement) => [statement.Action].flat())
@@ -462,6 +480,7 @@ describe('CloudFormation templates', () => {
     assert.deepEqual([...new Set(actions)], [
       'dynamodb:DescribeTable', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem',
       'events:PutEvents', 'secretsmanager:CreateSecret', 'secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue',
+      'sqs:SendMessage',
     ]);
     const statements = resourcesOf('openid', 'AWS::IAM::Policy').flatMap(([, p]) => resolved(p.Properties.PolicyDocument.Statement) as Json[]);
     const resourcesFor = (action: string) => statements.filter((s) => [s.Action].flat().includes(action)).flatMap((s) => [s.Resource].flat()).sort();
@@ -470,8 +489,18 @@ describe('CloudFormation templates', () => {
     assert.deepEqual(resourcesFor('secretsmanager:DescribeSecret'), [
       `<${coreId('CoreSettings')}>`, `<${coreId('RedisAuthToken')}>`, '<ClientSecret6773D8CE>', '<RedirectUris' + 'C70872F3>',
     ].sort());
-    assert.deepEqual(resourcesFor('dynamodb:PutItem'), [`<${coreId('TokenTable')}.Arn>`, `<${coreId('TokenTable')}.Arn>/index/*`]);
+    // The table; of its indexes only the one the adapter queries, by name.
+    assert.deepEqual(resourcesFor('dynamodb:PutItem'), [`<${coreId('TokenTable')}.Arn>`]);
+    assert.deepEqual(resourcesFor('dynamodb:Query'), [`<${coreId('TokenTable')}.Arn>`, `<${coreId('TokenTable')}.Arn>/index/${TOKEN_TABLE.expiryIndex}`]);
     assert.deepEqual(resourcesFor('events:PutEvents'), [`<${coreId('WaitingRoomEventBus')}.Arn>`]);
+    // The OpenID join takes the public API's buffer: the core's intake queue (the one the intake consumer reads
+    // and the public API function sends to), send only.
+    const [intakeQueue] = resourcesOf('core', 'AWS::SQS::Queue').find(([id]) => id.startsWith('WaitingRoomQueue'))!;
+    assert.deepEqual(resourcesFor('sqs:SendMessage'), [`<${intakeQueue}.Arn>`]);
+    assert.equal(openidFn.Environment.Variables.INTAKE_QUEUE_URL, `<${intakeQueue}>`);
+    assert.equal(publicFn.Environment.Variables.INTAKE_QUEUE_URL, `<${intakeQueue}>`);
+    const [, mapping] = resourcesOf('core', 'AWS::Lambda::EventSourceMapping').find(([, m]) => m.Properties.BatchSize === 500)!;
+    assert.deepEqual(mapping.Properties.EventSourceArn, { 'Fn::GetAtt': [intakeQueue, 'Arn'] });
     assert.deepEqual(resourcesFor('secretsmanager:CreateSecret'), [`arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${coreName}/anteroom/signing-keys/*`]);
     assert.deepEqual([...used].sort(), [...exported.keys()].sort());
   });
@@ -481,6 +510,9 @@ describe('CloudFormation templates', () => {
     const invoke = policies.find((s: Json) => s.Action === 'execute-api:Invoke');
     assert.equal(invoke.Resource.length, 3);
     assert.match(JSON.stringify(invoke.Resource), /POST\/increment_serving_counter/);
+    // On the core's stage only (`api`), no stage wildcard.
+    for (const resource of invoke.Resource) assert.match(String((resource['Fn::Join'][1] as unknown[]).at(-1)), /^\/api\/(POST|GET)\//);
+    assert.doesNotMatch(JSON.stringify(invoke.Resource), /\*/);
     const conditioned = resourcesOf('inlet', 'AWS::Lambda::Function').map(([, f]) => f.Condition).sort();
     assert.deepEqual(conditioned, ['MaxSize', 'Periodic']);
   });
@@ -514,11 +546,19 @@ describe('CloudFormation templates', () => {
   });
 
   it('the token table is granted exactly the adapter’s calls: no Scan, batch or delete; the metrics job only queries', () => {
-    const tableActions = (prefix: string) =>
-      functionStatements('core', prefix)
-        .flatMap((st) => [st.Action].flat())
-        .filter((a: string) => a.startsWith('dynamodb:'))
-        .sort();
+    const tableActions = (prefix: string) => [
+      ...new Set(
+        functionStatements('core', prefix)
+          .flatMap((st) => [st.Action].flat())
+          .filter((a: string) => a.startsWith('dynamodb:')),
+      ),
+    ].sort();
+    // On the table, and Query alone on its one index, named (no `index/*`).
+    const onIndex = (prefix: string) =>
+      functionStatements('core', prefix).filter((st) => JSON.stringify(st.Resource).includes('/index/')).map((st) => [st.Action, st.Resource['Fn::Join'][1][1]]);
+    for (const prefix of ['PublicApiFunction', 'PrivateApiFunction', 'MetricsJobFunction', 'AdmissionJobFunction']) {
+      assert.deepEqual(onIndex(prefix), [['dynamodb:Query', `/index/${TOKEN_TABLE.expiryIndex}`]], prefix);
+    }
     const adapter = ['dynamodb:DescribeTable', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
     assert.deepEqual(tableActions('PublicApiFunction'), adapter);
     assert.deepEqual(tableActions('PrivateApiFunction'), adapter);

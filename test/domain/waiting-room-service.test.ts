@@ -611,6 +611,24 @@ describe('for the adapters', () => {
     await s.store.close();
   });
 
+  it('binds the authorization request a join carries as it numbers the join; not in a pre-queue', async () => {
+    const s = setup([defaultSettings('E'), {
+      ...defaultSettings('D'),
+      prequeue_start_time: new Date((NOW_S - 60) * 1000).toISOString(),
+      event_start_time: new Date((NOW_S + 3600) * 1000).toISOString(),
+      shuffle_at_event_start: true,
+    }]);
+    const { api_request_id: id } = ok(await s.service.assignQueueNum('E', {}, 'request-1'));
+    assert.equal(s.service.joinsNumberedLater, false);
+    assert.equal(await s.service.boundAuthorization('E', id), 'request-1');
+    const { api_request_id: plain } = ok(await s.service.assignQueueNum('E'));
+    assert.equal(await s.service.boundAuthorization('E', plain), null);
+    // A pre-queue entry has no position to bind to: refused before anything is stored.
+    await assert.rejects(s.service.assignQueueNum('D', {}, 'request-2'), { status: 503 });
+    assert.equal((await s.store.getCounters('D')).queue, 0);
+    await s.store.close();
+  });
+
   it('numbers intake joins once each, however often they are delivered', async () => {
     const s = setup();
     const joins = [{ requestId: 'a', entryTime: 1 }, { requestId: 'b', entryTime: 1 }];
@@ -637,6 +655,24 @@ describe('joining through an asynchronous intake', () => {
     assert.deepEqual(sizes, [2]);
     assert.deepEqual(await s.service.queueNum('E', ids[0]), { status: 202, body: { error: 'Request ID not found' } });
     assert.equal((await s.store.getCounters('E')).queue, 0);
+    await s.store.close();
+  });
+
+  it('an authorization request travels with the join and is bound by numberIntakeJoins, once numbered', async () => {
+    const accepted: JoinRequest[] = [];
+    const s = setup([defaultSettings('E')], {
+      intake: async (_eventId, joins) => {
+        accepted.push(...joins.map(({ requestId, entryTime, authorization }) => ({ requestId, entryTime, authorization })));
+      },
+    });
+    assert.equal(s.service.joinsNumberedLater, true);
+    const { api_request_id: id } = ok(await s.service.assignQueueNum('E', {}, 'request-1'));
+    assert.deepEqual(accepted, [{ requestId: id, entryTime: NOW_S, authorization: 'request-1' }]);
+    assert.equal(await s.service.boundAuthorization('E', id), null);
+    // Delivered twice (SQS): one position, one binding.
+    assert.deepEqual(await s.service.numberIntakeJoins('E', accepted), [1]);
+    assert.deepEqual(await s.service.numberIntakeJoins('E', accepted), [1]);
+    assert.equal(await s.service.boundAuthorization('E', id), 'request-1');
     await s.store.close();
   });
 

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { loginPageHeaders, loginPageHtml } from '../../src/oidc/login-page.ts';
 import { eventSettings, type TestNode } from '../support/node.ts';
 import { launchChromium, newPage } from '../web/support.ts';
 import { authorizeParams, continueLogin, issuerOf, serveUpTo, startOidcNode } from './support.ts';
@@ -57,6 +58,47 @@ describe('OIDC login page in a browser', () => {
       assert.deepEqual(errors, []);
     } finally {
       await context.close();
+    }
+  });
+
+  it('where joins are numbered later (AWS’s intake queue), asks /queue_num until the position exists', async () => {
+    // A stand-in for the OpenID function and the core's public API: the join answers no position, /queue_num
+    // answers 202 twice (the intake consumer has not run) and then the position.
+    const calls = { join: 0, queueNum: 0 };
+    let serving = 0;
+    const server = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://localhost');
+      const send = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (url.pathname === '/oidc/login') return response.writeHead(200, loginPageHeaders()).end(loginPageHtml('../'));
+      if (url.pathname === '/oidc/join') return (calls.join++, send(200, { request_id: 'r-1', event_id: 'Shop' }));
+      if (url.pathname === '/queue_num') {
+        assert.deepEqual(Object.fromEntries(url.searchParams), { event_id: 'Shop', request_id: 'r-1' });
+        return ++calls.queueNum <= 2 ? send(202, { error: 'Request ID not found' }) : send(200, { queue_number: 4, entry_time: 1, event_id: 'Shop', status: 1 });
+      }
+      if (url.pathname === '/serving_num') return send(200, { serving_counter: serving });
+      if (url.pathname === '/waiting_num') return send(200, { waiting_num: 4 });
+      if (url.pathname === '/oidc/continue') return serving >= 4 ? send(200, { redirect_to: `${callback}?code=r-1&state=s` }) : send(202, { error: 'not yet' });
+      send(404, { error: 'Not found' });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { page, context, errors } = await newPage(browser);
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await page.goto(`${base}/oidc/login?${new URLSearchParams(authorizeParams({ redirect_uri: callback, state: 's' }))}`);
+      await page.waitForFunction(() => document.getElementById('position')?.textContent === '4');
+      assert.deepEqual(calls, { join: 1, queueNum: 3 });
+      // A reload keeps the place (and its number): no second join, no new question.
+      await page.reload();
+      await page.waitForFunction(() => document.getElementById('waiting')?.textContent === '4');
+      assert.equal(await page.textContent('#position'), '4');
+      assert.deepEqual(calls, { join: 1, queueNum: 3 });
+      serving = 4;
+      await page.waitForURL((url) => url.href.startsWith(callback), { timeout: 15_000 });
+      assert.equal(new URL(page.url()).searchParams.get('code'), 'r-1');
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+      server.close();
     }
   });
 });

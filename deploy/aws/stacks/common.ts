@@ -3,12 +3,13 @@
 import { Aws, CfnCondition, CfnParameter, CfnResource, Duration, Fn, RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { AccessLogFormat, LogGroupLogDestination, MethodLoggingLevel, type RestApi, type StageOptions } from 'aws-cdk-lib/aws-apigateway';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
-import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Effect, PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction, Function as LambdaFn, IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
+import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 
 export const TRUE_FALSE = ['true', 'false'];
 
@@ -72,6 +73,19 @@ export function conditionAll(construct: Construct, condition: CfnCondition): voi
 export const TOKEN_TABLE_ACTIONS = ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'DescribeTable'].map((action) => `dynamodb:${action}`);
 /** What counting active tokens needs (the metrics job). */
 export const TOKEN_TABLE_QUERY = ['dynamodb:Query'];
+
+/**
+ * `actions` on the token table, and of them Query on its one index, named (the CDK's Table.grant adds every
+ * action on `<table>/index/*`).
+ */
+export function grantTokenTable(grantee: IGrantable, tableArn: string, actions: readonly string[]): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: [...actions], resources: [tableArn] }));
+  if (actions.includes('dynamodb:Query')) {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${tableArn}/index/${TOKEN_TABLE.expiryIndex}`] }),
+    );
+  }
+}
 
 /**
  * Access to the signing keys in Secrets Manager: read them, and create the event's key (the first function to

@@ -15,6 +15,8 @@ export const CORE_EXPORTS = {
   TokenTableArn: 'DynamoDB table of token records',
   EventBusArn: 'EventBridge bus of the events',
   SigningKeysSecretPrefix: 'Secrets Manager name prefix of the signing keys',
+  IntakeQueueArn: 'SQS queue of joins (the intake consumer numbers them)',
+  IntakeQueueUrl: 'URL of the SQS queue of joins',
 } as const;
 
 export type CoreExport = keyof typeof CORE_EXPORTS;

@@ -74,6 +74,7 @@ import {
   reservedConcurrency,
   signingKeysAccess,
   stringParameter,
+  grantTokenTable,
   TOKEN_TABLE_ACTIONS,
   TOKEN_TABLE_QUERY,
   TRUE_FALSE,
@@ -181,7 +182,10 @@ export class CoreStack extends Stack {
       ['SecretsManagerEndpoint', InterfaceVpcEndpointAwsService.SECRETS_MANAGER],
       ['EventBridgeEndpoint', InterfaceVpcEndpointAwsService.EVENTBRIDGE],
     ] as const) {
-      vpc.addInterfaceEndpoint(name, { service, privateDnsEnabled: true, subnets: { subnetType: SubnetType.PRIVATE_ISOLATED } });
+      // HTTPS from the functions' security group only (the OpenID stack's function has it too), not from the
+      // whole VPC range (the CDK's default).
+      const endpoint = vpc.addInterfaceEndpoint(name, { service, privateDnsEnabled: true, subnets: { subnetType: SubnetType.PRIVATE_ISOLATED }, open: false });
+      endpoint.connections.allowFrom(functionsSg, Port.tcp(443), 'Anteroom functions');
     }
 
     // ---- ElastiCache for Redis: TLS in transit, AUTH token from Secrets Manager, Multi-AZ ----
@@ -322,12 +326,12 @@ export class CoreStack extends Stack {
     reservedConcurrency(this, publicFn, limits.PublicApiReservedConcurrency);
     intakeQueue.grantSendMessages(publicFn);
     // The token table: exactly the adapter's calls (no Scan, no batch or delete), as in the OpenID stack.
-    table.grant(publicFn, ...TOKEN_TABLE_ACTIONS);
+    grantTokenTable(publicFn, table.tableArn, TOKEN_TABLE_ACTIONS);
     bus.grantPutEventsTo(publicFn);
 
     const privateFn = makeFunction('PrivateApiFunction', 'private-api', 'handler', 10);
     reservedConcurrency(this, privateFn, limits.PrivateApiReservedConcurrency);
-    table.grant(privateFn, ...TOKEN_TABLE_ACTIONS);
+    grantTokenTable(privateFn, table.tableArn, TOKEN_TABLE_ACTIONS);
     bus.grantPutEventsTo(privateFn);
 
     const consumerFn = makeFunction('IntakeConsumerFunction', 'intake-consumer', 'handler', 30);
@@ -342,7 +346,7 @@ export class CoreStack extends Stack {
     conditionAll(expiryRule, expiryOn);
 
     const metricsFn = makeFunction('MetricsJobFunction', 'jobs', 'metrics', 60);
-    table.grant(metricsFn, ...TOKEN_TABLE_QUERY);
+    grantTokenTable(metricsFn, table.tableArn, TOKEN_TABLE_QUERY);
     bus.grantPutEventsTo(metricsFn);
     const metricsRule = new Rule(this, 'MetricsJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(metricsFn)] });
     conditionAll(metricsRule, eventsOn);
@@ -351,7 +355,7 @@ export class CoreStack extends Stack {
     // ticks, each claimed through the job lock in Redis (src/aws/jobs.ts). Active sessions are counted in DynamoDB.
     // It returns at once while no room is automatic (or off); running, it mostly waits: ADMISSION_JOB_MEMORY MB.
     const admissionFn = makeFunction('AdmissionJobFunction', 'jobs', 'admission', 90, {}, ADMISSION_JOB_MEMORY);
-    table.grant(admissionFn, ...TOKEN_TABLE_QUERY);
+    grantTokenTable(admissionFn, table.tableArn, TOKEN_TABLE_QUERY);
     bus.grantPutEventsTo(admissionFn);
     new Rule(this, 'AdmissionJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(admissionFn)] });
     // The draw of rooms with shuffle_at_event_start (src/domain/draw-runner.ts): at the first minute at or after
@@ -526,6 +530,8 @@ export class CoreStack extends Stack {
       TokenTableArn: table.tableArn,
       EventBusArn: bus.eventBusArn,
       SigningKeysSecretPrefix: signingKeysPrefix,
+      IntakeQueueArn: intakeQueue.queueArn,
+      IntakeQueueUrl: intakeQueue.queueUrl,
     });
 
     // ---- outputs: VWR's names ----

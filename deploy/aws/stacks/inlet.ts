@@ -13,6 +13,7 @@ import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
 import { conditionAll, logGroup, numberParameter, stringParameter } from './common.ts';
+import { STAGE as CORE_STAGE } from './core.ts';
 
 export class InletStrategyStack extends Stack {
   constructor(scope: Construct, id: string, props: StackProps & { code: CodeSource }) {
@@ -36,10 +37,11 @@ export class InletStrategyStack extends Stack {
     maxSizeOn.overrideLogicalId('MaxSize');
 
     // Least privilege: the three private routes an inlet calls, on the core stack's private API only.
-    // The API ID is the first label of the endpoint's host name (https://<id>.execute-api.<region>...).
+    // The API ID is the first label of the endpoint's host name (https://<id>.execute-api.<region>...); the
+    // stage is the core's (`api`, VWR's too).
     const apiId = Fn.select(0, Fn.split('.', Fn.select(2, Fn.split('/', endpoint.valueAsString))));
     const route = (method: string, path: string) =>
-      Fn.join('', ['arn:', Aws.PARTITION, ':execute-api:', region.valueAsString, ':', Aws.ACCOUNT_ID, ':', apiId, '/*/', method, '/', path]);
+      Fn.join('', ['arn:', Aws.PARTITION, ':execute-api:', region.valueAsString, ':', Aws.ACCOUNT_ID, ':', apiId, `/${CORE_STAGE}/`, method, '/', path]);
     const role = new Role(this, 'InletRole', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole')],

@@ -7,8 +7,10 @@
 // The login page polls the core's public API through CloudFront (VWR's PublicAPIEndpoint parameter). The
 // client is the event: its redirect-URI allow-list and secret are the two secrets below, read at cold start.
 //
-// The function joins visitors and signs tokens in process, over the core stack's waiting room: it runs in the
-// core's VPC and reads the core's settings document, both found through the core stack's exports
+// The function signs tokens in process, over the core stack's waiting room, and joins visitors through the
+// core's SQS intake queue, as the core's public API does (src/aws/oidc.ts): a flood of logins waits in the
+// queue, and the core's intake consumer numbers it. It runs in the core's VPC (whose SQS endpoint it reaches
+// the queue through) and reads the core's settings document, all found through the core stack's exports
 // (deploy/aws/stacks/core-exports.ts), named after the event ID: VWR's parameter file (PublicAPIEndpoint,
 // PrivateAPIEndpoint, APIRegion, EventID) deploys the template unchanged. Exports are regional, so the stack
 // must be in its core's Region: a rule refuses an APIRegion other than the stack's own before anything is
@@ -20,9 +22,8 @@ import { Aws, CfnOutput, CfnRule, Duration, Fn, RemovalPolicy, Stack, type Stack
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Distribution, ViewerProtocolPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus } from 'aws-cdk-lib/aws-events';
-import { ManagedPolicy } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, CfnFunction, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
@@ -30,12 +31,12 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { lambdaCode, type CodeSource } from '../lambda-code.ts';
 import { EVENT_ID_PATTERN } from '../../../src/domain/room-settings.ts';
-import { TOKEN_TABLE } from '../../../src/store/dynamodb/token-table.ts';
 import {
   accessLogsBucket,
   alarmAboveZero,
   executionLogGroup,
   functionAlarms,
+  grantTokenTable,
   loggedStage,
   logGroup,
   numberParameter,
@@ -138,6 +139,8 @@ export class OpenIdStack extends Stack {
         PUBLIC_API_URL: publicApi.valueAsString,
         // Checked against the core's private API URL at cold start (src/aws/core-settings.ts).
         PRIVATE_API_ENDPOINT: privateApi.valueAsString,
+        // The core's intake queue: joins take the public API's buffered path.
+        INTAKE_QUEUE_URL: core('IntakeQueueUrl'),
         CLIENT_SECRET_ID: clientSecret.secretName,
         REDIRECT_URIS_SECRET_ID: redirectUris.secretName,
       },
@@ -152,11 +155,13 @@ export class OpenIdStack extends Stack {
       securityGroupIds: [core('FunctionSecurityGroupId')],
     };
     fn.role?.addManagedPolicy(ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
-    // What a core function may use, no more: its settings, Redis AUTH, the token table, the bus, the keys.
+    // What a core function may use, no more: its settings, Redis AUTH, the token table, the bus, the keys; and
+    // of the intake queue only SendMessage (what SendMessageBatch needs): joins take the public API's queue.
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [core('IntakeQueueArn')] }));
     Secret.fromSecretCompleteArn(this, 'CoreSettings', core('CoreSettingsSecretArn')).grantRead(fn);
     Secret.fromSecretCompleteArn(this, 'CoreRedisAuthToken', core('RedisAuthSecretArn')).grantRead(fn);
     // The calls the token-table adapter makes (src/store/dynamodb), on the table and its index.
-    Table.fromTableAttributes(this, 'CoreTokenTable', { tableArn: core('TokenTableArn'), globalIndexes: [TOKEN_TABLE.expiryIndex] }).grant(fn, ...TOKEN_TABLE_ACTIONS);
+    grantTokenTable(fn, core('TokenTableArn'), TOKEN_TABLE_ACTIONS);
     EventBus.fromEventBusArn(this, 'CoreEventBus', core('EventBusArn')).grantPutEventsTo(fn);
     fn.addToRolePolicy(signingKeysAccess(core('SigningKeysSecretPrefix')));
     functionAlarms(this, 'APIHandler', fn);

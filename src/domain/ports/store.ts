@@ -36,6 +36,12 @@ export interface PositionRecord {
 export interface JoinRequest {
   requestId: string;
   entryTime: number;
+  /**
+   * An OpenID Connect authorization request (opaque text, src/oidc) to bind to the position once it is numbered:
+   * the join carries it through the intake, so that whoever numbers the join binds it. The stores' numbering
+   * ignores it.
+   */
+  authorization?: string | undefined;
 }
 
 /** Everything generate_token and queue_pos_expiry decide on, read at one instant. */
