@@ -13,6 +13,8 @@ export class InMemoryBotDefence implements BotDefenceStore {
   /** name -> [window index, count]; the previous window's count under the name of that window. */
   private readonly windows = new Map<string, { count: number; expiresAtMs: number }>();
   private readonly used = new Map<string, number>();
+  /** name -> until when the mark holds (ms since the epoch). */
+  private readonly holds = new Map<string, number>();
   private added = 0;
 
   async countInWindow(name: string, by: number, windowMs: number, nowMs: number): Promise<WindowCounts> {
@@ -38,10 +40,20 @@ export class InMemoryBotDefence implements BotDefenceStore {
     return true;
   }
 
+  async holdUntil(name: string, untilMs: number, nowMs: number): Promise<number> {
+    const held = this.holds.get(name) ?? 0;
+    if (untilMs > held) {
+      this.holds.set(name, untilMs);
+      this.noteAdded(nowMs);
+    }
+    return held > nowMs ? held : 0;
+  }
+
   private noteAdded(nowMs: number): void {
     if (++this.added < SWEEP_EVERY) return;
     this.added = 0;
     for (const [key, entry] of this.windows) if (entry.expiresAtMs <= nowMs) this.windows.delete(key);
     for (const [key, until] of this.used) if (until <= nowMs) this.used.delete(key);
+    for (const [key, until] of this.holds) if (until <= nowMs) this.holds.delete(key);
   }
 }
