@@ -105,9 +105,12 @@ export function withOidcClient(config: AwsConfig, oidc: OidcClientSettings): Aws
   return { ...config, event: { ...config.event, oidc } };
 }
 
-/** The OpenID function's app: the OIDC adapter at /oidc, the stage the paths it is given are inside of. */
+/**
+ * The OpenID function's app: the OIDC adapter at /oidc, the stage the paths it is given are inside of. This
+ * function serves no pages, so its login page has no proof-of-work solver (docs/bots.md).
+ */
 export async function oidcHttpApp(runtime: AwsRuntime, config: Pick<OidcFunctionConfig, 'publicUrl' | 'publicApiUrl'>): Promise<HttpApp> {
-  const oidc = oidcAdapter({ room: runtime.room, secrets: runtime.store, publicUrl: () => config.publicUrl, publicApiUrl: config.publicApiUrl, clock: runtime.clock });
+  const oidc = oidcAdapter({ room: runtime.room, secrets: runtime.store, publicUrl: () => config.publicUrl, publicApiUrl: config.publicApiUrl, clock: runtime.clock, solverUrl: false });
   return { ...(await publicHttpApp(runtime, [oidc.routes])), pathPrefix: OIDC_BASE_PATH };
 }
 

@@ -54,6 +54,20 @@ export type BotDefenceOutcome =
   | 'parked'
   | 'flood_detected';
 
+/** Every outcome, in the order the control panel and the docs list them. */
+export const BOT_DEFENCE_OUTCOMES: readonly BotDefenceOutcome[] = [
+  'challenge_issued',
+  'challenge_solved',
+  'challenge_missing',
+  'challenge_invalid',
+  'challenge_replayed',
+  'join_limited',
+  'write_limited',
+  'enqueue_key_refused',
+  'parked',
+  'flood_detected',
+];
+
 /** What a join may do after the defence: join as usual, take an enqueue key's place, or be parked (infinite queue). */
 export type JoinVerdict = { kind: 'join' } | { kind: 'keyed'; requestId: string } | { kind: 'parked' };
 
@@ -253,13 +267,28 @@ export class BotDefence {
   private readonly clock: () => number;
   private readonly onOutcome: (outcome: BotDefenceOutcome, eventId: string | undefined) => void;
   private readonly parkingSecret: string | undefined;
+  /** The outcomes of this node since it started, by room (the control panel's figures; /metrics has the same). */
+  private readonly tallies = new Map<string, Record<BotDefenceOutcome, number>>();
 
   constructor(deps: BotDefenceDeps) {
     this.parkingSecret = deps.parkingSecret;
     this.store = deps.store;
     this.proofOfWork = deps.proofOfWork;
     this.clock = deps.clock;
-    this.onOutcome = deps.onOutcome ?? (() => {});
+    const report = deps.onOutcome ?? (() => {});
+    this.onOutcome = (outcome, eventId) => {
+      if (eventId !== undefined) {
+        let tally = this.tallies.get(eventId);
+        if (!tally) this.tallies.set(eventId, (tally = emptyTally()));
+        tally[outcome]++;
+      }
+      report(outcome, eventId);
+    };
+  }
+
+  /** What the defence did in the room on this node since it started, every outcome (0 when none). */
+  tally(eventId: string): Record<BotDefenceOutcome, number> {
+    return { ...(this.tallies.get(eventId) ?? emptyTally()) };
   }
 
   /**
@@ -379,6 +408,8 @@ export class BotDefence {
     return requestIdForKey(secret as string, room.event_id, key);
   }
 }
+
+const emptyTally = () => Object.fromEntries(BOT_DEFENCE_OUTCOMES.map((outcome) => [outcome, 0])) as Record<BotDefenceOutcome, number>;
 
 /** The refusals the infinite queue may turn into parked places (judgeJoin throws them; checkJoin decides). */
 const PROOF_INVALID = Symbol('invalid proof of work');

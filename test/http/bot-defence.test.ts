@@ -288,6 +288,11 @@ describe('challenge "auto" under a flood of first joins from many addresses', ()
     assert.deepEqual(newcomer.body, { error: 'Proof of work required' });
     const metrics = await (await node.get('/metrics')).text();
     assert.match(metrics, /anteroom_bot_defence_total\{outcome="flood_detected",event_id="Flood"\} 1\n/);
+    // The control panel's figures count the same (this node).
+    const figures = (await (await node.admin('GET', '/rooms/Flood/figures')).json()) as { bot_defence: Record<string, number> };
+    assert.equal(figures.bot_defence.flood_detected, 1);
+    assert.equal(figures.bot_defence.challenge_missing, 100 - passed + 1);
+    assert.equal(figures.bot_defence.challenge_solved, 0);
   });
 });
 
