@@ -1,8 +1,9 @@
-// The bot defence's counters and single-use marks kept in this process's memory: the embedded (SQLite) store's
-// implementation of BotDefenceStore. The SQLite store serves one process, so memory is shared by every request
-// it answers; writing each mark to the database would add an fsync to every challenged join. What a restart
-// forgets is bounded: counters of at most two minutes, and marks of challenges still valid (a restart lets a
-// solution used before it be used once more within its challenge_ttl). Redis keeps both in Redis instead.
+// The bot defence's counters, flood holds and single-use marks kept in this process's memory: the embedded
+// (SQLite) store's implementation of BotDefenceStore. The SQLite store serves one process, so memory is shared by
+// every request it answers; writing each count or mark to the database would add an fsync to every join. What a
+// restart forgets is bounded: counters of at most two minutes, a flood hold of at most a minute, and marks of
+// challenges still valid (a restart lets a solution used before it be used once more within its challenge_ttl).
+// Redis keeps all of them in Redis instead (docs/bots.md "Per-client limits").
 
 import type { BotDefenceStore, WindowCounts } from '../domain/ports/store.ts';
 
