@@ -38,6 +38,8 @@ function waitingPageTemplate(): Plugin {
   };
 }
 
+const SOLVER_ENTRY = 'waiting-room-site/solver';
+
 const page = (name: string) => fileURLToPath(new URL(`./web/${name}/index.html`, import.meta.url));
 
 export default defineConfig({
@@ -54,12 +56,22 @@ export default defineConfig({
     // No inline script in the HTML (the pages are served with a strict Content-Security-Policy).
     modulePreload: { polyfill: false },
     rollupOptions: {
+      // The solver entry keeps its exports (Vite drops an app entry's by default).
+      preserveEntrySignatures: 'exports-only',
       input: {
         'waiting-room-site': page('waiting-room-site'),
         'control-panel': page('control-panel'),
+        // The waiting room's proof-of-work solver as a module of its own, at a name that does not change, for
+        // the OpenID Connect login page (src/oidc/login-page.ts) to import.
+        [SOLVER_ENTRY]: fileURLToPath(new URL('./web/waiting-room-site/solver.ts', import.meta.url)),
       },
-      // Code both pages use goes in one named chunk (the default names it after whichever module came first).
-      output: { manualChunks: (id) => (id.includes('/web/shared/') ? 'shared' : undefined) },
+      output: {
+        // Code both pages use goes in one named chunk (the default names it after whichever module came first);
+        // the solver in one of its own, so the waiting-room page loads it by a hashed name, as everything else.
+        manualChunks: (id) =>
+          id.includes('/web/shared/') ? 'shared' : /\/web\/waiting-room-site\/proof-of-work\.ts$|\/node_modules\/altcha-lib\//.test(id) ? 'proof-of-work' : undefined,
+        entryFileNames: (chunk) => (chunk.name === SOLVER_ENTRY ? `${SOLVER_ENTRY}.js` : 'assets/[name]-[hash].js'),
+      },
     },
   },
 });

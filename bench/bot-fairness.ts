@@ -37,7 +37,7 @@ async function scenario(name: string, botDefence: Record<string, unknown> | unde
       first: FIRST,
     });
     console.log(
-      `| ${name} | ${r.visitorsPlaced}/${HUMANS} | ${r.botPlaces}/${r.botAttempts} (${r.botAttempts - r.botPlaces} refused) | ${r.botsInFirst}/${r.placesInFirst} = ${(100 * r.botShare).toFixed(1)} % | ${r.seconds.toFixed(1)} s |`,
+      `| ${name} | ${r.visitorsPlaced}/${HUMANS}${Object.keys(r.visitorRefusals).length ? ` (refused: ${JSON.stringify(r.visitorRefusals)})` : ''} | ${r.botPlaces}/${r.botAttempts} (${r.botAttempts - r.botPlaces} refused) | ${r.botsInFirst}/${r.placesInFirst} = ${(100 * r.botShare).toFixed(1)} % | ${r.seconds.toFixed(1)} s |`,
     );
   } finally {
     node.process.kill('SIGTERM');

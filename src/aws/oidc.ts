@@ -131,7 +131,10 @@ export function roomsWithOwnClient(runtime: Pick<AwsRuntime, 'room' | 'config'>)
   };
 }
 
-/** The OpenID function's app: the OIDC adapter at /oidc, the stage the paths it is given are inside of. */
+/**
+ * The OpenID function's app: the OIDC adapter at /oidc, the stage the paths it is given are inside of. This
+ * function serves no pages, so its login page has no proof-of-work solver (docs/bots.md).
+ */
 export async function oidcHttpApp(runtime: AwsRuntime, config: Pick<OidcFunctionConfig, 'publicUrl' | 'publicApiUrl'>): Promise<HttpApp> {
   const oidc = oidcAdapter({
     room: runtime.room,
@@ -140,6 +143,7 @@ export async function oidcHttpApp(runtime: AwsRuntime, config: Pick<OidcFunction
     publicApiUrl: config.publicApiUrl,
     clock: runtime.clock,
     clientRooms: roomsWithOwnClient(runtime),
+    solverUrl: false,
   });
   return { ...(await publicHttpApp(runtime, [oidc.routes])), pathPrefix: OIDC_BASE_PATH };
 }

@@ -3,11 +3,14 @@
 //   1. the enqueue key: a join carrying one signed by the site (HMAC-SHA256 with the room's secret) gets the
 //      one place of that key — its request ID is derived from the key, so a second join returns the same one;
 //   2. a proof of work the join carries is checked (CPU only, no store call);
-//   3. rate counters of the room and of the client (fixed windows in the store, shared by every node; the rate
-//      is the sliding estimate over the last minute): over joins_per_client_per_minute → 429 with Retry-After;
-//   4. the challenge: needed always, or (auto) when the room's or the client's rate passes its threshold; a join
-//      without a valid solution is refused, and a solution counts once (a mark in the store, on every node).
-// Difficulty doubles with each doubling of the room's join rate over its threshold, up to max_difficulty.
+//   3. rate counters of the room and of the client (fixed windows in the store, shared by every node; a rate is
+//      the sliding estimate over its last window): over joins_per_client_per_minute → 429 with Retry-After;
+//   4. the challenge: needed always, or (auto) while the room is flooded or the client's rate passes its
+//      threshold; a join without a valid solution is refused, and a solution counts once (a mark in the store).
+// The room is flooded (the flood detector) while its join rate over a short window — the time in which its
+// threshold allows FLOOD_SAMPLE joins, at least a second — is over room_threshold_per_minute, and for
+// FLOOD_HOLD_MS after it last was (a mark in the store, so every node sees it). Difficulty doubles with each
+// doubling of that rate over the threshold, up to max_difficulty.
 // The client is whatever the HTTP layer names it by (its IP, behind --trust-proxy): opaque here.
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -16,8 +19,17 @@ import type { ProofOfWork } from './ports/proof-of-work.ts';
 import type { BotDefenceStore, WindowCounts } from './ports/store.ts';
 import type { BotDefenceSettings, RoomSettings } from './room-settings.ts';
 
-/** Rates are per minute: counters count in windows of a minute. */
+/** Rates are per minute: a client's counters count in windows of a minute. */
 export const RATE_WINDOW_MS = 60_000;
+
+/** The room's rate is measured over the time in which its threshold allows this many joins… */
+export const FLOOD_SAMPLE = 10;
+/** …but never less than a second (nor more than a minute). */
+export const MIN_FLOOD_WINDOW_MS = 1_000;
+/** Once the room's rate passed its threshold, `auto` challenges everyone until it has stayed under it this long. */
+export const FLOOD_HOLD_MS = 60_000;
+/** A node extends the hold when less than this much of a full hold is left to run out (at most once a second under a flood). */
+const HOLD_REFRESH_MS = 1_000;
 
 /** What a join brings besides its event ID. */
 export interface JoinCredentials {
@@ -39,7 +51,22 @@ export type BotDefenceOutcome =
   | 'join_limited'
   | 'write_limited'
   | 'enqueue_key_refused'
-  | 'parked';
+  | 'parked'
+  | 'flood_detected';
+
+/** Every outcome, in the order the control panel and the docs list them. */
+export const BOT_DEFENCE_OUTCOMES: readonly BotDefenceOutcome[] = [
+  'challenge_issued',
+  'challenge_solved',
+  'challenge_missing',
+  'challenge_invalid',
+  'challenge_replayed',
+  'join_limited',
+  'write_limited',
+  'enqueue_key_refused',
+  'parked',
+  'flood_detected',
+];
 
 /** What a join may do after the defence: join as usual, take an enqueue key's place, or be parked (infinite queue). */
 export type JoinVerdict = { kind: 'join' } | { kind: 'keyed'; requestId: string } | { kind: 'parked' };
@@ -80,6 +107,21 @@ export function secondsUntilUnder(counts: WindowCounts, limit: number, nowMs: nu
   return Math.max(1, Math.ceil(waitMs / 1000));
 }
 
+/**
+ * The window of the room's flood counter: the time in which `room_threshold_per_minute` allows FLOOD_SAMPLE
+ * joins, between a second and a minute (600 a minute, the default: one second; 100 a minute: six seconds).
+ */
+export function floodWindowMs(defence: BotDefenceSettings): number {
+  const ms = Math.ceil((RATE_WINDOW_MS * FLOOD_SAMPLE) / defence.room_threshold_per_minute);
+  return Math.max(MIN_FLOOD_WINDOW_MS, Math.min(RATE_WINDOW_MS, ms));
+}
+
+/** The room's join rate, per minute, from its flood counter (the sliding estimate over the last flood window). */
+export function floodRate(defence: BotDefenceSettings, counts: WindowCounts, nowMs: number): number {
+  const windowMs = floodWindowMs(defence);
+  return (ratePerMinute(counts, nowMs, windowMs) * RATE_WINDOW_MS) / windowMs;
+}
+
 /** The difficulty now: the base, doubled at each doubling of the room's join rate over its threshold, capped. */
 export function floodDifficulty(defence: BotDefenceSettings, roomRate: number): number {
   const threshold = defence.room_threshold_per_minute;
@@ -88,15 +130,18 @@ export function floodDifficulty(defence: BotDefenceSettings, roomRate: number): 
   return Math.min(defence.max_difficulty, defence.difficulty * 2 ** Math.min(doublings, 40));
 }
 
-/** Whether a join must carry a solved challenge. */
-export function challengeNeeded(defence: BotDefenceSettings, roomRate: number, clientRate: number | undefined): boolean {
+/**
+ * Whether a join must carry a solved challenge: `auto` asks while the room is flooded — its rate is over the
+ * threshold now, or was within the hold (`flooded`) — or while the client's rate is over its own threshold.
+ */
+export function challengeNeeded(defence: BotDefenceSettings, roomRate: number, clientRate: number | undefined, flooded = false): boolean {
   switch (defence.challenge) {
     case 'off':
       return false;
     case 'always':
       return true;
     case 'auto':
-      return roomRate > defence.room_threshold_per_minute || (clientRate ?? 0) > defence.client_threshold_per_minute;
+      return flooded || roomRate > defence.room_threshold_per_minute || (clientRate ?? 0) > defence.client_threshold_per_minute;
   }
 }
 
@@ -222,13 +267,28 @@ export class BotDefence {
   private readonly clock: () => number;
   private readonly onOutcome: (outcome: BotDefenceOutcome, eventId: string | undefined) => void;
   private readonly parkingSecret: string | undefined;
+  /** The outcomes of this node since it started, by room (the control panel's figures; /metrics has the same). */
+  private readonly tallies = new Map<string, Record<BotDefenceOutcome, number>>();
 
   constructor(deps: BotDefenceDeps) {
     this.parkingSecret = deps.parkingSecret;
     this.store = deps.store;
     this.proofOfWork = deps.proofOfWork;
     this.clock = deps.clock;
-    this.onOutcome = deps.onOutcome ?? (() => {});
+    const report = deps.onOutcome ?? (() => {});
+    this.onOutcome = (outcome, eventId) => {
+      if (eventId !== undefined) {
+        let tally = this.tallies.get(eventId);
+        if (!tally) this.tallies.set(eventId, (tally = emptyTally()));
+        tally[outcome]++;
+      }
+      report(outcome, eventId);
+    };
+  }
+
+  /** What the defence did in the room on this node since it started, every outcome (0 when none). */
+  tally(eventId: string): Record<BotDefenceOutcome, number> {
+    return { ...(this.tallies.get(eventId) ?? emptyTally()) };
   }
 
   /**
@@ -276,20 +336,27 @@ export class BotDefence {
       throw PROOF_INVALID;
     }
 
-    const countsClient = credentials.client !== undefined && (defence.joins_per_client_per_minute !== undefined || defence.challenge === 'auto');
-    const [clientCounts, roomCounts] = await Promise.all([
+    const auto = defence.challenge === 'auto';
+    const countsClient = credentials.client !== undefined && (defence.joins_per_client_per_minute !== undefined || auto);
+    const [clientCounts, roomCounts, heldUntilMs] = await Promise.all([
       countsClient ? this.store.countInWindow(clientJoinsCounter(eventId, credentials.client as string), 1, RATE_WINDOW_MS, nowMs) : undefined,
-      defence.challenge === 'off' ? undefined : this.store.countInWindow(roomJoinsCounter(eventId), 1, RATE_WINDOW_MS, nowMs),
+      defence.challenge === 'off' ? undefined : this.store.countInWindow(roomJoinsCounter(eventId, floodWindowMs(defence)), 1, floodWindowMs(defence), nowMs),
+      auto ? this.store.holdUntil(floodHold(eventId), 0, nowMs) : 0,
     ]);
+    const roomRate = roomCounts ? floodRate(defence, roomCounts, nowMs) : 0;
+    if (auto && roomRate > defence.room_threshold_per_minute && heldUntilMs < nowMs + FLOOD_HOLD_MS - HOLD_REFRESH_MS) {
+      // The flood detector trips (or is still tripped): the hold runs a full FLOOD_HOLD_MS from now, on every node.
+      const heldBefore = await this.store.holdUntil(floodHold(eventId), nowMs + FLOOD_HOLD_MS, nowMs);
+      if (heldBefore <= nowMs) this.onOutcome('flood_detected', eventId);
+    }
     const limit = defence.joins_per_client_per_minute;
     if (limit !== undefined && clientCounts && ratePerMinute(clientCounts, nowMs) > limit) {
       this.onOutcome('join_limited', eventId);
       throw new TooManyJoins(Errors.tooManyRequests(secondsUntilUnder(clientCounts, limit - 1, nowMs)));
     }
-    const roomRate = roomCounts ? ratePerMinute(roomCounts, nowMs) : 0;
     const clientRate = clientCounts ? ratePerMinute(clientCounts, nowMs) : undefined;
     if (!proof) {
-      if (!challengeNeeded(defence, roomRate, clientRate)) return requestId;
+      if (!challengeNeeded(defence, roomRate, clientRate, heldUntilMs > nowMs)) return requestId;
       this.onOutcome('challenge_missing', eventId);
       throw Errors.proofOfWorkRequired();
     }
@@ -307,8 +374,8 @@ export class BotDefence {
     const defence = room.bot_defence;
     if (!defence || defence.challenge === 'off') throw Errors.challengeNotEnabled();
     const nowMs = this.clock();
-    const roomCounts = await this.store.countInWindow(roomJoinsCounter(room.event_id), 0, RATE_WINDOW_MS, nowMs);
-    const difficulty = floodDifficulty(defence, ratePerMinute(roomCounts, nowMs));
+    const roomCounts = await this.store.countInWindow(roomJoinsCounter(room.event_id, floodWindowMs(defence)), 0, floodWindowMs(defence), nowMs);
+    const difficulty = floodDifficulty(defence, floodRate(defence, roomCounts, nowMs));
     const issued = await this.proofOfWork.issue(room.event_id, difficulty, nowMs + defence.challenge_ttl * 1000);
     this.onOutcome('challenge_issued', room.event_id);
     return issued;
@@ -342,6 +409,8 @@ export class BotDefence {
   }
 }
 
+const emptyTally = () => Object.fromEntries(BOT_DEFENCE_OUTCOMES.map((outcome) => [outcome, 0])) as Record<BotDefenceOutcome, number>;
+
 /** The refusals the infinite queue may turn into parked places (judgeJoin throws them; checkJoin decides). */
 const PROOF_INVALID = Symbol('invalid proof of work');
 const PROOF_USED = Symbol('proof of work used');
@@ -352,7 +421,8 @@ class TooManyJoins {
   }
 }
 
-const roomJoinsCounter = (eventId: string) => `r:${eventId}`;
+const roomJoinsCounter = (eventId: string, windowMs: number) => `r:${eventId}:${windowMs}`;
+const floodHold = (eventId: string) => `flood:${eventId}`;
 const clientJoinsCounter = (eventId: string, client: string) => `c:${eventId}:${clientKey(client)}`;
 
 /**

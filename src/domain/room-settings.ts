@@ -301,7 +301,7 @@ export const BotDefenceSchema = Type.Object(
         minimum: 1,
         maximum: 1_000_000_000,
         default: 600,
-        description: 'auto challenges everyone while the room has more join attempts a minute than this; difficulty doubles at each further doubling',
+        description: 'auto challenges everyone once the room\'s join attempts come faster than this a minute (measured over about a second) and until they have stayed under it for a minute; difficulty doubles at each further doubling',
       }),
     ),
     client_threshold_per_minute: Type.Optional(

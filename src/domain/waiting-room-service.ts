@@ -647,7 +647,9 @@ export class WaitingRoomService {
    * The room's figures for the control panel (GET /private/rooms/{event_id}/figures, ./room-figures.ts): the
    * counters and the admission snapshot, read now. A room this node does not serve → 404.
    */
-  async roomFigures(eventId: unknown): Promise<Answer<RoomFigures & { estimate_accuracy: EstimateAccuracy }>> {
+  async roomFigures(
+    eventId: unknown,
+  ): Promise<Answer<RoomFigures & { estimate_accuracy: EstimateAccuracy; bot_defence?: Record<BotDefenceOutcome, number> }>> {
     const room = this.catalog.get(eventId);
     if (!room) throw Errors.unknownRoom();
     const now = this.now();
@@ -656,7 +658,12 @@ export class WaitingRoomService {
       this.store.getAdmissionSnapshot(room.event_id, now, rateWindowStart(now)),
       this.phaseOf(room),
     ]);
-    return ok({ ...roomFigures(room.event_id, phase, counters, snapshot), estimate_accuracy: this.estimates.accuracy(room.event_id) });
+    return ok({
+      ...roomFigures(room.event_id, phase, counters, snapshot),
+      estimate_accuracy: this.estimates.accuracy(room.event_id),
+      // What the bot defence did here (this node, since it started), for a room that has one.
+      ...(room.bot_defence ? { bot_defence: this.botDefence.tally(room.event_id) } : {}),
+    });
   }
 
   /** Creates (201) or replaces (200) a room with the body's settings (PUT /private/rooms/{event_id}). */

@@ -5,9 +5,14 @@
 // 127.2.x.y. Visitors arrive evenly at --arrival-rate and join once, solving a challenge when asked (as the
 // waiting-room page does); bots join back to back from the start, --bot-joins attempts each, and solve only with
 // --bots-solve (at full CPU, sharing this process's CPU with the visitors' solving). Each client's join is
-// sent once per attempt and never retried on failure, so refused attempts are counted as refused.
+// sent once per attempt and never retried on failure, so refused attempts are counted as refused. Solving is
+// CPU work in this one process, so at most one challenge per core is solved at a time (the others wait their
+// turn): hundreds solving at once would starve this process's sockets, and the server answers 408 to a request
+// whose headers come too late — a failure of the harness, not of the people it plays, who each solve on their
+// own device.
 
 import { request } from 'node:http';
+import { availableParallelism } from 'node:os';
 import { solveChallenge } from 'altcha-lib';
 import { deriveKey } from 'altcha-lib/algorithms/sha';
 import type { Challenge } from 'altcha-lib/types';
@@ -36,6 +41,8 @@ export interface BotRunResult {
   /** botsInFirst / placesInFirst, 0–1. */
   botShare: number;
   seconds: number;
+  /** Why visitors who got no place were refused: "<status> <error>" → how many (empty when all were placed). */
+  visitorRefusals: Record<string, number>;
 }
 
 interface Reply {
@@ -65,18 +72,40 @@ export async function runBotFairness(options: BotRunOptions): Promise<BotRunResu
       req.end(body === undefined ? undefined : JSON.stringify(body));
     });
   const event = encodeURIComponent(options.eventId);
+  const visitorRefusals: Record<string, number> = {};
+  // One solver per core: a slot is taken for the solving only, not for the HTTP calls around it.
+  let freeSolvers = availableParallelism();
+  const waitingForSolver: (() => void)[] = [];
+  const solve = async (challenge: Challenge) => {
+    if (freeSolvers > 0) freeSolvers--;
+    else await new Promise<void>((resolve) => waitingForSolver.push(resolve));
+    try {
+      return await solveChallenge({ challenge, deriveKey });
+    } finally {
+      const next = waitingForSolver.shift();
+      if (next) next();
+      else freeSolvers++;
+    }
+  };
   const joinOnce = async (address: string, solves: boolean): Promise<string | undefined> => {
     let reply = await call(address, 'POST', '/assign_queue_num', { event_id: options.eventId });
     if (reply.status === 403 && solves && reply.body.includes('Proof of work')) {
-      const challengeReply = await call(address, 'GET', `/challenge?event_id=${event}`);
-      if (challengeReply.status === 200) {
-        const challenge = JSON.parse(challengeReply.body) as Challenge;
-        const solution = await solveChallenge({ challenge, deriveKey });
+      reply = await call(address, 'GET', `/challenge?event_id=${event}`);
+      if (reply.status === 200) {
+        const challenge = JSON.parse(reply.body) as Challenge;
+        const solution = await solve(challenge);
         const proof = Buffer.from(JSON.stringify({ challenge, solution })).toString('base64');
-        reply = await call(address, 'POST', '/assign_queue_num', { event_id: options.eventId, proof_of_work: proof });
+        reply = solution
+          ? await call(address, 'POST', '/assign_queue_num', { event_id: options.eventId, proof_of_work: proof })
+          : { status: 0, body: 'not solved before the solver gave up' };
       }
     }
-    return reply.status === 200 ? (JSON.parse(reply.body) as { api_request_id: string }).api_request_id : undefined;
+    if (reply.status === 200) return (JSON.parse(reply.body) as { api_request_id: string }).api_request_id;
+    if (solves) {
+      const reason = `${reply.status} ${reply.body.slice(0, 120)}`;
+      visitorRefusals[reason] = (visitorRefusals[reason] ?? 0) + 1;
+    }
+    return undefined;
   };
 
   const started = performance.now();
@@ -115,6 +144,7 @@ export async function runBotFairness(options: BotRunOptions): Promise<BotRunResu
     placesInFirst,
     botShare: placesInFirst === 0 ? 0 : botsInFirst / placesInFirst,
     seconds,
+    visitorRefusals,
   };
 }
 
@@ -124,6 +154,7 @@ export function formatBotRun(options: BotRunOptions, result: BotRunResult): stri
     `  visitors placed  ${result.visitorsPlaced}/${options.visitors}`,
     `  bot places       ${result.botPlaces}/${result.botAttempts} attempts`,
     `  first ${options.first} places: ${result.botsInFirst} of ${result.placesInFirst} to bots = ${(100 * result.botShare).toFixed(1)} %`,
+    ...Object.entries(result.visitorRefusals).map(([reason, n]) => `  visitors refused ${n}: ${reason}`),
     `  run              ${result.seconds.toFixed(1)} s`,
     '',
   ].join('\n');

@@ -56,7 +56,7 @@ export class Metrics {
     });
     this.botDefence = new Counter({
       name: 'anteroom_bot_defence_total',
-      help: 'Bot defence outcomes by room: challenge_issued, challenge_solved, challenge_missing, challenge_invalid, challenge_replayed, join_limited, write_limited (server-wide, event_id ""), enqueue_key_refused, parked (infinite queue)',
+      help: 'Bot defence outcomes by room: challenge_issued, challenge_solved, challenge_missing, challenge_invalid, challenge_replayed, join_limited, write_limited (server-wide, event_id ""), enqueue_key_refused, parked (infinite queue), flood_detected (auto: the room\'s join rate tripped the flood detector)',
       labelNames: ['outcome', 'event_id'],
       registers: [this.registry],
     });

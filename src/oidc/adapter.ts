@@ -63,6 +63,13 @@ export interface OidcAdapterOptions {
    * the OpenID function lays its own client settings over the core's room (src/aws/oidc.ts).
    */
   clientRooms?: Pick<RoomRegistry, 'get' | 'all'> | undefined;
+  /**
+   * The proof-of-work solver the login page imports when a room asks a challenge (docs/bots.md): the waiting-room
+   * page's own, built as waiting-room-site/solver.js. Default: the pages this server serves, relative to the
+   * page; an absolute URL for pages hosted elsewhere; false for none (the page then cannot join a room that
+   * asks a proof of work).
+   */
+  solverUrl?: string | false | undefined;
 }
 
 export interface OidcAdapter {
@@ -110,10 +117,11 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   if (publicApi && (!/^https?:$/.test(publicApi.protocol) || publicApi.username || publicApi.password || /[?#]/.test(options.publicApiUrl!))) {
     throw new Error(`the public API URL must be http(s) without credentials, query or fragment (got "${options.publicApiUrl}")`);
   }
-  const loginPage = loginPageHtml(
-    publicApi ? `${publicApi.origin}${publicApi.pathname.replace(/\/*$/, '/')}` : '../'.repeat(basePath.split('/').length - 1),
-  );
-  const loginHeaders = loginPageHeaders(publicApi?.origin);
+  const toRoot = '../'.repeat(basePath.split('/').length - 1);
+  const solver = options.solverUrl === false ? undefined : (options.solverUrl ?? `${toRoot}waiting-room-site/solver.js`);
+  const solverOrigin = solver === undefined ? undefined : /^https?:\/\//.test(solver) ? new URL(solver).origin : "'self'";
+  const loginPage = loginPageHtml(publicApi ? `${publicApi.origin}${publicApi.pathname.replace(/\/*$/, '/')}` : toRoot, solver);
+  const loginHeaders = loginPageHeaders(publicApi?.origin, solverOrigin);
 
   /** The keys of every client: a relying party finds its own by `kid`. */
   async function publishedKeys(): Promise<{ keys: PublicJwk[] }> {
@@ -200,8 +208,8 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     const eventId = outcome.request.client.clientId;
     // The public API's join, carrying the authorization request, which whoever numbers the join binds to the
     // position (this process, or on AWS the intake consumer behind the SQS queue). The room's bot defence
-    // applies as at POST /assign_queue_num: limits per client, and a proof of work or an enqueue key a client of
-    // this endpoint may send (the login page itself solves no challenge: docs/bots.md).
+    // applies as at POST /assign_queue_num: limits per client, and a proof of work or an enqueue key the client
+    // sends (the login page solves a challenge itself when refused for want of one).
     const joined = await room.assignQueueNum(
       eventId,
       { client: request.ip, proofOfWork: body.proof_of_work, enqueueKey: body.enqueue_key },

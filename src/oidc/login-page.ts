@@ -13,6 +13,10 @@
 //      built by the server from the bound (checked) redirect URI, and goes there: redirect_uri?code=…&state=….
 // Retries with capped exponential back-off on 429/5xx/network errors only; the join (not idempotent) only on
 // 429/503, which mean it was refused before anything was stored.
+// A room that asks a proof of work (docs/bots.md) refuses the join with 403 "Proof of work required": the page
+// then imports the waiting-room page's own solver (web/waiting-room-site/solver.ts, built as
+// waiting-room-site/solver.js beside the pages), which fetches GET /challenge and solves it in Web Workers, and
+// joins again with the solution — invisibly, as the waiting-room page does.
 
 import { createHash } from 'node:crypto';
 import { AUTHORIZE_PARAMETERS } from './authorize-checks.ts';
@@ -36,6 +40,7 @@ const SCRIPT = `
   const PLACE_POLL_MS = 1000;
   const MAX_BACKOFF_MS = 30000;
   const api = document.documentElement.dataset.publicApi || '';
+  const solver = document.documentElement.dataset.solver || '';
   const query = new URLSearchParams(location.search);
   const request = {};
   for (const name of FIELDS) {
@@ -83,7 +88,14 @@ const SCRIPT = `
   async function join() {
     const saved = sessionStorage.getItem(storageKey);
     if (saved) return JSON.parse(saved);
-    const answer = await post('join', request, false);
+    let answer = await post('join', request, false);
+    for (let attempt = 0; attempt < 2 && answer.status === 403 && solver; attempt++) {
+      const { PROOF_REFUSALS, solveProofOfWork } = await import(solver);
+      if (!PROOF_REFUSALS.includes(answer.body.error)) break;
+      status('Checking your browser…');
+      const proof = await solveProofOfWork(api.endsWith('/') ? api.slice(0, -1) : api, request.client_id);
+      answer = await post('join', Object.assign({}, request, { proof_of_work: proof }), false);
+    }
     if (answer.status !== 200) throw new Error(answer.body.error || 'Could not join the waiting room.');
     sessionStorage.setItem(storageKey, JSON.stringify(answer.body));
     return answer.body;
@@ -139,15 +151,16 @@ const SCRIPT = `
 const cspHash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
 /**
- * Headers of the page: only its own inline style and script run; it talks to its own origin only, and to
- * `publicApiOrigin` when the public API it polls is elsewhere (e.g. behind a CDN, src/aws/oidc.ts).
+ * Headers of the page: only its own inline style and script run, and the solver's modules and workers from
+ * `solverOrigin` ('self' for the pages beside it); it talks to its own origin only, and to `publicApiOrigin`
+ * when the public API it polls is elsewhere (e.g. behind a CDN, src/aws/oidc.ts).
  */
-export function loginPageHeaders(publicApiOrigin?: string): Readonly<Record<string, string>> {
+export function loginPageHeaders(publicApiOrigin?: string, solverOrigin?: string): Readonly<Record<string, string>> {
   return {
     'content-type': 'text/html; charset=utf-8',
     'content-security-policy': [
       "default-src 'none'",
-      `script-src ${cspHash(SCRIPT)}`,
+      solverOrigin ? `script-src ${cspHash(SCRIPT)} ${solverOrigin}` : `script-src ${cspHash(SCRIPT)}`,
       `style-src ${cspHash(STYLE)}`,
       publicApiOrigin ? `connect-src 'self' ${publicApiOrigin}` : "connect-src 'self'",
       "base-uri 'none'",
@@ -167,11 +180,13 @@ const escapeHtml = (text: string) =>
 /**
  * The page. `publicApi` is where it polls the public API: a path relative to the page (e.g. "../" when the
  * adapter is at /oidc and the public API at the root), so the same page works behind a proxy that adds a path
- * prefix, or an absolute base URL ending in "/".
+ * prefix, or an absolute base URL ending in "/". `solver`: the URL of the proof-of-work solver module
+ * (waiting-room-site/solver.js), relative to the page or absolute; without it the page solves no challenge.
  */
-export function loginPageHtml(publicApi: string): string {
+export function loginPageHtml(publicApi: string, solver?: string): string {
+  const solverAttribute = solver ? ` data-solver="${escapeHtml(solver)}"` : '';
   return `<!doctype html>
-<html lang="en" data-public-api="${escapeHtml(publicApi)}">
+<html lang="en" data-public-api="${escapeHtml(publicApi)}"${solverAttribute}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -128,6 +128,10 @@ export abstract class ForwardingStore implements Store {
     return this.inner.useOnce(name, untilMs, nowMs);
   }
 
+  holdUntil(name: string, untilMs: number, nowMs: number): Promise<number> {
+    return this.inner.holdUntil(name, untilMs, nowMs);
+  }
+
   claimSecret(name: string, candidate: string): Promise<string> {
     return this.inner.claimSecret(name, candidate);
   }

@@ -100,9 +100,9 @@ export function staticPages(options: StaticPagesOptions = {}): (app: FastifyInst
   };
 }
 
-/** Whether the pages under `root` have been built. */
+/** Whether the pages under `root` have been built (the solver the OIDC login page imports among them). */
 export function pagesBuilt(root: string = WEB_DIST_DIR): boolean {
-  return existsSync(join(root, 'waiting-room-site', 'index.html')) && existsSync(join(root, 'control-panel', 'index.html'));
+  return ['waiting-room-site/index.html', 'waiting-room-site/solver.js', 'control-panel/index.html'].every((file) => existsSync(join(root, file)));
 }
 
 export function send(file: StaticFile, request: FastifyRequest, reply: FastifyReply): FastifyReply {

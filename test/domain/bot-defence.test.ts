@@ -8,6 +8,9 @@ import {
   BotDefence,
   challengeNeeded,
   clientKey,
+  FLOOD_HOLD_MS,
+  floodRate,
+  floodWindowMs,
   parkedRequestId,
   readParkedRequestId,
   floodDifficulty,
@@ -63,6 +66,17 @@ describe('difficulty under a flood', () => {
   });
 });
 
+describe('the flood detector', () => {
+  it("measures the room's rate over the time its threshold allows 10 joins in, between a second and a minute", () => {
+    assert.equal(floodWindowMs(defence({ room_threshold_per_minute: 600 })), 1_000);
+    assert.equal(floodWindowMs(defence({ room_threshold_per_minute: 100 })), 6_000);
+    assert.equal(floodWindowMs(defence({ room_threshold_per_minute: 60_000 })), 1_000);
+    assert.equal(floodWindowMs(defence({ room_threshold_per_minute: 1 })), 60_000);
+    // 11 joins in the current second at 600 a minute: 660 a minute.
+    assert.equal(floodRate(defence({ room_threshold_per_minute: 600 }), { current: 11, previous: 0, endsAtMs: 2_000 }, 1_500), 660);
+  });
+});
+
 describe('when a challenge is needed', () => {
   it('off never, always always, auto when the room or the client passes its threshold', () => {
     assert.equal(challengeNeeded(defence({ challenge: 'off' }), 1e9, 1e9), false);
@@ -71,6 +85,7 @@ describe('when a challenge is needed', () => {
     assert.equal(challengeNeeded(defence(), 101, 1), true);
     assert.equal(challengeNeeded(defence(), 1, 6), true);
     assert.equal(challengeNeeded(defence(), 1, undefined), false);
+    assert.equal(challengeNeeded(defence(), 1, 1, true), true); // the flood hold
   });
 });
 
@@ -133,7 +148,7 @@ describe('enqueue keys', () => {
 });
 
 describe('BotDefence', () => {
-  function setUp(settings: Partial<BotDefenceSettings>) {
+  function setUp(settings: Partial<BotDefenceSettings>, store = new InMemoryBotDefence()) {
     const difficulties: number[] = [];
     let verified = 0;
     const proofOfWork: ProofOfWork = {
@@ -141,10 +156,59 @@ describe('BotDefence', () => {
       verify: async (_eventId, payload) => (verified++, payload.startsWith('good') ? { ok: true, challengeId: payload, expiresAtMs: 10_000_000 } : { ok: false, reason: 'invalid' }),
     };
     const clock = { ms: 1_000_000 };
-    const bots = new BotDefence({ store: new InMemoryBotDefence(), proofOfWork, clock: () => clock.ms });
+    const outcomes: string[] = [];
+    const bots = new BotDefence({ store, proofOfWork, clock: () => clock.ms, onOutcome: (outcome) => outcomes.push(outcome) });
     const room: RoomSettings = { ...defaultSettings('Sale'), bot_defence: defence(settings) };
-    return { bots, room, difficulties, clock, verifiedCount: () => verified };
+    return { bots, room, difficulties, clock, outcomes, verifiedCount: () => verified };
   }
+
+  /** Joins without a proof, each from its own client; true for each let in without work. */
+  const burst = (bots: BotDefence, room: RoomSettings, clients: string[]) =>
+    Promise.all(clients.map((client) => bots.checkJoin(room, { client }).then(() => true, (error: Error) => (assert.equal(error.message, 'Proof of work required'), false))));
+  const addresses = (from: number, count: number) => Array.from({ length: count }, (_, i) => `198.51.${Math.floor((from + i) / 250)}.${((from + i) % 250) + 1}`);
+
+  it('auto: a burst of first joins from many addresses trips the room-wide challenge after a second of the threshold, and it holds', async () => {
+    const { bots, room, clock, outcomes } = setUp({ room_threshold_per_minute: 600, client_threshold_per_minute: 1 });
+    clock.ms = 1_000_000 + 200; // 0.2 s into a second
+    // 200 first joins, each from its own address, within one second: 600 a minute allows 10 a second.
+    const passed = await burst(bots, room, addresses(0, 200));
+    assert.equal(passed.filter(Boolean).length, 10);
+    assert.deepEqual(passed.slice(0, 10), Array(10).fill(true));
+    assert.equal(outcomes.filter((o) => o === 'flood_detected').length, 1);
+    // Quiet since: a person arriving 30 s later, and one just before the hold ends, still solve…
+    clock.ms += 30_000;
+    assert.deepEqual(await burst(bots, room, addresses(1000, 1)), [false]);
+    clock.ms += FLOOD_HOLD_MS - 30_000 - 1;
+    assert.deepEqual(await burst(bots, room, addresses(1001, 1)), [false]);
+    // …and once the rate has stayed under the threshold for the whole hold, a first join passes without work.
+    clock.ms += 1;
+    assert.deepEqual(await burst(bots, room, addresses(1002, 3)), [true, true, true]);
+  });
+
+  it('auto: the hold is kept in the store, so a node that saw none of the burst asks for work too', async () => {
+    const shared = new InMemoryBotDefence();
+    const a = setUp({ room_threshold_per_minute: 600 }, shared);
+    const b = setUp({ room_threshold_per_minute: 600 }, shared);
+    a.clock.ms = b.clock.ms = 2_000_000;
+    await burst(a.bots, a.room, addresses(0, 11));
+    a.clock.ms = b.clock.ms = 2_000_000 + 10_000; // the burst's second is long gone: only the hold remains
+    assert.deepEqual(await burst(b.bots, b.room, addresses(500, 1)), [false]);
+  });
+
+  it('auto: joins at a rate under the threshold never trip it, however long they go on', async () => {
+    const { bots, room, clock, outcomes } = setUp({ room_threshold_per_minute: 600 });
+    clock.ms = 3_000_000;
+    let passed = 0;
+    for (let second = 0; second < 120; second++) {
+      // 8 a second (480 a minute), spread over the second.
+      for (let i = 0; i < 8; i++) {
+        clock.ms = 3_000_000 + second * 1000 + i * 125;
+        passed += (await burst(bots, room, addresses(second * 8 + i, 1))).filter(Boolean).length;
+      }
+    }
+    assert.equal(passed, 120 * 8);
+    assert.deepEqual(outcomes, []);
+  });
 
   it('raises the difficulty of new challenges as the room is flooded with joins', async () => {
     const { bots, room, difficulties } = setUp({ challenge: 'always', room_threshold_per_minute: 10 });

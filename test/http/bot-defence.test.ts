@@ -266,6 +266,36 @@ describe('per-client limits behind --trust-proxy', () => {
   });
 });
 
+describe('challenge "auto" under a flood of first joins from many addresses', () => {
+  let node: TestNode;
+  before(async () => {
+    // 60 a minute: the flood detector's window is 10 s (the time the threshold allows 10 joins in), long enough
+    // for a burst of concurrent requests on a busy machine to land in it.
+    const flood = defence({ challenge: 'auto', room_threshold_per_minute: 60, client_threshold_per_minute: 1 });
+    node = await startTestNode({ events: [eventSettings('Flood', { bot_defence: flood })], trustProxy: ['loopback'] });
+  });
+  after(() => node.stop());
+
+  const joinAs = (ip: string) => node.post('/assign_queue_num', { event_id: 'Flood' }, { 'x-forwarded-for': ip });
+
+  it('lets about the threshold\'s 10 joins through, then asks everyone, a newcomer too, and counts the trip once', async () => {
+    const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => joinAs(`198.51.100.${i + 1}`).then((res) => res.status)));
+    const passed = statuses.filter((status) => status === 200).length;
+    assert.ok(passed >= 10 && passed <= 12, `${passed} let in without work`);
+    assert.equal(statuses.filter((status) => status === 403).length, 100 - passed);
+    const newcomer = await read(joinAs('203.0.113.9'));
+    assert.equal(newcomer.status, 403);
+    assert.deepEqual(newcomer.body, { error: 'Proof of work required' });
+    const metrics = await (await node.get('/metrics')).text();
+    assert.match(metrics, /anteroom_bot_defence_total\{outcome="flood_detected",event_id="Flood"\} 1\n/);
+    // The control panel's figures count the same (this node).
+    const figures = (await (await node.admin('GET', '/rooms/Flood/figures')).json()) as { bot_defence: Record<string, number> };
+    assert.equal(figures.bot_defence.flood_detected, 1);
+    assert.equal(figures.bot_defence.challenge_missing, 100 - passed + 1);
+    assert.equal(figures.bot_defence.challenge_solved, 0);
+  });
+});
+
 describe('--writes-per-client-per-minute', () => {
   let node: TestNode;
   before(async () => {

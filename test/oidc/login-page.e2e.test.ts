@@ -1,6 +1,7 @@
 // The login page in a real browser (Debian's Chromium): /authorize → the page joins and shows the position
 // → the operator serves it → the page takes the visitor back to the relying party with code and state. Its
-// Content-Security-Policy must allow everything it does (a violation is a console error).
+// Content-Security-Policy must allow everything it does (a violation is a console error). In a room that asks
+// a proof of work for every join, the page solves it with the waiting-room page's solver, unseen.
 
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -8,8 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { loginPageHeaders, loginPageHtml } from '../../src/oidc/login-page.ts';
-import { eventSettings, type TestNode } from '../support/node.ts';
-import { launchChromium, newPage } from '../web/support.ts';
+import type { BotDefenceSettings } from '../../src/domain/room-settings.ts';
+import { eventSettings, TEST_CREDENTIALS, type TestNode } from '../support/node.ts';
+import { ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from '../web/support.ts';
 import { authorizeParams, continueLogin, issuerOf, serveUpTo, startOidcNode } from './support.ts';
 
 describe('OIDC login page in a browser', () => {
@@ -99,6 +101,71 @@ describe('OIDC login page in a browser', () => {
     } finally {
       await context.close();
       server.close();
+    }
+  });
+});
+
+describe('OIDC login page in a room that asks a proof of work for every join', () => {
+  let browser: Browser;
+  let relyingParty: Server;
+  let callback: string;
+  let node: WebNode;
+  const always: BotDefenceSettings = {
+    challenge: 'always',
+    difficulty: 5_000,
+    max_difficulty: 5_000,
+    room_threshold_per_minute: 600,
+    client_threshold_per_minute: 1,
+    challenge_ttl: 120,
+    require_enqueue_key: false,
+    infinite_queue: false,
+  };
+
+  before(async () => {
+    ensurePagesBuilt();
+    relyingParty = createServer((_request, response) => response.end('signed in'));
+    await new Promise<void>((resolve) => relyingParty.listen(0, '127.0.0.1', resolve));
+    callback = `http://127.0.0.1:${(relyingParty.address() as AddressInfo).port}/callback`;
+    node = await startWebNode({ events: [eventSettings('Shop', { oidc: { redirect_uris: [callback] }, bot_defence: always })] });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await node?.stop();
+    relyingParty?.close();
+  });
+
+  const solved = async () => {
+    const metrics = await (await fetch(`${node.url}/metrics`)).text();
+    return Number(/anteroom_bot_defence_total\{outcome="challenge_solved",event_id="Shop"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+  };
+
+  it('solves the challenge without asking anything, joins, and sends the visitor back once served', async () => {
+    // Without a solution the join is refused: what the page has to overcome.
+    const bare = await fetch(`${node.url}/oidc/join`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(authorizeParams({ redirect_uri: callback })),
+    });
+    assert.equal(bare.status, 403);
+    assert.deepEqual(await bare.json(), { error: 'Proof of work required' });
+
+    const { page, context, errors } = await newPage(browser);
+    try {
+      await page.goto(`${node.url}/oidc/authorize?${new URLSearchParams(authorizeParams({ redirect_uri: callback, state: 'pow' }))}`);
+      await page.waitForFunction(() => document.getElementById('position')?.textContent === '1', undefined, { timeout: 30_000 });
+      assert.equal(await solved(), 1);
+      const response = await fetch(`${node.url}/private/increment_serving_counter`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_CREDENTIALS.adminToken}` },
+        body: JSON.stringify({ event_id: 'Shop', increment_by: 1 }),
+      });
+      assert.equal(response.status, 200);
+      await page.waitForURL((url) => url.href.startsWith(callback), { timeout: 15_000 });
+      assert.equal(new URL(page.url()).searchParams.get('state'), 'pow');
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
     }
   });
 });

@@ -592,6 +592,28 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         assert.equal(await store.useOnce(name, now + 60_000, now + 1_000), false);
         assert.equal(await store.useOnce(`${name}-other`, now + 60_000, now), true);
       });
+
+      it('holdUntil extends a hold, never shortens it, answers until when it held before, and lets it run out', async () => {
+        const store = await open();
+        const name = `flood:${freshEvent()}`;
+        const now = Date.now();
+        assert.equal(await store.holdUntil(name, 0, now), 0);
+        assert.equal(await store.holdUntil(name, now + 60_000, now), 0);
+        assert.equal(await store.holdUntil(name, 0, now + 1_000), now + 60_000);
+        assert.equal(await store.holdUntil(name, now + 30_000, now + 1_000), now + 60_000); // not shortened
+        assert.equal(await store.holdUntil(name, now + 61_000, now + 1_000), now + 60_000);
+        assert.equal(await store.holdUntil(name, 0, now + 2_000), now + 61_000);
+        assert.equal(await store.holdUntil(name, 0, now + 61_000), 0); // ran out
+        assert.equal(await store.holdUntil(`${name}-other`, 0, now), 0);
+      });
+
+      it('holdUntil: of concurrent calls starting a hold, one sees it not held', async () => {
+        const store = await open();
+        const name = `flood:${freshEvent()}`;
+        const now = Date.now();
+        const before = await Promise.all(Array.from({ length: 20 }, () => store.holdUntil(name, now + 60_000, now)));
+        assert.equal(before.filter((held) => held === 0).length, 1);
+      });
     });
 
     it('claimSecret keeps the first value stored under a name (the winner of a race) and returns it to everyone', async () => {

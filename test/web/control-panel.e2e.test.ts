@@ -200,6 +200,19 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
       assert.equal(await page.locator('#draw-result a').getAttribute('href'), `${node.url}/draw?event_id=${drawn}`);
       assert.equal(await page.locator('#draw-commitment').textContent(), published.commitment);
 
+      // The bot defence's figures: none for a room without bot_defence; for one with it, what it did.
+      assert.equal(await page.locator('#b-issued-box').isHidden(), true);
+      const guarded = `Guarded-${viewport.name}`;
+      assert.equal((await admin('PUT', `/rooms/${guarded}`, { bot_defence: { challenge: 'always' } })).status, 201);
+      const bare = await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: guarded }) });
+      assert.equal(bare.status, 403);
+      await fetch(`${node.url}/challenge?event_id=${guarded}`);
+      await page.getByRole('button', { name: `Open room ${guarded}` }).click();
+      await waitForText(page, '#b-missing', '1');
+      await waitForText(page, '#b-issued', '1');
+      await waitForText(page, '#b-issued-label', 'Challenges issued');
+      for (const id of ['#b-solved', '#b-failed', '#b-limited', '#b-parked', '#b-floods']) assert.equal(await page.locator(id).textContent(), '0', id);
+
       // Nothing wider than the screen.
       assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true);
       assert.deepEqual(errors, []);

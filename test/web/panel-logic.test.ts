@@ -136,9 +136,21 @@ describe('control panel: figures', () => {
   it('every figure has a label and a help text; none is negative; a counter past the line is explained', () => {
     for (const f of FIGURES) assert.ok(f.label && f.help.length > 20, f.id);
     const values = figureValues(figures({}));
-    assert.deepEqual(Object.keys(values).sort(), FIGURES.map((f) => f.id).sort());
+    // A room without bot_defence shows no bot figures; one with it shows them all.
+    assert.deepEqual(Object.keys(values).sort(), FIGURES.map((f) => f.id).filter((id) => !id.startsWith('b-')).sort());
+    assert.deepEqual(Object.keys(figureValues(figures({ bot_defence: {} }))).sort(), FIGURES.map((f) => f.id).sort());
     assert.equal(aheadText(figures({})), '');
     assert.match(aheadText(figures({ let_in_ahead: 137 })), /137 places past the last position handed out: the next 137 people to join will be let in at once/);
+  });
+
+  it("the bot defence's figures: challenges issued, solved and failed (invalid or replayed), joins refused by limits, bot-flagged places", () => {
+    const values = figureValues(
+      figures({ bot_defence: { challenge_issued: 40, challenge_solved: 30, challenge_invalid: 3, challenge_replayed: 2, challenge_missing: 50, join_limited: 7, parked: 4, flood_detected: 1 } }),
+    );
+    assert.deepEqual(
+      [values['b-issued'], values['b-solved'], values['b-failed'], values['b-missing'], values['b-limited'], values['b-parked'], values['b-floods']],
+      [40, 30, 5, 50, 7, 4, 1],
+    );
   });
 
   it('the phase says what it means, with the countdown to the next step', () => {

@@ -12,7 +12,21 @@ export interface RoomFigures {
   room_in_queue: number;
   let_in_ahead: number;
   admitted_last_minute: number;
+  /** What the bot defence did in the room on the node answering (since it started); absent without bot_defence. */
+  bot_defence?: Partial<Record<BotOutcome, number>>;
 }
+
+/** The bot defence's outcomes (docs/bots.md "Metrics"). */
+export type BotOutcome =
+  | 'challenge_issued'
+  | 'challenge_solved'
+  | 'challenge_missing'
+  | 'challenge_invalid'
+  | 'challenge_replayed'
+  | 'join_limited'
+  | 'enqueue_key_refused'
+  | 'parked'
+  | 'flood_detected';
 
 /** The figures a VWR private API gives (no rooms API): its counters, without the line beyond the counter. */
 export interface LegacyFigures {
@@ -39,7 +53,29 @@ export const FIGURES: readonly Figure[] = [
   { id: 'c-serving', label: 'Serving counter', help: 'Everyone with a position up to this number may enter.' },
   { id: 'c-queue', label: 'Joined', help: 'Positions handed out since the last reset (whoever left included).' },
   { id: 'c-rate', label: 'Let in, last minute', help: 'Positions the serving counter reached in the last 60 seconds.' },
+  // The bot defence (rooms with bot_defence only), counted by the node that answers since it started.
+  { id: 'b-issued', label: 'Challenges issued', help: 'Proof-of-work challenges handed out (this node, since it started; /metrics has every node).' },
+  { id: 'b-solved', label: 'Challenges solved', help: 'Joins that came with a valid, unused solution (this node).' },
+  { id: 'b-failed', label: 'Challenges failed', help: 'Joins refused for an invalid, expired or replayed solution (this node).' },
+  { id: 'b-missing', label: 'Joins asked for work', help: 'Joins refused for want of a solution; the waiting-room page then solves one by itself (this node).' },
+  { id: 'b-limited', label: 'Joins refused by limits', help: 'Joins over joins_per_client_per_minute (this node).' },
+  { id: 'b-parked', label: 'Bot-flagged places', help: 'Caught joins given a place that is never served (infinite queue, this node).' },
+  { id: 'b-floods', label: 'Floods detected', help: 'Times the room\'s join rate tripped auto\'s flood detector (this node).' },
 ];
+
+/** The bot defence's figures by element id, for a room that has one. */
+export function botFigureValues(b: Partial<Record<BotOutcome, number>>): Record<string, number> {
+  const n = (outcome: BotOutcome) => b[outcome] ?? 0;
+  return {
+    'b-issued': n('challenge_issued'),
+    'b-solved': n('challenge_solved'),
+    'b-failed': n('challenge_invalid') + n('challenge_replayed'),
+    'b-missing': n('challenge_missing'),
+    'b-limited': n('join_limited'),
+    'b-parked': n('parked'),
+    'b-floods': n('flood_detected'),
+  };
+}
 
 /** The figures' values by element id; undefined shows as a dash (not known from this server). */
 export function figureValues(f: RoomFigures): Record<string, number> {
@@ -50,6 +86,7 @@ export function figureValues(f: RoomFigures): Record<string, number> {
     'c-serving': f.serving,
     'c-queue': f.queue,
     'c-rate': f.admitted_last_minute,
+    ...(f.bot_defence ? botFigureValues(f.bot_defence) : {}),
   };
 }
 

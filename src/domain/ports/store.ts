@@ -442,6 +442,13 @@ export interface BotDefenceStore {
    * node). A replayed proof of work is refused with it. One atomic unit.
    */
   useOnce(name: string, untilMs: number, nowMs: number): Promise<boolean>;
+  /**
+   * A mark that holds until a time: extends `name` to hold until `untilMs` when that is later than it holds now
+   * (0 only reads), and returns until when it held before the call (0 or a past time: it did not hold), so of
+   * concurrent calls that start a hold one only sees it not held. Marks disappear by themselves once past. The
+   * flood detector's hold. One atomic unit.
+   */
+  holdUntil(name: string, untilMs: number, nowMs: number): Promise<number>;
 }
 
 /** A whole backend: every capability, plus its health and lifetime. */

@@ -671,6 +671,12 @@ export class RedisStore implements Store {
     return this.call(() => this.scripts.useOnce(`${this.prefix}once:${name}`, keepMs));
   }
 
+  async holdUntil(name: string, untilMs: number, nowMs: number): Promise<number> {
+    const keepMs = Math.max(1, Math.ceil(untilMs - nowMs)) + LOCK_GRACE_MS;
+    const held = await this.call(() => this.scripts.holdUntil(`${this.prefix}hold:${name}`, untilMs, keepMs));
+    return held > nowMs ? held : 0;
+  }
+
   async claimSecret(name: string, candidate: string): Promise<string> {
     return this.call(() => this.scripts.claimSecret(`${this.prefix}secret:${name}`, candidate));
   }

@@ -67,6 +67,7 @@ const SCRIPTS = {
   claimSecret: { keys: 1 },
   countInWindow: { keys: 2 },
   useOnce: { keys: 1 },
+  holdUntil: { keys: 1 },
   replaceSecret: { keys: 1 },
   saveAuthorization: { keys: 2 },
   claimTokenPosition: { keys: 4 },
@@ -414,6 +415,10 @@ export class RedisScripts {
 
   async useOnce(key: string, keepMs: number): Promise<boolean> {
     return Number(await this.run('useOnce', [key], [keepMs])) === 1;
+  }
+
+  async holdUntil(key: string, untilMs: number, keepMs: number): Promise<number> {
+    return Number(await this.run('holdUntil', [key], [Math.trunc(untilMs), keepMs]));
   }
 
   async claimSecret(key: string, candidate: string): Promise<string> {

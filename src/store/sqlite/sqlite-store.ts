@@ -991,6 +991,10 @@ export class SqliteStore implements Store {
     return this.botDefence.useOnce(name, untilMs, nowMs);
   }
 
+  holdUntil(name: string, untilMs: number, nowMs: number): Promise<number> {
+    return this.botDefence.holdUntil(name, untilMs, nowMs);
+  }
+
   async claimSecret(name: string, candidate: string): Promise<string> {
     return this.transaction(null, () => {
       this.sql.insertSecret.run(name, candidate);
