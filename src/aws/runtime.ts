@@ -54,8 +54,10 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
   const intake = parts.intake;
   // The stack's room (EVENT_ID) is written to the store at every cold start — the environment wins for it, as
   // the events file does for a node's rooms — and every stored room is served (the rooms API's too).
+  const keepHistorySeconds = (config.historyRetentionDays ?? 30) * 86_400;
   const core = await composeCore({
     store: parts.store,
+    recordWaits: keepHistorySeconds > 0,
     rooms: [config.event],
     onRoomRefused: (eventId, problem) => log(`stored room "${eventId}" refused by the room-settings schema; skipped: ${problem}`),
     clock: parts.clock,
@@ -82,7 +84,10 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
     bus,
     clock: core.clock,
     flush: async () => {
-      await parts.events?.flush();
+      // The waits of the visitors this invocation admitted go to the room's histograms before it returns (an
+      // execution environment may be frozen, then dropped, at any time after). Nothing tallied: no store call.
+      const waits = core.service.flushWaits(keepHistorySeconds).catch((error: unknown) => log('wait histogram flush failed', error));
+      await Promise.all([parts.events?.flush(), waits]);
     },
     followRooms: async () => {
       const now = core.clock();

@@ -358,6 +358,11 @@ export class CoreStack extends Stack {
     // the start; resumable, so a draw cut off by the timeout continues at the next invocation.
     const drawFn = makeFunction('DrawJobFunction', 'jobs', 'draw', 300);
     new Rule(this, 'DrawJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(drawFn)] });
+    // Every room's counters once a minute into its history (GET /private/rooms/{id}/report). Active sessions are
+    // counted in DynamoDB.
+    const historyFn = makeFunction('HistoryJobFunction', 'jobs', 'history', 60);
+    table.grant(historyFn, ...TOKEN_TABLE_QUERY);
+    new Rule(this, 'HistoryJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(historyFn)] });
 
     // ---- API resources: one per VWR path, each with an OPTIONS method for CORS preflights ----
     for (const api of [publicApi, privateApi]) {
