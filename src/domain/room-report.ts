@@ -18,6 +18,8 @@ export interface ReportMinute {
   /** Positions handed out and not yet served (serving counter below the queue), at the end of the minute. */
   waiting: number;
   active_sessions: number;
+  /** The serving counter at the sample (charts draw it; a reset sets it back to zero). */
+  serving_counter: number;
   /** Visitors admitted this minute whose wait was measured (at their first token set), and its percentiles (s). */
   waits_measured: number;
   wait_p50_s: number | null;
@@ -30,7 +32,7 @@ export interface ReportMinute {
 }
 
 export const REPORT_COLUMNS = [
-  'minute', 'arrivals', 'admissions', 'claims', 'leaves', 'completions', 'abandons', 'expiries', 'waiting', 'active_sessions',
+  'minute', 'arrivals', 'admissions', 'claims', 'leaves', 'completions', 'abandons', 'expiries', 'waiting', 'active_sessions', 'serving_counter',
   'waits_measured', 'wait_p50_s', 'wait_p90_s', 'wait_p99_s', 'estimates_judged', 'estimate_error_p50_s', 'estimate_error_p90_s',
 ] as const satisfies readonly (keyof ReportMinute)[];
 
@@ -57,6 +59,7 @@ export function reportMinutes(samples: readonly HistorySample[], previous?: Hist
       expiries: moved(c.expired, last?.expired),
       waiting: Math.max(0, c.queue - Math.min(c.serving, c.queue) - c.left),
       active_sessions: sample.active,
+      serving_counter: c.serving,
       ...waitColumns(waitsOf.get(sample.minute) ?? {}),
     };
     waitsOf.delete(sample.minute);
@@ -69,7 +72,8 @@ export function reportMinutes(samples: readonly HistorySample[], previous?: Hist
     const before = [...rows].reverse().find((row) => row.minute < minute);
     rows.push({
       minute, arrivals: 0, admissions: 0, claims: 0, leaves: 0, completions: 0, abandons: 0, expiries: 0,
-      waiting: before?.waiting ?? 0, active_sessions: before?.active_sessions ?? 0, ...waitColumns(counts),
+      waiting: before?.waiting ?? 0, active_sessions: before?.active_sessions ?? 0,
+      serving_counter: before?.serving_counter ?? 0, ...waitColumns(counts),
     });
   }
   return rows.sort((a, b) => a.minute - b.minute);

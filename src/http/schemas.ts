@@ -50,6 +50,7 @@ const ReportMinuteSchema = Type.Object({
   expiries: Type.Integer(),
   waiting: Type.Integer({ description: 'Waiting line at the end of the minute' }),
   active_sessions: Type.Integer(),
+  serving_counter: Type.Integer({ description: 'The serving counter at the end of the minute' }),
   waits_measured: Type.Integer({ description: 'Visitors admitted this minute whose wait (join → admission) was measured' }),
   wait_p50_s: NullableSeconds,
   wait_p90_s: NullableSeconds,

@@ -46,7 +46,7 @@ describe('after-event report', () => {
       const lines = (await csv.text()).trim().split('\n');
       assert.equal(
         lines[0],
-        'minute,arrivals,admissions,claims,leaves,completions,abandons,expiries,waiting,active_sessions,' +
+        'minute,arrivals,admissions,claims,leaves,completions,abandons,expiries,waiting,active_sessions,serving_counter,' +
           'waits_measured,wait_p50_s,wait_p90_s,wait_p99_s,estimates_judged,estimate_error_p50_s,estimate_error_p90_s',
       );
       assert.equal(lines.length, 3);

@@ -223,4 +223,50 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
     assert.deepEqual(errors, []);
     await context.close();
   });
+
+  it("the charts load the room's history from the server: a reload keeps them, a past range shows only the record", async () => {
+    const id = 'Charted';
+    assert.equal((await admin('PUT', `/rooms/${id}`, {})).status, 201);
+    for (let i = 0; i < 5; i++) await join(id);
+    // The history job's sample of this minute: 5 waiting. Then everyone is let in: the page's own samples
+    // see nobody waiting, so a 5 on the chart can only come from the server's history.
+    await node.room.recordHistory(86_400);
+    const sampledAt = Math.floor(Date.now() / 1000);
+    assert.equal((await admin('POST', '/increment_serving_counter', { event_id: id, increment_by: 5 })).status, 200);
+
+    const { page, context, errors } = await newPage(browser);
+    const openCharted = async () => {
+      await connect(page, 'token');
+      await page.getByRole('button', { name: `Open room ${id}` }).click();
+      await waitForText(page, '#room-title', `Room ${id}`);
+    };
+    await openCharted();
+    await waitForText(page, '#chart-status', '1 minute on record for this range.');
+    await waitForText(page, '#queue-chart-summary', /Latest: 0 waiting; .*Most waiting in the range: 5\./);
+
+    await page.reload();
+    await openCharted();
+    await waitForText(page, '#chart-status', '1 minute on record for this range.');
+    await waitForText(page, '#queue-chart-summary', /Latest: 0 waiting; .*Most waiting in the range: 5\./);
+
+    // A range in the past: the record only, no live samples added.
+    await page.getByLabel('Range', { exact: true }).selectOption('custom');
+    const local = (seconds: number) =>
+      page.evaluate((s) => {
+        const d = new Date(s * 1000);
+        const pad = (n: number) => String(n).padStart(2, '0');
+        return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+      }, seconds);
+    await page.getByLabel('From', { exact: true }).fill(await local(sampledAt - 120));
+    await page.getByLabel('To', { exact: true }).fill(await local(sampledAt + 60));
+    await page.getByRole('button', { name: 'Show', exact: true }).click();
+    await waitForText(page, '#chart-status', '1 minute on record for this range.');
+    await waitForText(page, '#queue-chart-summary', /Latest: 5 waiting;/);
+    assert.equal(await page.locator('#queue-chart').getAttribute('data-samples'), '1');
+    // The figures go on refreshing (every 2 s); a past range gains no sample from them.
+    await page.waitForFunction(() => document.querySelector('#c-serving')?.textContent === '5', undefined, { timeout: TIMEOUT });
+    assert.equal(await page.locator('#queue-chart').getAttribute('data-samples'), '1');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
 });
