@@ -57,6 +57,7 @@ export default defineConfig({
       input: {
         'waiting-room-site': page('waiting-room-site'),
         'control-panel': page('control-panel'),
+        'control-panel-report': fileURLToPath(new URL('./web/control-panel/report.html', import.meta.url)),
       },
       // Code both pages use goes in one named chunk (the default names it after whichever module came first).
       output: { manualChunks: (id) => (id.includes('/web/shared/') ? 'shared' : undefined) },

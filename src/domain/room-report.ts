@@ -91,6 +91,51 @@ function waitColumns(counts: Readonly<Record<string, number>>): Pick<ReportMinut
   };
 }
 
+/** The whole range at a glance: sums of the movements, the peaks, and percentiles over every wait measured. */
+export interface ReportTotals {
+  arrivals: number;
+  admissions: number;
+  claims: number;
+  leaves: number;
+  completions: number;
+  abandons: number;
+  expiries: number;
+  peak_waiting: number;
+  /** The minute of the peak (the first one), or null without minutes. */
+  peak_waiting_minute: number | null;
+  peak_active_sessions: number;
+  waits_measured: number;
+  wait_p50_s: number | null;
+  wait_p90_s: number | null;
+  wait_p99_s: number | null;
+  estimates_judged: number;
+  estimate_error_p50_s: number | null;
+  estimate_error_p90_s: number | null;
+}
+
+export function reportTotals(rows: readonly ReportMinute[], waits: readonly MinuteWaits[]): ReportTotals {
+  const sum = (column: 'arrivals' | 'admissions' | 'claims' | 'leaves' | 'completions' | 'abandons' | 'expiries') =>
+    rows.reduce((total, row) => total + row[column], 0);
+  // The buckets of every minute added up: the percentiles of the whole range, as exact as a minute's.
+  const merged: Record<string, number> = {};
+  for (const minute of waits) for (const [field, count] of Object.entries(minute.counts)) merged[field] = (merged[field] ?? 0) + count;
+  let peak: ReportMinute | undefined;
+  for (const row of rows) if (!peak || row.waiting > peak.waiting) peak = row;
+  return {
+    arrivals: sum('arrivals'),
+    admissions: sum('admissions'),
+    claims: sum('claims'),
+    leaves: sum('leaves'),
+    completions: sum('completions'),
+    abandons: sum('abandons'),
+    expiries: sum('expiries'),
+    peak_waiting: peak?.waiting ?? 0,
+    peak_waiting_minute: peak?.minute ?? null,
+    peak_active_sessions: rows.reduce((most, row) => Math.max(most, row.active_sessions), 0),
+    ...waitColumns(merged),
+  };
+}
+
 export function reportCsv(rows: readonly ReportMinute[]): string {
   // An empty cell where a percentile has no sample.
   const lines = [REPORT_COLUMNS.join(','), ...rows.map((row) => REPORT_COLUMNS.map((column) => row[column] ?? '').join(','))];

@@ -31,7 +31,7 @@ import type { EventPublisher } from './ports/events.ts';
 import type { AuditEntry, AuditStore, BotDefenceStore, Counters, DrawStore, HistoryStore, JoinRequest, QueueStore, RoomStore, SessionRenewal, Store, StoredRoom } from './ports/store.ts';
 import type { ProofOfWork } from './ports/proof-of-work.ts';
 import { BotDefence, type BotDefenceOutcome, type JoinCredentials } from './bot-defence.ts';
-import { reportMinutes, type ReportMinute } from './room-report.ts';
+import { reportMinutes, reportTotals, type ReportMinute, type ReportTotals } from './room-report.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
@@ -965,13 +965,18 @@ export class WaitingRoomService {
   }
 
   /** The room's after-event report, minute by minute, for the minutes from `from` to `to` (epoch seconds). */
-  async roomReport(eventId: string, from: number, to: number): Promise<{ status: 200; body: { event_id: string; from: number; to: number; minutes: ReportMinute[] } }> {
+  async roomReport(
+    eventId: string,
+    from: number,
+    to: number,
+  ): Promise<{ status: 200; body: { event_id: string; from: number; to: number; totals: ReportTotals; minutes: ReportMinute[] } }> {
     if (!this.roomSettings(eventId)) throw Errors.unknownRoom();
     const first = from - (from % 60);
     // One sample before the range gives its first minute's movements.
     const [samples, waits] = await Promise.all([this.store.readHistory(eventId, first - 60, to), this.store.readWaits(eventId, first, to)]);
     const previous = samples[0] && samples[0].minute < first ? samples.shift() : undefined;
-    return { status: 200, body: { event_id: eventId, from, to, minutes: reportMinutes(samples, previous, waits) } };
+    const minutes = reportMinutes(samples, previous, waits);
+    return { status: 200, body: { event_id: eventId, from, to, totals: reportTotals(minutes, waits), minutes } };
   }
 
   /** Keeps one private-API change in the audit log (who, from where, what, before and after). */

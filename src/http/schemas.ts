@@ -59,13 +59,38 @@ const ReportMinuteSchema = Type.Object({
   estimate_error_p50_s: NullableSeconds,
   estimate_error_p90_s: NullableSeconds,
 });
+const ReportTotalsSchema = Type.Object({
+  arrivals: Type.Integer(),
+  admissions: Type.Integer(),
+  claims: Type.Integer(),
+  leaves: Type.Integer(),
+  completions: Type.Integer(),
+  abandons: Type.Integer(),
+  expiries: Type.Integer(),
+  peak_waiting: Type.Integer(),
+  peak_waiting_minute: Type.Union([Type.Integer(), Type.Null()]),
+  peak_active_sessions: Type.Integer(),
+  waits_measured: Type.Integer(),
+  wait_p50_s: NullableSeconds,
+  wait_p90_s: NullableSeconds,
+  wait_p99_s: NullableSeconds,
+  estimates_judged: Type.Integer(),
+  estimate_error_p50_s: NullableSeconds,
+  estimate_error_p90_s: NullableSeconds,
+});
 /** The after-event report: JSON, or CSV (the same columns, an empty cell for null) with format=csv or Accept: text/csv. */
 export const ReportResponse = {
   200: {
     description: "The room's report, minute by minute",
     content: {
       'application/json': {
-        schema: Type.Object({ event_id: Type.String(), from: Type.Integer(), to: Type.Integer(), minutes: Type.Array(ReportMinuteSchema) }),
+        schema: Type.Object({
+          event_id: Type.String(),
+          from: Type.Integer(),
+          to: Type.Integer(),
+          totals: ReportTotalsSchema,
+          minutes: Type.Array(ReportMinuteSchema),
+        }),
       },
       'text/csv': { schema: Type.String() },
     },

@@ -114,6 +114,12 @@ describe('after-event report', () => {
       assert.deepEqual([second!.minute, second!.waits_measured, second!.estimates_judged], [start + 60, 1, 1]);
       assert.ok(second!.wait_p99_s! > 75 && second!.wait_p99_s! <= 90, `${second!.wait_p99_s}`);
       assert.ok(second!.estimate_error_p50_s! > 25 && second!.estimate_error_p50_s! <= 30, `${second!.estimate_error_p50_s}`);
+      // The range as a whole: both waits, their buckets added up.
+      const totals = (report as unknown as { totals: Record<string, number | null> }).totals;
+      assert.deepEqual([totals.arrivals, totals.admissions, totals.claims, totals.waits_measured, totals.estimates_judged], [4, 3, 2, 2, 1]);
+      assert.ok(totals.wait_p50_s! > 25 && totals.wait_p50_s! <= 30, `${totals.wait_p50_s}`);
+      assert.ok(totals.wait_p99_s! > 75 && totals.wait_p99_s! <= 90, `${totals.wait_p99_s}`);
+      assert.deepEqual([totals.peak_waiting, totals.peak_waiting_minute], [4, start]);
     } finally {
       await node.close();
     }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from './support.ts';
+import { ensurePagesBuilt, launchChromium, newPage, startWebNode, watchErrors, type WebNode } from './support.ts';
 
 const TIMEOUT = 20_000;
 
@@ -267,6 +267,58 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
     await page.waitForFunction(() => document.querySelector('#c-serving')?.textContent === '5', undefined, { timeout: TIMEOUT });
     assert.equal(await page.locator('#queue-chart').getAttribute('data-samples'), '1');
     assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  it('the after-event report page: totals and five charts for the room, on a phone, and on paper without its buttons', async () => {
+    const id = 'Reported';
+    assert.equal((await admin('PUT', `/rooms/${id}`, {})).status, 201);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const response = await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: id }) });
+      ids.push(((await response.json()) as { api_request_id: string }).api_request_id);
+    }
+    assert.equal((await admin('POST', '/increment_serving_counter', { event_id: id, increment_by: 4 })).status, 200);
+    for (const requestId of ids.slice(0, 3)) {
+      const response = await fetch(`${node.url}/generate_token`, { method: 'POST', body: JSON.stringify({ event_id: id, request_id: requestId }) });
+      assert.equal(response.status, 200);
+    }
+    await node.room.recordHistory(86_400);
+
+    const { page, context, errors } = await newPage(browser, { width: 390, height: 844 });
+    await connect(page, 'token');
+    await page.getByRole('button', { name: `Open room ${id}` }).click();
+    await waitForText(page, '#room-title', `Room ${id}`);
+    await waitForText(page, '#chart-status', '1 minute on record for this range.');
+    const [report] = await Promise.all([page.waitForEvent('popup'), page.getByRole('button', { name: 'After-event report' }).click()]);
+    const reportErrors = watchErrors(report);
+    await report.locator('#report-body[data-rendered="true"]').waitFor({ timeout: TIMEOUT });
+    await waitForText(report, '#report-title', `After-event report: room ${id}`);
+    const totals = Object.fromEntries(
+      await report.locator('#totals > div').evaluateAll((items) => items.map((item) => [item.querySelector('dt')?.textContent, item.querySelector('dd')?.textContent])),
+    ) as Record<string, string>;
+    assert.equal(totals['Arrivals'], '6');
+    assert.equal(totals['Let in'], '4');
+    assert.equal(totals['Tokens claimed'], '3');
+    assert.equal(totals['Waits measured'], '3');
+    assert.match(totals['Median wait'] ?? '', /^\d+ s$/);
+    assert.equal(await report.locator('.report-chart canvas').count(), 5);
+    // A phone: nothing wider than the screen.
+    assert.equal(await report.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true);
+    // Paper: the Print button and the banner are not printed; the charts and totals are.
+    assert.equal(await report.getByRole('button', { name: 'Print' }).isVisible(), true);
+    await report.emulateMedia({ media: 'print' });
+    assert.equal(await report.getByRole('button', { name: 'Print' }).isVisible(), false);
+    assert.equal(await report.locator('header.top').isVisible(), false);
+    assert.equal(await report.locator('#totals').isVisible(), true);
+    assert.equal(await report.locator('#wait-chart canvas').isVisible(), true);
+    assert.deepEqual([...errors, ...reportErrors], []);
+
+    // Opened on its own, it has no report to show and says where to open it from.
+    const alone = await context.newPage();
+    await alone.goto(`${node.url}/control-panel/report.html`);
+    await waitForText(alone, '#report-status', /Open this page from the control panel/);
+    assert.equal(await alone.locator('#report-body').isVisible(), false);
     await context.close();
   });
 });

@@ -11,6 +11,7 @@ import { POLL_BACKOFF, nextDelay } from '../shared/retry.ts';
 import { PrivateApiClient } from '../../src/client/private-api-client.ts';
 import { PanelApi, Transient, errorText, type DrawPublication, type Room } from './api.ts';
 import { CounterHistory, LiveCharts } from './charts.ts';
+import { REPORT_READY } from './report-protocol.ts';
 import { confirmAction } from './confirm.ts';
 import { form, forgetSecrets, initConnectForm, readConnection, setConnectionStatus, showAuthFields } from './connect-form.ts';
 import { element, setNotice } from './dom.ts';
@@ -97,9 +98,9 @@ async function loadHistory(s: Session): Promise<void> {
   const { from, to } = rangeBounds(chartRange, Date.now());
   chartUi.status.textContent = 'Loading the history…';
   try {
-    const minutes = await s.panel.report(s.selected, from, to);
+    const report = await s.panel.report(s.selected, from, to);
     if (load !== historyLoads || s.stopped) return;
-    const recorded = (minutes ?? []).map((m) => ({ atMs: m.minute * 1000, serving: m.serving_counter, waiting: m.waiting }));
+    const recorded = (report?.minutes ?? []).map((m) => ({ atMs: m.minute * 1000, serving: m.serving_counter, waiting: m.waiting }));
     history.load(recorded);
     charts.update(history);
     chartUi.status.textContent =
@@ -487,6 +488,34 @@ chartUi.range.addEventListener('change', () => {
   }
   chartRange = { lastS: Number(chartUi.range.value) };
   restartCharts();
+});
+// The after-event report (report.html, report.ts): a page of its own, for the room and the range of the charts.
+// It asks when it is ready; the panel reads the report with its credentials and sends the answer, never them.
+let reportWindow: { window: Window; eventId: string; from: number; to: number } | undefined;
+chartUi.report.addEventListener('click', () => {
+  const s = session;
+  if (!s?.connected) return;
+  const opened = window.open(new URL('report.html', location.href).href, '_blank');
+  if (!opened) {
+    chartUi.status.textContent = 'The report page was blocked: allow pop-ups for this page.';
+    return;
+  }
+  reportWindow = { window: opened, eventId: s.selected, ...rangeBounds(chartRange, Date.now()) };
+});
+window.addEventListener('message', (event: MessageEvent) => {
+  const target = reportWindow;
+  const s = session;
+  if (!target || event.source !== target.window || event.origin !== location.origin) return;
+  if ((event.data as { type?: string } | null)?.type !== REPORT_READY) return;
+  const send = (message: unknown) => target.window.postMessage(message, location.origin);
+  if (!s?.connected) {
+    send({ type: 'anteroom-report-error', error: 'the control panel is not connected' });
+    return;
+  }
+  s.panel.report(target.eventId, target.from, target.to).then(
+    (report) => send(report ? { type: 'anteroom-report', report } : { type: 'anteroom-report-error', error: `room ${target.eventId} has no report (404)` }),
+    (error: unknown) => send({ type: 'anteroom-report-error', error: (error as Error).message }),
+  );
 });
 chartUi.show.addEventListener('click', () => {
   const fromS = localSeconds(chartUi.from.value);
