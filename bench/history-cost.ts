@@ -16,6 +16,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { startNode } from '../src/app.ts';
+import { WaitTally } from '../src/domain/wait-histogram.ts';
 import { testConfig } from '../test/support/node.ts';
 import { startChildNode, type ChildNode } from '../test/support/child-node.ts';
 import { cpuSeconds, median } from './proc-stats.ts';
@@ -66,6 +67,20 @@ async function start(label: string, historyDays: number, dir: string): Promise<{
   return { label, node, cpuPerVisitor: [], visitors: 0, errors: 0 };
 }
 
+/** CPU µs of one WaitTally.add (what each token set issued costs with the history on), over a million. */
+function tallyCost(): number {
+  const tally = new WaitTally();
+  const n = 1_000_000;
+  const now = Math.floor(Date.now() / 1000);
+  const before = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    tally.add('Sample', now + (i % 120), i % 900, i % 3 === 0 ? i % 60 : undefined);
+    if (i % 50_000 === 0) tally.drain();
+  }
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / n;
+}
+
 async function historyJobCost(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-history-job-'));
   const node = await startNode(testConfig({ dataDir: dir }), { credentials: { adminToken: ADMIN_TOKEN, accessKeyId: 'AKIDBENCH', secretAccessKey: 'bench-secret-0123456789' }, jobs: false });
@@ -97,7 +112,10 @@ try {
     }
   }
   const jobMicros = await historyJobCost();
+  const tallyMicros = tallyCost();
   const [on, off] = nodes.map((n) => ({ ...n, median: median(n.cpuPerVisitor) }));
+  // Round by round (the two ran back to back): on / off, then the median of those ratios.
+  const ratios = on!.cpuPerVisitor.map((v, i) => v / off!.cpuPerVisitor[i]!);
   const line = (n: typeof on) =>
     `${n!.label.padEnd(12)} ${n!.median.toFixed(0).padStart(5)} µs CPU per visitor (join + claim), median of ${ROUNDS} rounds` +
     ` [${n!.cpuPerVisitor.map((v) => v.toFixed(0)).join(', ')}]; ${n!.visitors} visitors, ${n!.errors} errors`;
@@ -109,7 +127,8 @@ try {
       `history cost, ${new Date().toISOString()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
       line(on),
       line(off),
-      `history on vs off: ${extra >= 0 ? '+' : ''}${extra.toFixed(1)} % CPU per visitor`,
+      `history on vs off: ${extra >= 0 ? '+' : ''}${extra.toFixed(1)} % CPU per visitor (medians); round by round on/off ${ratios.map((r) => r.toFixed(2)).join(', ')}, median ${median(ratios).toFixed(3)}`,
+      `wait tally: ${(tallyMicros * 1000).toFixed(0)} ns CPU per token set issued = ${((tallyMicros / off!.median) * 100).toFixed(3)} % of a visitor's CPU with the history off`,
       `history job: ${jobMicros.toFixed(0)} µs CPU per run (one room, SQLite), once a minute = ${jobShare.toFixed(3)} % of a minute of this storm`,
       '',
     ].join('\n'),
