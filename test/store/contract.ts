@@ -71,6 +71,11 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       await store.addWaits(event, { minute: 4260, counts: { w0: 1 } }, 3600);
       assert.deepEqual((await store.readWaits(event, 0, 10_000)).map((m) => m.minute), [660, 4260]);
       assert.deepEqual(await store.readWaits(freshEvent(), 0, 10_000), []);
+      // Deleting the room deletes its history and its histograms.
+      await store.recordHistory(event, { minute: 4260, counters: { queue: 1, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0 }, active: 0 }, 3600);
+      await store.deleteRoomData(event);
+      assert.deepEqual(await store.readWaits(event, 0, 10_000), []);
+      assert.deepEqual(await store.readHistory(event, 0, 10_000), []);
     });
 
     it('the audit log keeps entries newest first, pages by sequence number, and outlives the room they name', async () => {

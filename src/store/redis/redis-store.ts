@@ -802,6 +802,11 @@ export class RedisStore implements Store {
 
   async deleteRoomData(eventId: string): Promise<void> {
     await this.call(() => this.scripts.deleteRoomData(this.keys(eventId)));
+    // The history and the wait histograms (one hash per minute, listed by their index) go after the rest.
+    const history = `${this.prefix}{${eventId}}:history`;
+    const index = `${this.prefix}{${eventId}}:waits`;
+    const minutes = await this.call(() => this.client.zrange(index, 0, -1));
+    await this.call(() => this.client.unlink(history, index, ...minutes.map((minute) => `${index}:${minute}`)));
   }
 
   // ---- for the composite store (Redis + DynamoDB token records, src/store/dynamodb/), not the port ----
