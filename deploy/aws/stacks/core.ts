@@ -114,6 +114,8 @@ export const PRIVATE_ROOM_ROUTES = {
   'rooms/{event_id}': ['GET', 'PUT', 'PATCH', 'DELETE'],
   // What the control panel shows of a room (docs/rooms.md "Control panel").
   'rooms/{event_id}/figures': ['GET'],
+  // The after-event report (docs/operations.md "After-event reports"), from the history job's samples.
+  'rooms/{event_id}/report': ['GET'],
 } as const;
 
 /**
