@@ -805,7 +805,7 @@ export class RedisStore implements Store {
     // The history and the wait histograms (one hash per minute, listed by their index) go after the rest.
     const history = `${this.prefix}{${eventId}}:history`;
     const index = `${this.prefix}{${eventId}}:waits`;
-    const minutes = await this.call(() => this.client.zrange(index, 0, -1));
+    const minutes = await this.call(() => this.client.zrangebyscore(index, '-inf', '+inf'));
     await this.call(() => this.client.unlink(history, index, ...minutes.map((minute) => `${index}:${minute}`)));
   }
 
