@@ -117,7 +117,6 @@ try {
   await shoot(arabicPage, 'waiting-room-arabic');
   await arabic.close();
   await shoot(operator.page, 'control-panel');
-  await shootReport(operator.page);
   const phone = await newPage(browser, { width: 390, height: 844 });
   await phone.page.goto(`${node.url}/control-panel/`);
   await phone.page.getByRole('radio', { name: 'Admin token (Bearer)' }).check();
@@ -127,6 +126,7 @@ try {
   await phone.page.locator('#draw-commitment').waitFor();
   await phone.page.locator('#rooms-card').scrollIntoViewIfNeeded();
   await phone.page.screenshot({ path: join(OUT, 'control-panel-phone.png') });
+  await shootReport(operator.page);
 
   await admin('/increment_serving_counter', { event_id: 'Sample', increment_by: position - serving });
   await visitor.page.getByRole('button', { name: 'Purchase now' }).waitFor({ timeout: 20_000 });
