@@ -61,6 +61,7 @@ export default defineConfig({
       input: {
         'waiting-room-site': page('waiting-room-site'),
         'control-panel': page('control-panel'),
+        'control-panel-report': fileURLToPath(new URL('./web/control-panel/report.html', import.meta.url)),
         // The waiting room's proof-of-work solver as a module of its own, at a name that does not change, for
         // the OpenID Connect login page (src/oidc/login-page.ts) to import.
         [SOLVER_ENTRY]: fileURLToPath(new URL('./web/waiting-room-site/solver.ts', import.meta.url)),

@@ -72,6 +72,8 @@ export interface StartOptions {
 
 /** How often the history job samples every room: the history's resolution. */
 export const HISTORY_INTERVAL_MS = 60_000;
+/** How often every node adds its tallied waits to the store (src/domain/wait-histogram.ts). */
+export const WAIT_FLUSH_INTERVAL_MS = 5_000;
 
 export async function startNode(config: ServerConfig, options: StartOptions): Promise<AnteroomNode> {
   const clock = options.clock ?? systemClock;
@@ -84,6 +86,9 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   // those found while the core starts wait for it.
   const refusedAtStart: [eventId: string, problem: string][] = [];
   let logRefusedRoom = (eventId: string, problem: string) => void refusedAtStart.push([eventId, problem]);
+  // --history-retention-days 0 turns the history off (no history job, no wait tallies).
+  const keepHistorySeconds = (config.historyRetentionDays ?? 30) * 86_400;
+  const historyOn = keepHistorySeconds > 0;
   const core = await composeCore({
     store,
     rooms: config.events,
@@ -96,6 +101,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     afterReset: config.cdnPurgeUrl ? (eventId) => purgeCdn?.(eventId) ?? Promise.resolve() : undefined,
     onJoinBatch: (size) => metrics.joinBatchSize.observe(size),
     onBotDefence: (outcome, eventId) => metrics.botDefence.inc({ outcome, event_id: eventId ?? '' }),
+    recordWaits: historyOn,
   });
   const { service: room, bus, rooms } = core;
   const sse = new SseSink();
@@ -180,11 +186,20 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     });
     scheduler.start(admissionJob(room));
     // Each room's counters once a minute into its history (after-event reports; one node per tick).
-    scheduler.start({
-      name: 'history',
-      intervalMs: HISTORY_INTERVAL_MS,
-      run: () => room.recordHistory((config.historyRetentionDays ?? 30) * 86_400),
-    });
+    if (historyOn) {
+      scheduler.start({
+        name: 'history',
+        intervalMs: HISTORY_INTERVAL_MS,
+        run: () => room.recordHistory(keepHistorySeconds),
+      });
+    }
+  }
+  // Every node adds the waits of the visitors it admitted to the store's histograms every few seconds (and at close).
+  let waitFlushTimer: ReturnType<typeof setInterval> | undefined;
+  const flushWaits = () => room.flushWaits(keepHistorySeconds).catch((error: unknown) => http.log.error({ err: error }, 'wait histogram flush failed'));
+  if (historyOn && options.jobs !== false) {
+    waitFlushTimer = setInterval(() => void flushWaits(), WAIT_FLUSH_INTERVAL_MS);
+    waitFlushTimer.unref();
   }
   const stopFollowingInlets =
     options.jobs !== false ? followPeriodicInlets(rooms, scheduler, { room, metrics, log: http.log, clock }) : () => {};
@@ -241,6 +256,8 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
         await roomPolling.stop();
         await scheduler.stop();
         await http.close();
+        clearInterval(waitFlushTimer);
+        if (historyOn) await flushWaits();
         await core.close();
       })()),
   };

@@ -30,6 +30,8 @@ export interface AwsConfig {
   /** max-age of the polling endpoints (0–5 s), as on any Anteroom node. */
   pollTtl: number;
   logLevel: string;
+  /** How long each room's per-minute history is kept (days; 0 records none). Default 30. */
+  historyRetentionDays?: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -149,5 +151,6 @@ export function awsConfigFromEnv(env: Env = process.env): AwsConfig {
     cdnPurgeQueueUrl: optional(env, 'CDN_PURGE_QUEUE_URL'),
     pollTtl: integer(env, 'POLL_TTL', 1, 0, 5),
     logLevel: optional(env, 'LOG_LEVEL') ?? 'warn',
+    historyRetentionDays: integer(env, 'HISTORY_RETENTION_DAYS', 30, 0, 3650),
   };
 }

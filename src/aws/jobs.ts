@@ -1,5 +1,5 @@
 // Lambda functions run by EventBridge schedules (rate(1 minute)): the queue-position expiry job, the
-// metrics event and the draw, the jobs every Anteroom node runs on an interval. One schedule invokes one
+// metrics event, the draw and the history (after-event reports), the jobs every Anteroom node runs on an interval. One schedule invokes one
 // function, so no leader lock is needed; a retried invocation is harmless (an expiry step is idempotent, a
 // metrics event describes the state it reads, a draw resumes from its stored progress under its own lease).
 //
@@ -27,6 +27,8 @@ export interface JobHandlers {
   admission: (event: ScheduledEvent) => Promise<void>;
   /** The draw of every room with shuffle_at_event_start whose start has come (resumable, see draw-runner.ts). */
   draw: (event: ScheduledEvent) => Promise<void>;
+  /** Every room's counters at this minute into its history (after-event reports), as a node's history job. */
+  history: (event: ScheduledEvent) => Promise<void>;
 }
 
 export interface AdmissionTicking {
@@ -93,6 +95,14 @@ export function createJobHandlers(
       await rt.room.runDraws();
       await rt.flush();
     },
+    history: async () => {
+      const rt = await runtime();
+      const keepSeconds = (rt.config.historyRetentionDays ?? 30) * 86_400;
+      if (keepSeconds === 0) return;
+      await rt.followRooms();
+      await rt.room.recordHistory(keepSeconds);
+      await rt.flush();
+    },
   };
 }
 
@@ -106,3 +116,4 @@ export const expiry = handlers.expiry;
 export const metrics = handlers.metrics;
 export const admission = handlers.admission;
 export const draw = handlers.draw;
+export const history = handlers.history;

@@ -59,8 +59,10 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
   // store, they would be dropped again by the next cold start of any core function — and the OpenID function,
   // following the store, would stop being a client within a second; its client secret would sit in Redis too.
   const { oidc: _ownClient, ...room } = config.event;
+  const keepHistorySeconds = (config.historyRetentionDays ?? 30) * 86_400;
   const core = await composeCore({
     store: parts.store,
+    recordWaits: keepHistorySeconds > 0,
     rooms: [room],
     onRoomRefused: (eventId, problem) => log(`stored room "${eventId}" refused by the room-settings schema; skipped: ${problem}`),
     clock: parts.clock,
@@ -87,7 +89,10 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
     bus,
     clock: core.clock,
     flush: async () => {
-      await parts.events?.flush();
+      // The waits of the visitors this invocation admitted go to the room's histograms before it returns (an
+      // execution environment may be frozen, then dropped, at any time after). Nothing tallied: no store call.
+      const waits = core.service.flushWaits(keepHistorySeconds).catch((error: unknown) => log('wait histogram flush failed', error));
+      await Promise.all([parts.events?.flush(), waits]);
     },
     followRooms: async () => {
       const now = core.clock();

@@ -85,7 +85,7 @@ export function serveCommand(): Command {
     .addOption(opt('--drain-timeout <seconds>', 'on SIGTERM/SIGINT: answer the requests in flight (new ones get 503 + Retry-After) and exit within this time (exit code 1 if it was not enough)', 'DRAIN_TIMEOUT').default(DEFAULT_DRAIN_TIMEOUT_SEC).argParser(integerIn(2, 3600)))
     .addOption(opt('--metrics-job-interval <seconds>', 'how often waiting_room_metrics events are emitted', 'METRICS_JOB_INTERVAL').default(60).argParser(integerIn(1, 86_400)))
     .addOption(opt('--public-api-key <key>', 'require this x-api-key on every public request (as VWR behind CloudFront)', 'PUBLIC_API_KEY').argParser(nonEmpty('--public-api-key', 8)))
-    .addOption(opt('--history-retention-days <days>', "how long each room's per-minute history (GET /private/rooms/{id}/report) is kept", 'HISTORY_RETENTION_DAYS').default(30).argParser(integerIn(1, 3650)))
+    .addOption(opt('--history-retention-days <days>', "how long each room's per-minute history (GET /private/rooms/{id}/report) is kept; 0 records none", 'HISTORY_RETENTION_DAYS').default(30).argParser(integerIn(0, 3650)))
     .addOption(opt('--metrics-token <token>', 'require Authorization: Bearer <token> on GET /metrics (default: open)', 'METRICS_TOKEN').argParser(nonEmpty('--metrics-token', 16)))
     .addOption(roomOpt('--issuer <url>', 'issuer'))
     .addOption(roomOpt('--signing-algorithm <alg>', 'signing_algorithm'))

@@ -35,6 +35,7 @@ export interface CoreParts {
   onJoinBatch?: WaitingRoomServiceDeps['onJoinBatch'];
   drawChunkSize?: WaitingRoomServiceDeps['drawChunkSize'];
   onBotDefence?: WaitingRoomServiceDeps['onBotDefence'];
+  recordWaits?: WaitingRoomServiceDeps['recordWaits'];
 }
 
 /** Name in the store of the secret every node signs and checks proof-of-work challenges with. */
@@ -81,6 +82,7 @@ export async function composeCore(parts: CoreParts): Promise<Core> {
     ...(parts.roomDefaults ? { roomDefaults: parts.roomDefaults } : {}),
     ...(parts.onRoomRefused ? { onRoomRefused: parts.onRoomRefused } : {}),
     ...(parts.onBotDefence ? { onBotDefence: parts.onBotDefence } : {}),
+    ...(parts.recordWaits === false ? { recordWaits: false } : {}),
     proofOfWork: new AltchaProofOfWork(proofOfWorkSecret),
     parkingSecret: createHmac('sha256', proofOfWorkSecret).update('anteroom infinite queue').digest('hex'),
   });

@@ -3,7 +3,8 @@
 // state at its end (waiting, active sessions). A reset sets the counters back to zero: a counter lower than the
 // minute before counts from zero again rather than as a negative number.
 
-import type { Counters, HistorySample } from './ports/store.ts';
+import type { Counters, HistorySample, MinuteWaits } from './ports/store.ts';
+import { countOf, percentile } from './wait-histogram.ts';
 
 export interface ReportMinute {
   minute: number;
@@ -17,18 +18,35 @@ export interface ReportMinute {
   /** Positions handed out and not yet served (serving counter below the queue), at the end of the minute. */
   waiting: number;
   active_sessions: number;
+  /** The serving counter at the sample (charts draw it; a reset sets it back to zero). */
+  serving_counter: number;
+  /** Visitors admitted this minute whose wait was measured (at their first token set), and its percentiles (s). */
+  waits_measured: number;
+  wait_p50_s: number | null;
+  wait_p90_s: number | null;
+  wait_p99_s: number | null;
+  /** Of those, the ones this deployment gave a turn estimate, and percentiles of |actual − estimate| (s). */
+  estimates_judged: number;
+  estimate_error_p50_s: number | null;
+  estimate_error_p90_s: number | null;
 }
 
 export const REPORT_COLUMNS = [
-  'minute', 'arrivals', 'admissions', 'claims', 'leaves', 'completions', 'abandons', 'expiries', 'waiting', 'active_sessions',
+  'minute', 'arrivals', 'admissions', 'claims', 'leaves', 'completions', 'abandons', 'expiries', 'waiting', 'active_sessions', 'serving_counter',
+  'waits_measured', 'wait_p50_s', 'wait_p90_s', 'wait_p99_s', 'estimates_judged', 'estimate_error_p50_s', 'estimate_error_p90_s',
 ] as const satisfies readonly (keyof ReportMinute)[];
 
 // No sample before: the first minute counts from zero (the history starts with the room, or after a reset).
 const moved = (now: number, before: number | undefined) => (before === undefined || now < before ? now : now - before);
 
-export function reportMinutes(samples: readonly HistorySample[], previous?: HistorySample): ReportMinute[] {
+/**
+ * The report's minutes: one per counter sample, plus one for each minute with waits but no sample (a
+ * visitor admitted in a minute the history job missed), in order.
+ */
+export function reportMinutes(samples: readonly HistorySample[], previous?: HistorySample, waits: readonly MinuteWaits[] = []): ReportMinute[] {
   let last: Counters | undefined = previous?.counters;
-  return samples.map((sample) => {
+  const waitsOf = new Map(waits.map((w) => [w.minute, w.counts]));
+  const rows = samples.map((sample): ReportMinute => {
     const c = sample.counters;
     const row: ReportMinute = {
       minute: sample.minute,
@@ -41,13 +59,85 @@ export function reportMinutes(samples: readonly HistorySample[], previous?: Hist
       expiries: moved(c.expired, last?.expired),
       waiting: Math.max(0, c.queue - Math.min(c.serving, c.queue) - c.left),
       active_sessions: sample.active,
+      serving_counter: c.serving,
+      ...waitColumns(waitsOf.get(sample.minute) ?? {}),
     };
+    waitsOf.delete(sample.minute);
     last = c;
     return row;
   });
+  if (waitsOf.size === 0) return rows;
+  // Minutes with waits and no sample: no movement known, the state of the sample before.
+  for (const [minute, counts] of waitsOf) {
+    const before = [...rows].reverse().find((row) => row.minute < minute);
+    rows.push({
+      minute, arrivals: 0, admissions: 0, claims: 0, leaves: 0, completions: 0, abandons: 0, expiries: 0,
+      waiting: before?.waiting ?? 0, active_sessions: before?.active_sessions ?? 0,
+      serving_counter: before?.serving_counter ?? 0, ...waitColumns(counts),
+    });
+  }
+  return rows.sort((a, b) => a.minute - b.minute);
+}
+
+function waitColumns(counts: Readonly<Record<string, number>>): Pick<ReportMinute, 'waits_measured' | 'wait_p50_s' | 'wait_p90_s' | 'wait_p99_s' | 'estimates_judged' | 'estimate_error_p50_s' | 'estimate_error_p90_s'> {
+  return {
+    waits_measured: countOf(counts, 'w'),
+    wait_p50_s: percentile(counts, 'w', 50),
+    wait_p90_s: percentile(counts, 'w', 90),
+    wait_p99_s: percentile(counts, 'w', 99),
+    estimates_judged: countOf(counts, 'e'),
+    estimate_error_p50_s: percentile(counts, 'e', 50),
+    estimate_error_p90_s: percentile(counts, 'e', 90),
+  };
+}
+
+/** The whole range at a glance: sums of the movements, the peaks, and percentiles over every wait measured. */
+export interface ReportTotals {
+  arrivals: number;
+  admissions: number;
+  claims: number;
+  leaves: number;
+  completions: number;
+  abandons: number;
+  expiries: number;
+  peak_waiting: number;
+  /** The minute of the peak (the first one), or null without minutes. */
+  peak_waiting_minute: number | null;
+  peak_active_sessions: number;
+  waits_measured: number;
+  wait_p50_s: number | null;
+  wait_p90_s: number | null;
+  wait_p99_s: number | null;
+  estimates_judged: number;
+  estimate_error_p50_s: number | null;
+  estimate_error_p90_s: number | null;
+}
+
+export function reportTotals(rows: readonly ReportMinute[], waits: readonly MinuteWaits[]): ReportTotals {
+  const sum = (column: 'arrivals' | 'admissions' | 'claims' | 'leaves' | 'completions' | 'abandons' | 'expiries') =>
+    rows.reduce((total, row) => total + row[column], 0);
+  // The buckets of every minute added up: the percentiles of the whole range, as exact as a minute's.
+  const merged: Record<string, number> = {};
+  for (const minute of waits) for (const [field, count] of Object.entries(minute.counts)) merged[field] = (merged[field] ?? 0) + count;
+  let peak: ReportMinute | undefined;
+  for (const row of rows) if (!peak || row.waiting > peak.waiting) peak = row;
+  return {
+    arrivals: sum('arrivals'),
+    admissions: sum('admissions'),
+    claims: sum('claims'),
+    leaves: sum('leaves'),
+    completions: sum('completions'),
+    abandons: sum('abandons'),
+    expiries: sum('expiries'),
+    peak_waiting: peak?.waiting ?? 0,
+    peak_waiting_minute: peak?.minute ?? null,
+    peak_active_sessions: rows.reduce((most, row) => Math.max(most, row.active_sessions), 0),
+    ...waitColumns(merged),
+  };
 }
 
 export function reportCsv(rows: readonly ReportMinute[]): string {
-  const lines = [REPORT_COLUMNS.join(','), ...rows.map((row) => REPORT_COLUMNS.map((column) => row[column]).join(','))];
+  // An empty cell where a percentile has no sample.
+  const lines = [REPORT_COLUMNS.join(','), ...rows.map((row) => REPORT_COLUMNS.map((column) => row[column] ?? '').join(','))];
   return `${lines.join('\n')}\n`;
 }

@@ -85,15 +85,17 @@ export class WaitEstimates {
     return this.rooms.get(eventId)?.open.get(requestId)?.estimate;
   }
 
-  /** The visitor was let in at `servedAtMs`: their estimate is judged. */
-  admitted(eventId: string, requestId: string, servedAtMs: number): void {
+  /** The visitor was let in at `servedAtMs`: their estimate is judged. Answers its error (s), if one was given. */
+  admitted(eventId: string, requestId: string, servedAtMs: number): number | undefined {
     const room = this.rooms.get(eventId);
     const shown = room?.open.get(requestId);
-    if (!room || !shown) return;
+    if (!room || !shown) return undefined;
     room.open.delete(requestId);
     const actual = Math.max(0, servedAtMs - shown.entryTimeMs) / 1000;
-    room.errors.push(Math.abs(actual - (shown.estimate.lowSec + shown.estimate.highSec) / 2));
+    const error = Math.abs(actual - (shown.estimate.lowSec + shown.estimate.highSec) / 2);
+    room.errors.push(error);
     if (room.errors.length > ERRORS_KEPT) room.errors.shift();
+    return error;
   }
 
   accuracy(eventId: string): EstimateAccuracy {

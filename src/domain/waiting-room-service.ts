@@ -24,13 +24,14 @@ import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettin
 import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets, type RoomView } from './room-edits.ts';
 import { roomFigures, type RoomFigures } from './room-figures.ts';
 import { WaitEstimates, type EstimateAccuracy, type WaitEstimate } from './wait-estimates.ts';
+import { WaitTally } from './wait-histogram.ts';
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
 import type { AuditEntry, AuditStore, BotDefenceStore, Counters, DrawStore, HistoryStore, JoinRequest, QueueStore, RoomStore, SessionRenewal, Store, StoredRoom } from './ports/store.ts';
 import type { ProofOfWork } from './ports/proof-of-work.ts';
 import { BotDefence, type BotDefenceOutcome, type JoinCredentials } from './bot-defence.ts';
-import { reportMinutes, type ReportMinute } from './room-report.ts';
+import { reportMinutes, reportTotals, type ReportMinute, type ReportTotals } from './room-report.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
@@ -89,6 +90,8 @@ export interface WaitingRoomServiceDeps {
   onBotDefence?: (outcome: BotDefenceOutcome, eventId: string | undefined) => void;
   /** Keys the request IDs of the infinite queue (shared by every node); without it, no room parks joins. */
   parkingSecret?: string;
+  /** Tally each admitted visitor's wait for the history (flushWaits); default true. Off with the history off. */
+  recordWaits?: boolean;
 }
 
 /** Without a proof-of-work adapter: no challenge to offer, no solution accepted. */
@@ -130,6 +133,9 @@ export class WaitingRoomService {
 
   /** The wait estimates given at the first lookup of a place, judged at admission (./wait-estimates.ts). */
   readonly estimates = new WaitEstimates();
+  /** Waits and estimate errors of the visitors admitted here, not yet added to the store (./wait-histogram.ts). */
+  private readonly waitTally = new WaitTally();
+  private readonly recordWaits: boolean;
 
   constructor(deps: WaitingRoomServiceDeps) {
     this.store = deps.store;
@@ -139,6 +145,7 @@ export class WaitingRoomService {
     this.events = deps.events;
     this.clock = deps.clock;
     this.defaultIssuer = deps.defaultIssuer;
+    this.recordWaits = deps.recordWaits ?? true;
     this.afterReset = deps.afterReset;
     const intake = deps.intake;
     this.intake = intake !== undefined;
@@ -185,7 +192,10 @@ export class WaitingRoomService {
 
   private followRoom(change: RoomChange): Promise<void> {
     // A room removed is gone from the store, its keys with it (deleteRoom): one created again gets its own.
-    if (change.kind === 'removed') this.keys.forget(change.eventId);
+    if (change.kind === 'removed') {
+      this.keys.forget(change.eventId);
+      this.waitTally.forget(change.eventId);
+    }
     if (!change.after) return Promise.resolve();
     const room = change.after;
     const write = this.roomWrites.then(() => this.prepareRoom(room));
@@ -391,10 +401,17 @@ export class WaitingRoomService {
         throw Errors.queuePositionExpired();
       case 'reissue':
         return ok(await this.tokenResponse(event.event_id, decision.record, now));
-      case 'issue':
-        // The wait it had, against the estimate it was given (when it was given one).
-        this.estimates.admitted(event.event_id, id, (ctx?.servedAt ?? now) * 1000);
-        return ok(await this.issue(event, id, decision.position, now, overrides));
+      case 'issue': {
+        const answer = await this.issue(event, id, decision.position, now, overrides);
+        if (answer.issued && this.recordWaits) {
+          // The wait it had (join → admission; the claim when the admission time is unknown), against the
+          // estimate it was given (when this node gave it one): the room's wait histogram of that minute.
+          const admittedAt = Math.max(ctx?.servedAt ?? now, ctx?.entryTime ?? 0);
+          const error = this.estimates.admitted(event.event_id, id, admittedAt * 1000);
+          this.waitTally.add(event.event_id, admittedAt, admittedAt - (ctx?.entryTime ?? admittedAt), error);
+        }
+        return ok(answer.response);
+      }
     }
   }
 
@@ -404,7 +421,7 @@ export class WaitingRoomService {
     position: number,
     now: number,
     overrides: TokenOverrides,
-  ): Promise<TokenResponse> {
+  ): Promise<{ response: TokenResponse; issued: boolean }> {
     const key = await this.keys.current(event.event_id, event.signing_algorithm);
     const record = newTokenRecord({
       requestId,
@@ -430,11 +447,11 @@ export class WaitingRoomService {
       case 'existing':
         // A concurrent first claim won: answer with its tokens (same rules as a re-claim).
         if (result.record.status !== 0) throw Errors.tokenSessionClosed();
-        return this.tokenResponse(event.event_id, result.record, now);
+        return { response: await this.tokenResponse(event.event_id, result.record, now), issued: false };
       case 'issued': {
         const response = await this.tokenResponse(event.event_id, result.record, now);
         this.events.publish('token_generated', { event_id: event.event_id, request_id: requestId });
-        return response;
+        return { response, issued: true };
       }
     }
   }
@@ -967,16 +984,39 @@ export class WaitingRoomService {
       const [counters, active] = await Promise.all([this.store.getCounters(eventId), this.store.countActiveTokens(eventId, now)]);
       await this.store.recordHistory(eventId, { minute, counters, active }, keepSeconds);
     }
+    await this.flushWaits(keepSeconds);
+  }
+
+  /**
+   * Adds this node's wait tallies to the store's histograms (every node, every few seconds, and at close).
+   * Tallies the store could not take are kept for the next flush.
+   */
+  async flushWaits(keepSeconds: number): Promise<void> {
+    const entries = this.waitTally.drain();
+    for (let i = 0; i < entries.length; i++) {
+      const { eventId, waits } = entries[i]!;
+      try {
+        await this.store.addWaits(eventId, waits, keepSeconds);
+      } catch (error) {
+        this.waitTally.restore(entries.slice(i));
+        throw error;
+      }
+    }
   }
 
   /** The room's after-event report, minute by minute, for the minutes from `from` to `to` (epoch seconds). */
-  async roomReport(eventId: string, from: number, to: number): Promise<{ status: 200; body: { event_id: string; from: number; to: number; minutes: ReportMinute[] } }> {
+  async roomReport(
+    eventId: string,
+    from: number,
+    to: number,
+  ): Promise<{ status: 200; body: { event_id: string; from: number; to: number; totals: ReportTotals; minutes: ReportMinute[] } }> {
     if (!this.roomSettings(eventId)) throw Errors.unknownRoom();
     const first = from - (from % 60);
     // One sample before the range gives its first minute's movements.
-    const samples = await this.store.readHistory(eventId, first - 60, to);
+    const [samples, waits] = await Promise.all([this.store.readHistory(eventId, first - 60, to), this.store.readWaits(eventId, first, to)]);
     const previous = samples[0] && samples[0].minute < first ? samples.shift() : undefined;
-    return { status: 200, body: { event_id: eventId, from, to, minutes: reportMinutes(samples, previous) } };
+    const minutes = reportMinutes(samples, previous, waits);
+    return { status: 200, body: { event_id: eventId, from, to, totals: reportTotals(minutes, waits), minutes } };
   }
 
   /** Keeps one private-API change in the audit log (who, from where, what, before and after). */

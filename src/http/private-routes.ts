@@ -13,6 +13,7 @@ import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
   AuditQuery,
   ReportQuery,
+  ReportResponse,
   DrawPositionsQuery,
   EventBody,
   EventQuery,
@@ -147,7 +148,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       // After-event report (minute by minute, from the room's history): JSON, or CSV with format=csv or Accept: text/csv.
       method: 'GET',
       url: '/rooms/:event_id/report',
-      schema: { querystring: ReportQuery },
+      schema: { querystring: ReportQuery, response: ReportResponse },
       handler: async (req, reply) => {
         const q = (req as Q<Static<typeof ReportQuery>>).query;
         const to = q.to === undefined ? Math.floor(Date.now() / 1000) : Number(q.to);

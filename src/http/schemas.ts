@@ -38,6 +38,65 @@ export const ReportQuery = query({
   format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
 });
 
+const NullableSeconds = Type.Union([Type.Integer(), Type.Null()]);
+const ReportMinuteSchema = Type.Object({
+  minute: Type.Integer({ description: 'Start of the minute, epoch seconds' }),
+  arrivals: Type.Integer(),
+  admissions: Type.Integer(),
+  claims: Type.Integer(),
+  leaves: Type.Integer(),
+  completions: Type.Integer(),
+  abandons: Type.Integer(),
+  expiries: Type.Integer(),
+  waiting: Type.Integer({ description: 'Waiting line at the end of the minute' }),
+  active_sessions: Type.Integer(),
+  serving_counter: Type.Integer({ description: 'The serving counter at the end of the minute' }),
+  waits_measured: Type.Integer({ description: 'Visitors admitted this minute whose wait (join → admission) was measured' }),
+  wait_p50_s: NullableSeconds,
+  wait_p90_s: NullableSeconds,
+  wait_p99_s: NullableSeconds,
+  estimates_judged: Type.Integer({ description: 'Of those, the ones given a turn estimate' }),
+  estimate_error_p50_s: NullableSeconds,
+  estimate_error_p90_s: NullableSeconds,
+});
+const ReportTotalsSchema = Type.Object({
+  arrivals: Type.Integer(),
+  admissions: Type.Integer(),
+  claims: Type.Integer(),
+  leaves: Type.Integer(),
+  completions: Type.Integer(),
+  abandons: Type.Integer(),
+  expiries: Type.Integer(),
+  peak_waiting: Type.Integer(),
+  peak_waiting_minute: Type.Union([Type.Integer(), Type.Null()]),
+  peak_active_sessions: Type.Integer(),
+  waits_measured: Type.Integer(),
+  wait_p50_s: NullableSeconds,
+  wait_p90_s: NullableSeconds,
+  wait_p99_s: NullableSeconds,
+  estimates_judged: Type.Integer(),
+  estimate_error_p50_s: NullableSeconds,
+  estimate_error_p90_s: NullableSeconds,
+});
+/** The after-event report: JSON, or CSV (the same columns, an empty cell for null) with format=csv or Accept: text/csv. */
+export const ReportResponse = {
+  200: {
+    description: "The room's report, minute by minute",
+    content: {
+      'application/json': {
+        schema: Type.Object({
+          event_id: Type.String(),
+          from: Type.Integer(),
+          to: Type.Integer(),
+          totals: ReportTotalsSchema,
+          minutes: Type.Array(ReportMinuteSchema),
+        }),
+      },
+      'text/csv': { schema: Type.String() },
+    },
+  },
+};
+
 export const EventBody = body({ event_id: Id });
 export const EventRequestBody = body({ event_id: Id, request_id: Id });
 /** A join: VWR's body, plus what the bot defence may ask for (docs/bots.md). */

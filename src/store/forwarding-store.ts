@@ -29,6 +29,7 @@ import type {
   StoredSigningKey,
   AuditEntry,
   HistorySample,
+  MinuteWaits,
 } from '../domain/ports/store.ts';
 
 export abstract class ForwardingStore implements Store {
@@ -240,5 +241,13 @@ export abstract class ForwardingStore implements Store {
 
   readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]> {
     return this.inner.readHistory(eventId, fromMinute, toMinute);
+  }
+
+  addWaits(eventId: string, waits: MinuteWaits, keepSeconds: number): Promise<void> {
+    return this.inner.addWaits(eventId, waits, keepSeconds);
+  }
+
+  readWaits(eventId: string, fromMinute: number, toMinute: number): Promise<MinuteWaits[]> {
+    return this.inner.readWaits(eventId, fromMinute, toMinute);
   }
 }

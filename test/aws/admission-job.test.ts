@@ -100,4 +100,28 @@ describe('AWS admission job', () => {
       await b.runtime.close();
     }
   });
+
+  it('the history job records every room at its minute, and the waits an invocation admitted are in the report', async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 24, 12, 0, 0));
+    const start = clock.now() / 1000;
+    const { runtime } = await environment(`ar-aws-hist-${randomUUID().slice(0, 8)}:`, clock, defaultSettings('Sample'));
+    try {
+      const joined = await runtime.room.assignQueueNum('Sample');
+      const id = (joined.body as { api_request_id: string }).api_request_id;
+      clock.advance(20);
+      await runtime.room.incrementServingCounter('Sample', 1);
+      assert.equal((await runtime.room.generateToken('Sample', id)).status, 200);
+      // The public API function's invocation ends with a flush: the wait is in Redis before it returns.
+      await runtime.flush();
+      await createJobHandlers(async () => runtime).history(scheduledEvent('history'));
+      const report = await runtime.room.roomReport('Sample', start, start + 60);
+      assert.deepEqual(
+        report.body.minutes.map((m) => [m.minute - start, m.arrivals, m.admissions, m.claims, m.waits_measured]),
+        [[0, 1, 1, 1, 1]],
+      );
+      assert.ok(report.body.minutes[0]!.wait_p50_s! > 15 && report.body.minutes[0]!.wait_p50_s! <= 20);
+    } finally {
+      await runtime.close();
+    }
+  });
 });

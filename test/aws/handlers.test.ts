@@ -275,6 +275,26 @@ describe('AWS Lambda handlers', () => {
     }
   });
 
+  it('after-event report on Lambda: the history job samples the room, the public function adds the waits it let in, the private API reports them', async () => {
+    const d = deployment({}, new TestClock(Date.UTC(2026, 10, 24, 12, 0, 0)));
+    try {
+      const start = Math.floor(d.clock.now() / 1000);
+      const [first] = await d.join(2);
+      d.clock.advance(20);
+      assert.equal((await d.privateApi(post('/increment_serving_counter', { event_id: 'Sample', increment_by: 1 }))).statusCode, 200);
+      // The public function's invocation adds the wait to the store before it returns (no timer on Lambda).
+      assert.equal((await d.publicApi(post('/generate_token', { event_id: 'Sample', request_id: first! }))).statusCode, 200);
+      await d.jobs.history(scheduledEvent('history'));
+      const report = await d.privateApi(get('/rooms/Sample/report', { from: String(start), to: String(start + 60) }));
+      assert.equal(report.statusCode, 200, report.body);
+      const minutes = json(report).minutes as Record<string, number>[];
+      assert.deepEqual(minutes.map((m) => [m.minute! - start, m.arrivals, m.admissions, m.claims, m.waiting, m.waits_measured]), [[0, 2, 1, 1, 1, 1]]);
+      assert.ok(minutes[0]!.wait_p50_s! > 15 && minutes[0]!.wait_p50_s! <= 20, `${minutes[0]!.wait_p50_s}`);
+    } finally {
+      await d.close();
+    }
+  });
+
   it('rooms at runtime: each function serves its stack\'s room and follows the rooms API, looking at most once a second', async () => {
     const d = deployment();
     try {

@@ -284,7 +284,7 @@ describe('CloudFormation templates', () => {
       AuthToken: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.stringLikeRegexp('resolve:secretsmanager')])]) }),
     });
     const functions = roomFunctions();
-    assert.equal(functions.length, 7);
+    assert.equal(functions.length, 8);
     for (const [id, fn] of functions) {
       assert.ok(fn.Properties.VpcConfig, `${id} in the VPC`);
       assert.equal(fn.Properties.Environment.Variables.REDIS_TLS, 'true');
@@ -296,12 +296,13 @@ describe('CloudFormation templates', () => {
       BillingMode: 'PAY_PER_REQUEST',
     });
     t.hasResourceProperties('AWS::Events::EventBus', {});
-    // VWR's schedules only exist when their feature is on (VWR's conditions); the admission job and the draw
-    // always run (a room may be switched to automatic admission or get shuffle_at_event_start at any time).
+    // VWR's schedules only exist when their feature is on (VWR's conditions); the admission job, the draw and the
+    // history always run (a room may be switched to automatic admission or get shuffle_at_event_start at any time).
     const rules = resourcesOf('core', 'AWS::Events::Rule').map(([, r]) => [r.Properties.ScheduleExpression, r.Condition ?? 'always']);
     assert.deepEqual(rules.sort(), [
       ['rate(1 minute)', 'GenerateWaitingRoomEvents'],
       ['rate(1 minute)', 'SetQueuePositionExpiredEvents'],
+      ['rate(1 minute)', 'always'],
       ['rate(1 minute)', 'always'],
       ['rate(1 minute)', 'always'],
     ]);
@@ -329,8 +330,8 @@ describe('CloudFormation templates', () => {
     const by = (metric: string) => alarms.filter((a) => a.MetricName === metric);
     assert.equal(by('4XXError').length, 2);
     assert.equal(by('5XXError').length, 2);
-    assert.equal(by('Errors').length, 8);
-    assert.equal(by('Throttles').length, 8);
+    assert.equal(by('Errors').length, 9);
+    assert.equal(by('Throttles').length, 9);
     assert.equal(by('ApproximateNumberOfMessagesVisible').length, 1);
     assert.ok(alarms.every((a) => a.Threshold === 0 && a.ComparisonOperator === 'GreaterThanThreshold'));
     assert.equal(resourcesOf('authorizers', 'AWS::CloudWatch::Alarm').length, 2);

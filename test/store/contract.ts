@@ -57,6 +57,27 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       assert.deepEqual(await store.readHistory(freshEvent(), 0, 10_000), []);
     });
 
+    it('the wait histograms add up per minute and field (several nodes), read a range oldest first, drop the expired', async () => {
+      const store = await open();
+      const event = freshEvent();
+      await store.addWaits(event, { minute: 600, counts: { w3: 2, e1: 1 } }, 3600);
+      await store.addWaits(event, { minute: 660, counts: { w5: 1 } }, 3600);
+      await store.addWaits(event, { minute: 600, counts: { w3: 3, w4: 1 } }, 3600);
+      assert.deepEqual(await store.readWaits(event, 0, 10_000), [
+        { minute: 600, counts: { w3: 5, w4: 1, e1: 1 } },
+        { minute: 660, counts: { w5: 1 } },
+      ]);
+      assert.deepEqual((await store.readWaits(event, 630, 660)).map((m) => m.minute), [660]);
+      await store.addWaits(event, { minute: 4260, counts: { w0: 1 } }, 3600);
+      assert.deepEqual((await store.readWaits(event, 0, 10_000)).map((m) => m.minute), [660, 4260]);
+      assert.deepEqual(await store.readWaits(freshEvent(), 0, 10_000), []);
+      // Deleting the room deletes its history and its histograms.
+      await store.recordHistory(event, { minute: 4260, counters: { queue: 1, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0 }, active: 0 }, 3600);
+      await store.deleteRoomData(event);
+      assert.deepEqual(await store.readWaits(event, 0, 10_000), []);
+      assert.deepEqual(await store.readHistory(event, 0, 10_000), []);
+    });
+
     it('the audit log keeps entries newest first, pages by sequence number, and outlives the room they name', async () => {
       const store = await open();
       const event = freshEvent();

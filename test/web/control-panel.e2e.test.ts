@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from './support.ts';
+import { ensurePagesBuilt, launchChromium, newPage, startWebNode, watchErrors, type WebNode } from './support.ts';
 
 const TIMEOUT = 20_000;
 
@@ -234,6 +234,104 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
     await waitForText(page, '#c-serving', /^\d+$/);
     assert.equal(await page.getByRole('button', { name: 'Increment serving counter' }).isEnabled(), true);
     assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  it("the charts load the room's history from the server: a reload keeps them, a past range shows only the record", async () => {
+    const id = 'Charted';
+    assert.equal((await admin('PUT', `/rooms/${id}`, {})).status, 201);
+    for (let i = 0; i < 5; i++) await join(id);
+    // The history job's sample of this minute: 5 waiting. Then everyone is let in: the page's own samples
+    // see nobody waiting, so a 5 on the chart can only come from the server's history.
+    await node.room.recordHistory(86_400);
+    const sampledAt = Math.floor(Date.now() / 1000);
+    assert.equal((await admin('POST', '/increment_serving_counter', { event_id: id, increment_by: 5 })).status, 200);
+
+    const { page, context, errors } = await newPage(browser);
+    const openCharted = async () => {
+      await connect(page, 'token');
+      await page.getByRole('button', { name: `Open room ${id}` }).click();
+      await waitForText(page, '#room-title', `Room ${id}`);
+    };
+    await openCharted();
+    await waitForText(page, '#chart-status', '1 minute on record for this range.');
+    await waitForText(page, '#queue-chart-summary', /Latest: 0 waiting; .*Most waiting in the range: 5\./);
+
+    await page.reload();
+    await openCharted();
+    await waitForText(page, '#chart-status', '1 minute on record for this range.');
+    await waitForText(page, '#queue-chart-summary', /Latest: 0 waiting; .*Most waiting in the range: 5\./);
+
+    // A range in the past: the record only, no live samples added.
+    await page.getByLabel('Range', { exact: true }).selectOption('custom');
+    const local = (seconds: number) =>
+      page.evaluate((s) => {
+        const d = new Date(s * 1000);
+        const pad = (n: number) => String(n).padStart(2, '0');
+        return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+      }, seconds);
+    await page.getByLabel('From', { exact: true }).fill(await local(sampledAt - 120));
+    await page.getByLabel('To', { exact: true }).fill(await local(sampledAt + 60));
+    await page.getByRole('button', { name: 'Show', exact: true }).click();
+    await waitForText(page, '#chart-status', '1 minute on record for this range.');
+    await waitForText(page, '#queue-chart-summary', /Latest: 5 waiting;/);
+    assert.equal(await page.locator('#queue-chart').getAttribute('data-samples'), '1');
+    // The figures go on refreshing (every 2 s); a past range gains no sample from them.
+    await page.waitForFunction(() => document.querySelector('#c-serving')?.textContent === '5', undefined, { timeout: TIMEOUT });
+    assert.equal(await page.locator('#queue-chart').getAttribute('data-samples'), '1');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  it('the after-event report page: totals and five charts for the room, on a phone, and on paper without its buttons', async () => {
+    const id = 'Reported';
+    assert.equal((await admin('PUT', `/rooms/${id}`, {})).status, 201);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const response = await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: id }) });
+      ids.push(((await response.json()) as { api_request_id: string }).api_request_id);
+    }
+    assert.equal((await admin('POST', '/increment_serving_counter', { event_id: id, increment_by: 4 })).status, 200);
+    for (const requestId of ids.slice(0, 3)) {
+      const response = await fetch(`${node.url}/generate_token`, { method: 'POST', body: JSON.stringify({ event_id: id, request_id: requestId }) });
+      assert.equal(response.status, 200);
+    }
+    await node.room.recordHistory(86_400);
+
+    const { page, context, errors } = await newPage(browser, { width: 390, height: 844 });
+    await connect(page, 'token');
+    await page.getByRole('button', { name: `Open room ${id}` }).click();
+    await waitForText(page, '#room-title', `Room ${id}`);
+    await waitForText(page, '#chart-status', '1 minute on record for this range.');
+    const [report] = await Promise.all([page.waitForEvent('popup'), page.getByRole('button', { name: 'After-event report' }).click()]);
+    const reportErrors = watchErrors(report);
+    await report.locator('#report-body[data-rendered="true"]').waitFor({ timeout: TIMEOUT });
+    await waitForText(report, '#report-title', `After-event report: room ${id}`);
+    const totals = Object.fromEntries(
+      await report.locator('#totals > div').evaluateAll((items) => items.map((item) => [item.querySelector('dt')?.textContent, item.querySelector('dd')?.textContent])),
+    ) as Record<string, string>;
+    assert.equal(totals['Arrivals'], '6');
+    assert.equal(totals['Let in'], '4');
+    assert.equal(totals['Tokens claimed'], '3');
+    assert.equal(totals['Waits measured'], '3');
+    assert.match(totals['Median wait'] ?? '', /^\d+ s$/);
+    assert.equal(await report.locator('.report-chart canvas').count(), 5);
+    // A phone: nothing wider than the screen.
+    assert.equal(await report.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true);
+    // Paper: the Print button and the banner are not printed; the charts and totals are.
+    assert.equal(await report.getByRole('button', { name: 'Print' }).isVisible(), true);
+    await report.emulateMedia({ media: 'print' });
+    assert.equal(await report.getByRole('button', { name: 'Print' }).isVisible(), false);
+    assert.equal(await report.locator('header.top').isVisible(), false);
+    assert.equal(await report.locator('#totals').isVisible(), true);
+    assert.equal(await report.locator('#wait-chart canvas').isVisible(), true);
+    assert.deepEqual([...errors, ...reportErrors], []);
+
+    // Opened on its own, it has no report to show and says where to open it from.
+    const alone = await context.newPage();
+    await alone.goto(`${node.url}/control-panel/report.html`);
+    await waitForText(alone, '#report-status', /Open this page from the control panel/);
+    assert.equal(await alone.locator('#report-body').isVisible(), false);
     await context.close();
   });
 });

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
+import { bucketOf } from '../../src/domain/wait-histogram.ts';
 import { ensurePagesBuilt, launchChromium, newPage, startWebNode } from './support.ts';
 
 const OUT = fileURLToPath(new URL('../../docs/img/', import.meta.url));
@@ -29,6 +30,47 @@ const admin = (path: string, body: unknown) =>
     body: JSON.stringify(body),
   });
 const shoot = (page: Page, name: string) => page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
+
+/**
+ * The after-event report of a sale an hour long, recorded minute by minute into the history of a room of its
+ * own ("Sale": a rush at the start, the line let in 40 a minute, waits that grow then shrink), then opened from
+ * the panel for the last hour.
+ */
+async function shootReport(panel: Page): Promise<void> {
+  await fetch(`${node.privateUrl}/rooms/Sale`, { method: 'PUT', headers: { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}` }, body: '{}' });
+  const now = Math.floor(Date.now() / 1000);
+  const first = now - (now % 60) - 59 * 60;
+  const counters = { queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0 };
+  for (let i = 0; i < 60; i++) {
+    const minute = first + i * 60;
+    const arrivals = Math.round(i < 10 ? 120 - i * 9 : Math.max(5, 40 - i / 2));
+    counters.queue += arrivals;
+    const admitted = Math.min(40, counters.queue - counters.serving);
+    counters.serving += admitted;
+    counters.tokens += Math.round(admitted * 0.9);
+    counters.left += Math.round(arrivals * 0.03);
+    counters.completed += Math.round(admitted * 0.7);
+    const active = Math.min(counters.tokens - counters.completed, 150);
+    await node.store.recordHistory('Sale', { minute, counters: { ...counters }, active }, 86_400);
+    const waiting = counters.queue - counters.serving;
+    const typical = Math.max(5, Math.round((waiting / 40) * 60));
+    const counts: Record<string, number> = {};
+    for (let v = 0; v < admitted; v++) {
+      const wait = Math.round(typical * (0.6 + (v / admitted) * 0.8));
+      counts[`w${bucketOf(wait)}`] = (counts[`w${bucketOf(wait)}`] ?? 0) + 1;
+      if (v % 3 === 0) counts[`e${bucketOf(Math.abs(wait - typical) + 10)}`] = (counts[`e${bucketOf(Math.abs(wait - typical) + 10)}`] ?? 0) + 1;
+    }
+    await node.store.addWaits('Sale', { minute, counts }, 86_400);
+  }
+  await panel.getByRole('button', { name: 'Open room Sale' }).click();
+  await panel.getByLabel('Range', { exact: true }).selectOption('3600');
+  await panel.waitForFunction(() => /on record/.test(document.querySelector('#chart-status')?.textContent ?? ''));
+  const [report] = await Promise.all([panel.waitForEvent('popup'), panel.getByRole('button', { name: 'After-event report' }).click()]);
+  await report.setViewportSize({ width: 900, height: 900 });
+  await report.locator('#report-body[data-rendered="true"]').waitFor();
+  await shoot(report, 'after-event-report');
+  await report.close();
+}
 
 try {
   // A second room, with a pre-queue and a draw at the start, so that the panel's list shows two phases.
@@ -84,6 +126,7 @@ try {
   await phone.page.locator('#draw-commitment').waitFor();
   await phone.page.locator('#rooms-card').scrollIntoViewIfNeeded();
   await phone.page.screenshot({ path: join(OUT, 'control-panel-phone.png') });
+  await shootReport(operator.page);
 
   await admin('/increment_serving_counter', { event_id: 'Sample', increment_by: position - serving });
   await visitor.page.getByRole('button', { name: 'Purchase now' }).waitFor({ timeout: 20_000 });

@@ -4,6 +4,16 @@
 import { errorMessage, isRetryableStatus } from '../shared/retry.ts';
 import type { PrivateApiClient } from '../../src/client/private-api-client.ts';
 import type { LegacyFigures, RoomFigures } from './figures.ts';
+import type { ReportMinute, ReportTotals } from '../../src/domain/room-report.ts';
+
+/** GET /private/rooms/{id}/report. */
+export interface RoomReport {
+  event_id: string;
+  from: number;
+  to: number;
+  totals: ReportTotals;
+  minutes: ReportMinute[];
+}
 
 /** A failure a later poll may not see (network, 429, 5xx). */
 export class Transient extends Error {}
@@ -67,6 +77,13 @@ export class PanelApi {
   async figuresIfServed(eventId: string): Promise<RoomFigures | undefined> {
     const answer = await this.send('GET', `/rooms/${encodeURIComponent(eventId)}/figures`);
     return answer.status === 404 ? undefined : (checked('figures', answer) as RoomFigures);
+  }
+
+  /** The room's report (its history, one row a minute) from `from` to `to` (epoch s); undefined without one (404). */
+  async report(eventId: string, from: number, to: number): Promise<RoomReport | undefined> {
+    const answer = await this.send('GET', `/rooms/${encodeURIComponent(eventId)}/report?from=${Math.floor(from)}&to=${Math.floor(to)}`);
+    if (answer.status === 404) return undefined;
+    return checked('report', answer) as RoomReport;
   }
 
   /** VWR's counters: serving_num and waiting_num (public), num_active_tokens (private). */

@@ -1,5 +1,7 @@
-// Live charts of the control panel (uPlot: ~50 KB, canvas, no dependencies): queue length and serving counter,
-// and the admission rate derived from the serving counter, over the last minutes of samples.
+// Charts of the control panel (uPlot: ~50 KB, canvas, no dependencies): queue length and serving counter, and
+// the admission rate derived from the serving counter. The room's history (GET /private/rooms/{id}/report, one
+// sample a minute, kept by the server) is loaded for the range picked, so the charts survive a reload and show
+// past events; while the range ends now, the panel's own samples (every 2 s) are added as they come.
 
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
@@ -19,11 +21,22 @@ const HEIGHT = 220;
 
 export class CounterHistory {
   samples: CounterSample[] = [];
+  /** How far back the live samples are kept (the range picked). */
+  spanMs = HISTORY_MS;
 
   add(sample: CounterSample): void {
     this.samples.push(sample);
-    const oldest = sample.atMs - HISTORY_MS;
+    const oldest = sample.atMs - this.spanMs;
     while (this.samples.length > 0 && this.samples[0]!.atMs < oldest) this.samples.shift();
+  }
+
+  /**
+   * The server's samples (one a minute): they go before the live ones taken since, replacing any live sample
+   * they overlap (the history is the record; a live sample is only newer).
+   */
+  load(recorded: readonly CounterSample[]): void {
+    const lastRecorded = recorded.at(-1)?.atMs ?? -Infinity;
+    this.samples = [...recorded, ...this.samples.filter((s) => s.atMs > lastRecorded)];
   }
 
   clear(): void {
@@ -58,18 +71,29 @@ export class LiveCharts {
   private readonly rate: uPlot;
   private readonly queueSummary: HTMLElement;
   private readonly rateSummary: HTMLElement;
+  private readonly queueElement: HTMLElement;
 
   constructor(options: { queue: HTMLElement; rate: HTMLElement; queueSummary: HTMLElement; rateSummary: HTMLElement }) {
     this.queueSummary = options.queueSummary;
     this.rateSummary = options.rateSummary;
+    this.queueElement = options.queue;
     const axisStyle = { stroke: '#1b1f24', grid: { stroke: '#e3e6ea' }, ticks: { stroke: '#c9ced6' } };
     const time: uPlot.Scale = {
       time: true,
       range: (_u, min, max) => (min === null || max === null ? [min, max] : [Math.min(min, max - MIN_SPAN_S), max]),
     };
     // Clock times only (uPlot's default adds the date under the first tick, which collides with the next).
+    // Over more than a day (a past event, a week's range): the day and the time.
     const clockFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-    const timeAxis: uPlot.Axis = { ...axisStyle, space: 90, values: (_u, splits) => splits.map((s) => clockFormat.format(s * 1000)) };
+    const dayFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+    const timeAxis: uPlot.Axis = {
+      ...axisStyle,
+      space: 90,
+      values: (u, splits) => {
+        const span = (u.scales.x?.max ?? 0) - (u.scales.x?.min ?? 0);
+        return splits.map((s) => (span > 86_400 ? dayFormat : clockFormat).format(s * 1000));
+      },
+    };
     this.queue = new uPlot(
       {
         width: chartWidth(options.queue),
@@ -115,8 +139,12 @@ export class LiveCharts {
     this.rate.setData([times, rates]);
     const last = samples.at(-1);
     const lastRate = rates.at(-1);
-    this.queueSummary.textContent = last ? `Now ${last.waiting} waiting; serving counter ${last.serving}.` : 'No data yet.';
+    this.queueElement.dataset.samples = String(samples.length);
+    const peak = samples.reduce((most, s) => Math.max(most, s.waiting), 0);
+    this.queueSummary.textContent = last
+      ? `Latest: ${last.waiting} waiting; serving counter ${last.serving}. Most waiting in the range: ${peak}.`
+      : 'No data yet.';
     this.rateSummary.textContent =
-      lastRate === null || lastRate === undefined ? 'No data yet.' : `Now about ${Math.round(lastRate)} people let in per minute.`;
+      lastRate === null || lastRate === undefined ? 'No data yet.' : `Latest: about ${Math.round(lastRate)} people let in per minute.`;
   }
 }

@@ -11,6 +11,7 @@ import { POLL_BACKOFF, nextDelay } from '../shared/retry.ts';
 import { PrivateApiClient } from '../../src/client/private-api-client.ts';
 import { PanelApi, Transient, errorText, type DrawPublication, type Room } from './api.ts';
 import { CounterHistory, LiveCharts } from './charts.ts';
+import { REPORT_READY } from './report-protocol.ts';
 import { confirmAction } from './confirm.ts';
 import { form, forgetSecrets, initConnectForm, readConnection, setConnectionStatus, showAuthFields } from './connect-form.ts';
 import { element, setNotice } from './dom.ts';
@@ -67,6 +68,57 @@ const charts = new LiveCharts({
 });
 /** The room whose history the charts hold; another room starts them afresh. */
 let chartedRoom = '';
+/** The charts' range: the last so many seconds (live), or between two times (a past event, not live). */
+type ChartRange = { lastS: number } | { fromS: number; toS: number };
+let chartRange: ChartRange = { lastS: 600 };
+/** Bumped by every history load: an answer to an older one is dropped. */
+let historyLoads = 0;
+const chartUi = {
+  range: element<HTMLSelectElement>('chart-range'),
+  custom: element('chart-custom'),
+  from: element<HTMLInputElement>('chart-from'),
+  to: element<HTMLInputElement>('chart-to'),
+  show: element<HTMLButtonElement>('chart-show'),
+  status: element('chart-status'),
+  report: element<HTMLButtonElement>('open-report'),
+};
+
+function rangeBounds(range: ChartRange, nowMs: number): { from: number; to: number } {
+  const now = Math.floor(nowMs / 1000);
+  return 'lastS' in range ? { from: now - range.lastS, to: now } : { from: range.fromS, to: range.toS };
+}
+
+/** The room's history for the range, from the server (Anteroom's rooms API; a VWR private API has none). */
+async function loadHistory(s: Session): Promise<void> {
+  const load = ++historyLoads;
+  if (s.mode !== 'rooms') {
+    chartUi.status.textContent = 'No history on this server: the charts show what this page sampled since it connected.';
+    return;
+  }
+  const { from, to } = rangeBounds(chartRange, Date.now());
+  chartUi.status.textContent = 'Loading the history…';
+  try {
+    const report = await s.panel.report(s.selected, from, to);
+    if (load !== historyLoads || s.stopped) return;
+    const recorded = (report?.minutes ?? []).map((m) => ({ atMs: m.minute * 1000, serving: m.serving_counter, waiting: m.waiting }));
+    history.load(recorded);
+    charts.update(history);
+    chartUi.status.textContent =
+      recorded.length > 0
+        ? `${recorded.length} minute${recorded.length === 1 ? '' : 's'} on record for this range.`
+        : 'Nothing on record for this range yet (the server samples each room once a minute).';
+  } catch (error) {
+    if (load === historyLoads) chartUi.status.textContent = `The history could not be loaded — ${(error as Error).message}`;
+  }
+}
+
+/** A new range (or room): the charts start from the server's history for it. */
+function restartCharts(): void {
+  history.clear();
+  history.spanMs = 'lastS' in chartRange ? chartRange.lastS * 1000 : Infinity;
+  charts.update(history);
+  if (session?.connected && chartedRoom !== '') void loadHistory(session);
+}
 
 function setActionStatus(text: string, tone: 'ok' | 'error' | 'info' | 'warn'): void {
   setNotice(ui.actionStatus, text, tone);
@@ -80,9 +132,14 @@ const selectedRoom = (s: Session): Room | undefined => s.rooms.find((room) => ro
 
 function chart(s: Session, serving: number, waiting: number, nowMs: number): void {
   const key = `${s.panel.publicApiUrl}#${s.selected}`;
-  if (key !== chartedRoom) history.clear();
-  chartedRoom = key;
-  history.add({ atMs: nowMs, serving, waiting });
+  if (key !== chartedRoom) {
+    history.clear();
+    chartedRoom = key;
+    chartUi.report.disabled = s.mode !== 'rooms';
+    void loadHistory(s);
+  }
+  // A range that ends now is live; a past one stays as the server recorded it.
+  if ('lastS' in chartRange) history.add({ atMs: nowMs, serving, waiting });
   charts.update(history);
 }
 
@@ -412,6 +469,64 @@ ui.settingsForm.addEventListener('submit', (event) => {
   void saveSettings();
 });
 ui.settingsCancel.addEventListener('click', closeSettings);
+/** datetime-local's value (local time) as epoch seconds; NaN when empty. */
+const localSeconds = (value: string) => Math.floor(new Date(value).getTime() / 1000);
+const localValue = (seconds: number) => {
+  const d = new Date(seconds * 1000);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+};
+chartUi.range.addEventListener('change', () => {
+  const custom = chartUi.range.value === 'custom';
+  chartUi.custom.hidden = !custom;
+  if (custom) {
+    // Start from the range shown so far.
+    const { from, to } = rangeBounds(chartRange, Date.now());
+    chartUi.from.value ||= localValue(from);
+    chartUi.to.value ||= localValue(to);
+    return;
+  }
+  chartRange = { lastS: Number(chartUi.range.value) };
+  restartCharts();
+});
+// The after-event report (report.html, report.ts): a page of its own, for the room and the range of the charts.
+// It asks when it is ready; the panel reads the report with its credentials and sends the answer, never them.
+let reportWindow: { window: Window; eventId: string; from: number; to: number } | undefined;
+chartUi.report.addEventListener('click', () => {
+  const s = session;
+  if (!s?.connected) return;
+  const opened = window.open(new URL('report.html', location.href).href, '_blank');
+  if (!opened) {
+    chartUi.status.textContent = 'The report page was blocked: allow pop-ups for this page.';
+    return;
+  }
+  reportWindow = { window: opened, eventId: s.selected, ...rangeBounds(chartRange, Date.now()) };
+});
+window.addEventListener('message', (event: MessageEvent) => {
+  const target = reportWindow;
+  const s = session;
+  if (!target || event.source !== target.window || event.origin !== location.origin) return;
+  if ((event.data as { type?: string } | null)?.type !== REPORT_READY) return;
+  const send = (message: unknown) => target.window.postMessage(message, location.origin);
+  if (!s?.connected) {
+    send({ type: 'anteroom-report-error', error: 'the control panel is not connected' });
+    return;
+  }
+  s.panel.report(target.eventId, target.from, target.to).then(
+    (report) => send(report ? { type: 'anteroom-report', report } : { type: 'anteroom-report-error', error: `room ${target.eventId} has no report (404)` }),
+    (error: unknown) => send({ type: 'anteroom-report-error', error: (error as Error).message }),
+  );
+});
+chartUi.show.addEventListener('click', () => {
+  const fromS = localSeconds(chartUi.from.value);
+  const toS = localSeconds(chartUi.to.value);
+  if (!Number.isFinite(fromS) || !Number.isFinite(toS) || fromS >= toS) {
+    chartUi.status.textContent = 'Pick a start before the end.';
+    return;
+  }
+  chartRange = { fromS, toS };
+  restartCharts();
+});
 document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible' && session && !session.stopped) schedule(session, 0);
 });

@@ -115,6 +115,8 @@ export const PRIVATE_ROOM_ROUTES = {
   'rooms/{event_id}': ['GET', 'PUT', 'PATCH', 'DELETE'],
   // What the control panel shows of a room (docs/rooms.md "Control panel").
   'rooms/{event_id}/figures': ['GET'],
+  // The after-event report (docs/operations.md "After-event reports"), from the history job's samples.
+  'rooms/{event_id}/report': ['GET'],
 } as const;
 
 /**
@@ -362,6 +364,11 @@ export class CoreStack extends Stack {
     // the start; resumable, so a draw cut off by the timeout continues at the next invocation.
     const drawFn = makeFunction('DrawJobFunction', 'jobs', 'draw', 300);
     new Rule(this, 'DrawJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(drawFn)] });
+    // Every room's counters once a minute into its history (GET /private/rooms/{id}/report). Active sessions are
+    // counted in DynamoDB.
+    const historyFn = makeFunction('HistoryJobFunction', 'jobs', 'history', 60);
+    grantTokenTable(historyFn, table.tableArn, TOKEN_TABLE_QUERY);
+    new Rule(this, 'HistoryJobSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(historyFn)] });
 
     // ---- API resources: one per VWR path, each with an OPTIONS method for CORS preflights ----
     for (const api of [publicApi, privateApi]) {

@@ -490,6 +490,23 @@ export interface HistoryStore {
   recordHistory(eventId: string, sample: HistorySample, keepSeconds: number): Promise<void>;
   /** The samples with fromMinute ≤ minute ≤ toMinute, oldest first. */
   readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]>;
+  /**
+   * Adds the counts to the room's counts of that minute (field by field; several nodes add theirs) and drops
+   * the room's minutes older than `keepSeconds` before it. One atomic unit.
+   */
+  addWaits(eventId: string, waits: MinuteWaits, keepSeconds: number): Promise<void>;
+  /** The minutes with fromMinute ≤ minute ≤ toMinute that have counts, oldest first. */
+  readWaits(eventId: string, fromMinute: number, toMinute: number): Promise<MinuteWaits[]>;
+}
+
+/**
+ * One minute's wait histogram of a room (src/domain/wait-histogram.ts): field → count, where `w<bucket>` counts
+ * visitors admitted that minute by their wait and `e<bucket>` their turn estimates by error.
+ */
+export interface MinuteWaits {
+  /** Epoch seconds, a multiple of 60. */
+  minute: number;
+  counts: Record<string, number>;
 }
 
 /** The audit log keeps this many most recent entries on every store. */

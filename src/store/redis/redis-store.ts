@@ -78,6 +78,7 @@ import {
   type WindowCounts,
   type AuditEntry,
   type HistorySample,
+  type MinuteWaits,
   AUDIT_LOG_KEEP,
 } from '../../domain/ports/store.ts';
 import {
@@ -625,6 +626,39 @@ export class RedisStore implements Store {
     return members.map((m) => JSON.parse(m) as HistorySample);
   }
 
+  // A room's wait histograms: one hash per minute (`…:waits:<minute>`, field → count, HINCRBY adds a node's
+  // counts) and a sorted set of the minutes that have one (`…:waits`), all in the room's hash slot. A minute's
+  // hash expires by itself after the retention; the index is trimmed by score.
+  async addWaits(eventId: string, waits: MinuteWaits, keepSeconds: number): Promise<void> {
+    const index = `${this.prefix}{${eventId}}:waits`;
+    const key = `${index}:${waits.minute}`;
+    const multi = this.client.multi();
+    for (const [field, count] of Object.entries(waits.counts)) if (count > 0) multi.hincrby(key, field, Math.trunc(count));
+    multi
+      .expire(key, Math.max(1, Math.ceil(keepSeconds + 120)))
+      .zadd(index, waits.minute, String(waits.minute))
+      .zremrangebyscore(index, '-inf', `(${waits.minute - keepSeconds}`);
+    await this.call(() => multi.exec());
+  }
+
+  async readWaits(eventId: string, fromMinute: number, toMinute: number): Promise<MinuteWaits[]> {
+    const index = `${this.prefix}{${eventId}}:waits`;
+    const minutes = await this.call(() => this.client.zrangebyscore(index, fromMinute, toMinute));
+    if (minutes.length === 0) return [];
+    const pipeline = this.client.pipeline();
+    for (const minute of minutes) pipeline.hgetall(`${index}:${minute}`);
+    const replies = (await this.call(() => pipeline.exec())) ?? [];
+    const out: MinuteWaits[] = [];
+    minutes.forEach((minute, i) => {
+      const [error, hash] = replies[i] ?? [null, null];
+      if (error) throw toStoreError(this.description, error);
+      const counts: Record<string, number> = {};
+      for (const [field, count] of Object.entries((hash ?? {}) as Record<string, string>)) counts[field] = Number(count);
+      if (Object.keys(counts).length > 0) out.push({ minute: Number(minute), counts });
+    });
+    return out;
+  }
+
   // The audit log: one sorted set scored by a sequence number (INCR), trimmed to the newest AUDIT_LOG_KEEP.
   // Its keys share one hash tag, so a cluster keeps them on one node.
   private auditKeys(): { log: string; seq: string } {
@@ -774,6 +808,11 @@ export class RedisStore implements Store {
 
   async deleteRoomData(eventId: string): Promise<void> {
     await this.call(() => this.scripts.deleteRoomData(this.keys(eventId)));
+    // The history and the wait histograms (one hash per minute, listed by their index) go after the rest.
+    const history = `${this.prefix}{${eventId}}:history`;
+    const index = `${this.prefix}{${eventId}}:waits`;
+    const minutes = await this.call(() => this.client.zrangebyscore(index, '-inf', '+inf'));
+    await this.call(() => this.client.unlink(history, index, ...minutes.map((minute) => `${index}:${minute}`)));
   }
 
   // ---- for the composite store (Redis + DynamoDB token records, src/store/dynamodb/), not the port ----

@@ -156,3 +156,12 @@ CREATE TABLE IF NOT EXISTS room_history (
   sample TEXT NOT NULL,
   PRIMARY KEY (event_id, minute)
 ) WITHOUT ROWID;
+
+-- ---- Per-room wait histograms (after-event reports): per minute, field ("w<bucket>"/"e<bucket>") → count ----
+CREATE TABLE IF NOT EXISTS room_waits (
+  event_id TEXT NOT NULL,
+  minute INTEGER NOT NULL,
+  field TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (event_id, minute, field)
+) WITHOUT ROWID;

@@ -31,6 +31,7 @@ import {
   type StoredSigningKey,
   type AuditEntry,
   type HistorySample,
+  type MinuteWaits,
   AUDIT_LOG_KEEP,
 } from '../../domain/ports/store.ts';
 import { ActiveTokens } from './active-tokens.ts';
@@ -409,6 +410,30 @@ export class SqliteStore implements Store {
       .prepare('SELECT sample FROM room_history WHERE event_id = ? AND minute BETWEEN ? AND ? ORDER BY minute')
       .all(eventId, fromMinute, toMinute) as { sample: string }[];
     return rows.map((row) => JSON.parse(row.sample) as HistorySample);
+  }
+
+  async addWaits(eventId: string, waits: MinuteWaits, keepSeconds: number): Promise<void> {
+    const add = this.db.prepare(
+      'INSERT INTO room_waits (event_id, minute, field, count) VALUES (?, ?, ?, ?) ON CONFLICT (event_id, minute, field) DO UPDATE SET count = count + excluded.count',
+    );
+    const drop = this.db.prepare('DELETE FROM room_waits WHERE event_id = ? AND minute < ?');
+    this.transaction(null, () => {
+      for (const [field, count] of Object.entries(waits.counts)) if (count > 0) add.run(eventId, waits.minute, field, Math.trunc(count));
+      drop.run(eventId, waits.minute - keepSeconds);
+    });
+  }
+
+  async readWaits(eventId: string, fromMinute: number, toMinute: number): Promise<MinuteWaits[]> {
+    const rows = this.db
+      .prepare('SELECT minute, field, count FROM room_waits WHERE event_id = ? AND minute BETWEEN ? AND ? ORDER BY minute')
+      .all(eventId, fromMinute, toMinute) as { minute: number; field: string; count: number }[];
+    const out: MinuteWaits[] = [];
+    for (const row of rows) {
+      let last = out[out.length - 1];
+      if (!last || last.minute !== row.minute) out.push((last = { minute: row.minute, counts: {} }));
+      last.counts[row.field] = row.count;
+    }
+    return out;
   }
 
   async appendAudit(entry: AuditEntry): Promise<void> {
