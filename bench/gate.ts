@@ -39,7 +39,7 @@ const SERVER_CPU = 1;
 const LOAD_CPU = 0;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 /** bench/pass-through.ts's variants, in the order they run. */
-const PASS_THROUGHS = ['undici-request', 'undici-stream', 'undici-dispatch', 'undici-pipeline', 'undici-pipelining', 'node-agent', 'reply-from-undici', 'reply-from-http'];
+const PASS_THROUGHS = ['undici-request', 'undici-stream', 'undici-dispatch', 'undici-pipeline', 'undici-pipelining', 'node-agent', 'reply-from-undici', 'reply-from-http', 'fastify-undici-stream'];
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 interface Round {
@@ -193,6 +193,13 @@ export async function runGateBench(): Promise<void> {
       console.log(`| ${i + 1} | ${(loads[i] as number).toFixed(2)} | ${contenders.map((c) => (rounds.get(c.label) as Round[])[i]?.cpuMicros?.toFixed(1) ?? '–').join(' | ')} |`);
     }
     console.log(`| median | | ${contenders.map((c) => results.get(c.label)?.cpu?.toFixed(1) ?? '–').join(' | ')} |`);
+    // Each contender against nginx in the same round (so a busy round weighs on both sides), median of rounds.
+    const nginxRounds = rounds.get('(b) nginx proxy_pass (1 process)') as Round[];
+    const perRoundRatio = (label: string): number | null => {
+      const ratios = (rounds.get(label) as Round[]).flatMap((r, i) => (r.cpuMicros !== null && nginxRounds[i]?.cpuMicros ? [r.cpuMicros / (nginxRounds[i].cpuMicros as number)] : []));
+      return ratios.length > 0 ? median(ratios) : null;
+    };
+    console.log(`| ÷ nginx, median of per-round ratios | | ${contenders.map((c) => `${perRoundRatio(c.label)?.toFixed(2) ?? '–'}×`).join(' | ')} |`);
 
     const cpuOf = (label: string) => results.get(label)?.cpu ?? null;
     const gate = cpuOf('(a) anteroom gate, admitted visitor');

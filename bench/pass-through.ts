@@ -9,6 +9,8 @@
 //   node-agent         node:http server + node:http client with a keep-alive http.Agent (maxSockets 128)
 //   reply-from-undici  Fastify + @fastify/reply-from, its default undici client (what the gate uses today)
 //   reply-from-http    Fastify + @fastify/reply-from with `http: { agentOptions }` (node:http client instead)
+//   fastify-undici-stream  Fastify (one catch-all route, the reply hijacked) + undici Pool `stream`: what a gate
+//                      that kept Fastify but passed requests with undici's cheapest call would start from
 //
 //   node bench/pass-through.ts <variant> <origin URL>     prints "listening <port>", stops on SIGTERM
 
@@ -144,6 +146,21 @@ async function replyFrom(client: 'undici' | 'http'): Promise<number> {
   return typeof address === 'object' && address ? address.port : 0;
 }
 
+async function fastifyUndiciStream(): Promise<number> {
+  const app = Fastify({ logger: false });
+  const handler = undiciStream(new Pool(origin, { connections: 128 }));
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  app.all('/*', (request, reply) => {
+    reply.hijack();
+    handler(request.raw, reply.raw);
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
 async function plain(handler: Handler): Promise<number> {
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -161,6 +178,7 @@ const variants: Record<string, () => Promise<number>> = {
   'node-agent': () => plain(nodeAgent()),
   'reply-from-undici': () => replyFrom('undici'),
   'reply-from-http': () => replyFrom('http'),
+  'fastify-undici-stream': fastifyUndiciStream,
 };
 
 const start = variants[variant];
