@@ -1,6 +1,8 @@
 // What the panel says about a room, in plain words: the figures (each a count of people of one kind, with its
 // help text), the phase, and the check before an increment. Pure (no DOM), so it is tested in Node.
 
+import type { BotDefenceOutcome } from '../../src/domain/bot-defence.ts';
+
 /** GET /private/rooms/{event_id}/figures (src/domain/room-figures.ts). */
 export interface RoomFigures {
   phase: string;
@@ -16,17 +18,8 @@ export interface RoomFigures {
   bot_defence?: Partial<Record<BotOutcome, number>>;
 }
 
-/** The bot defence's outcomes (docs/bots.md "Metrics"). */
-export type BotOutcome =
-  | 'challenge_issued'
-  | 'challenge_solved'
-  | 'challenge_missing'
-  | 'challenge_invalid'
-  | 'challenge_replayed'
-  | 'join_limited'
-  | 'enqueue_key_refused'
-  | 'parked'
-  | 'flood_detected';
+/** The bot defence's outcomes, as the server counts them (src/domain/bot-defence.ts). */
+export type BotOutcome = BotDefenceOutcome;
 
 /** The figures a VWR private API gives (no rooms API): its counters, without the line beyond the counter. */
 export interface LegacyFigures {
