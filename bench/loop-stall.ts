@@ -1,0 +1,74 @@
+// Bench-only probe of the event loop inside a server process, loaded with `NODE_OPTIONS=--import <this file>`
+// (bench/issue15.ts). Nothing of it is part of Anteroom.
+//
+// The first SIGUSR2 starts a watch, the next one ends it and writes one line to stderr:
+//   loop-stall {"ticks":…,"wallMaxMs":…,"stallMaxMs":…,"cpuMaxMs":…,"delayMaxMs":…,"delayP99Ms":…}
+// A 1 ms interval timer runs during the watch; between two of its ticks the main thread ran whatever the
+// loop had to run (a request, a reset chunk). wallMaxMs is the longest wall-clock gap between two ticks; on a
+// loaded machine it includes the time the main thread was runnable but the scheduler gave the core to others.
+// stallMaxMs is the longest gap less that wait (the thread's run-queue time, /proc/thread-self/schedstat): the
+// event loop held by the process itself — CPU and blocking I/O (an fsync) — what an idle machine would show.
+// cpuMaxMs is the most CPU the main thread used between two ticks (process.threadCpuUsage). delay*Ms is
+// monitorEventLoopDelay's view (wall clock, like wallMaxMs).
+
+import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+/** Milliseconds this thread has spent runnable but waiting for a core (Linux; 0 elsewhere). */
+function runQueueMs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return 0;
+  }
+}
+
+let watch: { stop: () => void } | null = null;
+
+function start(): { stop: () => void } {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  let ticks = 0;
+  let wallMax = 0;
+  let stallMax = 0;
+  let cpuMax = 0;
+  let lastWall = performance.now();
+  let lastCpu = process.threadCpuUsage();
+  let lastQueue = runQueueMs();
+  const timer = setInterval(() => {
+    const wall = performance.now();
+    const cpu = process.threadCpuUsage();
+    const queue = runQueueMs();
+    ticks++;
+    wallMax = Math.max(wallMax, wall - lastWall);
+    stallMax = Math.max(stallMax, wall - lastWall - (queue - lastQueue));
+    lastQueue = queue;
+    cpuMax = Math.max(cpuMax, (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000);
+    lastWall = wall;
+    lastCpu = cpu;
+  }, 1);
+  return {
+    stop() {
+      clearInterval(timer);
+      histogram.disable();
+      const line = {
+        ticks,
+        wallMaxMs: Number(wallMax.toFixed(1)),
+        stallMaxMs: Number(stallMax.toFixed(1)),
+        cpuMaxMs: Number(cpuMax.toFixed(1)),
+        delayMaxMs: Number((histogram.max / 1e6).toFixed(1)),
+        delayP99Ms: Number((histogram.percentile(99) / 1e6).toFixed(1)),
+      };
+      process.stderr.write(`loop-stall ${JSON.stringify(line)}\n`);
+    },
+  };
+}
+
+process.on('SIGUSR2', () => {
+  if (watch) {
+    watch.stop();
+    watch = null;
+  } else {
+    watch = start();
+  }
+});
