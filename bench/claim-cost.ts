@@ -5,7 +5,8 @@
 // and claims each once; the server's CPU over the claims (/proc/<pid>/stat) divided by the claims answered 200.
 //
 //   node bench/claim-cost.ts [<other checkout>]   (default: none, this checkout alone)
-//   CLAIMS (per round, default 5,000), ROUNDS (default 3), CPU_PROF=<dir> (servers write .cpuprofile files there)
+//   CLAIMS (per round, default 5,000), ROUNDS (default 3), CPU_PROF=<dir> (servers write .cpuprofile files there),
+//   OTHER_ARGS (more `anteroom serve` arguments for the other checkout's server, e.g. `--sqlite-synchronous normal`)
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,8 +87,11 @@ function bareSignCost(): { p1363: number; der: number } {
   return JSON.parse(spawnSync(command, argv, { encoding: 'utf8' }).stdout.trim()) as { p1363: number; der: number };
 }
 
-const checkouts = [{ label: 'this checkout', bin: undefined as string | undefined }];
-if (process.argv[2]) checkouts.unshift({ label: `other (${process.argv[2]})`, bin: resolve(process.argv[2], 'bin/anteroom.js') });
+const checkouts = [{ label: 'this checkout', bin: undefined as string | undefined, args: [] as string[] }];
+if (process.argv[2]) {
+  const args = (process.env.OTHER_ARGS ?? '').split(' ').filter(Boolean);
+  checkouts.unshift({ label: `other (${[process.argv[2], ...args].join(' ')})`, bin: resolve(process.argv[2], 'bin/anteroom.js'), args });
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'anteroom-claim-cost-'));
 const nodes: ChildNode[] = [];
@@ -96,7 +100,7 @@ try {
   writeFileSync(config, JSON.stringify({ events: [{ event_id: 'Ec', signing_algorithm: 'ES256' }] }));
   for (const [i, c] of checkouts.entries()) {
     const env: Record<string, string> = process.env.CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${resolve(process.env.CPU_PROF)}` } : {};
-    const args = ['--data-dir', join(dir, `data-${i}`), '--config', config, '--admin-token', ADMIN_TOKEN];
+    const args = ['--data-dir', join(dir, `data-${i}`), '--config', config, '--admin-token', ADMIN_TOKEN, ...c.args];
     nodes.push(await startChildNode(args, env, { cpu: SERVER_CPU, ...(c.bin ? { bin: c.bin } : {}) }));
   }
   // Warm-up: keys created and loaded, code compiled.
