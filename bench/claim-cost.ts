@@ -1,5 +1,6 @@
-// Server CPU per new ES256 token set (a visitor's first claim), this checkout against another one side by side
-// in one run, next to the bare cost of the three ES256 signatures measured on the same core in the same run.
+// Server CPU per new ES256 token set (a visitor's first claim) and per re-claim of it, this checkout against
+// another one side by side in one run, next to the bare cost of the three ES256 signatures and of a bare
+// node:http POST (bench/bare-server.ts), both measured on the same core in the same rounds.
 // Both servers run pinned to CPU 1 (one at a time busy), autocannon on CPU 0; rounds alternate between them, so
 // the machine's load falls on both alike. Each round joins CLAIMS visitors, serves them (joins are not counted)
 // and claims each once; the server's CPU over the claims (/proc/<pid>/stat) divided by the claims answered 200.
@@ -8,10 +9,11 @@
 //   CLAIMS (per round, default 5,000), ROUNDS (default 3), CPU_PROF=<dir> (servers write .cpuprofile files there),
 //   OTHER_ARGS (more `anteroom serve` arguments for the other checkout's server, e.g. `--sqlite-synchronous normal`)
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { pinnedCommand, startChildNode, type ChildNode } from '../test/support/child-node.ts';
 import { runLoad } from './load-runner.ts';
 import { cpuSeconds, median } from './proc-stats.ts';
@@ -45,17 +47,43 @@ async function joinAndServe(node: ChildNode, eventId: string, count: number): Pr
   return ids;
 }
 
-async function claimRound(node: ChildNode, dir: string, round: number): Promise<{ cpuMicros: number; rps: number; errors: number }> {
+interface Measured {
+  cpuMicros: number;
+  rps: number;
+  errors: number;
+}
+
+async function measure(pid: number, spec: Record<string, unknown>): Promise<Measured> {
+  const before = cpuSeconds(pid) ?? 0;
+  const r = await runLoad({ connections: 100, method: 'POST', ...spec }, LOAD_CPU);
+  const cpu = (cpuSeconds(pid) ?? 0) - before;
+  return { cpuMicros: (cpu * 1e6) / Math.max(1, r.ok), rps: r.rps, errors: r.non2xx + r.errors + r.timeouts };
+}
+
+/** First claims of CLAIMS new visitors, then one re-claim of each. */
+async function claimRound(node: ChildNode, dir: string, round: number): Promise<{ first: Measured; again: Measured }> {
   const ids = await joinAndServe(node, 'Ec', CLAIMS);
   const file = join(dir, `ids-${node.process.pid}-${round}.txt`);
   writeFileSync(file, ids.join('\n'));
-  const before = cpuSeconds(node.process.pid) ?? 0;
-  const r = await runLoad(
-    { url: `${node.url}/generate_token`, connections: 100, amount: ids.length, method: 'POST', claimIdsFile: file, eventId: 'Ec' },
-    LOAD_CPU,
-  );
-  const cpu = (cpuSeconds(node.process.pid) ?? 0) - before;
-  return { cpuMicros: (cpu * 1e6) / Math.max(1, r.ok), rps: r.rps, errors: r.non2xx + r.errors + r.timeouts };
+  const spec = { url: `${node.url}/generate_token`, amount: ids.length, claimIdsFile: file, eventId: 'Ec' };
+  const first = await measure(node.process.pid!, spec);
+  const again = await measure(node.process.pid!, spec);
+  return { first, again };
+}
+
+/** A bare node:http server on the servers' core: the floor of a POST answered with a small JSON body. */
+async function startBare(): Promise<{ url: string; pid: number; stop: () => void }> {
+  const [command, argv] = pinnedCommand(SERVER_CPU, [process.execPath, fileURLToPath(new URL('./bare-server.ts', import.meta.url))]);
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolveLine) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening (\d+)/.exec(out);
+      if (match) resolveLine(match[1] as string);
+    });
+  });
+  return { url: `http://127.0.0.1:${port}/`, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
 
 const SIGNER = new URL('../src/tokens/signer.ts', import.meta.url).href;
@@ -95,6 +123,7 @@ if (process.argv[2]) {
 
 const dir = mkdtempSync(join(tmpdir(), 'anteroom-claim-cost-'));
 const nodes: ChildNode[] = [];
+const bareServer = await startBare();
 try {
   const config = join(dir, 'rooms.json');
   writeFileSync(config, JSON.stringify({ events: [{ event_id: 'Ec', signing_algorithm: 'ES256' }] }));
@@ -107,17 +136,23 @@ try {
   for (const node of nodes) await claimRound(node, dir, -1);
   const perSet: number[][] = checkouts.map(() => []);
   const rates: number[][] = checkouts.map(() => []);
+  const perReclaim: number[][] = checkouts.map(() => []);
+  const reclaimRates: number[][] = checkouts.map(() => []);
+  const barePost: number[] = [];
   const bare: number[] = [];
   const bareP1363: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const cost = bareSignCost();
     bare.push(cost.der);
     bareP1363.push(cost.p1363);
+    barePost.push((await measure(bareServer.pid, { url: bareServer.url, amount: CLAIMS, body: JSON.stringify({ event_id: 'Ec' }) })).cpuMicros);
     for (const [i, node] of nodes.entries()) {
-      const r = await claimRound(node, dir, round);
-      if (r.errors > 0) throw new Error(`${checkouts[i]!.label}: ${r.errors} failed claims`);
-      perSet[i]!.push(r.cpuMicros);
-      rates[i]!.push(r.rps);
+      const { first, again } = await claimRound(node, dir, round);
+      if (first.errors + again.errors > 0) throw new Error(`${checkouts[i]!.label}: ${first.errors + again.errors} failed claims`);
+      perSet[i]!.push(first.cpuMicros);
+      rates[i]!.push(first.rps);
+      perReclaim[i]!.push(again.cpuMicros);
+      reclaimRates[i]!.push(again.rps);
     }
   }
   const load = (await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -135,8 +170,22 @@ try {
         `measured rate ${Math.round(median(rates[i]!))}/s`,
     );
   }
-  if (checkouts.length === 2) console.log(`  this / other, CPU per set: ${(median(perSet[1]!) / median(perSet[0]!)).toFixed(2)}×`);
+  const post = median(barePost);
+  console.log(`  re-claims of the same visitors (stored sets); bare node:http POST ${post.toFixed(0)} µs CPU (rounds ${barePost.map((v) => v.toFixed(0)).join(', ')})`);
+  for (const [i, c] of checkouts.entries()) {
+    const m = median(perReclaim[i]!);
+    console.log(
+      `  ${c.label.padEnd(40)} ${m.toFixed(0).padStart(4)} µs CPU per re-claim (rounds ${perReclaim[i]!.map((v) => v.toFixed(0)).join(', ')}), ` +
+        `${(m / post).toFixed(2)}× a bare POST, ≈ ${Math.round(1e6 / m)} re-claims/s per core; measured rate ${Math.round(median(reclaimRates[i]!))}/s`,
+    );
+  }
+  if (checkouts.length === 2) {
+    console.log(
+      `  this / other, CPU per new set: ${(median(perSet[1]!) / median(perSet[0]!)).toFixed(2)}×, per re-claim: ${(median(perReclaim[1]!) / median(perReclaim[0]!)).toFixed(2)}×`,
+    );
+  }
 } finally {
+  bareServer.stop();
   for (const node of nodes) {
     node.process.kill('SIGTERM');
     await node.exited;

@@ -2,11 +2,11 @@
 // (bench/issue15.ts). Nothing of it is part of Anteroom.
 //
 // The first SIGUSR2 starts a watch, the next one ends it and writes one line to stderr:
-//   loop-stall {"ticks":…,"wallMaxMs":…,"stallMaxMs":…,"cpuMaxMs":…,"delayMaxMs":…,"delayP99Ms":…}
+//   loop-stall {"ticks":…,"wallMaxMs":…,"stallMaxMs":…,"stallAtMs":…,"watchedMs":…,"cpuMaxMs":…,"delayMaxMs":…,"delayP99Ms":…}
 // A 1 ms interval timer runs during the watch; between two of its ticks the main thread ran whatever the
 // loop had to run (a request, a reset chunk). wallMaxMs is the longest wall-clock gap between two ticks; on a
 // loaded machine it includes the time the main thread was runnable but the scheduler gave the core to others.
-// stallMaxMs is the longest gap less that wait (the thread's run-queue time, /proc/thread-self/schedstat): the
+// stallMaxMs is the longest gap less that wait (stallAtMs: when it began, from the watch's start) (the thread's run-queue time, /proc/thread-self/schedstat): the
 // event loop held by the process itself — CPU and blocking I/O (an fsync) — what an idle machine would show.
 // cpuMaxMs is the most CPU the main thread used between two ticks (process.threadCpuUsage). delay*Ms is
 // monitorEventLoopDelay's view (wall clock, like wallMaxMs).
@@ -31,6 +31,8 @@ function start(): { stop: () => void } {
   let ticks = 0;
   let wallMax = 0;
   let stallMax = 0;
+  let stallAt = 0;
+  const started = performance.now();
   let cpuMax = 0;
   let lastWall = performance.now();
   let lastCpu = process.threadCpuUsage();
@@ -41,7 +43,11 @@ function start(): { stop: () => void } {
     const queue = runQueueMs();
     ticks++;
     wallMax = Math.max(wallMax, wall - lastWall);
-    stallMax = Math.max(stallMax, wall - lastWall - (queue - lastQueue));
+    const stall = wall - lastWall - (queue - lastQueue);
+    if (stall > stallMax) {
+      stallMax = stall;
+      stallAt = lastWall - started;
+    }
     lastQueue = queue;
     cpuMax = Math.max(cpuMax, (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000);
     lastWall = wall;
@@ -55,6 +61,8 @@ function start(): { stop: () => void } {
         ticks,
         wallMaxMs: Number(wallMax.toFixed(1)),
         stallMaxMs: Number(stallMax.toFixed(1)),
+        stallAtMs: Math.round(stallAt),
+        watchedMs: Math.round(performance.now() - started),
         cpuMaxMs: Number(cpuMax.toFixed(1)),
         delayMaxMs: Number((histogram.max / 1e6).toFixed(1)),
         delayP99Ms: Number((histogram.percentile(99) / 1e6).toFixed(1)),
