@@ -736,43 +736,51 @@ export class SqliteStore implements Store {
   }
 
   private async purgeOldRows(eventId: string): Promise<void> {
-    // The WAL is checkpointed on another thread after each chunk (checkpointer.ts), not in a chunk's commit.
-    let checkpointer = this.filePath === null ? null : new Checkpointer(this.filePath);
-    if (checkpointer) this.db.exec('PRAGMA wal_autocheckpoint = 0');
-    const stopCheckpointer = async () => {
-      if (!checkpointer) return;
-      const closing = checkpointer.close();
-      checkpointer = null;
+    // The chunks run on another thread's connection, each followed by a checkpoint there (checkpointer.ts); in
+    // memory (no file to share), or if that thread fails, they run here.
+    let thread = this.filePath === null ? null : new Checkpointer(this.filePath);
+    if (thread) this.db.exec('PRAGMA wal_autocheckpoint = 0');
+    const stopThread = async () => {
+      if (!thread) return;
+      const closing = thread.close();
+      thread = null;
       if (this.db.isOpen) this.db.exec(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
       await closing;
     };
     try {
-      await this.purgeChunks(eventId, async () => {
-        try {
-          if (checkpointer) await checkpointer.checkpoint();
-        } catch {
-          // The thread failed: the commits checkpoint the WAL again, as they do outside a purge.
-          await stopCheckpointer();
+      await this.purgeChunks(eventId, async (index, rows) => {
+        if (thread) {
+          try {
+            return await thread.deleteChunk(this.sql.purgeChunk[index]!.sourceSQL, eventId, rows);
+          } catch {
+            // The thread failed (its transaction rolled back): the rest of the purge runs here.
+            await stopThread();
+          }
         }
+        const started = performance.now();
+        const changes = Number(this.purgeTransaction(() => this.sql.purgeChunk[index]!.run(eventId, rows)).changes);
+        return { changes, ms: performance.now() - started };
       });
     } finally {
-      await stopCheckpointer();
+      await stopThread();
     }
   }
 
-  private async purgeChunks(eventId: string, betweenChunks: () => Promise<void>): Promise<void> {
-    for (const statement of this.sql.purgeChunk) {
+  private async purgeChunks(
+    eventId: string,
+    deleteChunk: (statement: number, rows: number) => Promise<{ changes: number; ms: number }>,
+  ): Promise<void> {
+    for (let statement = 0; statement < this.sql.purgeChunk.length; statement++) {
       let rows = PURGE_FIRST_ROWS;
       for (;;) {
-        const started = performance.now();
-        const deleted = Number(this.purgeTransaction(() => statement.run(eventId, rows)).changes);
-        if (deleted < rows) break;
+        const { changes, ms } = await deleteChunk(statement, rows);
+        if (changes < rows) break;
         // Sized to the time a chunk took on this machine (commit included): the rows that would have taken
         // PURGE_CHUNK_MS, at most a quarter more or half fewer than the last chunk's. The aim is well under the
         // 50 ms bound: rows of the same table cost unevenly (a token set's pages may have to be read from disk).
-        const took = Math.max(0.1, performance.now() - started);
+        // On the purge thread, the bound is on how long the store's own writes may wait for a chunk's lock.
+        const took = Math.max(0.1, ms);
         rows = Math.max(PURGE_FIRST_ROWS, Math.min(PURGE_CHUNK_ROWS, Math.ceil(rows * 1.25), Math.max(rows >> 1, Math.floor((rows * PURGE_CHUNK_MS) / took))));
-        await betweenChunks();
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
