@@ -47,8 +47,9 @@ const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 
 /**
  * A reset deletes the old rows one chunk per transaction (see resetEvent), sized to take about this long: the
- * event loop is never held much longer. Deleting a position takes microseconds (the table grows in order); a
- * token set far more (its rows sit on random pages of the tokens table and of its two indexes).
+ * store's own writes never wait much longer for a chunk's write lock (and the event loop, when the chunks run on
+ * it, is never held much longer). Deleting a position takes microseconds (the table grows in order); a token set
+ * far more (its rows sit on random pages of the tokens table and of its two indexes).
  */
 const PURGE_CHUNK_MS = 10;
 /**
@@ -715,9 +716,9 @@ export class SqliteStore implements Store {
 
   /**
    * One short transaction zeroes the counters, deletes the draw and records the reset as pending; the old rows
-   * (up to millions of positions and tokens) are then deleted PURGE_CHUNK_ROWS at a time, one transaction each,
-   * the event loop free in between (issue 15: one multi-second transaction had blocked every request and dropped
-   * keep-alive connections). Until the last chunk the event's other operations wait (purges); a crash in between
+   * (up to millions of positions and tokens) are then deleted in chunks, one transaction each, by a second
+   * connection on a worker thread (purgeOldRows; issue 15: one multi-second transaction had blocked every
+   * request and dropped keep-alive connections). Until the last chunk the event's other operations wait (purges); a crash in between
    * is finished at the next open. Resolves once every old row is gone.
    */
   async resetEvent(eventId: string): Promise<void> {
