@@ -43,6 +43,7 @@ interface LoopStall {
   wallMaxMs: number;
   stallMaxMs: number;
   stallAtMs: number;
+  stallAtTime: string;
   watchedMs: number;
   cpuMaxMs: number;
   gcMaxMs: number;
@@ -72,7 +73,7 @@ async function watchLoop<T>(node: ChildNode, work: () => Promise<T>): Promise<{ 
 }
 
 const stallLine = (s: LoopStall) =>
-  `event loop held at most ${s.stallMaxMs} ms (wall clock less scheduler wait; target ≤ 50 ms; at ${(s.stallAtMs / 1000).toFixed(1)} s of ${(s.watchedMs / 1000).toFixed(1)}), ` +
+  `event loop held at most ${s.stallMaxMs} ms (wall clock less scheduler wait; target ≤ 50 ms; at ${(s.stallAtMs / 1000).toFixed(1)} s of ${(s.watchedMs / 1000).toFixed(1)}, ${s.stallAtTime}), ` +
   `at most ${s.cpuMaxMs} ms of CPU between two 1 ms ticks; longest GC pause ${s.gcMaxMs} ms (at ${(s.gcAtMs / 1000).toFixed(1)} s); ` +
   `longest wall-clock gap ${s.wallMaxMs} ms (monitorEventLoopDelay max ${s.delayMaxMs} ms, p99 ${s.delayP99Ms} ms)`;
 

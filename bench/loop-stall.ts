@@ -77,6 +77,7 @@ function start(): { stop: () => void } {
         wallMaxMs: Number(wallMax.toFixed(1)),
         stallMaxMs: Number(stallMax.toFixed(1)),
         stallAtMs: Math.round(stallAt),
+        stallAtTime: new Date(performance.timeOrigin + started + stallAt).toISOString(),
         watchedMs: Math.round(performance.now() - started),
         cpuMaxMs: Number(cpuMax.toFixed(1)),
         gcMaxMs: Number(gcMax.toFixed(1)),
