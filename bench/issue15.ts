@@ -4,8 +4,10 @@
 //   1. new token sets/s and CPU per set, RS256 vs ES256 vs EdDSA rooms (signing_algorithm);
 //   2. re-claims/s (stored sets, nothing signed) with 20,000 vs 1,000,000 token sets issued;
 //   3. num_active_tokens and a /metrics scrape with 20,000 vs 1,000,000 active token sets (server CPU per call);
-//   4. a reset of a queue of 1,000,000 positions while polls run: how long it takes, the slowest poll, and the
-//      polls' errors (dropped keep-alive connections).
+//   4. a reset of a queue of 1,000,000 positions while polls run: how long it takes, the slowest poll, the
+//      polls' errors (dropped keep-alive connections), and the longest the event loop was held, measured inside
+//      the server by bench/loop-stall.ts (CPU, and wall clock less the time the scheduler kept it waiting);
+//   5. the same for the room of 1,000,000 positions with 1,000,000 token sets (BENCH_SKIP_BIG_RESET=1 skips it).
 //
 // The 1M rooms are prefilled in the database before the server starts (room Big: positions and ES256 token
 // records with stored signatures, random bytes as nothing verifies them here; room Queue: positions only), so no
@@ -17,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import { Agent, request } from 'undici';
 import { startChildNode, type ChildNode } from '../test/support/child-node.ts';
@@ -33,6 +36,46 @@ const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const ROOMS = { RS256: 'Rsa', ES256: 'Ec', EdDSA: 'Ed' } as const;
+const LOOP_STALL = fileURLToPath(new URL('./loop-stall.ts', import.meta.url));
+
+interface LoopStall {
+  ticks: number;
+  wallMaxMs: number;
+  stallMaxMs: number;
+  stallAtMs: number;
+  stallAtTime: string;
+  watchedMs: number;
+  cpuMaxMs: number;
+  gcMaxMs: number;
+  gcAtMs: number;
+  delayMaxMs: number;
+  delayP99Ms: number;
+}
+
+/** Runs `work` inside a bench/loop-stall.ts watch of the server's event loop (SIGUSR2 starts and ends it). */
+async function watchLoop<T>(node: ChildNode, work: () => Promise<T>): Promise<{ result: T; stall: LoopStall }> {
+  const seen = node.output().split('loop-stall ').length;
+  node.process.kill('SIGUSR2');
+  const result = await work();
+  const reported = new Promise<void>((resolve) => {
+    const check = () => {
+      if (node.output().split('loop-stall ').length > seen && node.output().endsWith('\n')) {
+        node.process.stderr?.off('data', check);
+        resolve();
+      }
+    };
+    node.process.stderr?.on('data', check);
+  });
+  node.process.kill('SIGUSR2');
+  await reported;
+  const line = node.output().split('loop-stall ')[seen]!.split('\n')[0]!;
+  return { result, stall: JSON.parse(line) as LoopStall };
+}
+
+const stallLine = (s: LoopStall) =>
+  `event loop held at most ${s.stallMaxMs} ms (wall clock less scheduler wait; target ≤ 50 ms; at ${(s.stallAtMs / 1000).toFixed(1)} s of ${(s.watchedMs / 1000).toFixed(1)}, ${s.stallAtTime}), ` +
+  `at most ${s.cpuMaxMs} ms of CPU between two 1 ms ticks; longest GC pause ${s.gcMaxMs} ms (at ${(s.gcAtMs / 1000).toFixed(1)} s); ` +
+  `longest wall-clock gap ${s.wallMaxMs} ms (monitorEventLoopDelay max ${s.delayMaxMs} ms, p99 ${s.delayP99Ms} ms)`;
 
 async function joinMany(node: ChildNode, eventId: string, count: number): Promise<string[]> {
   const ids: string[] = [];
@@ -141,8 +184,8 @@ function sampleIds(path: string, eventId: string, n: number): string[] {
   }
 }
 
-/** Polls /serving_num from 20 keep-alive connections while `work` runs: the slowest poll and the errors. */
-async function pollWhile(node: ChildNode, work: () => Promise<void>) {
+/** Polls the room's /serving_num from 20 keep-alive connections while `work` runs: the slowest poll and the errors. */
+async function pollWhile(node: ChildNode, room: string, work: () => Promise<void>) {
   const agent = new Agent({ connections: 20, pipelining: 1 });
   let running = true;
   let slowest = 0;
@@ -152,7 +195,7 @@ async function pollWhile(node: ChildNode, work: () => Promise<void>) {
     while (running) {
       const started = performance.now();
       try {
-        const reply = await request(`${node.url}/serving_num?event_id=Queue`, { dispatcher: agent });
+        const reply = await request(`${node.url}/serving_num?event_id=${room}`, { dispatcher: agent });
         await reply.body.arrayBuffer();
         if (reply.statusCode !== 200) errors++;
       } catch {
@@ -219,7 +262,7 @@ export async function runIssue15Bench(): Promise<string[]> {
       }
     })();
     const opening = Date.now();
-    node = await startChildNode(args, {}, { cpu: SERVER_CPU });
+    node = await startChildNode(args, { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${LOOP_STALL}` }, { cpu: SERVER_CPU });
     say(`server started on the prefilled database in ${((Date.now() - opening) / 1000).toFixed(1)} s (request index and active-token count built at open)`);
     try {
       say('\n1. New token sets (each visitor claims once), by signing_algorithm');
@@ -254,18 +297,26 @@ export async function runIssue15Bench(): Promise<string[]> {
       say(`   /metrics scrape (all rooms, ${fmt(BIG + SMALL)} active sets): ${metrics.cpuMicros.toFixed(0)} µs CPU per scrape, slowest ${metrics.slowest.toFixed(1)} ms`);
       say(`   before (the count(*) over the tokens table each of them ran, same database, in-process): ${before.toFixed(1)} ms for the ${fmt(BIG)} sets`);
 
-      say(`\n4. reset_initial_state of a queue of ${fmt(BIG)} positions, 20 keep-alive pollers running`);
-      const reset = await pollWhile(node, async () => {
-        const reply = await fetch(`${node.url}/private/reset_initial_state`, {
-          method: 'POST',
-          headers: admin,
-          body: JSON.stringify({ event_id: 'Queue' }),
-        });
-        if (!reply.ok) throw new Error(`reset_initial_state: ${reply.status} ${await reply.text()}`);
-      });
-      say(
-        `   reset took ${(reset.took / 1000).toFixed(1)} s; ${fmt(reset.polls)} polls meanwhile, slowest ${reset.slowest.toFixed(0)} ms (target ≤ 50 ms), errors ${reset.errors}`,
-      );
+      const resetWatched = async (room: string, label: string) => {
+        say(`\n${label}, 20 keep-alive pollers running`);
+        const load = (await import('node:os')).loadavg()[0]!.toFixed(1);
+        const { result: reset, stall } = await watchLoop(node, () =>
+          pollWhile(node, room, async () => {
+            const reply = await fetch(`${node.url}/private/reset_initial_state`, {
+              method: 'POST',
+              headers: admin,
+              body: JSON.stringify({ event_id: room }),
+            });
+            if (!reply.ok) throw new Error(`reset_initial_state: ${reply.status} ${await reply.text()}`);
+          }),
+        );
+        say(`   reset took ${(reset.took / 1000).toFixed(1)} s (load average ${load}); ${fmt(reset.polls)} polls meanwhile, slowest ${reset.slowest.toFixed(0)} ms, errors ${reset.errors}`);
+        say(`   ${stallLine(stall)}`);
+      };
+      await resetWatched('Queue', `4. reset_initial_state of a queue of ${fmt(BIG)} positions`);
+      if (process.env.BENCH_SKIP_BIG_RESET !== '1') {
+        await resetWatched('Big', `5. reset_initial_state of ${fmt(BIG)} positions with ${fmt(BIG)} token sets`);
+      }
     } finally {
       node.process.kill('SIGTERM');
       await node.exited;

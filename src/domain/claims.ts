@@ -29,6 +29,21 @@ export function signaturesOf(tokens: { access_token: string; refresh_token: stri
   return [tokens.access_token, tokens.refresh_token, tokens.id_token].map((jwt) => jwt.slice(jwt.lastIndexOf('.') + 1)).join('.');
 }
 
+/** Whether two records make the same three JWTs (every field they are built from, and the stored signatures). */
+export function sameTokenSet(a: TokenRecord, b: TokenRecord): boolean {
+  return (
+    a.requestId === b.requestId &&
+    a.position === b.position &&
+    a.iat === b.iat &&
+    a.nbf === b.nbf &&
+    a.exp === b.exp &&
+    a.iss === b.iss &&
+    a.kid === b.kid &&
+    a.nonce === b.nonce &&
+    a.signatures === b.signatures
+  );
+}
+
 export type SessionStatus = 0 | 1 | -1;
 
 export interface TokenClaims {

@@ -10,7 +10,7 @@ import { Admission, type AdmissionRequest, type AdmissionResults, type CounterMo
 import { rateWindowStart, type AutomaticTickOutcome } from './admission/automatic.ts';
 import { epochSeconds, type Clock } from './clock.ts';
 import { decideClaim, decideExpiry, type ClaimDecision, type ClaimRoom, type ExpiryRule } from './claim-decision.ts';
-import { newTokenRecord, signaturesOf, type TokenRecord } from './claims.ts';
+import { newTokenRecord, sameTokenSet, signaturesOf, type TokenRecord } from './claims.ts';
 import { Errors, OidcErrors, Pending } from './errors.ts';
 import type { RoomChange, RoomRegistry } from './room-registry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
@@ -435,7 +435,8 @@ export class WaitingRoomService {
     // Signed before it is stored, so the signatures are stored with the record in the same atomic write and a
     // re-claim never signs again (issue 15). A claim refused below wasted one signing: rare.
     const signed = await this.signer.sign(event.event_id, record);
-    const result = await this.store.issueTokenIfAbsent(event.event_id, { ...record, signatures: signaturesOf(signed) });
+    const stored: TokenRecord = { ...record, signatures: signaturesOf(signed) };
+    const result = await this.store.issueTokenIfAbsent(event.event_id, stored);
     switch (result.outcome) {
       case 'no-position':
         throw Errors.invalidRequestId();
@@ -449,7 +450,10 @@ export class WaitingRoomService {
         if (result.record.status !== 0) throw Errors.tokenSessionClosed();
         return { response: await this.tokenResponse(event.event_id, result.record, now), issued: false };
       case 'issued': {
-        const response = await this.tokenResponse(event.event_id, result.record, now);
+        // The set just signed, unless the store's record differs in anything the tokens are built from.
+        const response = sameTokenSet(result.record, stored)
+          ? tokenAnswer(signed, stored, now)
+          : await this.tokenResponse(event.event_id, result.record, now);
         this.events.publish('token_generated', { event_id: event.event_id, request_id: requestId });
         return { response, issued: true };
       }
@@ -457,9 +461,7 @@ export class WaitingRoomService {
   }
 
   private async tokenResponse(eventId: string, record: TokenRecord, now: number): Promise<TokenResponse> {
-    const tokens = await this.signer.sign(eventId, record);
-    // Never more than the token's validity, whatever the clock did since it was issued.
-    return { ...tokens, token_type: 'Bearer', expires_in: Math.min(record.exp - record.iat, Math.max(0, record.exp - now)) };
+    return tokenAnswer(await this.signer.sign(eventId, record), record, now);
   }
 
   async queuePosExpiry(eventId: unknown, requestId: unknown): Promise<Answer<{ expires_in: number }>> {
@@ -1079,6 +1081,11 @@ export class WaitingRoomService {
 const ROOM_ID = new RegExp(EVENT_ID_PATTERN);
 
 /** Whether the value is an ID a room can have (anything else names no room, stored or not). */
+/** The answer to a claim: the set, and how long it stays valid (never more than its validity, whatever the clock did). */
+function tokenAnswer(tokens: TokenSet, record: TokenRecord, now: number): TokenResponse {
+  return { ...tokens, token_type: 'Bearer', expires_in: Math.min(record.exp - record.iat, Math.max(0, record.exp - now)) };
+}
+
 function isRoomId(value: unknown): value is string {
   return typeof value === 'string' && ROOM_ID.test(value);
 }

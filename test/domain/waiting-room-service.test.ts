@@ -72,9 +72,12 @@ function fakeKeys(): SigningKeys & { asked: string[] } {
   };
 }
 
-/** A "signature" that spells out the record it was made from, so tests can read what was signed. */
+/**
+ * A "signature" that spells out the record it was made from, so tests can read what was signed. Like the real
+ * signer, a record's stored signatures do not change the tokens rebuilt from it.
+ */
 const signer: TokenSigning = {
-  sign: async (eventId: string, record: TokenRecord) => {
+  sign: async (eventId: string, { signatures: _stored, ...record }: TokenRecord) => {
     const spelled = (use: string) => JSON.stringify({ use, eventId, ...record });
     return { access_token: spelled('access'), refresh_token: spelled('refresh'), id_token: spelled('id') };
   },

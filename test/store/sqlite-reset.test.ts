@@ -5,12 +5,13 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, describe, it } from 'node:test';
 import { newTokenRecord } from '../../src/domain/claims.ts';
+import { Checkpointer } from '../../src/store/sqlite/checkpointer.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'anteroom-reset-'));
@@ -94,5 +95,66 @@ describe('sqlite store: chunked reset', () => {
       await reopened.close();
     }
     assert.equal(rowsOf(path, 'E'), 1);
+  });
+
+  it('the checkpoint thread a purge uses moves the WAL into the database file, and ends when closed', async () => {
+    const path = freshFile();
+    const db = new DatabaseSync(path);
+    const checkpointer = new Checkpointer(path);
+    try {
+      db.exec('PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE t (v BLOB)');
+      const insert = db.prepare('INSERT INTO t (v) VALUES (randomblob(1000))');
+      db.exec('BEGIN');
+      for (let i = 0; i < 1000; i++) insert.run();
+      db.exec('COMMIT');
+      const inWal = statSync(path).size;
+      assert.ok(inWal < 100_000, `before the checkpoint the rows are in the WAL only (database file ${inWal} bytes)`);
+      await checkpointer.checkpoint();
+      assert.ok(statSync(path).size > 1_000_000, `after it, in the database file (${statSync(path).size} bytes)`);
+    } finally {
+      await checkpointer.close();
+      db.close();
+    }
+  });
+
+  it('a purge on a FULL store leaves the connection at synchronous FULL, and the event usable', async () => {
+    const path = freshFile();
+    const store = new SqliteStore({ path });
+    try {
+      await fill(store, 'E', 5_000);
+      await store.resetEvent('E');
+      assert.equal(store.synchronous, 'full', 'the chunks lowered synchronous only for themselves');
+      assert.deepEqual(await store.assignPositions('E', [{ requestId: randomUUID(), entryTime: 1 }]), [1]);
+    } finally {
+      await store.close();
+    }
+    assert.equal(rowsOf(path, 'E'), 1);
+  });
+
+  it("the store's own writes to other rooms succeed while the purge thread holds chunks' write locks", async () => {
+    const path = freshFile();
+    const store = new SqliteStore({ path });
+    try {
+      await fill(store, 'E', 20_000);
+      const reset = store.resetEvent('E');
+      let finished = false;
+      void reset.then(() => (finished = true));
+      let joins = 0;
+      // Joins of another room, one transaction each, for as long as the purge runs: each waits for a chunk's
+      // lock (busy_timeout) and none fails with "database is locked".
+      while (!finished) {
+        await store.assignPositions('Other', [{ requestId: randomUUID(), entryTime: 1 }]);
+        joins++;
+        // A turn of the event loop, as between two requests: the purge thread's answers are delivered there.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await reset;
+      assert.ok(joins > 0);
+      assert.equal((await store.getCounters('Other')).queue, joins);
+    } finally {
+      await store.close();
+    }
+    assert.equal(rowsOf(path, 'E'), 0);
+    assert.ok(rowsOf(path, 'Other') > 0);
   });
 });

@@ -3,14 +3,14 @@
 // all three; the authorizer library verifies each with its own algorithm and nothing else.
 
 import assert from 'node:assert/strict';
-import { createPublicKey, verify } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { verifyAccessTokenWithKeys } from '../../packages/authorizer/src/verify.ts';
 import { newTokenRecord } from '../../src/domain/claims.ts';
 import { parseRoomSettings } from '../../src/domain/room-settings.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { KeyRing, type SigningAlgorithm } from '../../src/tokens/keys.ts';
-import { TokenSigner } from '../../src/tokens/signer.ts';
+import { derToJoseSignature, TokenSigner } from '../../src/tokens/signer.ts';
 
 const NOW = 1_800_000_000;
 const ISSUER = 'https://rooms.example';
@@ -64,6 +64,33 @@ describe('signing algorithms', () => {
     assert.equal(signature.length, 64);
     const publicKey = createPublicKey({ key: key.publicJwk as never, format: 'jwk' });
     assert.ok(verify('sha256', Buffer.from(`${h}.${p}`), { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature));
+  });
+
+  it('the DER → r || s conversion ES256 signing uses: right for every length of r and s, refuses a non-DER', () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jose = { key: publicKey, dsaEncoding: 'ieee-p1363' } as const;
+    // 2,000 signatures: about 1 in 256 has an r or s of 31 bytes or less (no leading zero byte), half of them 33.
+    const lengths = new Set<number>();
+    for (let i = 0; i < 2000; i++) {
+      const data = Buffer.from(`input ${i}`);
+      const der = sign('sha256', data, privateKey);
+      lengths.add(der[3] as number);
+      const converted = derToJoseSignature(der);
+      assert.equal(converted.length, 64);
+      assert.ok(verify('sha256', data, jose, converted), `signature ${i}`);
+    }
+    assert.ok(lengths.has(33) && lengths.has(32), `r lengths seen: ${[...lengths].join(', ')}`);
+    // Short integers by construction: r = 1, s = 0x80 (a leading zero byte keeps it positive).
+    const short = derToJoseSignature(Buffer.from([0x30, 0x07, 0x02, 0x01, 0x01, 0x02, 0x02, 0x00, 0x80]));
+    assert.equal(short.toString('hex'), `${'00'.repeat(31)}01${'00'.repeat(31)}80`);
+    for (const bad of [
+      Buffer.from([0x31, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01]), // not a SEQUENCE
+      Buffer.from([0x30, 0x07, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01]), // length disagrees
+      Buffer.from([0x30, 0x06, 0x02, 0x01, 0x01, 0x03, 0x01, 0x01]), // s not an INTEGER
+      Buffer.from([0x30, 0x25, 0x02, 0x21, 0x01, ...Array<number>(32).fill(1), 0x02, 0x00]), // 33 bytes without the zero
+    ]) {
+      assert.throws(() => derToJoseSignature(bad), /not a DER ECDSA signature/);
+    }
   });
 
   it('every KeyRing on the same store derives the same ES256 and EdDSA keys; another room has others', async () => {

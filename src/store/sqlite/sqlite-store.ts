@@ -35,6 +35,7 @@ import {
   AUDIT_LOG_KEEP,
 } from '../../domain/ports/store.ts';
 import { ActiveTokens } from './active-tokens.ts';
+import { Checkpointer } from './checkpointer.ts';
 import { RequestIndex } from './request-index.ts';
 
 /** SQLITE_FULL (13) and SQLITE_IOERR (10), with their extended codes: the disk, not the request. */
@@ -47,13 +48,19 @@ const SCHEMA = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8');
 
 /**
  * A reset deletes the old rows one chunk per transaction (see resetEvent), sized to take about this long: the
- * event loop is never held much longer. Deleting a position takes microseconds (the table grows in order); a
- * token set far more (its rows sit on random pages of the tokens table and of its two indexes).
+ * store's own writes never wait much longer for a chunk's write lock (and the event loop, when the chunks run on
+ * it, is never held much longer). Deleting a position takes microseconds (the table grows in order); a token set
+ * far more (its rows sit on random pages of the tokens table and of its two indexes).
  */
-const PURGE_CHUNK_MS = 20;
-/** Rows per chunk at first and at most; at open, after a crash, the largest chunks are used. */
-const PURGE_FIRST_ROWS = 500;
+const PURGE_CHUNK_MS = 10;
+/**
+ * Rows per chunk at first (in each table: a token set costs ~100× a position) and at most; at open, after a
+ * crash, the largest chunks are used.
+ */
+const PURGE_FIRST_ROWS = 50;
 const PURGE_CHUNK_ROWS = 20_000;
+/** SQLite's default wal_autocheckpoint, restored after a purge (which checkpoints on another thread). */
+const WAL_AUTOCHECKPOINT_PAGES = 1000;
 
 /** The per-room tables a reset empties, each with the rest of its primary key after event_id. */
 const RESET_TABLES: readonly { table: string; key: string }[] = [
@@ -238,6 +245,10 @@ export class SqliteStore implements Store {
    * the event's positions, tokens, history or pre-queue waits for it; polls keep reading the (zeroed) counters.
    */
   private readonly purges = new Map<string, Promise<void>>();
+  /** The database file (null in memory): a reset's purge checkpoints it from a second connection. */
+  private readonly filePath: string | null;
+  /** The connection's `synchronous` setting (the purge of a reset lowers it for its chunks, see purgeOldRows). */
+  private readonly synchronousMode: 'FULL' | 'NORMAL';
   /** Token issues waiting for the next group commit (issueTokenIfAbsent). */
   private readonly pendingIssues: {
     eventId: string;
@@ -257,7 +268,9 @@ export class SqliteStore implements Store {
     // creates its -wal and -shm files with the database file's mode.
     if (!inMemory) chmodSync(options.path, 0o600);
     if (!inMemory) this.db.exec('PRAGMA journal_mode = WAL');
-    this.db.exec(`PRAGMA synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    this.filePath = inMemory ? null : options.path;
+    this.synchronousMode = options.synchronous === 'normal' ? 'NORMAL' : 'FULL';
+    this.db.exec(`PRAGMA synchronous = ${this.synchronousMode}`);
     this.db.exec('PRAGMA busy_timeout = 5000');
     this.db.exec(SCHEMA);
     addMissingColumns(this.db);
@@ -728,9 +741,9 @@ export class SqliteStore implements Store {
 
   /**
    * One short transaction zeroes the counters, deletes the draw and records the reset as pending; the old rows
-   * (up to millions of positions and tokens) are then deleted PURGE_CHUNK_ROWS at a time, one transaction each,
-   * the event loop free in between (issue 15: one multi-second transaction had blocked every request and dropped
-   * keep-alive connections). Until the last chunk the event's other operations wait (purges); a crash in between
+   * (up to millions of positions and tokens) are then deleted in chunks, one transaction each, by a second
+   * connection on a worker thread (purgeOldRows; issue 15: one multi-second transaction had blocked every
+   * request and dropped keep-alive connections). Until the last chunk the event's other operations wait (purges); a crash in between
    * is finished at the next open. Resolves once every old row is gone.
    */
   async resetEvent(eventId: string): Promise<void> {
@@ -749,19 +762,73 @@ export class SqliteStore implements Store {
   }
 
   private async purgeOldRows(eventId: string): Promise<void> {
-    for (const statement of this.sql.purgeChunk) {
+    // The chunks run on another thread's connection, each followed by a checkpoint there (checkpointer.ts); in
+    // memory (no file to share), or if that thread fails, they run here.
+    let thread = this.filePath === null ? null : new Checkpointer(this.filePath);
+    if (thread) this.db.exec('PRAGMA wal_autocheckpoint = 0');
+    const stopThread = async () => {
+      if (!thread) return;
+      const closing = thread.close();
+      thread = null;
+      if (this.db.isOpen) this.db.exec(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+      await closing;
+    };
+    try {
+      await this.purgeChunks(eventId, async (index, rows) => {
+        if (thread) {
+          try {
+            return await thread.deleteChunk(this.sql.purgeChunk[index]!.sourceSQL, eventId, rows);
+          } catch {
+            // The thread failed (its transaction rolled back): the rest of the purge runs here.
+            await stopThread();
+          }
+        }
+        const started = performance.now();
+        const changes = Number(this.purgeTransaction(() => this.sql.purgeChunk[index]!.run(eventId, rows)).changes);
+        return { changes, ms: performance.now() - started };
+      });
+    } finally {
+      await stopThread();
+    }
+  }
+
+  private async purgeChunks(
+    eventId: string,
+    deleteChunk: (statement: number, rows: number) => Promise<{ changes: number; ms: number }>,
+  ): Promise<void> {
+    for (let statement = 0; statement < this.sql.purgeChunk.length; statement++) {
       let rows = PURGE_FIRST_ROWS;
       for (;;) {
-        const started = performance.now();
-        const deleted = Number(this.transaction(null, () => statement.run(eventId, rows)).changes);
-        if (deleted < rows) break;
-        // Sized to the time a chunk takes on this machine: halve when slow, grow by a quarter when quick.
-        const took = performance.now() - started;
-        rows = took > PURGE_CHUNK_MS ? Math.max(50, rows >> 1) : Math.min(PURGE_CHUNK_ROWS, Math.ceil(rows * 1.25));
+        const { changes, ms } = await deleteChunk(statement, rows);
+        if (changes < rows) break;
+        // Sized to the time a chunk took on this machine (commit included): the rows that would have taken
+        // PURGE_CHUNK_MS, at most a quarter more or half fewer than the last chunk's. The aim is well under the
+        // 50 ms bound: rows of the same table cost unevenly (a token set's pages may have to be read from disk).
+        // On the purge thread, the bound is on how long the store's own writes may wait for a chunk's lock.
+        const took = Math.max(0.1, ms);
+        rows = Math.max(PURGE_FIRST_ROWS, Math.min(PURGE_CHUNK_ROWS, Math.ceil(rows * 1.25), Math.max(rows >> 1, Math.floor((rows * PURGE_CHUNK_MS) / took))));
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
+    // Committed with the store's own setting: its fsync of the WAL makes every chunk before it durable too.
     this.transaction(null, () => this.sql.unmarkReset.run(eventId));
+  }
+
+  /**
+   * One chunk of a reset's purge, committed without an fsync of its own (synchronous=NORMAL: in WAL mode the
+   * database stays consistent; a power cut may lose the last chunks). Nothing is lost by that: the reset stays
+   * recorded as pending (committed with the store's setting before the purge began) until the last chunk, and
+   * a purge cut short is finished at the next open. An fsync per chunk had held the event loop for most of a
+   * chunk's time on a busy disk (issue 15).
+   */
+  private purgeTransaction<T>(work: () => T): T {
+    if (this.synchronousMode === 'NORMAL') return this.transaction(null, work);
+    this.db.exec('PRAGMA synchronous = NORMAL');
+    try {
+      return this.transaction(null, work);
+    } finally {
+      this.db.exec(`PRAGMA synchronous = ${this.synchronousMode}`);
+    }
   }
 
   // ---- leaving the queue and automatic admission ----
