@@ -31,6 +31,26 @@ describe('sqlite store: durability and locking', () => {
   let files = 0;
   const freshFile = () => join(scratch, `store-${++files}.db`);
 
+  it("a job's leader lock never waits for another connection's write lock: not taken this time, taken once it is free", async () => {
+    const path = freshFile();
+    const store = new SqliteStore({ path });
+    const other = new DatabaseSync(path);
+    try {
+      other.exec('PRAGMA busy_timeout = 0');
+      other.exec('BEGIN IMMEDIATE');
+      other.exec("INSERT INTO secrets (name, value) VALUES ('holder', 'x')");
+      // Waiting here would hold this thread, and so the other connection, for busy_timeout and then fail.
+      assert.equal(await store.tryAcquireLock('job:expiry', 'node-a', 1000, 10_000), false);
+      assert.equal(store.busyTimeoutMs, 5000, 'the store\'s other writes still wait for a lock as before');
+      other.exec('COMMIT');
+      assert.equal(await store.tryAcquireLock('job:expiry', 'node-a', 1000, 10_001), true);
+      assert.equal(await store.tryAcquireLock('job:expiry', 'node-b', 1000, 10_002), false, 'held by node-a');
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
   it('fsyncs every commit (synchronous=FULL) unless told normal: the durability the README promises', async () => {
     const byDefault = new SqliteStore({ path: freshFile() });
     const full = new SqliteStore({ path: freshFile(), synchronous: 'full' });

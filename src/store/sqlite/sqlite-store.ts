@@ -39,6 +39,15 @@ import { Checkpointer } from './checkpointer.ts';
 import { RequestIndex } from './request-index.ts';
 
 /** SQLITE_FULL (13) and SQLITE_IOERR (10), with their extended codes: the disk, not the request. */
+/** SQLITE_BUSY: another connection holds the write lock (the purge thread of a reset, an operator's shell). */
+function isBusy(error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof code === 'number' && (code & 0xff) === 5;
+}
+
+/** How long a write waits for another connection's write lock (PRAGMA busy_timeout). */
+const BUSY_TIMEOUT_MS = 5000;
+
 function isOutOfSpaceOrIo(error: unknown): boolean {
   const code = (error as { errcode?: unknown } | null)?.errcode;
   return typeof code === 'number' && ((code & 0xff) === 13 || (code & 0xff) === 10);
@@ -271,7 +280,7 @@ export class SqliteStore implements Store {
     this.filePath = inMemory ? null : options.path;
     this.synchronousMode = options.synchronous === 'normal' ? 'NORMAL' : 'FULL';
     this.db.exec(`PRAGMA synchronous = ${this.synchronousMode}`);
-    this.db.exec('PRAGMA busy_timeout = 5000');
+    this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.exec(SCHEMA);
     addMissingColumns(this.db);
     // Replaced by the in-memory index (byRequest); a database created before it loses the on-disk one.
@@ -784,7 +793,7 @@ export class SqliteStore implements Store {
           }
         }
         const started = performance.now();
-        const changes = Number(this.purgeTransaction(() => this.sql.purgeChunk[index]!.run(eventId, rows)).changes);
+        const changes = Number(this.unsyncedTransaction(() => this.sql.purgeChunk[index]!.run(eventId, rows)).changes);
         return { changes, ms: performance.now() - started };
       });
     } finally {
@@ -815,13 +824,13 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * One chunk of a reset's purge, committed without an fsync of its own (synchronous=NORMAL: in WAL mode the
-   * database stays consistent; a power cut may lose the last chunks). Nothing is lost by that: the reset stays
-   * recorded as pending (committed with the store's setting before the purge began) until the last chunk, and
-   * a purge cut short is finished at the next open. An fsync per chunk had held the event loop for most of a
-   * chunk's time on a busy disk (issue 15).
+   * A transaction committed without an fsync of its own (synchronous=NORMAL: in WAL mode the database stays
+   * consistent; a power cut may lose the last such commits), for writes whose loss costs nothing: a job's
+   * lease, and the chunks of a reset's purge — the reset stays recorded as pending (committed with the store's
+   * setting before the purge began) until the last chunk, and a purge cut short is finished at the next open.
+   * An fsync per chunk had held the event loop for most of a chunk's time on a busy disk (issue 15).
    */
-  private purgeTransaction<T>(work: () => T): T {
+  private unsyncedTransaction<T>(work: () => T): T {
     if (this.synchronousMode === 'NORMAL') return this.transaction(null, work);
     this.db.exec('PRAGMA synchronous = NORMAL');
     try {
@@ -1067,12 +1076,28 @@ export class SqliteStore implements Store {
     return keys[0] as StoredSigningKey;
   }
 
+  /**
+   * A job's leader lock. This process is the database's only writer, so the lock only guards against a second
+   * process started by mistake, and taking it never waits: while another connection holds the write lock (the
+   * purge thread of a reset, an operator's shell) the lock is not taken this time and the job skips a tick,
+   * instead of the event loop waiting up to busy_timeout for it (a reset of a million token sets held the loop
+   * 62–92 ms once per reset). Committed without an fsync of its own: a lease a power cut takes back only ends
+   * early.
+   */
   async tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {
-    return this.transaction(null, () => {
-      this.sql.acquireLock.run(name, owner, nowMs + ttlMs, nowMs);
-      const row = this.sql.getLock.get(name) as { owner: string };
-      return row.owner === owner;
-    });
+    this.db.exec('PRAGMA busy_timeout = 0');
+    try {
+      return this.unsyncedTransaction(() => {
+        this.sql.acquireLock.run(name, owner, nowMs + ttlMs, nowMs);
+        const row = this.sql.getLock.get(name) as { owner: string };
+        return row.owner === owner;
+      });
+    } catch (error) {
+      if (isBusy(error)) return false;
+      throw error;
+    } finally {
+      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
   }
 
   countInWindow(name: string, by: number, windowMs: number, nowMs: number): Promise<WindowCounts> {
