@@ -89,6 +89,8 @@ export interface WaitingRoomServiceDeps {
   onBotDefence?: (outcome: BotDefenceOutcome, eventId: string | undefined) => void;
   /** Keys the request IDs of the infinite queue (shared by every node); without it, no room parks joins. */
   parkingSecret?: string;
+  /** Waits `ms` milliseconds (a DELETE of a room waits ROOM_PROPAGATION_MS); default: a timer. Tests hold it. */
+  sleep?: (ms: number) => Promise<unknown>;
 }
 
 /** Without a proof-of-work adapter: no challenge to offer, no solution accepted. */
@@ -123,6 +125,7 @@ export class WaitingRoomService {
   private readonly drawCheckedAt = new Map<string, number>();
   private readonly roomSync: RoomSync;
   private readonly roomDefaults: RoomDefaults;
+  private readonly sleep: (ms: number) => Promise<unknown>;
   private stopFollowingRooms: (() => void) | undefined;
   /** The store writes for room changes, one after the other: two quick changes land in their order. */
   private roomWrites: Promise<void> = Promise.resolve();
@@ -159,6 +162,7 @@ export class WaitingRoomService {
     });
     this.roomSync = new RoomSync({ store: deps.store, rooms: deps.rooms, onRefused: deps.onRoomRefused });
     this.roomDefaults = deps.roomDefaults ?? {};
+    this.sleep = deps.sleep ?? sleep;
     this.botDefence = new BotDefence({
       store: deps.store,
       proofOfWork: deps.proofOfWork ?? noProofOfWork,
@@ -669,7 +673,7 @@ export class WaitingRoomService {
     const stored = await this.store.getRoom(eventId);
     const existed = await this.store.deleteRoomSettings(eventId);
     await this.roomSync.check();
-    if (existed) await sleep(ROOM_PROPAGATION_MS);
+    if (existed) await this.sleep(ROOM_PROPAGATION_MS);
     if (!(await this.store.getRoom(eventId))) await this.store.deleteRoomData(eventId);
     if (!existed) throw Errors.unknownRoom();
     return { status: 200, body: {}, before: await this.auditView(stored) };
