@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
+import { signEnqueueKey } from '../../src/domain/bot-defence.ts';
 import { ContractError } from '../../src/domain/errors.ts';
 import type { TokenRecord } from '../../src/domain/claims.ts';
 import type { DetailType, EventDetails, EventPublisher } from '../../src/domain/ports/events.ts';
@@ -1047,6 +1048,62 @@ describe('history, report and audit log', () => {
     const log = await service.auditLog(10);
     assert.deepEqual(log.map((e) => [e.action, e.at]), [['second', NOW_S * 1000 + 1000], ['first', NOW_S * 1000 + 999]]);
     assert.equal((await service.auditLog(10, log[0]!.seq)).length, 1);
+    await store.close();
+  });
+});
+
+describe('joins the room refuses, and joins the bot defence shapes', () => {
+  it('before the pre-queue opens a join is 403 "not open yet"; in a closed room 403 "closed"; nothing is stored', async () => {
+    const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');
+    const early = { ...defaultSettings('Early'), prequeue_start_time: iso(NOW_S + 60), event_start_time: iso(NOW_S + 120) };
+    const { service, store } = setup([early, { ...defaultSettings('Shut'), state: 'closed' }]);
+    await assert.rejects(service.assignQueueNum('Early'), contractError(403, 'Waiting room is not open yet'));
+    await assert.rejects(service.assignQueueNum('Shut'), contractError(403, 'Waiting room is closed'));
+    assert.equal((await store.getCounters('Early')).queue, 0);
+    assert.equal((await store.getCounters('Shut')).queue, 0);
+    await store.close();
+  });
+
+  const secret = 'site-secret-0123456789abcdef-0123456789';
+  const defended: RoomSettings = {
+    ...defaultSettings('K'),
+    bot_defence: {
+      challenge: 'off',
+      difficulty: 1000,
+      max_difficulty: 100_000,
+      room_threshold_per_minute: 600,
+      client_threshold_per_minute: 10,
+      challenge_ttl: 300,
+      joins_per_client_per_minute: 1,
+      enqueue_key_secret: secret,
+      require_enqueue_key: false,
+      infinite_queue: true,
+    },
+  };
+
+  it('an enqueue key has one place: every join with it answers the same request ID, numbered once', async () => {
+    const { service, store } = setup([defended], { parkingSecret: 'parking-secret' });
+    const key = signEnqueueKey(secret, { event_id: 'K', key: 'user-42', exp: NOW_S + 60 });
+    const first = ok(await service.assignQueueNum('K', { enqueueKey: key, client: 'a' })).api_request_id;
+    const again = ok(await service.assignQueueNum('K', { enqueueKey: key, client: 'b' })).api_request_id;
+    assert.equal(again, first);
+    assert.equal((await store.getCounters('K')).queue, 1);
+    assert.equal(ok(await service.queueNum('K', first)).queue_number, 1);
+    await store.close();
+  });
+
+  it('a client over its join limit in a room with the infinite queue is parked: a place behind everyone, stored nowhere, never served', async () => {
+    const { service, store, clock } = setup([defended], { parkingSecret: 'parking-secret' });
+    ok(await service.assignQueueNum('K', { client: 'other' }));
+    ok(await service.assignQueueNum('K', { client: 'bot' }));
+    clock.ms += 3_000;
+    const parked = ok(await service.assignQueueNum('K', { client: 'bot' })).api_request_id;
+    assert.equal((await store.getCounters('K')).queue, 2, 'the parked join is stored nowhere');
+    assert.deepEqual(ok(await service.queueNum('K', parked)), { queue_number: 3, entry_time: NOW_S + 3, event_id: 'K', status: 1 });
+    await service.incrementServingCounter('K', 10);
+    assert.deepEqual(await service.generateToken('K', parked), { status: 202, body: { error: 'Request ID not being served yet' } });
+    assert.deepEqual(await service.queuePosExpiry('K', parked), { status: 202, body: { error: 'Request ID not being served yet' } });
+    assert.deepEqual(await service.leaveQueue('K', parked), { status: 200, body: {} });
     await store.close();
   });
 });
