@@ -1107,3 +1107,104 @@ describe('joins the room refuses, and joins the bot defence shapes', () => {
     await store.close();
   });
 });
+
+describe('the wait estimate of /queue_num', () => {
+  it('none until the pace is known; then (people ahead) / pace as a range, kept from the first lookup and judged at the claim', async () => {
+    const s = setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(ok(await s.service.assignQueueNum('E')).api_request_id);
+    const last = ids[11]!;
+    assert.equal('wait_estimate_s' in ok(await s.service.queueNum('E', last)), false, 'no pace yet');
+    ok(await s.service.servingNum('E'));
+    await s.service.incrementServingCounter('E', 2);
+    s.clock.ms += 20_000;
+    const stream = await s.service.streamCounters('E');
+    assert.deepEqual(stream, { serving_counter: 2, waiting_num: 12, generation: stream.generation });
+    // 2 let in over 20 s: 0.1 a second; 10 people ahead of place 12: 100 s, as 80..125.
+    assert.deepEqual(ok(await s.service.queueNum('E', last)).wait_estimate_s, [80, 125]);
+    await s.service.incrementServingCounter('E', 2);
+    s.clock.ms += 10_000;
+    ok(await s.service.servingNum('E'));
+    assert.deepEqual(ok(await s.service.queueNum('E', last)).wait_estimate_s, [80, 125], 'the first estimate is kept');
+    // A place the counter has reached is answered an estimate of 0, and none is kept to judge.
+    assert.deepEqual(ok(await s.service.queueNum('E', ids[0])).wait_estimate_s, [0, 0]);
+    assert.equal(s.service.estimates.of('E', ids[0]!), undefined);
+    assert.deepEqual(s.service.estimates.of('E', last), { lowSec: 80, highSec: 125 });
+
+    await s.service.incrementServingCounter('E', 8);
+    ok(await s.service.generateToken('E', last));
+    assert.equal(s.service.estimates.of('E', last), undefined, 'judged at the claim');
+    assert.equal(ok(await s.service.roomFigures('E')).estimate_accuracy.samples, 1);
+    // A reset forgets the room's pace: a new place gets no estimate until it is measured again.
+    ok(await s.service.resetInitialState('E'));
+    const { api_request_id: after } = ok(await s.service.assignQueueNum('E'));
+    assert.equal('wait_estimate_s' in ok(await s.service.queueNum('E', after)), false);
+    await s.store.close();
+  });
+});
+
+describe('rooms followed after start, gate sessions, challenges and write limits', () => {
+  it('a room put after start gets its expiry switch and key; a removed room\'s keys are forgotten; close stops following', async () => {
+    const forgotten: string[] = [];
+    const s = setup([]);
+    s.keys.forget = (eventId: string) => void forgotten.push(eventId);
+    await s.service.start();
+    await s.service.putRoom('Late', { queue_position_expiry_period: 100 });
+    assert.deepEqual(s.keys.asked, ['Late']);
+    const { api_request_id: id } = ok(await s.service.assignQueueNum('Late'));
+    assert.equal((await s.store.getClaimContext('Late', id))?.expiryEnabledSince, NOW_S);
+    await s.service.putRoom('Late', { queue_position_expiry_period: 200 });
+    assert.deepEqual(s.keys.asked, ['Late', 'Late'], 'a changed room is prepared again');
+    await s.service.close();
+    await s.service.putRoom('After', {});
+    assert.deepEqual(s.keys.asked, ['Late', 'Late'], 'after close, rooms are no longer followed');
+    assert.deepEqual(forgotten, []);
+    await s.store.close();
+  });
+
+  it('a removed room\'s keys are forgotten', async () => {
+    const forgotten: string[] = [];
+    const s = setup([], { sleep: async () => {} });
+    s.keys.forget = (eventId: string) => void forgotten.push(eventId);
+    await s.service.start();
+    await s.service.putRoom('Gone', {});
+    await s.service.deleteRoom('Gone');
+    assert.deepEqual(forgotten, ['Gone']);
+    await s.store.close();
+  });
+
+  it('a gate session seen idle is ended as abandoned and announced; a renewal of an open one is not', async () => {
+    const s = setup();
+    const id = await servedVisitor(s);
+    ok(await s.service.generateToken('E', id));
+    s.published.length = 0;
+    const nowMs = NOW_S * 1000;
+    assert.equal((await s.service.renewGateSession('E', id, nowMs, null, true)).outcome, 'open');
+    assert.deepEqual(s.published, []);
+    assert.equal((await s.service.renewGateSession('E', id, nowMs + 60_000, nowMs + 30_000, false)).outcome, 'ended');
+    assert.deepEqual(s.published, [{ type: 'session_updated', detail: { event_id: 'E', request_id: id, status: 'abandoned' } }]);
+    await s.store.close();
+  });
+
+  it('a room without a proof of work asks none (404); the write limit answers 429 with Retry-After over it', async () => {
+    const s = setup();
+    await assert.rejects(s.service.challenge('E'), contractError(404, 'This waiting room asks no proof of work'));
+    await assert.rejects(s.service.challenge('Nope'), INVALID_EVENT);
+    await s.service.limitPublicWrite('client', 2);
+    await s.service.limitPublicWrite('client', 2);
+    await assert.rejects(s.service.limitPublicWrite('client', 2), (e) => e instanceof ContractError && e.status === 429);
+    await s.service.limitPublicWrite('another', 2);
+    await s.store.close();
+  });
+
+  it('intake joins of a room with a draw go to its pre-queue', async () => {
+    const iso = (sec: number) => new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+    const room = { ...defaultSettings('D'), event_start_time: iso(NOW_S + 60), shuffle_at_event_start: true };
+    const s = setup([room]);
+    const requestId = '00000000-0000-4000-8000-00000000000a';
+    await s.service.numberIntakeJoins('D', [{ requestId, entryTime: NOW_S }]);
+    assert.equal((await s.store.getCounters('D')).queue, 0);
+    assert.deepEqual(await s.service.queueNum('D', requestId), { status: 202, body: { error: 'Waiting for the draw at the start' } });
+    await s.store.close();
+  });
+});
