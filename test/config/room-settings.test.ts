@@ -3,6 +3,7 @@
 // with a message naming the field.
 
 import assert from 'node:assert/strict';
+import { Kind, type TSchema } from '@sinclair/typebox';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,23 @@ const problemOf = (input: unknown) => {
 const WEBHOOK = { url: 'https://hooks.example.com/x', secret: '0123456789abcdef' };
 
 describe('room settings: one schema', () => {
+  it('describes every setting it holds (the OpenAPI document and `anteroom serve --help` show the text)', () => {
+    const undescribed: string[] = [];
+    const walk = (schema: TSchema, at: string) => {
+      for (const variant of (schema.anyOf as TSchema[] | undefined) ?? []) walk(variant, at);
+      if (schema.items) walk(schema.items as TSchema, `${at}[]`);
+      for (const [name, member] of Object.entries((schema.properties as Record<string, TSchema> | undefined) ?? {})) {
+        const path = at ? `${at}.${name}` : name;
+        // A section (an object, or a choice of objects) is described by its members.
+        const section = member[Kind] === 'Object' || (member.anyOf as TSchema[] | undefined)?.every((v) => v[Kind] === 'Object');
+        if (!section && !(typeof member.description === 'string' && member.description.length > 0)) undescribed.push(path);
+        walk(member, path);
+      }
+    };
+    walk(RoomSettingsSchema, '');
+    assert.deepEqual(undescribed, []);
+  });
+
   it('fills every default from the schema', () => {
     const result = parseRoomSettings({ event_id: 'A' });
     assert.ok(result.ok);
