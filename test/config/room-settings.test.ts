@@ -12,7 +12,16 @@ import { awsConfigFromEnv, SECONDS_RANGE } from '../../src/aws/environment.ts';
 import { defaultEventDefaults, readEventsFile } from '../../src/config/config.ts';
 import { ConfigError } from '../../src/domain/errors.ts';
 import { configFromOptions } from '../../src/cli/serve-command.ts';
-import { defaultSettings, parseRoomSettings, RoomSettingsSchema } from '../../src/domain/room-settings.ts';
+import {
+  DEFAULT_PAUSE_TIMEOUT,
+  DEFAULT_PERIODIC_INTERVAL,
+  defaultSettings,
+  isJsonPath,
+  parsePauseCheck,
+  parseRoomSettings,
+  RoomSettingsSchema,
+  scalarSettingProblem,
+} from '../../src/domain/room-settings.ts';
 import { describeProblem } from '../../src/domain/setting-problems.ts';
 
 const problemOf = (input: unknown) => {
@@ -259,5 +268,97 @@ describe('room settings: the AWS environment', () => {
     assert.throws(() => awsConfigFromEnv({ ...env, VALIDITY_PERIOD: 'soon' }), /^ConfigError: VALIDITY_PERIOD must be a whole number from 1 to 31536000 \(got "soon"\)$/);
     assert.throws(() => awsConfigFromEnv({ ...env, INCR_SVC_ON_QUEUE_POSITION_EXPIRY: 'maybe' }), /INCR_SVC_ON_QUEUE_POSITION_EXPIRY must be true or false/);
     assert.throws(() => awsConfigFromEnv({ ...env, EVENT_ID: 'a/b' }), /EVENT_ID must be 1–128/);
+  });
+});
+
+describe('room settings: the rules across fields', () => {
+  const ok = (input: object) => {
+    const result = parseRoomSettings({ event_id: 'A', ...input });
+    assert.equal(result.ok, true, result.ok ? '' : describeProblem(result.problem));
+  };
+  const refused = (input: object) => problemOf({ event_id: 'A', ...input });
+
+  it('the gate\'s bypass IPs are addresses or CIDRs whose prefix fits the family', () => {
+    const routes = [{ path: '/' }];
+    const gate = (ips: string[]) => ({ gate: { origin: 'https://shop.example', routes, bypass: { ips } } });
+    ok(gate(['10.0.0.1', '10.0.0.0/32', '10.0.0.0/0', '::1', '2001:db8::/128']));
+    ok({ gate: { origin: 'https://shop.example', routes, bypass: { paths: ['/health'] } } });
+    ok({ gate: { origin: 'https://shop.example', routes } });
+    assert.equal(refused(gate(['10.0.0.1', '10.0.0.0/33'])), 'gate.bypass.ips[1]: must be an IP address or CIDR');
+    assert.equal(refused(gate(['2001:db8::/129'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
+    assert.equal(refused(gate(['shop.example'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
+    assert.equal(refused(gate(['/8'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
+  });
+
+  it('the periodic inlet: end after start (or 0), a pause check shorter than the interval, json_path with threshold', () => {
+    const periodic = (extra: object) => ({ inlet: { strategy: 'periodic', increment_by: 1, interval: 10, ...extra } });
+    ok(periodic({ start_time: 100, end_time: 0 }));
+    ok(periodic({ start_time: 100, end_time: 101 }));
+    assert.equal(refused(periodic({ start_time: 100, end_time: 100 })), 'inlet.end_time: must be after start_time (or 0 for no end)');
+    assert.equal(refused(periodic({ start_time: 100, end_time: 99 })), 'inlet.end_time: must be after start_time (or 0 for no end)');
+    const check = (extra: object) => periodic({ pause_check: { url: 'https://shop.example/health', ...extra } });
+    ok(check({ timeout: 9.5 }));
+    ok(check({ json_path: '$.cpu', threshold: 2 }));
+    assert.equal(refused(check({ timeout: 10 })), 'inlet.pause_check.timeout: must be shorter than the interval (10 s)');
+    assert.equal(refused(check({ json_path: '$.cpu' })), 'inlet.pause_check: json_path and threshold go together');
+    assert.equal(refused(check({ threshold: 2 })), 'inlet.pause_check: json_path and threshold go together');
+    assert.equal(
+      refused(check({ json_path: '$.cpu..load', threshold: 2 })),
+      'inlet.pause_check.json_path: use a dotted path like $.cpu.load or a JSON Pointer like /cpu/load',
+    );
+    // The max_size inlet has none of these.
+    ok({ inlet: { strategy: 'max_size', max_size: 10 } });
+  });
+
+  it('a pause check alone (the standalone inlet\'s flags) has the same rules and its default timeout', () => {
+    const parsed = parsePauseCheck({ url: 'https://shop.example/health' });
+    assert.deepEqual(parsed, { ok: true, settings: { url: 'https://shop.example/health', timeout: DEFAULT_PAUSE_TIMEOUT } });
+    assert.equal(DEFAULT_PAUSE_TIMEOUT, 5);
+    assert.equal(DEFAULT_PERIODIC_INTERVAL, 60);
+    const bad = parsePauseCheck({ url: 'https://shop.example/health', json_path: 'a' });
+    assert.deepEqual(bad, { ok: false, problem: { path: [], rule: 'json_path and threshold go together' } });
+    const badPath = parsePauseCheck({ url: 'https://shop.example/health', json_path: 'a.', threshold: 1 });
+    assert.deepEqual(badPath.ok ? null : badPath.problem.path, ['json_path']);
+    const schema = parsePauseCheck({ url: 'ftp://x' });
+    assert.equal(schema.ok ? '' : describeProblem(schema.problem), 'url: must be an http(s) URL of at most 2048 characters');
+  });
+
+  it('json paths: a JSON Pointer, or a dotted path with an optional "$." and no empty segment', () => {
+    for (const path of ['/cpu/load', '/a..b', '/', '$', '$.', '', '$.cpu', '$cpu', 'cpu.load', 'measurements.0.value']) assert.equal(isJsonPath(path), true, path);
+    for (const path of ['$..cpu', 'cpu.', '.cpu', 'a..b', 'cpu$.']) assert.equal(isJsonPath(path), false, path);
+  });
+
+  it('one scalar setting alone, named', () => {
+    assert.equal(scalarSettingProblem('validity_period', 60), undefined);
+    assert.deepEqual(scalarSettingProblem('validity_period', 0), { path: ['validity_period'], rule: 'must be a whole number from 1 to 31536000' });
+  });
+
+  it('the schedule: an end after the start, a pre-queue before it; a draw needs a start and no OpenID Connect login', () => {
+    const at = (s: string) => `2026-11-24T${s}Z`;
+    ok({ event_start_time: at('18:00:00'), event_end_time: at('18:00:01') });
+    ok({ event_end_time: at('18:00:00') });
+    ok({ prequeue_start_time: at('17:59:59'), event_start_time: at('18:00:00') });
+    assert.equal(refused({ event_start_time: at('18:00:00'), event_end_time: at('18:00:00') }), 'event_end_time: must be after event_start_time');
+    assert.equal(refused({ prequeue_start_time: at('18:00:00'), event_start_time: at('18:00:00') }), 'prequeue_start_time: must be before event_start_time');
+    assert.equal(refused({ prequeue_start_time: at('18:00:00') }), 'event_start_time: is required with prequeue_start_time');
+    ok({ event_start_time: at('18:00:00'), shuffle_at_event_start: false, oidc: { redirect_uris: ['https://rp.example/cb'] } });
+    assert.equal(
+      refused({ event_start_time: at('18:00:00'), shuffle_at_event_start: true, oidc: { redirect_uris: ['https://rp.example/cb'] } }),
+      'shuffle_at_event_start: cannot be used with oidc (the login needs a position at the join)',
+    );
+  });
+
+  it('bot defence: a ceiling at least the base; an enqueue key needs its secret and no draw', () => {
+    const defence = (extra: object) => ({ bot_defence: { difficulty: 1000, ...extra } });
+    ok(defence({ max_difficulty: 1000 }));
+    assert.equal(refused(defence({ max_difficulty: 999 })), 'bot_defence.max_difficulty: must be at least difficulty (1000)');
+    const secret = 's'.repeat(32);
+    ok(defence({ enqueue_key_secret: secret, require_enqueue_key: true }));
+    ok({ ...defence({}), event_start_time: '2026-11-24T18:00:00Z', shuffle_at_event_start: true });
+    ok({ ...defence({ enqueue_key_secret: secret }), event_start_time: '2026-11-24T18:00:00Z', shuffle_at_event_start: false });
+    assert.equal(
+      refused({ ...defence({ enqueue_key_secret: secret }), event_start_time: '2026-11-24T18:00:00Z', shuffle_at_event_start: true }),
+      'bot_defence.enqueue_key_secret: cannot be used with shuffle_at_event_start',
+    );
   });
 });
