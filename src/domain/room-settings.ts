@@ -273,6 +273,8 @@ export const GateSchema = Type.Object(
           headers: Type.Optional(
             Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.String({ minLength: 1, maxLength: 1024 }), {
               description: 'request headers whose exact value skips the queue (compared in constant time)',
+              // A name outside the pattern is refused, not ignored (a Record's key pattern alone lets it through).
+              additionalProperties: false,
             }),
           ),
         },

@@ -362,3 +362,62 @@ describe('room settings: the rules across fields', () => {
     );
   });
 });
+
+describe('room settings: the bounds of each setting (docs/rooms.md, docs/gate.md, docs/integrations.md)', () => {
+  const at = (s: string) => `2026-11-24T${s}Z`;
+  const periodic = (extra: object) => ({ inlet: { strategy: 'periodic', increment_by: 1, ...extra } });
+  const check = (extra: object) => periodic({ interval: 60, pause_check: { url: 'https://shop.example/health', ...extra } });
+  const oidc = (extra: object) => ({ oidc: { redirect_uris: ['https://rp.example/cb'], ...extra } });
+  const gate = (extra: object) => ({ gate: { origin: 'https://shop.example', routes: [{ path: '/' }], ...extra } });
+  const bypass = (extra: object) => gate({ bypass: extra });
+  const many = (n: number, item: unknown) => Array.from({ length: n }, () => item);
+
+  // [what, accepted, refused, the field the refusal names]
+  const cases: [string, object, object, string][] = [
+    ['interval', periodic({ interval: 86_400 }), periodic({ interval: 86_401 }), 'inlet.interval'],
+    ['interval ≥ 1', periodic({ interval: 1 }), periodic({ interval: 0 }), 'inlet.interval'],
+    ['increment_by', periodic({ increment_by: 1_000_000 }), periodic({ increment_by: 1_000_001 }), 'inlet.increment_by'],
+    ['increment_by ≥ 1', periodic({ increment_by: 1 }), periodic({ increment_by: 0 }), 'inlet.increment_by'],
+    ['start_time', periodic({ start_time: 0 }), periodic({ start_time: -1 }), 'inlet.start_time'],
+    ['the periodic inlet\'s keys', periodic({}), periodic({ max_size: 5 }), 'inlet.max_size'],
+    ['max_size', { inlet: { strategy: 'max_size', max_size: 0 } }, { inlet: { strategy: 'max_size', max_size: -1 } }, 'inlet.max_size'],
+    ['max_size at most', { inlet: { strategy: 'max_size', max_size: 1_000_000_000 } }, { inlet: { strategy: 'max_size', max_size: 1_000_000_001 } }, 'inlet.max_size'],
+    ['pause_check.url', check({}), check({ url: 'ftp://shop.example/health' }), 'inlet.pause_check.url'],
+    ['pause_check.timeout', check({ timeout: 59.5 }), check({ timeout: 0 }), 'inlet.pause_check.timeout'],
+    ['pause_check.timeout at most 60', check({ timeout: 59 }), check({ timeout: 61 }), 'inlet.pause_check.timeout'],
+    ['json_path length', check({ json_path: 'a', threshold: 1 }), check({ json_path: '', threshold: 1 }), 'inlet.pause_check.json_path'],
+    ['json_path at most 256', check({ json_path: 'a'.repeat(256), threshold: 1 }), check({ json_path: 'a'.repeat(257), threshold: 1 }), 'inlet.pause_check.json_path'],
+    ['threshold is a number', check({ json_path: 'a', threshold: 0.5 }), check({ json_path: 'a', threshold: 'high' }), 'inlet.pause_check.threshold'],
+    ['redirect_uris at least one', oidc({}), oidc({ redirect_uris: [] }), 'oidc.redirect_uris'],
+    ['redirect_uris at most 100', oidc({ redirect_uris: many(100, 'https://rp.example/cb') }), oidc({ redirect_uris: many(101, 'https://rp.example/cb') }), 'oidc.redirect_uris'],
+    ['client_secret', oidc({ client_secret: 'x'.repeat(16) }), oidc({ client_secret: 'x'.repeat(15) }), 'oidc.client_secret'],
+    ['gate routes at least one', gate({}), gate({ routes: [] }), 'gate.routes'],
+    ['a route\'s keys', gate({ routes: [{ path: '/', host: 'shop.example:8443' }] }), gate({ routes: [{ path: '/', port: 1 }] }), 'gate.routes[0].port'],
+    ['a route\'s host', gate({ routes: [{ path: '/', host: 'shop.example' }] }), gate({ routes: [{ path: '/', host: 'shop example' }] }), 'gate.routes[0].host'],
+    ['a route\'s path', gate({ routes: [{ path: '/a' }] }), gate({ routes: [{ path: 'a' }] }), 'gate.routes[0].path'],
+    ['the gate\'s keys', gate({}), gate({ port: 1 }), 'gate.port'],
+    ['bypass paths', bypass({ paths: ['/health'] }), bypass({ paths: ['health'] }), 'gate.bypass.paths[0]'],
+    ['bypass paths at most 100', bypass({ paths: many(100, '/a') }), bypass({ paths: many(101, '/a') }), 'gate.bypass.paths'],
+    ['bypass ips', bypass({ ips: ['10.0.0.1'] }), bypass({ ips: ['ten'] }), 'gate.bypass.ips[0]'],
+    ['bypass ips at most 100', bypass({ ips: many(100, '10.0.0.1') }), bypass({ ips: many(101, '10.0.0.1') }), 'gate.bypass.ips'],
+    ['bypass header names', bypass({ headers: { 'x-key': 'v' } }), bypass({ headers: { 'x key': 'v' } }), 'gate.bypass.headers'],
+    ['bypass header values', bypass({ headers: { 'x-key': 'v' } }), bypass({ headers: { 'x-key': '' } }), 'gate.bypass.headers'],
+    ['the bypass\'s keys', bypass({}), bypass({ cookies: [] }), 'gate.bypass.cookies'],
+    ['queueing_status_code', gate({ queueing_status_code: 599 }), gate({ queueing_status_code: 600 }), 'gate.queueing_status_code'],
+    ['queueing_status_code ≥ 200', gate({ queueing_status_code: 200 }), gate({ queueing_status_code: 199 }), 'gate.queueing_status_code'],
+    ['challenge', { bot_defence: { challenge: 'auto' } }, { bot_defence: { challenge: 'sometimes' } }, 'bot_defence.challenge'],
+    ['issuer', { issuer: 'i' }, { issuer: '' }, 'issuer'],
+    ['issuer at most 512', { issuer: 'i'.repeat(512) }, { issuer: 'i'.repeat(513) }, 'issuer'],
+    ['allowed_return_origins', { allowed_return_origins: ['https://shop.example'] }, { allowed_return_origins: ['https://shop.example/cart'] }, 'allowed_return_origins[0]'],
+    ['allowed_return_origins at most 100', { allowed_return_origins: many(100, 'https://shop.example') }, { allowed_return_origins: many(101, 'https://shop.example') }, 'allowed_return_origins'],
+    ['shuffle_at_event_start', { event_start_time: at('18:00:00'), shuffle_at_event_start: true }, { shuffle_at_event_start: 'yes' }, 'shuffle_at_event_start'],
+  ];
+
+  for (const [what, accepted, refused, field] of cases) {
+    it(what, () => {
+      const good = parseRoomSettings({ event_id: 'A', ...accepted });
+      assert.equal(good.ok, true, good.ok ? '' : describeProblem(good.problem));
+      assert.ok(problemOf({ event_id: 'A', ...refused }).startsWith(`${field}`), `${field} named`);
+    });
+  }
+});
