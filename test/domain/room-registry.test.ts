@@ -100,6 +100,12 @@ describe('room registry', () => {
     }, TypeError, 'rooms given at construction as well');
   });
 
+  it('holds settings with a null member (read-only like the rest)', async () => {
+    const rooms = new RoomRegistry();
+    await rooms.put({ ...defaultSettings('A'), extra: null } as never);
+    assert.equal((rooms.get('A') as unknown as { extra: unknown }).extra, null);
+  });
+
   it('starts empty without rooms; the snapshot is one array until a room changes', async () => {
     const rooms = new RoomRegistry();
     assert.deepEqual(rooms.all(), []);

@@ -12,7 +12,8 @@ import type { DetailType, EventDetails, EventPublisher } from '../../src/domain/
 import { StoreUnavailableError, type IssueResult, type JoinRequest } from '../../src/domain/ports/store.ts';
 import type { PublicJwk, SigningKeys, TokenSigning } from '../../src/domain/ports/tokens.ts';
 import { RoomRegistry } from '../../src/domain/room-registry.ts';
-import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+import { defaultSettings, parseRoomSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+import { describeProblem } from '../../src/domain/setting-problems.ts';
 import { ROOM_PROPAGATION_MS } from '../../src/domain/room-sync.ts';
 import { EXPIRED_TOKENS_LIMIT, WaitingRoomService, waitingOf, type Answer, type WaitingRoomServiceDeps } from '../../src/domain/waiting-room-service.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
@@ -789,10 +790,11 @@ describe('the pre-queue and the draw, through the service', () => {
     await service.runDraws();
     assert.equal(await service.drawDone('D'), true);
     clock.ms = (NOW_S + 60) * 1000;
+    assert.ok(JSON.parse(ok(await service.drawPublication('D')).toString()).seed, 'published, and kept for a second');
     ok(await service.resetInitialState('D'));
     assert.equal(await service.drawDone('D'), false);
     ok(await service.assignQueueNum('D'));
-    clock.ms += 2_000;
+    assert.equal(JSON.parse(ok(await service.drawPublication('D')).toString()).seed, undefined, 'at once, not a second later');
     const second = JSON.parse(ok(await service.drawPublication('D')).toString()).commitment as string;
     assert.notEqual(second, first);
     await store.close();
@@ -836,11 +838,11 @@ describe('the hand-off without a gate', () => {
     await assert.rejects(s.service.exchangeHandoff('F', code), INVALID);
     const notAnId = `${Buffer.from(JSON.stringify(['not-a-uuid', NOW_S])).toString('base64url')}.x`;
     await assert.rejects(s.service.exchangeHandoff('E', notAnId), INVALID);
+    const second = new URL(ok(await s.service.handoffCode('E', id, 'https://shop.example/')).location).searchParams.get('anteroom_handoff')!;
     s.clock.ms += 120_000;
-    const stillGood = ok(await s.service.handoffCode('E', id, 'https://shop.example/'));
+    ok(await s.service.exchangeHandoff('E', second));
     s.clock.ms += 1_000;
     await assert.rejects(s.service.exchangeHandoff('E', code), INVALID, 'made 121 s ago');
-    assert.ok(stillGood.location);
     await s.store.close();
   });
 });
@@ -894,7 +896,9 @@ describe('rooms at runtime (the rooms API)', () => {
     await assert.rejects(service.putRoom('Shop', [1]), invalid('the settings must be a JSON object'));
     await assert.rejects(service.putRoom('Shop', { event_id: 'Other' }), invalid("event_id: differs from the room's ID in the path"));
     await assert.rejects(service.putRoom('Shop', { validity_period: 0 }), (e) => e instanceof ContractError && e.status === 400 && /^Invalid room settings: validity_period: /.test(e.message));
-    await assert.rejects(service.putRoom('bad id!', {}), (e) => e instanceof ContractError && e.status === 400 && /^Invalid room settings: event_id: /.test(e.message));
+    const badId = parseRoomSettings({ event_id: 'bad id!' });
+    assert.equal(badId.ok, false);
+    await assert.rejects(service.putRoom('bad id!', {}), invalid(badId.ok ? '' : describeProblem(badId.problem)));
     await assert.rejects(service.putRoom(42, {}), (e) => e instanceof ContractError && e.status === 400 && /event_id/.test(e.message));
     assert.deepEqual(ok(await service.listRooms()).rooms, [], 'nothing was stored');
     await assert.rejects(service.getRoom('Shop'), unknown);
@@ -1104,6 +1108,17 @@ describe('joins the room refuses, and joins the bot defence shapes', () => {
     assert.deepEqual(await service.generateToken('K', parked), { status: 202, body: { error: 'Request ID not being served yet' } });
     assert.deepEqual(await service.queuePosExpiry('K', parked), { status: 202, body: { error: 'Request ID not being served yet' } });
     assert.deepEqual(await service.leaveQueue('K', parked), { status: 200, body: {} });
+    await store.close();
+  });
+});
+
+describe('a room that is off', () => {
+  it('serves everyone who joined: a claim beyond the serving counter is issued', async () => {
+    const { service, store } = setup([{ ...defaultSettings('E'), state: 'off' }]);
+    ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    assert.equal(ok(await service.servingNum('E')).serving_counter, 0);
+    assert.equal(signed(ok(await service.generateToken('E', id)).access_token).position, 2);
     await store.close();
   });
 });
