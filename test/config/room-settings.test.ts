@@ -287,6 +287,9 @@ describe('room settings: the rules across fields', () => {
     assert.equal(refused(gate(['10.0.0.1', '10.0.0.0/33'])), 'gate.bypass.ips[1]: must be an IP address or CIDR');
     assert.equal(refused(gate(['2001:db8::/129'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
     assert.equal(refused(gate(['shop.example'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
+    // Written like an address (the schema's pattern lets them through), but none: the rule across fields says so.
+    assert.equal(refused(gate(['999.1.1.1'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
+    assert.equal(refused(gate(['abc'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
     assert.equal(refused(gate(['/8'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
   });
 
