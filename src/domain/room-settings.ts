@@ -193,7 +193,7 @@ export const PauseCheckSchema = Type.Object(
 
 export const PeriodicInletSchema = Type.Object(
   {
-    strategy: Type.Literal('periodic'),
+    strategy: Type.Literal('periodic', { description: 'periodic: increment_by visitors let in every interval' }),
     interval: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400, default: 60, description: 'seconds between increments' })),
     increment_by: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'visitors let in per tick' }),
     start_time: Type.Optional(EpochSeconds('epoch seconds; ticks admit while start_time < now')),
@@ -205,7 +205,7 @@ export const PeriodicInletSchema = Type.Object(
 
 export const MaxSizeInletSchema = Type.Object(
   {
-    strategy: Type.Literal('max_size'),
+    strategy: Type.Literal('max_size', { description: 'max_size: the site reports who left; the counter keeps max_size visitors in' }),
     max_size: Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'how many visitors may hold an active token at once' }),
   },
   { additionalProperties: false },
@@ -247,9 +247,14 @@ export const GateSchema = Type.Object(
       Type.Object(
         {
           host: Type.Optional(
-            Type.String({ pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$', maxLength: 260, errorMessage: 'must be a host name, optionally with :port' }),
+            Type.String({
+              pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$',
+              maxLength: 260,
+              description: 'the Host the request names (absent: any host)',
+              errorMessage: 'must be a host name, optionally with :port',
+            }),
           ),
-          path: Type.String({ pattern: '^/', maxLength: 2048, errorMessage: 'must start with /' }),
+          path: Type.String({ pattern: '^/', maxLength: 2048, description: 'path prefix, matched by whole segments', errorMessage: 'must start with /' }),
         },
         { additionalProperties: false },
       ),
@@ -268,6 +273,8 @@ export const GateSchema = Type.Object(
           headers: Type.Optional(
             Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.String({ minLength: 1, maxLength: 1024 }), {
               description: 'request headers whose exact value skips the queue (compared in constant time)',
+              // A name outside the pattern is refused, not ignored (a Record's key pattern alone lets it through).
+              additionalProperties: false,
             }),
           ),
         },

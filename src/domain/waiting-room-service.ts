@@ -92,6 +92,8 @@ export interface WaitingRoomServiceDeps {
   parkingSecret?: string;
   /** Tally each admitted visitor's wait for the history (flushWaits); default true. Off with the history off. */
   recordWaits?: boolean;
+  /** Waits `ms` milliseconds (a DELETE of a room waits ROOM_PROPAGATION_MS); default: a timer. Tests hold it. */
+  sleep?: (ms: number) => Promise<unknown>;
 }
 
 /** Without a proof-of-work adapter: no challenge to offer, no solution accepted. */
@@ -127,6 +129,7 @@ export class WaitingRoomService {
   private readonly drawCheckedAt = new Map<string, number>();
   private readonly roomSync: RoomSync;
   private readonly roomDefaults: RoomDefaults;
+  private readonly sleep: (ms: number) => Promise<unknown>;
   private stopFollowingRooms: (() => void) | undefined;
   /** The store writes for room changes, one after the other: two quick changes land in their order. */
   private roomWrites: Promise<void> = Promise.resolve();
@@ -168,6 +171,7 @@ export class WaitingRoomService {
     });
     this.roomSync = new RoomSync({ store: deps.store, rooms: deps.rooms, onRefused: deps.onRoomRefused });
     this.roomDefaults = deps.roomDefaults ?? {};
+    this.sleep = deps.sleep ?? sleep;
     this.botDefence = new BotDefence({
       store: deps.store,
       proofOfWork: deps.proofOfWork ?? noProofOfWork,
@@ -717,7 +721,7 @@ export class WaitingRoomService {
     const stored = await this.store.getRoom(eventId);
     const existed = await this.store.deleteRoomSettings(eventId);
     await this.roomSync.check();
-    if (existed) await sleep(ROOM_PROPAGATION_MS);
+    if (existed) await this.sleep(ROOM_PROPAGATION_MS);
     if (!(await this.store.getRoom(eventId))) await this.store.deleteRoomData(eventId);
     if (!existed) throw Errors.unknownRoom();
     return { status: 200, body: {}, before: await this.auditView(stored) };

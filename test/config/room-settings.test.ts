@@ -3,6 +3,7 @@
 // with a message naming the field.
 
 import assert from 'node:assert/strict';
+import { Kind, type TSchema } from '@sinclair/typebox';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,16 @@ import { awsConfigFromEnv, SECONDS_RANGE } from '../../src/aws/environment.ts';
 import { defaultEventDefaults, readEventsFile } from '../../src/config/config.ts';
 import { ConfigError } from '../../src/domain/errors.ts';
 import { configFromOptions } from '../../src/cli/serve-command.ts';
-import { defaultSettings, parseRoomSettings, RoomSettingsSchema } from '../../src/domain/room-settings.ts';
+import {
+  DEFAULT_PAUSE_TIMEOUT,
+  DEFAULT_PERIODIC_INTERVAL,
+  defaultSettings,
+  isJsonPath,
+  parsePauseCheck,
+  parseRoomSettings,
+  RoomSettingsSchema,
+  scalarSettingProblem,
+} from '../../src/domain/room-settings.ts';
 import { describeProblem } from '../../src/domain/setting-problems.ts';
 
 const problemOf = (input: unknown) => {
@@ -23,6 +33,23 @@ const problemOf = (input: unknown) => {
 const WEBHOOK = { url: 'https://hooks.example.com/x', secret: '0123456789abcdef' };
 
 describe('room settings: one schema', () => {
+  it('describes every setting it holds (the OpenAPI document and `anteroom serve --help` show the text)', () => {
+    const undescribed: string[] = [];
+    const walk = (schema: TSchema, at: string) => {
+      for (const variant of (schema.anyOf as TSchema[] | undefined) ?? []) walk(variant, at);
+      if (schema.items) walk(schema.items as TSchema, `${at}[]`);
+      for (const [name, member] of Object.entries((schema.properties as Record<string, TSchema> | undefined) ?? {})) {
+        const path = at ? `${at}.${name}` : name;
+        // A section (an object, or a choice of objects) is described by its members.
+        const section = member[Kind] === 'Object' || (member.anyOf as TSchema[] | undefined)?.every((v) => v[Kind] === 'Object');
+        if (!section && !(typeof member.description === 'string' && member.description.length > 0)) undescribed.push(path);
+        walk(member, path);
+      }
+    };
+    walk(RoomSettingsSchema, '');
+    assert.deepEqual(undescribed, []);
+  });
+
   it('fills every default from the schema', () => {
     const result = parseRoomSettings({ event_id: 'A' });
     assert.ok(result.ok);
@@ -242,4 +269,158 @@ describe('room settings: the AWS environment', () => {
     assert.throws(() => awsConfigFromEnv({ ...env, INCR_SVC_ON_QUEUE_POSITION_EXPIRY: 'maybe' }), /INCR_SVC_ON_QUEUE_POSITION_EXPIRY must be true or false/);
     assert.throws(() => awsConfigFromEnv({ ...env, EVENT_ID: 'a/b' }), /EVENT_ID must be 1–128/);
   });
+});
+
+describe('room settings: the rules across fields', () => {
+  const ok = (input: object) => {
+    const result = parseRoomSettings({ event_id: 'A', ...input });
+    assert.equal(result.ok, true, result.ok ? '' : describeProblem(result.problem));
+  };
+  const refused = (input: object) => problemOf({ event_id: 'A', ...input });
+
+  it('the gate\'s bypass IPs are addresses or CIDRs whose prefix fits the family', () => {
+    const routes = [{ path: '/' }];
+    const gate = (ips: string[]) => ({ gate: { origin: 'https://shop.example', routes, bypass: { ips } } });
+    ok(gate(['10.0.0.1', '10.0.0.0/32', '10.0.0.0/0', '::1', '2001:db8::/128']));
+    ok({ gate: { origin: 'https://shop.example', routes, bypass: { paths: ['/health'] } } });
+    ok({ gate: { origin: 'https://shop.example', routes } });
+    assert.equal(refused(gate(['10.0.0.1', '10.0.0.0/33'])), 'gate.bypass.ips[1]: must be an IP address or CIDR');
+    assert.equal(refused(gate(['2001:db8::/129'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
+    assert.equal(refused(gate(['shop.example'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
+    // Written like an address (the schema's pattern lets them through), but none: the rule across fields says so.
+    assert.equal(refused(gate(['999.1.1.1'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
+    assert.equal(refused(gate(['abc'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
+    assert.equal(refused(gate(['/8'])), 'gate.bypass.ips[0]: must be an IP address or CIDR');
+  });
+
+  it('the periodic inlet: end after start (or 0), a pause check shorter than the interval, json_path with threshold', () => {
+    const periodic = (extra: object) => ({ inlet: { strategy: 'periodic', increment_by: 1, interval: 10, ...extra } });
+    ok(periodic({ start_time: 100, end_time: 0 }));
+    ok(periodic({ start_time: 100, end_time: 101 }));
+    assert.equal(refused(periodic({ start_time: 100, end_time: 100 })), 'inlet.end_time: must be after start_time (or 0 for no end)');
+    assert.equal(refused(periodic({ start_time: 100, end_time: 99 })), 'inlet.end_time: must be after start_time (or 0 for no end)');
+    const check = (extra: object) => periodic({ pause_check: { url: 'https://shop.example/health', ...extra } });
+    ok(check({ timeout: 9.5 }));
+    ok(check({ json_path: '$.cpu', threshold: 2 }));
+    assert.equal(refused(check({ timeout: 10 })), 'inlet.pause_check.timeout: must be shorter than the interval (10 s)');
+    assert.equal(refused(check({ json_path: '$.cpu' })), 'inlet.pause_check: json_path and threshold go together');
+    assert.equal(refused(check({ threshold: 2 })), 'inlet.pause_check: json_path and threshold go together');
+    assert.equal(
+      refused(check({ json_path: '$.cpu..load', threshold: 2 })),
+      'inlet.pause_check.json_path: use a dotted path like $.cpu.load or a JSON Pointer like /cpu/load',
+    );
+    // The max_size inlet has none of these.
+    ok({ inlet: { strategy: 'max_size', max_size: 10 } });
+  });
+
+  it('a pause check alone (the standalone inlet\'s flags) has the same rules and its default timeout', () => {
+    const parsed = parsePauseCheck({ url: 'https://shop.example/health' });
+    assert.deepEqual(parsed, { ok: true, settings: { url: 'https://shop.example/health', timeout: DEFAULT_PAUSE_TIMEOUT } });
+    assert.equal(DEFAULT_PAUSE_TIMEOUT, 5);
+    assert.equal(DEFAULT_PERIODIC_INTERVAL, 60);
+    const bad = parsePauseCheck({ url: 'https://shop.example/health', json_path: 'a' });
+    assert.deepEqual(bad, { ok: false, problem: { path: [], rule: 'json_path and threshold go together' } });
+    const badPath = parsePauseCheck({ url: 'https://shop.example/health', json_path: 'a.', threshold: 1 });
+    assert.deepEqual(badPath.ok ? null : badPath.problem.path, ['json_path']);
+    const schema = parsePauseCheck({ url: 'ftp://x' });
+    assert.equal(schema.ok ? '' : describeProblem(schema.problem), 'url: must be an http(s) URL of at most 2048 characters');
+  });
+
+  it('json paths: a JSON Pointer, or a dotted path with an optional "$." and no empty segment', () => {
+    for (const path of ['/cpu/load', '/a..b', '/', '$', '$.', '', '$.cpu', '$cpu', 'cpu.load', 'measurements.0.value']) assert.equal(isJsonPath(path), true, path);
+    for (const path of ['$..cpu', 'cpu.', '.cpu', 'a..b', 'cpu$.']) assert.equal(isJsonPath(path), false, path);
+  });
+
+  it('one scalar setting alone, named', () => {
+    assert.equal(scalarSettingProblem('validity_period', 60), undefined);
+    assert.deepEqual(scalarSettingProblem('validity_period', 0), { path: ['validity_period'], rule: 'must be a whole number from 1 to 31536000' });
+  });
+
+  it('the schedule: an end after the start, a pre-queue before it; a draw needs a start and no OpenID Connect login', () => {
+    const at = (s: string) => `2026-11-24T${s}Z`;
+    ok({ event_start_time: at('18:00:00'), event_end_time: at('18:00:01') });
+    ok({ event_end_time: at('18:00:00') });
+    ok({ prequeue_start_time: at('17:59:59'), event_start_time: at('18:00:00') });
+    assert.equal(refused({ event_start_time: at('18:00:00'), event_end_time: at('18:00:00') }), 'event_end_time: must be after event_start_time');
+    assert.equal(refused({ prequeue_start_time: at('18:00:00'), event_start_time: at('18:00:00') }), 'prequeue_start_time: must be before event_start_time');
+    assert.equal(refused({ prequeue_start_time: at('18:00:00') }), 'event_start_time: is required with prequeue_start_time');
+    ok({ event_start_time: at('18:00:00'), shuffle_at_event_start: false, oidc: { redirect_uris: ['https://rp.example/cb'] } });
+    assert.equal(
+      refused({ event_start_time: at('18:00:00'), shuffle_at_event_start: true, oidc: { redirect_uris: ['https://rp.example/cb'] } }),
+      'shuffle_at_event_start: cannot be used with oidc (the login needs a position at the join)',
+    );
+  });
+
+  it('bot defence: a ceiling at least the base; an enqueue key needs its secret and no draw', () => {
+    const defence = (extra: object) => ({ bot_defence: { difficulty: 1000, ...extra } });
+    ok(defence({ max_difficulty: 1000 }));
+    assert.equal(refused(defence({ max_difficulty: 999 })), 'bot_defence.max_difficulty: must be at least difficulty (1000)');
+    const secret = 's'.repeat(32);
+    ok(defence({ enqueue_key_secret: secret, require_enqueue_key: true }));
+    ok({ ...defence({}), event_start_time: '2026-11-24T18:00:00Z', shuffle_at_event_start: true });
+    ok({ ...defence({ enqueue_key_secret: secret }), event_start_time: '2026-11-24T18:00:00Z', shuffle_at_event_start: false });
+    assert.equal(
+      refused({ ...defence({ enqueue_key_secret: secret }), event_start_time: '2026-11-24T18:00:00Z', shuffle_at_event_start: true }),
+      'bot_defence.enqueue_key_secret: cannot be used with shuffle_at_event_start',
+    );
+  });
+});
+
+describe('room settings: the bounds of each setting (docs/rooms.md, docs/gate.md, docs/integrations.md)', () => {
+  const at = (s: string) => `2026-11-24T${s}Z`;
+  const periodic = (extra: object) => ({ inlet: { strategy: 'periodic', increment_by: 1, ...extra } });
+  const check = (extra: object) => periodic({ interval: 60, pause_check: { url: 'https://shop.example/health', ...extra } });
+  const oidc = (extra: object) => ({ oidc: { redirect_uris: ['https://rp.example/cb'], ...extra } });
+  const gate = (extra: object) => ({ gate: { origin: 'https://shop.example', routes: [{ path: '/' }], ...extra } });
+  const bypass = (extra: object) => gate({ bypass: extra });
+  const many = (n: number, item: unknown) => Array.from({ length: n }, () => item);
+
+  // [what, accepted, refused, the field the refusal names]
+  const cases: [string, object, object, string][] = [
+    ['interval', periodic({ interval: 86_400 }), periodic({ interval: 86_401 }), 'inlet.interval'],
+    ['interval ≥ 1', periodic({ interval: 1 }), periodic({ interval: 0 }), 'inlet.interval'],
+    ['increment_by', periodic({ increment_by: 1_000_000 }), periodic({ increment_by: 1_000_001 }), 'inlet.increment_by'],
+    ['increment_by ≥ 1', periodic({ increment_by: 1 }), periodic({ increment_by: 0 }), 'inlet.increment_by'],
+    ['start_time', periodic({ start_time: 0 }), periodic({ start_time: -1 }), 'inlet.start_time'],
+    ['the periodic inlet\'s keys', periodic({}), periodic({ max_size: 5 }), 'inlet.max_size'],
+    ['max_size', { inlet: { strategy: 'max_size', max_size: 0 } }, { inlet: { strategy: 'max_size', max_size: -1 } }, 'inlet.max_size'],
+    ['max_size at most', { inlet: { strategy: 'max_size', max_size: 1_000_000_000 } }, { inlet: { strategy: 'max_size', max_size: 1_000_000_001 } }, 'inlet.max_size'],
+    ['pause_check.url', check({}), check({ url: 'ftp://shop.example/health' }), 'inlet.pause_check.url'],
+    ['pause_check.timeout', check({ timeout: 59.5 }), check({ timeout: 0 }), 'inlet.pause_check.timeout'],
+    ['pause_check.timeout at most 60', check({ timeout: 59 }), check({ timeout: 61 }), 'inlet.pause_check.timeout'],
+    ['json_path length', check({ json_path: 'a', threshold: 1 }), check({ json_path: '', threshold: 1 }), 'inlet.pause_check.json_path'],
+    ['json_path at most 256', check({ json_path: 'a'.repeat(256), threshold: 1 }), check({ json_path: 'a'.repeat(257), threshold: 1 }), 'inlet.pause_check.json_path'],
+    ['threshold is a number', check({ json_path: 'a', threshold: 0.5 }), check({ json_path: 'a', threshold: 'high' }), 'inlet.pause_check.threshold'],
+    ['redirect_uris at least one', oidc({}), oidc({ redirect_uris: [] }), 'oidc.redirect_uris'],
+    ['redirect_uris at most 100', oidc({ redirect_uris: many(100, 'https://rp.example/cb') }), oidc({ redirect_uris: many(101, 'https://rp.example/cb') }), 'oidc.redirect_uris'],
+    ['client_secret', oidc({ client_secret: 'x'.repeat(16) }), oidc({ client_secret: 'x'.repeat(15) }), 'oidc.client_secret'],
+    ['gate routes at least one', gate({}), gate({ routes: [] }), 'gate.routes'],
+    ['a route\'s keys', gate({ routes: [{ path: '/', host: 'shop.example:8443' }] }), gate({ routes: [{ path: '/', port: 1 }] }), 'gate.routes[0].port'],
+    ['a route\'s host', gate({ routes: [{ path: '/', host: 'shop.example' }] }), gate({ routes: [{ path: '/', host: 'shop example' }] }), 'gate.routes[0].host'],
+    ['a route\'s path', gate({ routes: [{ path: '/a' }] }), gate({ routes: [{ path: 'a' }] }), 'gate.routes[0].path'],
+    ['the gate\'s keys', gate({}), gate({ port: 1 }), 'gate.port'],
+    ['bypass paths', bypass({ paths: ['/health'] }), bypass({ paths: ['health'] }), 'gate.bypass.paths[0]'],
+    ['bypass paths at most 100', bypass({ paths: many(100, '/a') }), bypass({ paths: many(101, '/a') }), 'gate.bypass.paths'],
+    ['bypass ips', bypass({ ips: ['10.0.0.1'] }), bypass({ ips: ['ten'] }), 'gate.bypass.ips[0]'],
+    ['bypass ips at most 100', bypass({ ips: many(100, '10.0.0.1') }), bypass({ ips: many(101, '10.0.0.1') }), 'gate.bypass.ips'],
+    ['bypass header names', bypass({ headers: { 'x-key': 'v' } }), bypass({ headers: { 'x key': 'v' } }), 'gate.bypass.headers'],
+    ['bypass header values', bypass({ headers: { 'x-key': 'v' } }), bypass({ headers: { 'x-key': '' } }), 'gate.bypass.headers'],
+    ['the bypass\'s keys', bypass({}), bypass({ cookies: [] }), 'gate.bypass.cookies'],
+    ['queueing_status_code', gate({ queueing_status_code: 599 }), gate({ queueing_status_code: 600 }), 'gate.queueing_status_code'],
+    ['queueing_status_code ≥ 200', gate({ queueing_status_code: 200 }), gate({ queueing_status_code: 199 }), 'gate.queueing_status_code'],
+    ['challenge', { bot_defence: { challenge: 'auto' } }, { bot_defence: { challenge: 'sometimes' } }, 'bot_defence.challenge'],
+    ['issuer', { issuer: 'i' }, { issuer: '' }, 'issuer'],
+    ['issuer at most 512', { issuer: 'i'.repeat(512) }, { issuer: 'i'.repeat(513) }, 'issuer'],
+    ['allowed_return_origins', { allowed_return_origins: ['https://shop.example'] }, { allowed_return_origins: ['https://shop.example/cart'] }, 'allowed_return_origins[0]'],
+    ['allowed_return_origins at most 100', { allowed_return_origins: many(100, 'https://shop.example') }, { allowed_return_origins: many(101, 'https://shop.example') }, 'allowed_return_origins'],
+    ['shuffle_at_event_start', { event_start_time: at('18:00:00'), shuffle_at_event_start: true }, { shuffle_at_event_start: 'yes' }, 'shuffle_at_event_start'],
+  ];
+
+  for (const [what, accepted, refused, field] of cases) {
+    it(what, () => {
+      const good = parseRoomSettings({ event_id: 'A', ...accepted });
+      assert.equal(good.ok, true, good.ok ? '' : describeProblem(good.problem));
+      assert.ok(problemOf({ event_id: 'A', ...refused }).startsWith(`${field}`), `${field} named`);
+    });
+  }
 });

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Admission, type AdmissionDeps } from '../../src/domain/admission/admission.ts';
-import { decideMaxSize, maxSizeReportProblem, MAX_REPORT_IDS } from '../../src/domain/admission/max-size.ts';
+import { decideMaxSize, maxSizeReportProblem, MAX_EXITED, MAX_REPORT_IDS } from '../../src/domain/admission/max-size.ts';
 import { expiryIncrementEvent, expiryMovesCounter } from '../../src/domain/admission/on-expiry.ts';
-import { decidePeriodicTick, periodicWindow } from '../../src/domain/admission/periodic.ts';
+import { decidePeriodicTick, periodicTick, periodicWindow, type PauseVerdict } from '../../src/domain/admission/periodic.ts';
 import type { EventDetails } from '../../src/domain/ports/events.ts';
 import type { AdmissionSnapshot, ExpiryAdvance } from '../../src/domain/ports/store.ts';
 import type { RoomPhase } from '../../src/domain/room-phase.ts';
@@ -52,6 +52,47 @@ describe('periodic admission: decidePeriodicTick', () => {
   });
 });
 
+describe('periodic admission: one tick (periodicTick), with the pause check and the move handed in', () => {
+  const moves: number[] = [];
+  const move = async (by: number) => {
+    moves.push(by);
+    return { previousServing: 7, serving: 7 + by };
+  };
+  /** A pause check that answers `verdict` and counts how often it was asked. */
+  const check = (verdict: PauseVerdict) => {
+    const asked = { count: 0 };
+    return { asked, pauseCheck: async () => (asked.count++, verdict) };
+  };
+  const inlet = { eventId: 'E', incrementBy: 10, startTime: 1000, endTime: 2000 };
+
+  it('inside the window, with the site healthy, moves by increment_by and answers the move', async () => {
+    moves.length = 0;
+    const { asked, pauseCheck } = check({ state: 'OK', reason: 'fine' });
+    assert.deepEqual(await periodicTick({ ...inlet, pauseCheck }, 1500, move), { kind: 'moved', by: 10, servingNum: 17 });
+    assert.deepEqual(moves, [10]);
+    assert.equal(asked.count, 1);
+  });
+  it('inside the window, with the site in ALARM, skips the tick with the check\'s reason and moves nothing', async () => {
+    moves.length = 0;
+    const { asked, pauseCheck } = check({ state: 'ALARM', reason: 'site answered 503' });
+    assert.deepEqual(await periodicTick({ ...inlet, pauseCheck }, 1500, move), { kind: 'paused', reason: 'site answered 503' });
+    assert.deepEqual(moves, []);
+    assert.equal(asked.count, 1);
+  });
+  it('outside the window answers where now lies, without asking the pause check or moving', async () => {
+    moves.length = 0;
+    const { asked, pauseCheck } = check({ state: 'ALARM', reason: 'down' });
+    assert.deepEqual(await periodicTick({ ...inlet, pauseCheck }, 1000, move), { kind: 'before-start' });
+    assert.deepEqual(await periodicTick({ ...inlet, pauseCheck }, 2000, move), { kind: 'ended' });
+    assert.deepEqual(moves, []);
+    assert.equal(asked.count, 0);
+  });
+  it('without a pause check, never paused', async () => {
+    moves.length = 0;
+    assert.deepEqual(await periodicTick(inlet, 1999, move), { kind: 'moved', by: 10, servingNum: 17 });
+  });
+});
+
 describe('MaxSize admission: decideMaxSize', () => {
   it('moves by exited + closed when capacity allows', () => {
     assert.deepEqual(decideMaxSize({ maxSize: 100, activeTokens: 40, exited: 3, closedNow: 2 }), { capacity: 60, moveBy: 5 });
@@ -83,6 +124,10 @@ describe('MaxSize admission: decideMaxSize', () => {
     assert.throws(() => decideMaxSize({ maxSize: 10, activeTokens: 0, exited: 1.5, closedNow: 0 }), RangeError);
     assert.throws(() => decideMaxSize({ maxSize: -1, activeTokens: 0, exited: 0, closedNow: 0 }), RangeError);
     assert.throws(() => decideMaxSize({ maxSize: 10, activeTokens: Number.NaN, exited: 0, closedNow: 0 }), RangeError);
+    assert.throws(() => decideMaxSize({ maxSize: 10, activeTokens: 0, exited: 1.5, closedNow: 0 }), {
+      name: 'RangeError',
+      message: 'exited must be a whole number ≥ 0 (got 1.5)',
+    });
   });
 });
 
@@ -94,12 +139,21 @@ describe('MaxSize admission: the report is checked whole (maxSizeReportProblem)'
   it('refuses a negative exited', () => {
     assert.match(maxSizeReportProblem({ exited: -1, completed: [], abandoned: [] }) ?? '', /exited/);
   });
+  it('accepts exited up to MAX_EXITED, not one more', () => {
+    assert.equal(maxSizeReportProblem({ exited: MAX_EXITED, completed: [], abandoned: [] }), null);
+    assert.match(maxSizeReportProblem({ exited: MAX_EXITED + 1, completed: [], abandoned: [] }) ?? '', /exited must be/);
+  });
+  it('quotes a bad ID cut to 64 characters (a huge one is not echoed whole)', () => {
+    const huge = 'x'.repeat(10_000);
+    assert.equal(maxSizeReportProblem({ exited: 0, completed: [huge], abandoned: [] }), `completed: "${'x'.repeat(64)}" is not a request ID`);
+  });
   it('refuses an ID that is not a UUID, naming its list', () => {
     assert.match(maxSizeReportProblem({ exited: 0, completed: [id], abandoned: [`${id}x`] }) ?? '', /^abandoned/);
   });
   it('refuses more IDs than one report may hold', () => {
     const many = Array.from({ length: MAX_REPORT_IDS + 1 }, () => id);
     assert.match(maxSizeReportProblem({ exited: 0, completed: many, abandoned: [] }) ?? '', /at most/);
+    assert.equal(maxSizeReportProblem({ exited: 0, completed: many.slice(1), abandoned: many.slice(1) }), null, 'exactly the most is fine');
   });
 });
 
@@ -303,16 +357,19 @@ describe('Admission: every request ends in the one move of the counter', () => {
       const { admission, calls, published, snapshot } = recordingDeps({ serving: 0, active: 10, open: [], queue: 50 });
       snapshot.activeSessions = 10;
       const outcome = await admission.admitAutomatically(automatic);
-      assert.equal(outcome.kind === 'admitted' && outcome.by, 0);
+      assert.deepEqual(outcome, { kind: 'admitted', by: 0, waiting: 50, rate: 2, capacity: 0, previousServing: 0, serving: 0 });
       assert.deepEqual(calls, ['getAdmissionSnapshot E @5000 window from 4941']);
       assert.deepEqual(published, []);
     });
 
     it('a room that is off admits everyone waiting, whatever its admission mode', async () => {
-      const { admission, calls } = recordingDeps({ serving: 3, active: 0, open: [], queue: 40, phase: 'off' });
+      const { admission, calls, published } = recordingDeps({ serving: 3, active: 0, open: [], queue: 40, phase: 'off' });
       const outcome = await admission.admitAutomatically(E);
       assert.equal(outcome.kind === 'admitted' && outcome.serving, 40);
       assert.deepEqual(calls.at(-1), 'incrementServingWithinQueue E 37 @5000');
+      assert.deepEqual(published, [
+        { event_id: 'E', previous_serving_counter_position: 3, increment_by: 37, current_serving_counter_position: 40 },
+      ]);
     });
 
     it('holds in every phase but open and off, without a store call', async () => {

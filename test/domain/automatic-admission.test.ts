@@ -9,6 +9,7 @@ import {
   decideAdmission,
   planTick,
   rateAllowance,
+  ticksMatter,
   rateWindowStart,
   waitingAllowance,
 } from '../../src/domain/admission/automatic.ts';
@@ -33,6 +34,20 @@ describe('admissionModeOf', () => {
   });
   it('automatic with a limit missing is never guessed', () => {
     assert.deepEqual(admissionModeOf(room({ admission: 'automatic', new_users_per_minute: 60 })), { kind: 'automatic-without-limits' });
+    assert.deepEqual(admissionModeOf(room({ admission: 'automatic', total_active_users: 7 })), { kind: 'automatic-without-limits' });
+  });
+});
+
+describe('ticksMatter: whether admission ticks can ever move the room', () => {
+  const room = (extra: object) => ({ ...defaultSettings('E'), ...extra }) as RoomSettings;
+  it('an automatic room, and a room that is off (everyone in), whatever the other setting', () => {
+    assert.equal(ticksMatter(room({ admission: 'automatic', state: 'open' })), true);
+    assert.equal(ticksMatter(room({ admission: 'automatic', state: 'off' })), true);
+    assert.equal(ticksMatter(room({ admission: 'manual', state: 'off' })), true);
+  });
+  it('not a manual room that has a queue: its ticks never do anything', () => {
+    assert.equal(ticksMatter(room({ admission: 'manual', state: 'paused' })), false);
+    assert.equal(ticksMatter(defaultSettings('E')), false);
   });
 });
 

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildClaims, newTokenRecord, TOKEN_USES } from '../../src/domain/claims.ts';
+import { buildClaims, newTokenRecord, signaturesOf, TOKEN_USES } from '../../src/domain/claims.ts';
 import { DEFAULT_EVENT_ID, defaultSettings, EVENT_ID_PATTERN } from '../../src/domain/room-settings.ts';
 
 const record = newTokenRecord({ requestId: 'r-1', position: 7, now: 1000, validityPeriod: 60, issuer: 'https://i', kid: 'k', nonce: 'n' });
@@ -48,5 +48,11 @@ describe('room settings', () => {
     const pattern = new RegExp(EVENT_ID_PATTERN);
     for (const id of ['Sample', 'a', 'x'.repeat(128), 'shop-2026.spring_sale~1']) assert.ok(pattern.test(id), id);
     for (const id of ['', 'x'.repeat(129), 'a b', 'a/b', 'é']) assert.equal(pattern.test(id), false, id);
+  });
+});
+
+describe('signaturesOf', () => {
+  it('keeps the signature segment of each JWT (access, refresh, id), joined by "."', () => {
+    assert.equal(signaturesOf({ access_token: 'h.p.sigA', refresh_token: 'h.p.sigR', id_token: 'h.p.sig-I_' }), 'sigA.sigR.sig-I_');
   });
 });

@@ -124,6 +124,26 @@ describe('the error catalogue', () => {
     });
   });
 
+  it('each kind of error says its kind: the entry, the class name (logs), the OAuth value and challenge', () => {
+    const kinds = new Set(CATALOGUE.map((entry) => entry.kind));
+    assert.deepEqual([...kinds].sort(), ['config', 'contract', 'oauth']);
+    const kindOf = (code: string) => CATALOGUE.find((entry) => entry.code === code)?.kind;
+    assert.equal(kindOf('ANTEROOM_ERR_INVALID_EVENT_ID'), 'contract');
+    assert.equal(kindOf('ANTEROOM_ERR_MISSING_PARAMETERS'), 'contract');
+    assert.equal(kindOf('ANTEROOM_ERR_OAUTH_INVALID_REQUEST'), 'oauth');
+    assert.equal(kindOf('ANTEROOM_ERR_OAUTH_MISSING_BEARER_TOKEN'), 'oauth');
+    assert.equal(CATALOGUE.filter((entry) => entry.kind === 'contract' && entry.status === '4xx').length, 1);
+    assert.equal(Errors.invalidEventId().name, 'ContractError');
+    assert.equal(OAuthErrors.invalidRequest('x').name, 'OAuthError');
+    assert.equal(ConfigErrors.option('x').name, 'ConfigError');
+    assert.equal(new AnteroomError('ANTEROOM_ERR_X', 'x').name, 'AnteroomError');
+    assert.deepEqual(OAuthErrors.invalidRequest('x').headers, {});
+    for (const usedBasic of [true, false]) assert.equal(OAuthErrors.invalidClient('x', usedBasic).body.error, 'invalid_client');
+    assert.equal(OAuthErrors.invalidClient('x', false).status, 400);
+    const missing = OAuthErrors.missingBearerToken();
+    assert.deepEqual([missing.status, missing.body.error, missing.headers], [401, 'invalid_token', { 'www-authenticate': 'Bearer realm="anteroom"' }]);
+  });
+
   it('no module outside the catalogue constructs a catalogue error itself', () => {
     const catalogue = join(ROOT, 'src/domain/errors.ts');
     const offenders = sourceFiles(join(ROOT, 'src'))

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { JoinBatcher } from '../../src/domain/join-batcher.ts';
-import type { JoinRequest } from '../../src/domain/ports/store.ts';
+import { StoreUnavailableError, type JoinRequest } from '../../src/domain/ports/store.ts';
 
 describe('group commit of joins', () => {
   it('joins arriving in the same event-loop turn are committed as one batch, in arrival order', async () => {
@@ -141,5 +141,29 @@ describe('group commit of joins', () => {
     for (let i = 0; i < 3; i++) void batcher.join('E', { requestId: String(i), entryTime: 1 }).then((p) => answered.push(p));
     await batcher.drain(); // without waiting for the turn that would have started the commit
     assert.equal(answered.length, 3);
+  });
+
+  it('when the store is away, the joins queued behind the failed batch fail with it at once; after another error they get their own batch', async () => {
+    for (const [failure, commitsExpected] of [[new StoreUnavailableError('down'), 1], [new Error('one bad batch'), 2]] as const) {
+      let commits = 0;
+      let release: () => void = () => {};
+      let started: () => void = () => {};
+      const firstStarted = new Promise<void>((resolve) => (started = resolve));
+      const batcher = new JoinBatcher(async () => {
+        commits++;
+        if (commits > 1) return [7];
+        started();
+        await new Promise<void>((resolve) => (release = resolve));
+        throw failure;
+      });
+      const first = batcher.join('E', { requestId: 'a', entryTime: 1 });
+      await firstStarted;
+      const behind = batcher.join('E', { requestId: 'b', entryTime: 1 });
+      release();
+      await assert.rejects(first, (e) => e === failure);
+      if (failure instanceof StoreUnavailableError) await assert.rejects(behind, (e) => e === failure);
+      else assert.equal(await behind, 7);
+      assert.equal(commits, commitsExpected, failure.message);
+    }
   });
 });

@@ -57,6 +57,8 @@ describe('roomPhase', () => {
     assert.equal(roomPhase(shuffled, 2000, { pending: true }), 'prequeue');
     assert.equal(roomPhase(shuffled, 2000, { pending: false }), 'open');
     assert.equal(roomPhase(scheduled, 2000, { pending: true }), 'open', 'no shuffle: no draw to wait for');
+    assert.equal(roomPhase(shuffled, 2000), 'open', 'told nothing of the draw: none pending');
+    assert.equal(roomPhase({ ...open, shuffleAtEventStart: true }, 0, { pending: true }), 'open', 'no start: no draw');
   });
 });
 

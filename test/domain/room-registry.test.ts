@@ -90,6 +90,58 @@ describe('room registry', () => {
     assert.throws(() => {
       (rooms.get('A') as { validity_period: number }).validity_period = 1;
     }, TypeError);
+    assert.throws(() => {
+      (rooms.get('A')?.webhooks[0] as { url: string }).url = 'https://changed.example';
+    }, TypeError, 'nested members too');
+    assert.throws(() => (rooms.get('A')?.webhooks as unknown[]).push({}), TypeError);
+    const configured = new RoomRegistry([settings]);
+    assert.throws(() => {
+      (configured.get('A')?.webhooks[0] as { url: string }).url = 'https://changed.example';
+    }, TypeError, 'rooms given at construction as well');
+  });
+
+  it('holds settings with a null member (read-only like the rest)', async () => {
+    const rooms = new RoomRegistry();
+    await rooms.put({ ...defaultSettings('A'), extra: null } as never);
+    assert.equal((rooms.get('A') as unknown as { extra: unknown }).extra, null);
+  });
+
+  it('starts empty without rooms; the snapshot is one array until a room changes', async () => {
+    const rooms = new RoomRegistry();
+    assert.deepEqual(rooms.all(), []);
+    const empty = rooms.snapshotAll();
+    assert.equal(rooms.snapshotAll(), empty);
+    await rooms.put(defaultSettings('A'));
+    const one = rooms.snapshotAll();
+    assert.notEqual(one, empty);
+    assert.deepEqual(one.map((r) => r.event_id), ['A']);
+    assert.ok(Object.isFrozen(one));
+    await rooms.remove('A');
+    assert.deepEqual(rooms.snapshotAll(), []);
+  });
+
+  it('replaceAll makes every write, then rejects with every failed reaction', async () => {
+    const rooms = new RoomRegistry([defaultSettings('A')]);
+    rooms.onChange((change) => {
+      if (change.eventId !== 'C') throw new Error(`no ${change.eventId}`);
+    });
+    await assert.rejects(rooms.replaceAll([defaultSettings('B'), defaultSettings('C')]), (error: AggregateError) => {
+      assert.equal(error.message, 'some reactions to the new set of rooms failed');
+      assert.deepEqual(
+        error.errors.map((e: AggregateError) => e.errors.map((inner: Error) => inner.message)),
+        [['no A'], ['no B']],
+      );
+      return true;
+    });
+    assert.deepEqual(rooms.ids(), ['B', 'C']);
+  });
+
+  it('a listener that rejects (async) fails the write like one that throws', async () => {
+    const rooms = new RoomRegistry();
+    rooms.onChange(async () => {
+      throw new Error('async sink down');
+    });
+    await assert.rejects(rooms.remove('none').then(() => rooms.put(defaultSettings('A'))), /room "A" added, but 1 reaction\(s\) to it failed/);
   });
 
   it('an unsubscribed listener is told nothing more', async () => {

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import type { RoomChange } from '../../src/domain/room-registry.ts';
 import { RoomRegistry } from '../../src/domain/room-registry.ts';
 import { defaultSettings } from '../../src/domain/room-settings.ts';
-import { RoomSync } from '../../src/domain/room-sync.ts';
+import { ROOM_CHECK_INTERVAL_MS, ROOM_PROPAGATION_MS, RoomSync } from '../../src/domain/room-sync.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
 function setUp() {
@@ -110,7 +110,11 @@ describe('RoomSync', () => {
       if (fail) throw new Error('reaction failed');
     });
     await store.putRoom('A', stored('A'));
-    await assert.rejects(sync.check(), AggregateError);
+    await assert.rejects(sync.check(), (error: AggregateError) => {
+      assert.equal(error.message, 'some reactions to the stored rooms failed');
+      assert.match((error.errors[0] as Error).message, /room "A" added, but 1 reaction/);
+      return true;
+    });
     assert.ok(rooms.get('A'), 'the room is put either way');
     fail = false;
     const before = reads();
@@ -118,5 +122,28 @@ describe('RoomSync', () => {
     assert.equal(reads() - before, 2, 'the version and the list');
     await sync.check();
     assert.equal(reads() - before, 3, 'then one read again');
+  });
+
+  it('refused text is reported again once the room was fixed, or deleted, in between', async () => {
+    const { store, refused, sync } = setUp();
+    await sync.open([]);
+    const bad = JSON.stringify({ event_id: 'Bad', validity_periodd: 1 });
+    await store.putRoom('Bad', bad);
+    await sync.check();
+    await store.putRoom('Bad', stored('Bad'));
+    await sync.check();
+    await store.putRoom('Bad', bad);
+    await sync.check();
+    assert.equal(refused.length, 2, 'refused, fixed, refused again');
+    await store.deleteRoomSettings('Bad');
+    await sync.check();
+    await store.putRoom('Bad', bad);
+    await sync.check();
+    assert.equal(refused.length, 3, 'deleted, then stored with the same text: a new room, reported');
+  });
+
+  it('the propagation bound covers a whole check interval and a slow check', () => {
+    assert.equal(ROOM_CHECK_INTERVAL_MS, 1000);
+    assert.ok(ROOM_PROPAGATION_MS >= 2 * ROOM_CHECK_INTERVAL_MS);
   });
 });

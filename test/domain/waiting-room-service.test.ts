@@ -5,13 +5,16 @@
 
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
+import { signEnqueueKey } from '../../src/domain/bot-defence.ts';
 import { ContractError } from '../../src/domain/errors.ts';
 import type { TokenRecord } from '../../src/domain/claims.ts';
 import type { DetailType, EventDetails, EventPublisher } from '../../src/domain/ports/events.ts';
 import { StoreUnavailableError, type IssueResult, type JoinRequest } from '../../src/domain/ports/store.ts';
 import type { PublicJwk, SigningKeys, TokenSigning } from '../../src/domain/ports/tokens.ts';
 import { RoomRegistry } from '../../src/domain/room-registry.ts';
-import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+import { defaultSettings, parseRoomSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+import { describeProblem } from '../../src/domain/setting-problems.ts';
+import { ROOM_PROPAGATION_MS } from '../../src/domain/room-sync.ts';
 import { EXPIRED_TOKENS_LIMIT, WaitingRoomService, waitingOf, type Answer, type WaitingRoomServiceDeps } from '../../src/domain/waiting-room-service.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
@@ -82,6 +85,13 @@ const signer: TokenSigning = {
     return { access_token: spelled('access'), refresh_token: spelled('refresh'), id_token: spelled('id') };
   },
 };
+
+/** A promise and its resolve function (Promise.withResolvers, which the project's TypeScript lib does not name). */
+function resolvers(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
 
 /** The test's "now", in epoch seconds. */
 const NOW_S = 1_800_000_000;
@@ -699,6 +709,556 @@ describe('join batches', () => {
     assert.deepEqual(sizes, [2, 1]);
     assert.equal((await s.store.getCounters('E')).queue, 3);
     await Promise.all(joins);
+    await s.store.close();
+  });
+});
+
+describe('leave_queue', () => {
+  const LEFT = contractError(410, 'Queue position was given up');
+
+  it('a waiting visitor gives the place up once: queue_left is published, the line shortens, a second leave is 410', async () => {
+    const { service, store, published } = setup();
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    ok(await service.assignQueueNum('E'));
+    assert.equal(ok(await service.waitingNum('E')).waiting_num, 2);
+    assert.deepEqual(await service.leaveQueue('E', id.toUpperCase()), { status: 200, body: {} });
+    assert.deepEqual(published.filter((p) => p.type === 'queue_left'), [{ type: 'queue_left', detail: { event_id: 'E', request_id: id } }]);
+    assert.equal(ok(await service.waitingNum('E')).waiting_num, 1);
+    await assert.rejects(service.leaveQueue('E', id), LEFT);
+    await assert.rejects(service.generateToken('E', id), LEFT);
+    await store.close();
+  });
+
+  it('a claimed place is ended with update_session, not left (410); an expired one is gone (410)', async () => {
+    const s = setup([{ ...defaultSettings('E'), queue_position_expiry_period: 100 }]);
+    await s.service.start();
+    const claimed = await servedVisitor(s);
+    ok(await s.service.generateToken('E', claimed));
+    await assert.rejects(s.service.leaveQueue('E', claimed), contractError(410, 'A token was already issued for this request ID'));
+    const expired = await servedVisitor(s);
+    s.clock.ms += 101_000;
+    await s.service.advanceExpiry('E');
+    await assert.rejects(s.service.leaveQueue('E', expired), contractError(410, 'Queue position has expired'));
+    assert.equal(s.published.filter((p) => p.type === 'queue_left').length, 0);
+    await s.store.close();
+  });
+
+  it('a request ID without a place is 404; a malformed one or an unknown room 400', async () => {
+    const { service, store } = setup();
+    await assert.rejects(service.leaveQueue('E', '00000000-0000-4000-8000-000000000000'), contractError(404, 'Invalid request ID'));
+    await assert.rejects(service.leaveQueue('E', 'nope'), INVALID_EVENT_OR_REQUEST);
+    await assert.rejects(service.leaveQueue('Nope', '00000000-0000-4000-8000-000000000000'), INVALID_EVENT_OR_REQUEST);
+    await store.close();
+  });
+});
+
+describe('the pre-queue and the draw, through the service', () => {
+  const START_S = NOW_S + 3600;
+  const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');
+  const drawRoom: RoomSettings = {
+    ...defaultSettings('D'),
+    prequeue_start_time: iso(NOW_S - 60),
+    event_start_time: iso(START_S),
+    shuffle_at_event_start: true,
+  };
+
+  it('before the start a join has no position, can leave the pre-queue once, and the draw shows its commitment only', async () => {
+    const { service, store, published } = setup([drawRoom, defaultSettings('E')]);
+    const [a, b] = await Promise.all([service.assignQueueNum('D'), service.assignQueueNum('D')]).then((all) => all.map((x) => ok(x).api_request_id));
+    assert.deepEqual(await service.queueNum('D', a), { status: 202, body: { error: 'Waiting for the draw at the start' } });
+    assert.equal(await service.roomPhase('D'), 'prequeue');
+    assert.equal(await service.drawDone('D'), false);
+    assert.equal(await service.drawDone('E'), true, 'a room without a draw never waits for one');
+    assert.equal(await service.drawDone('Nope'), true);
+    assert.deepEqual(Object.keys(JSON.parse(ok(await service.drawPublication('D')).toString())).sort(), ['algorithm', 'commitment']);
+    assert.deepEqual(await service.drawPositions('D', 0, 10), { status: 202, body: { error: 'The draw has not taken place yet' } });
+    await assert.rejects(service.drawPublication('E'), contractError(404, 'This waiting room has no draw'));
+    await assert.rejects(service.drawPositions('E', 0, 10), contractError(404, 'This waiting room has no draw'));
+    await assert.rejects(service.drawPublication('Nope'), INVALID_EVENT);
+
+    assert.deepEqual(await service.leaveQueue('D', b), { status: 200, body: {} });
+    assert.deepEqual(published.filter((p) => p.type === 'queue_left'), [{ type: 'queue_left', detail: { event_id: 'D', request_id: b } }]);
+    await assert.rejects(service.leaveQueue('D', b), contractError(410, 'Queue position was given up'));
+    await assert.rejects(service.leaveQueue('D', '00000000-0000-4000-8000-000000000000'), contractError(404, 'Invalid request ID'));
+
+    await service.runDraws();
+    assert.equal((await store.getDraw('D'))?.state, 'committed', 'nothing is drawn before the start');
+    await store.close();
+  });
+
+  it('at the start the draw job draws; everyone who stayed gets a position, published with the entries', async () => {
+    const { service, store, clock } = setup([drawRoom]);
+    const ids = (await Promise.all([1, 2, 3, 4].map(() => service.assignQueueNum('D')))).map((x) => ok(x).api_request_id);
+    await service.leaveQueue('D', ids[1]);
+    clock.ms = START_S * 1000;
+    assert.equal(await service.roomPhase('D'), 'prequeue', 'until the draw is done');
+    await service.runDraws();
+    assert.equal(await service.drawDone('D'), true);
+    assert.equal(await service.roomPhase('D'), 'open');
+    const positions = await Promise.all([ids[0], ids[2], ids[3]].map(async (id) => ok(await service.queueNum('D', id)).queue_number));
+    assert.deepEqual([...positions].sort(), [1, 2, 3]);
+    const publication = JSON.parse(ok(await service.drawPublication('D')).toString()) as { entries: string[]; first_position: number };
+    assert.equal(publication.entries.length, 3);
+    assert.equal(publication.first_position, 1);
+    const drawn = ok(await service.drawPositions('D', 1, 5));
+    assert.deepEqual(drawn, { first_position: 1, total: 3, entries: publication.entries.slice(1), positions: positions.slice(1) });
+    assert.equal(JSON.parse(ok(await service.drawPublication('D', 1)).toString()).pages, 1);
+    await assert.rejects(service.drawPublication('D', 2), contractError(404, 'The draw has no such page'));
+    // A join after the draw is numbered at once, behind the drawn places.
+    const { api_request_id: late } = ok(await service.assignQueueNum('D'));
+    assert.equal(ok(await service.queueNum('D', late)).queue_number, 4);
+    await store.close();
+  });
+
+  it('joins after the start, before this process has seen the draw done, still go through the pre-queue and get a position', async () => {
+    const { service, store, clock } = setup([drawRoom]);
+    const { api_request_id: early } = ok(await service.assignQueueNum('D'));
+    clock.ms = START_S * 1000 + 5_000;
+    await service.runDraws();
+    const { api_request_id: late } = ok(await service.assignQueueNum('D'));
+    assert.equal(ok(await service.queueNum('D', early)).queue_number, 1);
+    assert.equal(ok(await service.queueNum('D', late)).queue_number, 2);
+    await store.close();
+  });
+
+  it('a reset forgets the draw: the next join commits a new seed', async () => {
+    const { service, store, clock } = setup([drawRoom]);
+    ok(await service.assignQueueNum('D'));
+    const first = JSON.parse(ok(await service.drawPublication('D')).toString()).commitment as string;
+    clock.ms = START_S * 1000;
+    await service.runDraws();
+    assert.equal(await service.drawDone('D'), true);
+    clock.ms = (NOW_S + 60) * 1000;
+    assert.ok(JSON.parse(ok(await service.drawPublication('D')).toString()).seed, 'published, and kept for a second');
+    ok(await service.resetInitialState('D'));
+    assert.equal(await service.drawDone('D'), false);
+    ok(await service.assignQueueNum('D'));
+    assert.equal(JSON.parse(ok(await service.drawPublication('D')).toString()).seed, undefined, 'at once, not a second later');
+    const second = JSON.parse(ok(await service.drawPublication('D')).toString()).commitment as string;
+    assert.notEqual(second, first);
+    await store.close();
+  });
+});
+
+describe('the hand-off without a gate', () => {
+  const room: RoomSettings = { ...defaultSettings('E'), allowed_return_origins: ['https://shop.example'] };
+
+  it('a served visitor gets a one-time code on an allowed origin; the site exchanges it once for the token set', async () => {
+    const s = setup([room]);
+    const id = await servedVisitor(s);
+    const { location, expires_in: expiresIn } = ok(await s.service.handoffCode('E', id, 'https://shop.example/cart?x=1'));
+    assert.equal(expiresIn, 120);
+    const url = new URL(location);
+    assert.equal(`${url.origin}${url.pathname}`, 'https://shop.example/cart');
+    assert.equal(url.searchParams.get('x'), '1');
+    const code = url.searchParams.get('anteroom_handoff');
+    assert.ok(code);
+    const tokens = ok(await s.service.exchangeHandoff('E', code));
+    assert.equal(signed(tokens.access_token).requestId, id);
+    await assert.rejects(s.service.exchangeHandoff('E', code), contractError(410, 'Hand-off code already used'));
+    await s.store.close();
+  });
+
+  it('return_to off the allowed origins is 400; a visitor not served yet gets the 202 of generate_token', async () => {
+    const s = setup([room]);
+    const { api_request_id: waiting } = ok(await s.service.assignQueueNum('E'));
+    await assert.rejects(s.service.handoffCode('E', waiting, 'https://evil.example/'), contractError(400, 'return_to is not an allowed origin of this room'));
+    assert.deepEqual(await s.service.handoffCode('E', waiting, 'https://shop.example/'), { status: 202, body: { error: 'Request ID not being served yet' } });
+    await s.store.close();
+  });
+
+  it('a code never made, malformed, of another room, or older than its lifetime is 404', async () => {
+    const s = setup([room, { ...room, event_id: 'F' }]);
+    const id = await servedVisitor(s);
+    const code = new URL(ok(await s.service.handoffCode('E', id, 'https://shop.example/')).location).searchParams.get('anteroom_handoff')!;
+    const INVALID = contractError(404, 'Invalid hand-off code');
+    await assert.rejects(s.service.exchangeHandoff('E', 'garbage'), INVALID);
+    await assert.rejects(s.service.exchangeHandoff('E', `${code.split('.')[0]}.forged`), INVALID);
+    await assert.rejects(s.service.exchangeHandoff('F', code), INVALID);
+    const notAnId = `${Buffer.from(JSON.stringify(['not-a-uuid', NOW_S])).toString('base64url')}.x`;
+    await assert.rejects(s.service.exchangeHandoff('E', notAnId), INVALID);
+    const second = new URL(ok(await s.service.handoffCode('E', id, 'https://shop.example/')).location).searchParams.get('anteroom_handoff')!;
+    s.clock.ms += 120_000;
+    ok(await s.service.exchangeHandoff('E', second));
+    s.clock.ms += 1_000;
+    await assert.rejects(s.service.exchangeHandoff('E', code), INVALID, 'made 121 s ago');
+    await s.store.close();
+  });
+});
+
+describe('rooms at runtime (the rooms API)', () => {
+  const put = (extra: object = {}) => ({ validity_period: 600, ...extra });
+
+  it('PUT creates a room (201) that is served at once, and replaces it (200) with the old view as before', async () => {
+    const { service, store } = setup([]);
+    await service.openRooms([]);
+    const created = await service.putRoom('Shop', put());
+    assert.equal(created.status, 201);
+    assert.equal(created.before, null);
+    assert.equal(created.body.event_id, 'Shop');
+    assert.equal(created.body.validity_period, 600);
+    assert.equal(created.body.phase, 'open');
+    assert.equal(service.roomSettings('Shop')?.validity_period, 600, 'served by this node at once');
+    ok(await service.assignQueueNum('Shop'));
+
+    const replaced = await service.putRoom('Shop', put({ validity_period: 60, state: 'paused' }));
+    assert.equal(replaced.status, 200);
+    assert.equal(replaced.before?.validity_period, 600);
+    assert.equal(replaced.body.phase, 'paused');
+    assert.deepEqual(ok(await service.getRoom('Shop')), replaced.body);
+    assert.deepEqual(ok(await service.listRooms()).rooms.map((r) => [r.event_id, r.validity_period]), [['Shop', 60]]);
+    await store.close();
+  });
+
+  it('PATCH merges into the stored settings (null brings the default back) and keeps write-only secrets', async () => {
+    const { service, store } = setup([]);
+    const hook = { url: 'https://hooks.example/in', secret: 'webhook-secret-1' };
+    await service.putRoom('Shop', put({ webhooks: [hook], queue_position_expiry_period: 60 }));
+    const patched = await service.patchRoom('Shop', { validity_period: 30, queue_position_expiry_period: null, phase: 'whatever' });
+    assert.equal(patched.status, 200);
+    assert.equal(patched.body.validity_period, 30);
+    assert.equal(patched.body.queue_position_expiry_period, defaultSettings('x').queue_position_expiry_period);
+    assert.deepEqual(patched.body.webhooks, [{ url: hook.url, secret_set: true }]);
+    assert.equal(patched.before?.validity_period, 600);
+    assert.deepEqual(service.roomSettings('Shop')?.webhooks, [hook], 'the secret was kept');
+    // A PUT without the secret keeps it too; the answer never holds it.
+    const again = await service.putRoom('Shop', { webhooks: [{ url: hook.url }] });
+    assert.doesNotMatch(JSON.stringify(again), /webhook-secret-1/);
+    assert.deepEqual(service.roomSettings('Shop')?.webhooks, [hook]);
+    await store.close();
+  });
+
+  it('refuses bodies that are not settings, naming the problem (400), and unknown rooms (404)', async () => {
+    const { service, store } = setup([]);
+    const invalid = (problem: string) => contractError(400, `Invalid room settings: ${problem}`);
+    const unknown = contractError(404, 'Room not found');
+    await assert.rejects(service.putRoom('Shop', [1]), invalid('the settings must be a JSON object'));
+    await assert.rejects(service.putRoom('Shop', { event_id: 'Other' }), invalid("event_id: differs from the room's ID in the path"));
+    await assert.rejects(service.putRoom('Shop', { validity_period: 0 }), (e) => e instanceof ContractError && e.status === 400 && /^Invalid room settings: validity_period: /.test(e.message));
+    const badId = parseRoomSettings({ event_id: 'bad id!' });
+    assert.equal(badId.ok, false);
+    await assert.rejects(service.putRoom('bad id!', {}), invalid(badId.ok ? '' : describeProblem(badId.problem)));
+    await assert.rejects(service.putRoom(42, {}), (e) => e instanceof ContractError && e.status === 400 && /event_id/.test(e.message));
+    assert.deepEqual(ok(await service.listRooms()).rooms, [], 'nothing was stored');
+    await assert.rejects(service.getRoom('Shop'), unknown);
+    await assert.rejects(service.getRoom('bad id!'), unknown);
+    await assert.rejects(service.patchRoom('Shop', {}), unknown);
+    await assert.rejects(service.deleteRoom('bad id!'), unknown);
+    await assert.rejects(service.roomFigures('Shop'), unknown);
+    await store.close();
+  });
+
+  it('PUT with the event_id of the path in the body is fine', async () => {
+    const { service, store } = setup([]);
+    assert.equal((await service.putRoom('Shop', { event_id: 'Shop' })).status, 201);
+    await store.close();
+  });
+
+  it('DELETE stops serving the room at once, deletes its data only after ROOM_PROPAGATION_MS; a second DELETE is 404', async () => {
+    const waits: { ms: number; release: () => void }[] = [];
+    const waited = resolvers();
+    const sleep = (ms: number) =>
+      new Promise<void>((release) => {
+        waits.push({ ms, release });
+        waited.resolve();
+      });
+    const { service, store } = setup([], { sleep });
+    await service.putRoom('Shop', put());
+    ok(await service.assignQueueNum('Shop'));
+    const deleting = service.deleteRoom('Shop');
+    await Promise.race([waited.promise, deleting.then(() => assert.fail('answered without waiting for the other nodes'))]);
+    // The settings go first: this node no longer serves the room. The data stays while other nodes may.
+    assert.deepEqual(waits.map((w) => w.ms), [ROOM_PROPAGATION_MS]);
+    assert.equal(service.roomSettings('Shop'), undefined);
+    assert.equal(await store.getRoom('Shop'), null);
+    assert.equal((await store.getCounters('Shop')).queue, 1);
+    waits[0]!.release();
+    const answer = await deleting;
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.body, {});
+    assert.equal(answer.before?.event_id, 'Shop');
+    assert.equal((await store.getCounters('Shop')).queue, 0, 'the data is gone');
+    await assert.rejects(service.getRoom('Shop'), contractError(404, 'Room not found'));
+    await assert.rejects(service.deleteRoom('Shop'), contractError(404, 'Room not found'));
+    assert.equal(waits.length, 1, 'a DELETE of nothing does not wait');
+    await store.close();
+  });
+
+  it('a DELETE of a room created again meanwhile keeps the new room\'s data; one of an ID without settings deletes what is left', async () => {
+    const waited = resolvers();
+    const release = resolvers();
+    const { service, store } = setup([], { sleep: () => (waited.resolve(), release.promise) });
+    await service.putRoom('Shop', put());
+    const deleting = service.deleteRoom('Shop');
+    await Promise.race([waited.promise, deleting.then(() => assert.fail('answered without waiting for the other nodes'))]);
+    await service.putRoom('Shop', put());
+    ok(await service.assignQueueNum('Shop'));
+    release.resolve();
+    assert.equal((await deleting).status, 200);
+    assert.equal((await store.getCounters('Shop')).queue, 1, 'the room created again keeps its join');
+
+    // Data left under an ID without settings (a DELETE interrupted between its steps) goes; the answer is 404.
+    await store.assignPositions('Gone', [{ requestId: '00000000-0000-4000-8000-000000000001', entryTime: NOW_S }]);
+    await assert.rejects(service.deleteRoom('Gone'), contractError(404, 'Room not found'));
+    assert.equal((await store.getCounters('Gone')).queue, 0);
+    await store.close();
+  });
+
+  it('a room listed but refused by the schema is left out of the list; getting it is a failure of ours', async () => {
+    const { service, store } = setup([]);
+    await service.putRoom('Good', {});
+    await store.putRoom('Bad', JSON.stringify({ event_id: 'Bad', validity_period: -1 }));
+    assert.deepEqual(ok(await service.listRooms()).rooms.map((r) => r.event_id), ['Good']);
+    await assert.rejects(service.getRoom('Bad'), /the stored settings of room "Bad" are refused: validity_period/);
+    // A PUT fixes it; its "before" is not shown, the stored text being refused.
+    const fixed = await service.putRoom('Bad', {});
+    assert.equal(fixed.status, 200);
+    assert.equal(fixed.before, null);
+    await store.close();
+  });
+
+  it('figures of a served room: its counters and phase now', async () => {
+    const { service, store } = setup();
+    ok(await service.assignQueueNum('E'));
+    ok(await service.assignQueueNum('E'));
+    await service.incrementServingCounter('E', 1);
+    const figures = ok(await service.roomFigures('E'));
+    assert.equal(figures.event_id, 'E');
+    assert.equal(figures.phase, 'open');
+    assert.equal(figures.queue, 2);
+    assert.equal(figures.serving, 1);
+    assert.equal(figures.admitted_last_minute, 1);
+    await store.close();
+  });
+});
+
+describe('admission through the service', () => {
+  it('an unknown room is 400 for every request; the jobs pass over it', async () => {
+    const { service, store } = setup();
+    const inlet = { eventId: 'Nope', incrementBy: 1, startTime: 0, endTime: 0 };
+    await assert.rejects(service.admit('Nope', { kind: 'periodic', inlet, now: NOW_S }), INVALID_EVENT);
+    assert.equal(await service.admitAutomatically('Nope'), undefined);
+    await assert.rejects(service.roomPhase('Nope'), INVALID_EVENT);
+    await store.close();
+  });
+
+  it('a periodic tick moves the counter of the room, never past its queue', async () => {
+    const { service, store } = setup();
+    ok(await service.assignQueueNum('E'));
+    const inlet = { eventId: 'E', incrementBy: 5, startTime: 0, endTime: 0 };
+    assert.deepEqual(await service.admit('E', { kind: 'periodic', inlet, now: NOW_S }), { kind: 'moved', by: 1, servingNum: 1 });
+    await store.close();
+  });
+
+  it('an automatic room admits within its limits on its tick, in its phase', async () => {
+    const room = { ...defaultSettings('A'), admission: 'automatic', new_users_per_minute: 60, total_active_users: 10 } as RoomSettings;
+    const { service, store } = setup([room, { ...defaultSettings('P'), state: 'paused' }]);
+    ok(await service.assignQueueNum('A'));
+    ok(await service.assignQueueNum('A'));
+    const outcome = await service.admitAutomatically('A');
+    assert.equal(outcome?.kind === 'admitted' && outcome.serving, 1, '⌈60/60⌉ = 1 a second');
+    assert.deepEqual(await service.admitAutomatically('P'), { kind: 'nothing', reason: 'phase paused' });
+    assert.equal(await service.roomPhase('P'), 'paused');
+    await store.close();
+  });
+});
+
+describe('history, report and audit log', () => {
+  it('records each room\'s counters at the minute, and reports the minutes of a range', async () => {
+    const { service, store, clock } = setup();
+    ok(await service.assignQueueNum('E'));
+    await service.recordHistory(3600);
+    clock.ms += 60_000;
+    ok(await service.assignQueueNum('E'));
+    await service.recordHistory(3600);
+    const minute = NOW_S - (NOW_S % 60);
+    const report = (await service.roomReport('E', minute + 60, minute + 60)).body;
+    assert.equal(report.event_id, 'E');
+    assert.equal(report.minutes.length, 1);
+    assert.equal(report.minutes[0]?.minute, minute + 60);
+    assert.equal(report.minutes[0]?.waiting, 2);
+    assert.equal(report.minutes[0]?.arrivals, 1, 'the sample of the minute before gives the movement');
+    await assert.rejects(service.roomReport('Nope', 0, 60), contractError(404, 'Room not found'));
+    await store.close();
+  });
+
+  it('keeps each change with the time it was made, newest first', async () => {
+    const { service, store, clock } = setup();
+    const change = { caller: 'admin token', address: '127.0.0.1', event_id: 'E', request: {}, before: null, after: null };
+    await service.recordChange({ ...change, action: 'first' });
+    clock.ms += 1;
+    await service.recordChange({ ...change, action: 'second' });
+    const log = await service.auditLog(10);
+    assert.deepEqual(log.map((e) => [e.action, e.at]), [['second', NOW_S * 1000 + 1000], ['first', NOW_S * 1000 + 999]]);
+    assert.equal((await service.auditLog(10, log[0]!.seq)).length, 1);
+    await store.close();
+  });
+});
+
+describe('joins the room refuses, and joins the bot defence shapes', () => {
+  it('before the pre-queue opens a join is 403 "not open yet"; in a closed room 403 "closed"; nothing is stored', async () => {
+    const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');
+    const early = { ...defaultSettings('Early'), prequeue_start_time: iso(NOW_S + 60), event_start_time: iso(NOW_S + 120) };
+    const { service, store } = setup([early, { ...defaultSettings('Shut'), state: 'closed' }]);
+    await assert.rejects(service.assignQueueNum('Early'), contractError(403, 'Waiting room is not open yet'));
+    await assert.rejects(service.assignQueueNum('Shut'), contractError(403, 'Waiting room is closed'));
+    assert.equal((await store.getCounters('Early')).queue, 0);
+    assert.equal((await store.getCounters('Shut')).queue, 0);
+    await store.close();
+  });
+
+  const secret = 'site-secret-0123456789abcdef-0123456789';
+  const defended: RoomSettings = {
+    ...defaultSettings('K'),
+    bot_defence: {
+      challenge: 'off',
+      difficulty: 1000,
+      max_difficulty: 100_000,
+      room_threshold_per_minute: 600,
+      client_threshold_per_minute: 10,
+      challenge_ttl: 300,
+      joins_per_client_per_minute: 1,
+      enqueue_key_secret: secret,
+      require_enqueue_key: false,
+      infinite_queue: true,
+    },
+  };
+
+  it('an enqueue key has one place: every join with it answers the same request ID, numbered once', async () => {
+    const { service, store } = setup([defended], { parkingSecret: 'parking-secret' });
+    const key = signEnqueueKey(secret, { event_id: 'K', key: 'user-42', exp: NOW_S + 60 });
+    const first = ok(await service.assignQueueNum('K', { enqueueKey: key, client: 'a' })).api_request_id;
+    const again = ok(await service.assignQueueNum('K', { enqueueKey: key, client: 'b' })).api_request_id;
+    assert.equal(again, first);
+    assert.equal((await store.getCounters('K')).queue, 1);
+    assert.equal(ok(await service.queueNum('K', first)).queue_number, 1);
+    await store.close();
+  });
+
+  it('a client over its join limit in a room with the infinite queue is parked: a place behind everyone, stored nowhere, never served', async () => {
+    const { service, store, clock } = setup([defended], { parkingSecret: 'parking-secret' });
+    ok(await service.assignQueueNum('K', { client: 'other' }));
+    ok(await service.assignQueueNum('K', { client: 'bot' }));
+    clock.ms += 3_000;
+    const parked = ok(await service.assignQueueNum('K', { client: 'bot' })).api_request_id;
+    assert.equal((await store.getCounters('K')).queue, 2, 'the parked join is stored nowhere');
+    assert.deepEqual(ok(await service.queueNum('K', parked)), { queue_number: 3, entry_time: NOW_S + 3, event_id: 'K', status: 1 });
+    await service.incrementServingCounter('K', 10);
+    assert.deepEqual(await service.generateToken('K', parked), { status: 202, body: { error: 'Request ID not being served yet' } });
+    assert.deepEqual(await service.queuePosExpiry('K', parked), { status: 202, body: { error: 'Request ID not being served yet' } });
+    assert.deepEqual(await service.leaveQueue('K', parked), { status: 200, body: {} });
+    await store.close();
+  });
+});
+
+describe('a room that is off', () => {
+  it('serves everyone who joined: a claim beyond the serving counter is issued', async () => {
+    const { service, store } = setup([{ ...defaultSettings('E'), state: 'off' }]);
+    ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    assert.equal(ok(await service.servingNum('E')).serving_counter, 0);
+    assert.equal(signed(ok(await service.generateToken('E', id)).access_token).position, 2);
+    await store.close();
+  });
+});
+
+describe('the wait estimate of /queue_num', () => {
+  it('none until the pace is known; then (people ahead) / pace as a range, kept from the first lookup and judged at the claim', async () => {
+    const s = setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(ok(await s.service.assignQueueNum('E')).api_request_id);
+    const last = ids[11]!;
+    assert.equal('wait_estimate_s' in ok(await s.service.queueNum('E', last)), false, 'no pace yet');
+    ok(await s.service.servingNum('E'));
+    await s.service.incrementServingCounter('E', 2);
+    s.clock.ms += 20_000;
+    const stream = await s.service.streamCounters('E');
+    assert.deepEqual(stream, { serving_counter: 2, waiting_num: 12, generation: stream.generation });
+    // 2 let in over 20 s: 0.1 a second; 10 people ahead of place 12: 100 s, as 80..125.
+    assert.deepEqual(ok(await s.service.queueNum('E', last)).wait_estimate_s, [80, 125]);
+    await s.service.incrementServingCounter('E', 2);
+    s.clock.ms += 10_000;
+    ok(await s.service.servingNum('E'));
+    assert.deepEqual(ok(await s.service.queueNum('E', last)).wait_estimate_s, [80, 125], 'the first estimate is kept');
+    // A place the counter has reached is answered an estimate of 0, and none is kept to judge.
+    assert.deepEqual(ok(await s.service.queueNum('E', ids[0])).wait_estimate_s, [0, 0]);
+    assert.equal(s.service.estimates.of('E', ids[0]!), undefined);
+    assert.deepEqual(s.service.estimates.of('E', last), { lowSec: 80, highSec: 125 });
+
+    await s.service.incrementServingCounter('E', 8);
+    ok(await s.service.generateToken('E', last));
+    assert.equal(s.service.estimates.of('E', last), undefined, 'judged at the claim');
+    assert.equal(ok(await s.service.roomFigures('E')).estimate_accuracy.samples, 1);
+    // A reset forgets the room's pace: a new place gets no estimate until it is measured again.
+    ok(await s.service.resetInitialState('E'));
+    const { api_request_id: after } = ok(await s.service.assignQueueNum('E'));
+    assert.equal('wait_estimate_s' in ok(await s.service.queueNum('E', after)), false);
+    await s.store.close();
+  });
+});
+
+describe('rooms followed after start, gate sessions, challenges and write limits', () => {
+  it('a room put after start gets its expiry switch and key; a removed room\'s keys are forgotten; close stops following', async () => {
+    const forgotten: string[] = [];
+    const s = setup([]);
+    s.keys.forget = (eventId: string) => void forgotten.push(eventId);
+    await s.service.start();
+    await s.service.putRoom('Late', { queue_position_expiry_period: 100 });
+    assert.deepEqual(s.keys.asked, ['Late']);
+    const { api_request_id: id } = ok(await s.service.assignQueueNum('Late'));
+    assert.equal((await s.store.getClaimContext('Late', id))?.expiryEnabledSince, NOW_S);
+    await s.service.putRoom('Late', { queue_position_expiry_period: 200 });
+    assert.deepEqual(s.keys.asked, ['Late', 'Late'], 'a changed room is prepared again');
+    await s.service.close();
+    await s.service.putRoom('After', {});
+    assert.deepEqual(s.keys.asked, ['Late', 'Late'], 'after close, rooms are no longer followed');
+    assert.deepEqual(forgotten, []);
+    await s.store.close();
+  });
+
+  it('a removed room\'s keys are forgotten', async () => {
+    const forgotten: string[] = [];
+    const s = setup([], { sleep: async () => {} });
+    s.keys.forget = (eventId: string) => void forgotten.push(eventId);
+    await s.service.start();
+    await s.service.putRoom('Gone', {});
+    await s.service.deleteRoom('Gone');
+    assert.deepEqual(forgotten, ['Gone']);
+    await s.store.close();
+  });
+
+  it('a gate session seen idle is ended as abandoned and announced; a renewal of an open one is not', async () => {
+    const s = setup();
+    const id = await servedVisitor(s);
+    ok(await s.service.generateToken('E', id));
+    s.published.length = 0;
+    const nowMs = NOW_S * 1000;
+    assert.equal((await s.service.renewGateSession('E', id, nowMs, null, true)).outcome, 'open');
+    assert.deepEqual(s.published, []);
+    assert.equal((await s.service.renewGateSession('E', id, nowMs + 60_000, nowMs + 30_000, false)).outcome, 'ended');
+    assert.deepEqual(s.published, [{ type: 'session_updated', detail: { event_id: 'E', request_id: id, status: 'abandoned' } }]);
+    await s.store.close();
+  });
+
+  it('a room without a proof of work asks none (404); the write limit answers 429 with Retry-After over it', async () => {
+    const s = setup();
+    await assert.rejects(s.service.challenge('E'), contractError(404, 'This waiting room asks no proof of work'));
+    await assert.rejects(s.service.challenge('Nope'), INVALID_EVENT);
+    await s.service.limitPublicWrite('client', 2);
+    await s.service.limitPublicWrite('client', 2);
+    await assert.rejects(s.service.limitPublicWrite('client', 2), (e) => e instanceof ContractError && e.status === 429);
+    await s.service.limitPublicWrite('another', 2);
+    await s.store.close();
+  });
+
+  it('intake joins of a room with a draw go to its pre-queue', async () => {
+    const iso = (sec: number) => new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+    const room = { ...defaultSettings('D'), event_start_time: iso(NOW_S + 60), shuffle_at_event_start: true };
+    const s = setup([room]);
+    const requestId = '00000000-0000-4000-8000-00000000000a';
+    await s.service.numberIntakeJoins('D', [{ requestId, entryTime: NOW_S }]);
+    assert.equal((await s.store.getCounters('D')).queue, 0);
+    assert.deepEqual(await s.service.queueNum('D', requestId), { status: 202, body: { error: 'Waiting for the draw at the start' } });
     await s.store.close();
   });
 });

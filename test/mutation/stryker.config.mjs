@@ -12,7 +12,8 @@ import { URL } from 'node:url';
 // The scopes (test/mutation/scopes.json): each names the files it mutates and the test files it runs.
 // The store scope holds the stores' decision code that TypeScript holds: the hot-read cache and the SQLite
 // adapter (against the store contract); the Redis adapter decides in Lua scripts, which Stryker cannot mutate.
-/** @type {Record<string, { mutate: string[]; tests: string[] }>} */
+// `env` (optional): variables set for the scope's test command, e.g. to leave out a slow backend.
+/** @type {Record<string, { mutate: string[]; tests: string[]; env?: Record<string, string> }>} */
 const SCOPES = JSON.parse(readFileSync(new URL('./scopes.json', import.meta.url), 'utf8'));
 
 const scopeName = process.env.MUTATION_SCOPE ?? '';
@@ -26,7 +27,11 @@ export default {
   commandRunner: {
     // `node` is the project's Node 24 (node_modules/.bin comes first on the runner's PATH). All the scope's
     // files run in one process (no isolation): a second less per mutant than a process per file.
-    command: `node --test --test-isolation=none --test-reporter=dot ${scope.tests.map((t) => `"${t}"`).join(' ')}`,
+    command: [
+      ...Object.entries(scope.env ?? {}).map(([name, value]) => `${name}=${value}`),
+      'node --test --test-isolation=none --test-reporter=dot',
+      ...scope.tests.map((t) => `"${t}"`),
+    ].join(' '),
   },
   mutate: scope.mutate,
   coverageAnalysis: 'off',

@@ -1,0 +1,173 @@
+// The rooms API's document rules (src/domain/room-edits.ts), one rule per test: an answer never holds a secret
+// (it says whether one is set), the read-only fields of an answer are dropped from a body, a PATCH is an RFC 7396
+// merge patch, and a body that leaves a secret out keeps the stored one.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets } from '../../src/domain/room-edits.ts';
+import { defaultSettings, type BotDefenceSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+
+const defence: BotDefenceSettings = {
+  challenge: 'auto',
+  difficulty: 1000,
+  max_difficulty: 100_000,
+  room_threshold_per_minute: 600,
+  client_threshold_per_minute: 10,
+  challenge_ttl: 300,
+  require_enqueue_key: false,
+  infinite_queue: false,
+};
+
+describe('isJsonObject', () => {
+  it('a plain object only: not null, an array or a scalar', () => {
+    assert.equal(isJsonObject({}), true);
+    assert.equal(isJsonObject({ a: 1 }), true);
+    assert.equal(isJsonObject(null), false);
+    assert.equal(isJsonObject([]), false);
+    assert.equal(isJsonObject('x'), false);
+    assert.equal(isJsonObject(3), false);
+  });
+});
+
+describe('roomView: a room as the API answers it', () => {
+  it('carries every setting and the phase, and no secret: each webhook says whether its secret is set', () => {
+    const room: RoomSettings = {
+      ...defaultSettings('E'),
+      webhooks: [
+        { url: 'https://a.example/hook', secret: 's3cret-webhook' },
+        { url: 'https://b.example/hook', secret: '' },
+      ],
+    };
+    const view = roomView(room, 'open');
+    const { webhooks: _webhooks, ...settings } = room;
+    assert.deepEqual(view, {
+      ...settings,
+      webhooks: [
+        { url: 'https://a.example/hook', secret_set: true },
+        { url: 'https://b.example/hook', secret_set: false },
+      ],
+      phase: 'open',
+    });
+    assert.equal('oidc' in view, false, 'no oidc section for a room without one');
+    assert.equal('bot_defence' in view, false, 'no bot_defence section for a room without one');
+    assert.doesNotMatch(JSON.stringify(view), /s3cret/);
+  });
+
+  it('the OpenID Connect client: its settings, and client_secret_set instead of the secret', () => {
+    const withSecret = roomView({ ...defaultSettings('E'), oidc: { client_secret: 'oidc-s3cret', redirect_uris: ['https://a/cb'] } }, 'open');
+    assert.deepEqual(withSecret.oidc, { redirect_uris: ['https://a/cb'], client_secret_set: true });
+    assert.doesNotMatch(JSON.stringify(withSecret), /s3cret/);
+    const without = roomView({ ...defaultSettings('E'), oidc: { redirect_uris: ['https://a/cb'] } }, 'open');
+    assert.deepEqual(without.oidc, { redirect_uris: ['https://a/cb'], client_secret_set: false });
+  });
+
+  it('the bot defence: its settings, and enqueue_key_secret_set instead of the secret', () => {
+    const withSecret = roomView({ ...defaultSettings('E'), bot_defence: { ...defence, enqueue_key_secret: 'key-s3cret' } }, 'paused');
+    assert.deepEqual(withSecret.bot_defence, { ...defence, enqueue_key_secret_set: true });
+    assert.equal(withSecret.phase, 'paused');
+    assert.doesNotMatch(JSON.stringify(withSecret), /s3cret/);
+    const without = roomView({ ...defaultSettings('E'), bot_defence: defence }, 'open');
+    assert.deepEqual(without.bot_defence, { ...defence, enqueue_key_secret_set: false });
+  });
+});
+
+describe('withoutReadOnlyFields: an answer can be PUT back as it is', () => {
+  it('drops phase and the *_set flags, keeps everything else, and leaves the body unchanged', () => {
+    const body = {
+      event_id: 'E',
+      phase: 'open',
+      validity_period: 60,
+      webhooks: [{ url: 'https://a/hook', secret_set: true }, { url: 'https://b/hook', secret: 'new' }, 'not an object'],
+      oidc: { redirect_uris: ['https://a/cb'], client_secret_set: true },
+      bot_defence: { challenge: 'off', enqueue_key_secret_set: false },
+    };
+    const before = structuredClone(body);
+    assert.deepEqual(withoutReadOnlyFields(body), {
+      event_id: 'E',
+      validity_period: 60,
+      webhooks: [{ url: 'https://a/hook' }, { url: 'https://b/hook', secret: 'new' }, 'not an object'],
+      oidc: { redirect_uris: ['https://a/cb'] },
+      bot_defence: { challenge: 'off' },
+    });
+    assert.deepEqual(body, before);
+  });
+
+  it('leaves sections that are not objects (or lists) for the schema to refuse', () => {
+    assert.deepEqual(withoutReadOnlyFields({ webhooks: 'x', oidc: [1], bot_defence: null }), { webhooks: 'x', oidc: [1], bot_defence: null });
+  });
+});
+
+describe('mergePatch (RFC 7396)', () => {
+  it('objects merge key by key; null removes a key; arrays and scalars are replaced', () => {
+    const target = { a: 1, b: { c: 2, d: 3 }, list: [1, 2], gone: true };
+    const before = structuredClone(target);
+    assert.deepEqual(mergePatch(target, { a: 5, b: { d: null, e: 4 }, list: [3], gone: null, added: { x: 1 } }), {
+      a: 5,
+      b: { c: 2, e: 4 },
+      list: [3],
+      added: { x: 1 },
+    });
+    assert.deepEqual(target, before, 'the target is not changed');
+  });
+
+  it('a patch that is not an object replaces the target; an object patch on a scalar starts from {}', () => {
+    assert.deepEqual(mergePatch({ a: 1 }, [1]), [1]);
+    assert.equal(mergePatch({ a: 1 }, 'x'), 'x');
+    assert.deepEqual(mergePatch('x', { a: 1, b: null }), { a: 1 });
+    assert.deepEqual(mergePatch([1], { a: 1 }), { a: 1 });
+  });
+});
+
+describe('withStoredSecrets: a body that leaves a secret out keeps the stored one', () => {
+  const stored = {
+    webhooks: [{ url: 'https://a/hook', secret: 'stored-a' }, { url: 'https://b/hook', secret: 'stored-b' }, 'junk', { url: 1, secret: 'x' }],
+    oidc: { client_secret: 'stored-oidc', redirect_uris: [] },
+    bot_defence: { enqueue_key_secret: 'stored-key' },
+  };
+
+  it('a webhook without a secret gets the stored one of the same URL; one with a secret, or a new URL, is left', () => {
+    const input = {
+      webhooks: [{ url: 'https://a/hook' }, { url: 'https://b/hook', secret: 'new-b' }, { url: 'https://c/hook' }, { url: 5 }, 'junk'],
+    };
+    const before = structuredClone(input);
+    assert.deepEqual(withStoredSecrets(input, stored).webhooks, [
+      { url: 'https://a/hook', secret: 'stored-a' },
+      { url: 'https://b/hook', secret: 'new-b' },
+      { url: 'https://c/hook' },
+      { url: 5 },
+      'junk',
+    ]);
+    assert.deepEqual(input, before, 'the input is not changed');
+  });
+
+  it('a stored webhook whose secret is not a string gives nothing', () => {
+    const got = withStoredSecrets({ webhooks: [{ url: 'https://a/hook' }] }, { webhooks: [{ url: 'https://a/hook', secret: 7 }] });
+    assert.deepEqual(got.webhooks, [{ url: 'https://a/hook' }]);
+  });
+
+  it('the client secret, when the body has an oidc section without one', () => {
+    assert.deepEqual(withStoredSecrets({ oidc: { redirect_uris: ['x'] } }, stored).oidc, { redirect_uris: ['x'], client_secret: 'stored-oidc' });
+    assert.deepEqual(withStoredSecrets({ oidc: { client_secret: 'new' } }, stored).oidc, { client_secret: 'new' });
+    assert.equal('oidc' in withStoredSecrets({}, stored), false, 'no section in the body: none added');
+    assert.deepEqual(withStoredSecrets({ oidc: {} }, { oidc: { client_secret: 3 } }).oidc, {}, 'a stored non-string is not copied');
+    assert.deepEqual(withStoredSecrets({ oidc: {} }, { oidc: 'x' }).oidc, {});
+  });
+
+  it('the enqueue key secret, when the body has a bot_defence section without one', () => {
+    assert.deepEqual(withStoredSecrets({ bot_defence: { challenge: 'off' } }, stored).bot_defence, {
+      challenge: 'off',
+      enqueue_key_secret: 'stored-key',
+    });
+    assert.deepEqual(withStoredSecrets({ bot_defence: { enqueue_key_secret: 'new' } }, stored).bot_defence, { enqueue_key_secret: 'new' });
+    assert.equal('bot_defence' in withStoredSecrets({}, stored), false);
+    assert.deepEqual(withStoredSecrets({ bot_defence: {} }, { bot_defence: { enqueue_key_secret: null } }).bot_defence, {});
+    assert.deepEqual(withStoredSecrets({ bot_defence: {} }, { bot_defence: [] }).bot_defence, {});
+  });
+
+  it('nothing stored (a new room), or stored lists that are not lists: the input as it is', () => {
+    const input = { webhooks: [{ url: 'https://a/hook' }], oidc: {} };
+    assert.equal(withStoredSecrets(input, undefined), input);
+    assert.deepEqual(withStoredSecrets(input, { webhooks: 'x' }).webhooks, [{ url: 'https://a/hook' }]);
+    assert.deepEqual(withStoredSecrets({ webhooks: 'x' }, stored).webhooks, 'x');
+  });
+});
