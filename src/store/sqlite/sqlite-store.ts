@@ -620,7 +620,21 @@ export class SqliteStore implements Store {
     let results: IssueResult[];
     try {
       for (const { eventId } of batch) this.rows.delete(eventId);
-      results = this.transaction(null, () => batch.map(({ eventId, record }) => this.issueOne(eventId, record)));
+      results = this.transaction(null, () => {
+        // Per event of the batch: its counters row, read once (nothing in the batch changes max_expired), and
+        // the sets issued, added to its token count by one UPDATE at the end (profile of a first-claim storm:
+        // one read and one write of the events row per claim were ~10 % of the batch's statements).
+        const events = new Map<string, { row: EventRow; issued: number }>();
+        const results = batch.map(({ eventId, record }) => {
+          let event = events.get(eventId);
+          if (!event) events.set(eventId, (event = { row: this.eventRow(eventId), issued: 0 }));
+          const result = this.issueOne(eventId, event.row, record);
+          if (result.outcome === 'issued') event.issued++;
+          return result;
+        });
+        for (const [eventId, { issued }] of events) if (issued > 0) this.sql.addTokens.run(issued, eventId);
+        return results;
+      });
     } catch (error) {
       for (const pending of batch) pending.reject(error);
       return;
@@ -633,13 +647,12 @@ export class SqliteStore implements Store {
   }
 
   /** One issueTokenIfAbsent, inside the batch's transaction. */
-  private issueOne(eventId: string, record: TokenRecord): IssueResult {
+  private issueOne(eventId: string, row: EventRow, record: TokenRecord): IssueResult {
     const existing = this.sql.getToken.get(eventId, record.requestId) as TokenRow | undefined;
     if (existing) return { outcome: 'existing', record: toTokenRecord(existing) };
     const position = this.findPosition(eventId, record.requestId);
     if (!position) return { outcome: 'no-position' };
     if (this.sql.isLeft.get(eventId, position.position) !== undefined) return { outcome: 'left' };
-    const row = this.eventRow(eventId);
     if (position.position <= row.max_expired) return { outcome: 'expired' };
     this.sql.insertToken.run(
       eventId,
@@ -653,7 +666,6 @@ export class SqliteStore implements Store {
       record.nonce ?? null,
       record.signatures ?? null,
     );
-    this.sql.incrementTokens.run(eventId);
     return { outcome: 'issued', record: { ...record, position: position.position, status: 0 } };
   }
 
@@ -1225,7 +1237,7 @@ function prepareStatements(db: DatabaseSync) {
     setServing: s('UPDATE events SET serving = ?, max_serving = ? WHERE event_id = ?'),
     setQueue: s('UPDATE events SET queue = ? WHERE event_id = ?'),
     setExpirySince: s('UPDATE events SET expiry_enabled_since = ? WHERE event_id = ?'),
-    incrementTokens: s('UPDATE events SET tokens = tokens + 1 WHERE event_id = ?'),
+    addTokens: s('UPDATE events SET tokens = tokens + ? WHERE event_id = ?'),
     incrementCompleted: s('UPDATE events SET completed = completed + 1 WHERE event_id = ?'),
     incrementAbandoned: s('UPDATE events SET abandoned = abandoned + 1 WHERE event_id = ?'),
     recordExpired: s('UPDATE events SET max_expired = ?, expired = expired + ? WHERE event_id = ?'),
