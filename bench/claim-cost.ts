@@ -3,7 +3,7 @@
 // node:http POST (bench/bare-server.ts), both measured on the same core in the same rounds.
 // Both servers run pinned to CPU 1 (one at a time busy), autocannon on CPU 0; rounds alternate between them, so
 // the machine's load falls on both alike. Each round joins CLAIMS visitors, serves them (joins are not counted)
-// and claims each once; the server's CPU over the claims (/proc/<pid>/stat) divided by the claims answered 200.
+// and claims each once; the server's CPU over the claims (/proc/<pid>/stat) divided by the claims answered 200,
 // and the bytes it wrote to disk over them (/proc/<pid>/io write_bytes) per set.
 //
 //   node bench/claim-cost.ts [<other checkout>]   (default: none, this checkout alone)
