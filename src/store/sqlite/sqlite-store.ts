@@ -108,19 +108,25 @@ function addMissingColumns(db: DatabaseSync): void {
  * (event_id, position) (schema.sql says why), in one transaction: a crash in the middle leaves the old table.
  */
 function rekeyTokens(db: DatabaseSync): void {
-  const { sql } = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'tokens'").get() as { sql: string };
-  if (!/PRIMARY KEY\s*\(\s*event_id\s*,\s*request_id\s*\)/i.test(sql)) return;
-  const columns = (db.prepare('PRAGMA table_info(tokens)').all() as { name: string }[]).map((c) => c.name).join(', ');
+  const OLD_KEY = /PRIMARY KEY\s*\(\s*event_id\s*,\s*request_id\s*\)/i;
+  const tableSql = () => (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'tokens'").get() as { sql: string }).sql;
+  if (!OLD_KEY.test(tableSql())) return;
   db.exec('BEGIN IMMEDIATE');
   try {
-    db.exec(`CREATE TABLE tokens_rekeyed (${sql.slice(sql.indexOf('(') + 1, sql.lastIndexOf(')'))})`.replace(/PRIMARY KEY\s*\(\s*event_id\s*,\s*request_id\s*\)/i, 'PRIMARY KEY (event_id, position)') + ' WITHOUT ROWID');
-    db.exec(`INSERT INTO tokens_rekeyed (${columns}) SELECT ${columns} FROM tokens ORDER BY event_id, position`);
-    db.exec('DROP TABLE tokens');
-    db.exec('ALTER TABLE tokens_rekeyed RENAME TO tokens');
-    db.exec('CREATE INDEX IF NOT EXISTS tokens_by_exp ON tokens (event_id, exp)');
+    // Read again under the write lock: another process opening the same database may have rebuilt it already.
+    const sql = tableSql();
+    if (OLD_KEY.test(sql)) {
+      const columns = (db.prepare('PRAGMA table_info(tokens)').all() as { name: string }[]).map((c) => c.name).join(', ');
+      const definition = sql.slice(sql.indexOf('(') + 1, sql.lastIndexOf(')')).replace(OLD_KEY, 'PRIMARY KEY (event_id, position)');
+      db.exec(`CREATE TABLE tokens_rekeyed (${definition}) WITHOUT ROWID`);
+      db.exec(`INSERT INTO tokens_rekeyed (${columns}) SELECT ${columns} FROM tokens ORDER BY event_id, position`);
+      db.exec('DROP TABLE tokens');
+      db.exec('ALTER TABLE tokens_rekeyed RENAME TO tokens');
+      db.exec('CREATE INDEX IF NOT EXISTS tokens_by_exp ON tokens (event_id, exp)');
+    }
     db.exec('COMMIT');
   } catch (error) {
-    db.exec('ROLLBACK');
+    if (db.isTransaction) db.exec('ROLLBACK');
     throw error;
   }
 }
