@@ -3,14 +3,15 @@
 // node:http POST (bench/bare-server.ts), both measured on the same core in the same rounds.
 // Both servers run pinned to CPU 1 (one at a time busy), autocannon on CPU 0; rounds alternate between them, so
 // the machine's load falls on both alike. Each round joins CLAIMS visitors, serves them (joins are not counted)
-// and claims each once; the server's CPU over the claims (/proc/<pid>/stat) divided by the claims answered 200.
+// and claims each once; the server's CPU over the claims (/proc/<pid>/stat) divided by the claims answered 200,
+// and the bytes it wrote to disk over them (/proc/<pid>/io write_bytes) per set.
 //
 //   node bench/claim-cost.ts [<other checkout>]   (default: none, this checkout alone)
 //   CLAIMS (per round, default 5,000), ROUNDS (default 3), CPU_PROF=<dir> (servers write .cpuprofile files there),
 //   OTHER_ARGS (more `anteroom serve` arguments for the other checkout's server, e.g. `--sqlite-synchronous normal`)
 
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,17 +48,29 @@ async function joinAndServe(node: ChildNode, eventId: string, count: number): Pr
   return ids;
 }
 
+function writeBytes(pid: number): number {
+  try {
+    return Number(/write_bytes: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 interface Measured {
   cpuMicros: number;
+  /** Bytes the server wrote to disk per answered request (/proc/<pid>/io write_bytes). */
+  bytes: number;
   rps: number;
   errors: number;
 }
 
 async function measure(pid: number, spec: Record<string, unknown>): Promise<Measured> {
   const before = cpuSeconds(pid) ?? 0;
+  const written = writeBytes(pid);
   const r = await runLoad({ connections: 100, method: 'POST', ...spec }, LOAD_CPU);
   const cpu = (cpuSeconds(pid) ?? 0) - before;
-  return { cpuMicros: (cpu * 1e6) / Math.max(1, r.ok), rps: r.rps, errors: r.non2xx + r.errors + r.timeouts };
+  const bytes = (writeBytes(pid) - written) / Math.max(1, r.ok);
+  return { cpuMicros: (cpu * 1e6) / Math.max(1, r.ok), bytes, rps: r.rps, errors: r.non2xx + r.errors + r.timeouts };
 }
 
 /** First claims of CLAIMS new visitors, then one re-claim of each. */
@@ -135,6 +148,7 @@ try {
   // Warm-up: keys created and loaded, code compiled.
   for (const node of nodes) await claimRound(node, dir, -1);
   const perSet: number[][] = checkouts.map(() => []);
+  const bytesPerSet: number[][] = checkouts.map(() => []);
   const rates: number[][] = checkouts.map(() => []);
   const perReclaim: number[][] = checkouts.map(() => []);
   const reclaimRates: number[][] = checkouts.map(() => []);
@@ -150,6 +164,7 @@ try {
       const { first, again } = await claimRound(node, dir, round);
       if (first.errors + again.errors > 0) throw new Error(`${checkouts[i]!.label}: ${first.errors + again.errors} failed claims`);
       perSet[i]!.push(first.cpuMicros);
+      bytesPerSet[i]!.push(first.bytes);
       rates[i]!.push(first.rps);
       perReclaim[i]!.push(again.cpuMicros);
       reclaimRates[i]!.push(again.rps);
@@ -167,7 +182,7 @@ try {
     console.log(
       `  ${c.label.padEnd(40)} ${m.toFixed(0).padStart(4)} µs CPU per new set (rounds ${perSet[i]!.map((v) => v.toFixed(0)).join(', ')}), ` +
         `${(m / b).toFixed(2)}× the bare signatures (signer's way), the rest ${(m - b).toFixed(0)} µs, ≈ ${Math.round(1e6 / m)} sets/s per core; ` +
-        `measured rate ${Math.round(median(rates[i]!))}/s`,
+        `measured rate ${Math.round(median(rates[i]!))}/s; written to disk ${Math.round(median(bytesPerSet[i]!))} B per set`,
     );
   }
   const post = median(barePost);

@@ -94,6 +94,16 @@ function toSigningKeys(stored: StoredSigningKey): Record<SigningAlgorithm, Signi
 }
 
 /** The process's view of every event's keys: loaded from the store once, created there on first use. */
+/** The key named `kid`, searched without building the list of every key (once per token set signed or rebuilt). */
+function findKid(stored: Record<SigningAlgorithm, SigningKey>[], kid: string): SigningKey | undefined {
+  for (const keys of stored) {
+    if (keys.RS256.kid === kid) return keys.RS256;
+    if (keys.ES256.kid === kid) return keys.ES256;
+    if (keys.EdDSA.kid === kid) return keys.EdDSA;
+  }
+  return undefined;
+}
+
 export class KeyRing implements SigningKeys {
   private readonly store: SigningKeyStore;
   private readonly now: () => number;
@@ -111,11 +121,11 @@ export class KeyRing implements SigningKeys {
   }
 
   async byKid(eventId: string, kid: string): Promise<SigningKey | undefined> {
-    let found = (await this.all(eventId)).find((k) => k.kid === kid);
+    let found = findKid(await this.stored(eventId), kid);
     if (!found) {
       // Another node may have added a key since we loaded them.
       this.byEvent.delete(eventId);
-      found = (await this.all(eventId)).find((k) => k.kid === kid);
+      found = findKid(await this.stored(eventId), kid);
     }
     return found;
   }

@@ -276,6 +276,24 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       assert.equal((await store.getCounters(event)).tokens, 1);
     });
 
+    it('first claims issued together, in two rooms and with a duplicate, count each room\'s sets once each', async () => {
+      const store = await open();
+      const [one, two] = [freshEvent(), freshEvent()];
+      const inOne = await join(store, one, 3, 100);
+      const inTwo = await join(store, two, 2, 100);
+      const results = await Promise.all([
+        ...inOne.map((id, i) => store.issueTokenIfAbsent(one, tokenFor(id, i + 1, 200))),
+        store.issueTokenIfAbsent(one, tokenFor(inOne[0]!, 1, 201)),
+        ...inTwo.map((id, i) => store.issueTokenIfAbsent(two, tokenFor(id, i + 1, 200))),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.outcome),
+        ['issued', 'issued', 'issued', 'existing', 'issued', 'issued'],
+      );
+      assert.equal((await store.getCounters(one)).tokens, 3);
+      assert.equal((await store.getCounters(two)).tokens, 2);
+    });
+
     it('issueTokenIfAbsent refuses a request ID without a position', async () => {
       const store = await open();
       const event = freshEvent();

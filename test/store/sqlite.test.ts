@@ -51,6 +51,39 @@ describe('sqlite store: durability and locking', () => {
     }
   });
 
+  it('a tokens table keyed by request ID (a database from before) is rebuilt keyed by position, its sets kept', async () => {
+    const path = freshFile();
+    let store = new SqliteStore({ path });
+    const [a, b] = [randomUUID(), randomUUID()];
+    await store.assignPositions('E', [{ requestId: a, entryTime: 1 }, { requestId: b, entryTime: 1 }]);
+    await store.incrementServing('E', 2, 2);
+    await store.close();
+    // The tokens table as releases before issue 15's change created it (signatures, last_seen_ms added later), with a set.
+    const writer = new DatabaseSync(path);
+    writer.exec(`DROP TABLE tokens; CREATE TABLE tokens (event_id TEXT NOT NULL, request_id TEXT NOT NULL,
+      position INTEGER NOT NULL, iat INTEGER NOT NULL, nbf INTEGER NOT NULL, exp INTEGER NOT NULL, iss TEXT NOT NULL,
+      kid TEXT NOT NULL, status INTEGER NOT NULL DEFAULT 0, nonce TEXT, PRIMARY KEY (event_id, request_id)) WITHOUT ROWID`);
+    writer.prepare("INSERT INTO tokens VALUES ('E', ?, 2, 10, 10, 70, 'i', 'k', 0, NULL)").run(b);
+    writer.close();
+    store = new SqliteStore({ path });
+    try {
+      const check = new DatabaseSync(path);
+      const { sql } = check.prepare("SELECT sql FROM sqlite_master WHERE name = 'tokens'").get() as { sql: string };
+      const indexes = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tokens'").all() as { name: string }[]).map((r) => r.name);
+      check.close();
+      assert.match(sql, /PRIMARY KEY \(event_id, position\)/);
+      assert.deepEqual(indexes.sort(), ['tokens_by_exp']);
+      assert.equal((await store.getClaimContext('E', b))?.token?.exp, 70, 'the old set is found by its request ID');
+      assert.equal((await store.getClaimContext('E', a))?.token, null);
+      const issued = await store.issueTokenIfAbsent('E', newTokenRecord({ requestId: a, position: 1, now: 20, validityPeriod: 60, issuer: 'i', kid: 'k' }));
+      assert.equal(issued.outcome, 'issued');
+      assert.equal(await store.closeSession('E', b, 1), true);
+      assert.equal((await store.getClaimContext('E', b))?.token?.status, 1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('fsyncs every commit (synchronous=FULL) unless told normal: the durability the README promises', async () => {
     const byDefault = new SqliteStore({ path: freshFile() });
     const full = new SqliteStore({ path: freshFile(), synchronous: 'full' });

@@ -1,7 +1,7 @@
 // The purge of a reset on a thread of its own (issue 15): a second connection to the database, in a worker
 // thread, deletes the old rows chunk by chunk and checkpoints the WAL after each, while the event loop answers
 // requests. On the event loop, a chunk held it for its CPU time and for its disk waits: a million token sets
-// sit on random pages of the tokens table and of its two indexes, and reading or writing them on a busy disk
+// sat on random pages of the tokens table (keyed by request ID then) and of its two indexes, and reading or writing them on a busy disk
 // held the loop for up to ~80 ms in a chunk of ~10 ms of CPU. A checkpoint copies the WAL's pages into the
 // database file and fsyncs both; SQLite runs it inside the commit that takes the WAL past 1,000 pages, which
 // during a purge was nearly every chunk's. Here it is PASSIVE (it never waits for, nor blocks, the store's
