@@ -12,6 +12,7 @@ import type { IssueResult } from '../../src/domain/ports/store.ts';
 import type { TokenSigning } from '../../src/domain/ports/tokens.ts';
 import { RoomRegistry } from '../../src/domain/room-registry.ts';
 import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+import { waitField } from '../../src/domain/wait-histogram.ts';
 import { WaitingRoomService, type Answer, type WaitingRoomServiceDeps } from '../../src/domain/waiting-room-service.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
@@ -165,6 +166,54 @@ describe('the report of a range that begins with the room\'s history', () => {
     await service.recordHistory(3600);
     const report = (await service.roomReport('E', minute + 30, minute + 60)).body;
     assert.deepEqual(report.minutes.map((m) => [m.minute, m.waiting]), [[minute, 1], [minute + 60, 2]]);
+    await store.close();
+  });
+});
+
+describe('the wait of an admitted visitor, and the estimate it was given', () => {
+  it('a claim tallies the wait from the join to the admission (not to the claim) under the admission\'s minute', async () => {
+    const { service, store, clock } = setup([defaultSettings('E')]);
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    clock.ms += 30_000;
+    await service.incrementServingCounter('E', 1);
+    clock.ms += 100_000;
+    ok(await service.generateToken('E', id));
+    await service.flushWaits(3600);
+    assert.deepEqual(await store.readWaits('E', NOW_S - 600, NOW_S + 600), [{ minute: NOW_S, counts: { [waitField(30)]: 1 } }]);
+    await store.close();
+  });
+
+  it('a visitor who joins after the counter passed the place waited nothing, admitted when it joined', async () => {
+    const { service, store, clock } = setup([defaultSettings('E')]);
+    clock.ms -= 5_000;
+    await service.incrementServingCounter('E', 5);
+    clock.ms += 15_000;
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    ok(await service.generateToken('E', id));
+    await service.flushWaits(3600);
+    assert.deepEqual(await store.readWaits('E', NOW_S - 600, NOW_S + 600), [{ minute: NOW_S, counts: { [waitField(0)]: 1 } }]);
+    await store.close();
+  });
+
+  it('the pace counts up to now, with the counter read now; the estimate is judged against the admission time', async () => {
+    const { service, store, clock } = setup([defaultSettings('E')]);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E')).api_request_id);
+    const last = ids[11]!;
+    ok(await service.servingNum('E')); // 0 seen at t0
+    await service.incrementServingCounter('E', 2);
+    clock.ms += 5_000;
+    ok(await service.servingNum('E')); // 2 seen at t0 + 5 s: too short a span for a pace
+    await service.incrementServingCounter('E', 3); // 5, not seen until the lookup
+    clock.ms += 20_000;
+    // At t0 + 25 s: 5 let in over 25 s = 0.2 a second; 7 people ahead: 35 s, as 28..44.
+    assert.deepEqual(ok(await service.queueNum('E', last)).wait_estimate_s, [28, 44]);
+    clock.ms += 10_000;
+    await service.incrementServingCounter('E', 7); // the place is served at t0 + 35 s, 35 s after its join
+    clock.ms += 50_000;
+    ok(await service.generateToken('E', last));
+    // Judged: waited 35 s against the middle of 28..44 (36 s): 1 s off.
+    assert.deepEqual(ok(await service.roomFigures('E')).estimate_accuracy, { samples: 1, median_abs_error_s: 1 });
     await store.close();
   });
 });
