@@ -130,6 +130,22 @@ describe('leave_queue of a visitor of the pre-queue while the draw runs', () => 
   });
 });
 
+describe('a visitor who left the pre-queue before the draw', () => {
+  const drawRoom: RoomSettings = { ...defaultSettings('D'), prequeue_start_time: iso(NOW_S - 60), event_start_time: iso(NOW_S + 60), shuffle_at_event_start: true };
+
+  it('is no longer waiting for the draw: generate_token and queue_pos_expiry answer 404, as for an unknown ID', async () => {
+    const { service, store } = setup([drawRoom]);
+    const [stays, leaves] = (await Promise.all([service.assignQueueNum('D'), service.assignQueueNum('D')])).map((x) => ok(x).api_request_id);
+    ok(await service.leaveQueue('D', leaves));
+    const waiting = { status: 202, body: { error: 'Request ID not being served yet' } };
+    assert.deepEqual(await service.generateToken('D', stays), waiting);
+    await assert.rejects(service.generateToken('D', leaves), contractError(404, 'Invalid request ID'));
+    await assert.rejects(service.queuePosExpiry('D', leaves), contractError(404, 'Invalid request ID'));
+    await assert.rejects(service.generateToken('D', '00000000-0000-4000-8000-000000000000'), contractError(404, 'Invalid request ID'));
+    await store.close();
+  });
+});
+
 describe('a place left before its claim or its expiry question', () => {
   it('a claim whose atomic issue finds the visitor left (a leave between the read and the issue) is 410 "given up"', async () => {
     const { service, store, published } = setup([defaultSettings('E')]);
