@@ -20,6 +20,7 @@ import {
   parsePauseCheck,
   parseRoomSettings,
   RoomSettingsSchema,
+  type RoomSettings,
   scalarSettingProblem,
 } from '../../src/domain/room-settings.ts';
 import { describeProblem } from '../../src/domain/setting-problems.ts';
@@ -423,4 +424,63 @@ describe('room settings: the bounds of each setting (docs/rooms.md, docs/gate.md
       assert.ok(problemOf({ event_id: 'A', ...refused }).startsWith(`${field}`), `${field} named`);
     });
   }
+});
+
+describe('room settings: each refusal states its rule in words (the schema\'s errorMessage texts)', () => {
+  const gate = (extra: object) => ({ gate: { origin: 'https://shop.example', routes: [{ path: '/' }], ...extra } });
+  const oidc = (extra: object) => ({ oidc: { redirect_uris: ['https://rp.example/cb'], ...extra } });
+  // [input, the whole problem text]
+  const cases: [object, string][] = [
+    [{ webhooks: [{ url: 'ftp://hooks.example', secret: '0123456789abcdef' }] }, 'webhooks[0].url: must be an http(s) URL of at most 2048 characters'],
+    [{ event_start_time: '2026-11-24 18:00' }, 'event_start_time: must be an ISO 8601 UTC time like 2026-11-24T18:00:00Z'],
+    [oidc({ client_secret: 'short' }), 'oidc.client_secret: must be 16-256 printable ASCII characters'],
+    [oidc({ redirect_uris: ['https://rp.example/cb#frag'] }), 'oidc.redirect_uris[0]: must be an absolute http(s) URL with a host and no fragment, of at most 2048 characters'],
+    [oidc({ redirect_uris: ['https:///cb'] }), 'oidc.redirect_uris[0]: must be an absolute http(s) URL with a host and no fragment, of at most 2048 characters'],
+    [{ gate: { origin: 'https://shop.example/cart', routes: [{ path: '/' }] } }, 'gate.origin: must be an origin like https://shop.example.com (scheme, host and port only)'],
+    [gate({ routes: [{ path: '/', host: 'shop example' }] }), 'gate.routes[0].host: must be a host name, optionally with :port'],
+    [gate({ routes: [{ path: 'a' }] }), 'gate.routes[0].path: must start with /'],
+    [gate({ bypass: { ips: ['ten'] } }), 'gate.bypass.ips[0]: must be an IP address or CIDR'],
+    [{ bot_defence: { challenge: 'sometimes' } }, 'bot_defence.challenge: must be "off", "always" or "auto"'],
+    [{ bot_defence: { enqueue_key_secret: 'short' } }, 'bot_defence.enqueue_key_secret: must be 32-256 printable ASCII characters'],
+    [{ admission: 'sometimes' }, 'admission: must be "manual" or "automatic"'],
+    [{ state: 'ajar' }, 'state: must be "open", "paused", "closed" or "off"'],
+    [{ signing_algorithm: 'HS256' }, 'signing_algorithm: must be "RS256", "ES256" or "EdDSA"'],
+    [{ page: '' }, 'page: must be an HTML template of 1 to 1048576 characters'],
+  ];
+  for (const [input, text] of cases) {
+    it(text.slice(0, text.indexOf(':')), () => {
+      assert.equal(problemOf({ event_id: 'A', ...input }), text);
+    });
+  }
+});
+
+describe('room settings: every value of each choice is accepted', () => {
+  const choices: [string, string[]][] = [
+    ['state', ['open', 'paused', 'closed', 'off']],
+    ['signing_algorithm', ['RS256', 'ES256', 'EdDSA']],
+    ['admission', ['manual']],
+  ];
+  for (const [field, values] of choices) {
+    it(`${field}: ${values.join(', ')}`, () => {
+      for (const value of values) {
+        const parsed = parseRoomSettings({ event_id: 'A', [field]: value });
+        assert.equal(parsed.ok, true, `${field} ${value}: ${parsed.ok ? '' : describeProblem(parsed.problem)}`);
+        assert.equal(((parsed as { settings: unknown }).settings as Record<string, unknown>)[field], value);
+      }
+    });
+  }
+
+  it('bot_defence.challenge: off, always, auto', () => {
+    for (const challenge of ['off', 'always', 'auto']) {
+      const parsed = parseRoomSettings({ event_id: 'A', bot_defence: { challenge } });
+      assert.equal(parsed.ok, true, `${challenge}: ${parsed.ok ? '' : describeProblem(parsed.problem)}`);
+      assert.equal((parsed as { settings: RoomSettings }).settings.bot_defence?.challenge, challenge);
+    }
+  });
+
+  it('the inlet (a choice of sections) and the return origins\' entries are described too (the OpenAPI document shows them)', () => {
+    const { inlet, allowed_return_origins: origins } = RoomSettingsSchema.properties;
+    assert.match(String(inlet.description), /serving counter/);
+    assert.match(String((origins.items as TSchema).description), /origin/);
+  });
 });
