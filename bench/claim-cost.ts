@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pinnedCommand, startChildNode, type ChildNode } from '../test/support/child-node.ts';
+import { joinAndServe } from './join-and-serve.ts';
 import { runLoad } from './load-runner.ts';
 import { cpuSeconds, median } from './proc-stats.ts';
 
@@ -24,29 +25,6 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const SERVER_CPU = 1;
 const LOAD_CPU = 0;
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
-const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-
-async function joinAndServe(node: ChildNode, eventId: string, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  while (ids.length < count) {
-    const n = Math.min(500, count - ids.length);
-    const replies = await Promise.all(
-      Array.from({ length: n }, () =>
-        fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: eventId }) }).then(
-          (r) => r.json() as Promise<{ api_request_id: string }>,
-        ),
-      ),
-    );
-    ids.push(...replies.map((r) => r.api_request_id));
-  }
-  const served = await fetch(`${node.url}/private/increment_serving_counter`, {
-    method: 'POST',
-    headers: admin,
-    body: JSON.stringify({ event_id: eventId, increment_by: count }),
-  });
-  if (!served.ok) throw new Error(`increment_serving_counter: ${served.status}`);
-  return ids;
-}
 
 function writeBytes(pid: number): number {
   try {
@@ -75,7 +53,7 @@ async function measure(pid: number, spec: Record<string, unknown>): Promise<Meas
 
 /** First claims of CLAIMS new visitors, then one re-claim of each. */
 async function claimRound(node: ChildNode, dir: string, round: number): Promise<{ first: Measured; again: Measured }> {
-  const ids = await joinAndServe(node, 'Ec', CLAIMS);
+  const ids = await joinAndServe(node, 'Ec', CLAIMS, ADMIN_TOKEN);
   const file = join(dir, `ids-${node.process.pid}-${round}.txt`);
   writeFileSync(file, ids.join('\n'));
   const spec = { url: `${node.url}/generate_token`, amount: ids.length, claimIdsFile: file, eventId: 'Ec' };

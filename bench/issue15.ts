@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import { Agent, request } from 'undici';
 import { startChildNode, type ChildNode } from '../test/support/child-node.ts';
+import { joinAndServe } from './join-and-serve.ts';
 import { runLoad } from './load-runner.ts';
 import { cpuSeconds } from './proc-stats.ts';
 
@@ -76,28 +77,6 @@ const stallLine = (s: LoopStall) =>
   `event loop held at most ${s.stallMaxMs} ms (wall clock less scheduler wait; target ≤ 50 ms; at ${(s.stallAtMs / 1000).toFixed(1)} s of ${(s.watchedMs / 1000).toFixed(1)}, ${s.stallAtTime}), ` +
   `at most ${s.cpuMaxMs} ms of CPU between two 1 ms ticks; longest GC pause ${s.gcMaxMs} ms (at ${(s.gcAtMs / 1000).toFixed(1)} s); ` +
   `longest wall-clock gap ${s.wallMaxMs} ms (monitorEventLoopDelay max ${s.delayMaxMs} ms, p99 ${s.delayP99Ms} ms)`;
-
-async function joinMany(node: ChildNode, eventId: string, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  while (ids.length < count) {
-    const n = Math.min(500, count - ids.length);
-    const replies = await Promise.all(
-      Array.from({ length: n }, () =>
-        fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: eventId }) }).then(
-          (r) => r.json() as Promise<{ api_request_id: string }>,
-        ),
-      ),
-    );
-    ids.push(...replies.map((r) => r.api_request_id));
-  }
-  const served = await fetch(`${node.url}/private/increment_serving_counter`, {
-    method: 'POST',
-    headers: admin,
-    body: JSON.stringify({ event_id: eventId, increment_by: count }),
-  });
-  if (!served.ok) throw new Error(`increment_serving_counter: ${served.status}`);
-  return ids;
-}
 
 /** Claims every ID once (autocannon, `amount` = the IDs): rate and server CPU per claim. */
 async function claimAll(node: ChildNode, eventId: string, ids: string[], dir: string, seconds?: number) {
@@ -268,7 +247,7 @@ export async function runIssue15Bench(): Promise<string[]> {
       say('\n1. New token sets (each visitor claims once), by signing_algorithm');
       const issue: Record<string, { rps: number; cpuMicros: number }> = {};
       for (const [algorithm, room] of Object.entries(ROOMS)) {
-        const ids = await joinMany(node, room, algorithm === 'RS256' ? 4000 : 15_000);
+        const ids = await joinAndServe(node, room, algorithm === 'RS256' ? 4000 : 15_000, ADMIN_TOKEN);
         const r = await claimAll(node, room, ids, dir);
         issue[algorithm] = r;
         say(`   ${algorithm.padEnd(6)} ${fmt(r.rps).padStart(7)} new token sets/s   ${r.cpuMicros.toFixed(0).padStart(5)} µs server CPU per set   p99 ${r.p99} ms   errors ${r.errors}`);
@@ -280,7 +259,7 @@ export async function runIssue15Bench(): Promise<string[]> {
       );
 
       say(`\n2. Re-claims (stored sets, nothing signed), ${SECONDS} s each, 20,000 IDs cycled`);
-      const smallIds = await joinMany(node, 'Small', SMALL);
+      const smallIds = await joinAndServe(node, 'Small', SMALL, ADMIN_TOKEN);
       await claimAll(node, 'Small', smallIds, dir);
       const small = await claimAll(node, 'Small', smallIds, dir, SECONDS);
       const big = await claimAll(node, 'Big', sampleIds(join(dataDir, 'anteroom.db'), 'Big', SMALL), dir, SECONDS);

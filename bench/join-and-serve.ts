@@ -1,0 +1,27 @@
+// What the claim benches share: `count` visitors joined (500 requests at a time) and the serving counter moved
+// past all of them, so each can claim at once.
+
+import type { ChildNode } from '../test/support/child-node.ts';
+
+/** The request IDs of `count` new visitors of `eventId`, every one of them served. */
+export async function joinAndServe(node: ChildNode, eventId: string, count: number, adminToken: string): Promise<string[]> {
+  const ids: string[] = [];
+  while (ids.length < count) {
+    const n = Math.min(500, count - ids.length);
+    const replies = await Promise.all(
+      Array.from({ length: n }, () =>
+        fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: eventId }) }).then(
+          (r) => r.json() as Promise<{ api_request_id: string }>,
+        ),
+      ),
+    );
+    ids.push(...replies.map((r) => r.api_request_id));
+  }
+  const served = await fetch(`${node.url}/private/increment_serving_counter`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ event_id: eventId, increment_by: count }),
+  });
+  if (!served.ok) throw new Error(`increment_serving_counter: ${served.status}`);
+  return ids;
+}
