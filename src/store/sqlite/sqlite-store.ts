@@ -45,6 +45,15 @@ function isBusy(error: unknown): boolean {
   return typeof code === 'number' && (code & 0xff) === 5;
 }
 
+/**
+ * How much of the database file is read through a memory map (PRAGMA mmap_size; SQLite caps it at 2 GiB here).
+ * A read of a page the 2 MiB page cache does not hold is then a memory access, not a read() into the cache: at
+ * 1M token sets a claim's reads cost 0.7× the CPU (16.5 → 11.4 µs, bench/claim-read.ts). Writes still go through the WAL
+ * (synchronous=FULL unchanged). The mapped pages are the OS's page cache, counted in the process's RSS as
+ * shared file pages (docs/operations.md).
+ */
+const MMAP_BYTES = 2 ** 31;
+
 /** How long a write waits for another connection's write lock (PRAGMA busy_timeout). */
 const BUSY_TIMEOUT_MS = 5000;
 
@@ -164,6 +173,17 @@ interface TokenRow {
   status: number;
   nonce: string | null;
   signatures: string | null;
+}
+
+/** findClaimRow's row: the position's, with its token's columns (all NULL when it has no token set). */
+interface ClaimRow extends Omit<TokenRow, 'position'> {
+  position_request_id: string;
+  at: number;
+  entry_time: number;
+  served_at: number | null;
+  is_left: 0 | 1;
+  /** The token's position: NULL when the position has no token set. */
+  position: number | null;
 }
 
 const ZERO_EVENT: EventRow = {
@@ -305,6 +325,7 @@ export class SqliteStore implements Store {
     // creates its -wal and -shm files with the database file's mode.
     if (!inMemory) chmodSync(options.path, 0o600);
     if (!inMemory) this.db.exec('PRAGMA journal_mode = WAL');
+    if (!inMemory) this.db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
     this.filePath = inMemory ? null : options.path;
     this.synchronousMode = options.synchronous === 'normal' ? 'NORMAL' : 'FULL';
     this.db.exec(`PRAGMA synchronous = ${this.synchronousMode}`);
@@ -347,6 +368,21 @@ export class SqliteStore implements Store {
     let index = this.byRequest.get(eventId);
     if (!index) this.byRequest.set(eventId, (index = new RequestIndex()));
     return index;
+  }
+
+  /**
+   * What a claim reads of the position held by `requestId` (through the in-memory index), in ONE statement: the
+   * position's row, when the counter first reached it, its token set and whether it was given up. Four
+   * statements before: the one costs 0.6× their CPU at 20k and at 1M token sets (bench/claim-read.ts).
+   */
+  private findClaimRow(eventId: string, requestId: string): ClaimRow | undefined {
+    const index = this.byRequest.get(eventId);
+    if (!index) return undefined;
+    for (const position of index.candidates(requestId)) {
+      const row = this.sql.claimRow.get(eventId, position) as ClaimRow | undefined;
+      if (row?.position_request_id === requestId) return row;
+    }
+    return undefined;
   }
 
   /** The position held by `requestId` in the event, read through the in-memory index. */
@@ -614,20 +650,18 @@ export class SqliteStore implements Store {
 
   async getClaimContext(eventId: string, requestId: string): Promise<ClaimContext | null> {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
-    const position = this.findPosition(eventId, requestId);
-    if (!position) return null;
+    const claim = this.findClaimRow(eventId, requestId);
+    if (!claim) return null;
     const row = this.eventRow(eventId);
-    const served = this.sql.servedAt.get(eventId, position.position) as { reached_at: number } | undefined;
-    const token = this.sql.getToken.get(eventId, position.position) as TokenRow | undefined;
     return {
-      position: position.position,
-      entryTime: position.entry_time,
+      position: claim.at,
+      entryTime: claim.entry_time,
       serving: row.serving,
-      servedAt: served?.reached_at ?? null,
+      servedAt: claim.served_at,
       expiryEnabledSince: row.expiry_enabled_since,
       maxExpired: row.max_expired,
-      token: token ? toTokenRecord(token) : null,
-      left: this.sql.isLeft.get(eventId, position.position) !== undefined,
+      token: claim.position === null ? null : toTokenRecord(claim as TokenRow),
+      left: claim.is_left === 1,
     };
   }
 
@@ -679,11 +713,11 @@ export class SqliteStore implements Store {
 
   /** One issueTokenIfAbsent, inside the batch's transaction. */
   private issueOne(eventId: string, row: EventRow, record: TokenRecord): IssueResult {
-    const position = this.findPosition(eventId, record.requestId);
-    if (!position) return { outcome: 'no-position' };
-    const existing = this.sql.getToken.get(eventId, position.position) as TokenRow | undefined;
-    if (existing) return { outcome: 'existing', record: toTokenRecord(existing) };
-    if (this.sql.isLeft.get(eventId, position.position) !== undefined) return { outcome: 'left' };
+    const claim = this.findClaimRow(eventId, record.requestId);
+    if (!claim) return { outcome: 'no-position' };
+    if (claim.position !== null) return { outcome: 'existing', record: toTokenRecord(claim as TokenRow) };
+    if (claim.is_left === 1) return { outcome: 'left' };
+    const position = { position: claim.at };
     if (position.position <= row.max_expired) return { outcome: 'expired' };
     this.sql.insertToken.run(
       eventId,
@@ -1283,6 +1317,15 @@ function prepareStatements(db: DatabaseSync) {
     insertPosition: s('INSERT INTO positions (event_id, position, request_id, entry_time) VALUES (?, ?, ?, ?)'),
     // Request ID → position is the in-memory index (request-index.ts); these read the table by its key.
     positionRow: s('SELECT request_id, entry_time FROM positions WHERE event_id = ? AND position = ?'),
+    // A claim's reads in one statement (findClaimRow): the token's columns are NULL when it has none.
+    claimRow: s(
+      `SELECT p.request_id AS position_request_id, p.position AS at, p.entry_time,
+         (SELECT reached_at FROM serving_history WHERE event_id = ?1 AND value >= ?2 ORDER BY value LIMIT 1) AS served_at,
+         EXISTS (SELECT 1 FROM left_positions WHERE event_id = ?1 AND position = ?2) AS is_left,
+         t.request_id, t.position, t.iat, t.nbf, t.exp, t.iss, t.kid, t.status, t.nonce, t.signatures
+       FROM positions p LEFT JOIN tokens t ON t.event_id = ?1 AND t.position = ?2
+       WHERE p.event_id = ?1 AND p.position = ?2`,
+    ),
     allPositions: s('SELECT event_id, position, request_id FROM positions'),
     firstEntryAtOrAfter: s(
       `SELECT position FROM positions
@@ -1296,9 +1339,6 @@ function prepareStatements(db: DatabaseSync) {
     unmarkReset: s('DELETE FROM pending_resets WHERE event_id = ?'),
     pendingResets: s('SELECT event_id FROM pending_resets'),
     insertHistory: s('INSERT OR REPLACE INTO serving_history (event_id, value, reached_at) VALUES (?, ?, ?)'),
-    servedAt: s(
-      'SELECT reached_at FROM serving_history WHERE event_id = ? AND value >= ? ORDER BY value LIMIT 1',
-    ),
     maxServedBefore: s('SELECT max(value) AS value FROM serving_history WHERE event_id = ? AND reached_at < ?'),
     getToken: s(
       'SELECT request_id, position, iat, nbf, exp, iss, kid, status, nonce, signatures FROM tokens WHERE event_id = ? AND position = ?',
