@@ -141,7 +141,7 @@ describe('sqlite store: chunked reset', () => {
       void reset.then(() => (finished = true));
       let joins = 0;
       // Joins of another room, one transaction each, for as long as the purge runs: each waits for a chunk's
-      // lock (busy_timeout) and none fails with "database is locked".
+      // lock (on the event loop) and none fails with "database is locked".
       while (!finished) {
         await store.assignPositions('Other', [{ requestId: randomUUID(), entryTime: 1 }]);
         joins++;

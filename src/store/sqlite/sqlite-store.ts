@@ -54,8 +54,29 @@ function isBusy(error: unknown): boolean {
  */
 const MMAP_BYTES = 2 ** 31;
 
-/** How long a write waits for another connection's write lock (PRAGMA busy_timeout). */
-const BUSY_TIMEOUT_MS = 5000;
+/**
+ * How long a write waits for another connection's write lock (see transaction), trying again after
+ * LOCK_RETRY_FIRST_MS, twice that, … at most LOCK_RETRY_MAX_MS apart. The connection's own busy_timeout is 0.
+ */
+const LOCK_WAIT_MS = 5000;
+const LOCK_RETRY_FIRST_MS = 1;
+const LOCK_RETRY_MAX_MS = 20;
+
+interface TransactionOptions<T> {
+  /** How long to wait for another connection's write lock (LOCK_WAIT_MS; 0: try once). */
+  waitMs?: number;
+  /** Committed without an fsync of its own (see unsyncedTransaction). */
+  unsynced?: boolean;
+  /** Run right after the commit, before anything else can write (see transaction). */
+  committed?: (result: T) => void;
+}
+
+/** BEGIN IMMEDIATE met another connection's write lock: nothing ran (transaction() tries again). */
+class LockBusy extends Error {
+  constructor(cause: unknown) {
+    super('database is locked', { cause });
+  }
+}
 
 function isOutOfSpaceOrIo(error: unknown): boolean {
   const code = (error as { errcode?: unknown } | null)?.errcode;
@@ -329,7 +350,9 @@ export class SqliteStore implements Store {
     this.filePath = inMemory ? null : options.path;
     this.synchronousMode = options.synchronous === 'normal' ? 'NORMAL' : 'FULL';
     this.db.exec(`PRAGMA synchronous = ${this.synchronousMode}`);
-    this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // Opening (the schema, a purge cut short) may wait in SQLite for another connection's write lock: nothing is
+    // answered yet. From then on busy_timeout is 0 and writes wait on the event loop (transaction).
+    this.db.exec(`PRAGMA busy_timeout = ${LOCK_WAIT_MS}`);
     this.db.exec(SCHEMA);
     addMissingColumns(this.db);
     rekeyTokens(this.db);
@@ -356,6 +379,7 @@ export class SqliteStore implements Store {
     for (const row of this.sql.openSessionsByExp.iterate() as Iterable<{ event_id: string; exp: number; n: number }>) {
       this.activeOf(row.event_id).opened(row.exp, row.n);
     }
+    this.db.exec('PRAGMA busy_timeout = 0');
   }
 
   private activeOf(eventId: string): ActiveTokens {
@@ -425,30 +449,65 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * How long a statement waits for another connection's write lock before failing with "database is locked"
-   * (ms), as SQLite reports it. This process is the only writer; the wait covers an operator's sqlite3 shell,
-   * a backup, or a second process started by mistake (docs/operations.md).
+   * Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). While another connection
+   * holds the write lock (a reset's purge thread, an operator's sqlite3 shell), it waits for it on the event loop,
+   * trying again after 1, 2, 4 … 20 ms, up to `waitMs` (LOCK_WAIT_MS), and then fails with SQLite's "database is
+   * locked" having changed nothing. SQLite's own wait (busy_timeout) slept on the event loop: every request
+   * waited with it, up to hundreds of ms while a purge chunk met a busy disk (issue 15). BEGIN, `work` and
+   * COMMIT run in one synchronous stretch, so no other transaction of this connection can start in between;
+   * what must change in memory with the commit (the request index, the count of open sessions, a reset's purge)
+   * is done by `committed`, in the same stretch: an `await` after it would let other writes commit in between.
+   * A write to an event (`eventId`) whose reset is being purged waits for the purge first.
    */
-  get busyTimeoutMs(): number {
-    const { timeout } = this.db.prepare('PRAGMA busy_timeout').get() as { timeout: number };
-    return timeout;
+  private async transaction<T>(
+    eventId: string | null,
+    work: () => T,
+    options: TransactionOptions<T> = {},
+  ): Promise<T> {
+    const deadline = performance.now() + (options.waitMs ?? LOCK_WAIT_MS);
+    for (let pause = LOCK_RETRY_FIRST_MS; ; pause = Math.min(2 * pause, LOCK_RETRY_MAX_MS)) {
+      // A reset's purge of the event began while this write waited: it waits for the purge, as it would have
+      // had it come after it (the purge deletes every row of the event older than its end).
+      const purge = eventId === null ? undefined : this.purges.get(eventId);
+      if (purge) {
+        await purge.catch(() => undefined);
+        continue;
+      }
+      try {
+        const result = this.transactionNow(eventId, work, options.unsynced === true);
+        options.committed?.(result);
+        return result;
+      } catch (error) {
+        if (!(error instanceof LockBusy)) throw error;
+        if (performance.now() >= deadline) throw error.cause;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 
   /**
-   * Runs `work` as one transaction (BEGIN IMMEDIATE: this process is the only writer). On failure it rolls
-   * back only if a transaction is still open (after SQLITE_FULL or an I/O error SQLite may have rolled back
-   * by itself, and a second ROLLBACK would fail and hide the first error), and a full disk or an I/O error
-   * becomes StoreUnavailableError (503 with Retry-After; /readyz fails until a write succeeds again).
+   * One attempt at transaction(): throws LockBusy if the write lock is another connection's (nothing ran). On
+   * failure it rolls back only if a transaction is still open (after SQLITE_FULL or an I/O error SQLite may have
+   * rolled back by itself, and a second ROLLBACK would fail and hide the first error), and a full disk or an I/O
+   * error becomes StoreUnavailableError (503 with Retry-After; /readyz fails until a write succeeds again).
    */
-  private transaction<T>(eventId: string | null, work: () => T): T {
+  private transactionNow<T>(eventId: string | null, work: () => T, unsynced: boolean): T {
+    const lowered = unsynced && this.synchronousMode !== 'NORMAL';
+    if (lowered) this.db.exec('PRAGMA synchronous = NORMAL');
     if (eventId !== null) this.rows.delete(eventId);
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+      } catch (error) {
+        if (isBusy(error)) throw new LockBusy(error);
+        throw error;
+      }
       const result = work();
       this.db.exec('COMMIT');
       this.writeFailure = null;
       return result;
     } catch (error) {
+      if (error instanceof LockBusy) throw error;
       if (this.db.isOpen && this.db.isTransaction) {
         try {
           this.db.exec('ROLLBACK');
@@ -462,6 +521,8 @@ export class SqliteStore implements Store {
         throw new StoreUnavailableError(`${this.description}: cannot write (${this.writeFailure})`, { cause: error });
       }
       throw error;
+    } finally {
+      if (lowered && this.db.isOpen) this.db.exec(`PRAGMA synchronous = ${this.synchronousMode}`);
     }
   }
 
@@ -506,7 +567,7 @@ export class SqliteStore implements Store {
       'INSERT INTO room_waits (event_id, minute, field, count) VALUES (?, ?, ?, ?) ON CONFLICT (event_id, minute, field) DO UPDATE SET count = count + excluded.count',
     );
     const drop = this.db.prepare('DELETE FROM room_waits WHERE event_id = ? AND minute < ?');
-    this.transaction(null, () => {
+    await this.transaction(null, () => {
       for (const [field, count] of Object.entries(waits.counts)) if (count > 0) add.run(eventId, waits.minute, field, Math.trunc(count));
       drop.run(eventId, waits.minute - keepSeconds);
     });
@@ -542,7 +603,7 @@ export class SqliteStore implements Store {
     // After a failed write (disk full), ready only once a write succeeds again: try one that needs room
     // (64 KiB, in a table created and dropped in the same transaction, so nothing of it stays but free pages).
     if (this.writeFailure !== null) {
-      this.transaction(null, () => {
+      await this.transaction(null, () => {
         this.db.exec('CREATE TABLE anteroom_write_probe (b BLOB)');
         this.db.exec('INSERT INTO anteroom_write_probe VALUES (zeroblob(65536))');
         this.db.exec('DROP TABLE anteroom_write_probe');
@@ -551,12 +612,12 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.db.isOpen) this.commitIssues();
+    if (this.db.isOpen) await this.commitIssues();
     if (this.db.isOpen) this.db.close();
   }
 
   async syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void> {
-    this.transaction(eventId, () => {
+    await this.transaction(eventId, () => {
       const row = this.ensureEvent(eventId);
       if (enabled && row.expiry_enabled_since === null) this.sql.setExpirySince.run(now, eventId);
       if (!enabled && row.expiry_enabled_since !== null) this.sql.setExpirySince.run(null, eventId);
@@ -567,7 +628,7 @@ export class SqliteStore implements Store {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
     const inserted = new Map<string, number>();
-    const positions = this.transaction(eventId, () => {
+    const positions = await this.transaction(eventId, () => {
       const row = this.ensureEvent(eventId);
       const positions: number[] = [];
       let position = row.queue;
@@ -578,8 +639,7 @@ export class SqliteStore implements Store {
       }
       this.sql.setQueue.run(position, eventId);
       return positions;
-    });
-    this.indexPositions(eventId, inserted);
+    }, { committed: () => this.indexPositions(eventId, inserted) });
     return positions;
   }
 
@@ -587,9 +647,9 @@ export class SqliteStore implements Store {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
     const inserted = new Map<string, number>();
-    const positions = this.transaction(eventId, () => this.numberIfAbsent(eventId, joins, inserted));
-    this.indexPositions(eventId, inserted);
-    return positions;
+    return this.transaction(eventId, () => this.numberIfAbsent(eventId, joins, inserted), {
+      committed: () => this.indexPositions(eventId, inserted),
+    });
   }
 
   /**
@@ -674,18 +734,18 @@ export class SqliteStore implements Store {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
     return new Promise<IssueResult>((resolve, reject) => {
       this.pendingIssues.push({ eventId, record, resolve, reject });
-      if (this.pendingIssues.length === 1) setImmediate(() => this.commitIssues());
+      if (this.pendingIssues.length === 1) setImmediate(() => void this.commitIssues());
     });
   }
 
   /** Commits every issue asked for so far, in one transaction; then answers each. */
-  private commitIssues(): void {
+  private async commitIssues(): Promise<void> {
     const batch = this.pendingIssues.splice(0);
     if (batch.length === 0) return;
     let results: IssueResult[];
     try {
-      for (const { eventId } of batch) this.rows.delete(eventId);
-      results = this.transaction(null, () => {
+      results = await this.transaction(null, () => {
+        for (const { eventId } of batch) this.rows.delete(eventId);
         // Per event of the batch: its counters row, read once (nothing in the batch changes max_expired), and
         // the sets issued, added to its token count by one UPDATE at the end (profile of a first-claim storm:
         // one read and one write of the events row per claim were ~10 % of the batch's statements).
@@ -699,16 +759,17 @@ export class SqliteStore implements Store {
         });
         for (const [eventId, { issued }] of events) if (issued > 0) this.sql.addTokens.run(issued, eventId);
         return results;
+      }, {
+        committed: (results) =>
+          batch.forEach(({ eventId, record }, i) => {
+            if (results[i]?.outcome === 'issued') this.activeOf(eventId).opened(record.exp);
+          }),
       });
     } catch (error) {
       for (const pending of batch) pending.reject(error);
       return;
     }
-    batch.forEach(({ eventId, record, resolve }, i) => {
-      const result = results[i] as IssueResult;
-      if (result.outcome === 'issued') this.activeOf(eventId).opened(record.exp);
-      resolve(result);
-    });
+    batch.forEach(({ resolve }, i) => resolve(results[i] as IssueResult));
   }
 
   /** One issueTokenIfAbsent, inside the batch's transaction. */
@@ -736,23 +797,25 @@ export class SqliteStore implements Store {
 
   async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
-    const closedExp = this.transaction(eventId, (): number | null => {
+    const closedExp = await this.transaction(eventId, (): number | null => {
       const found = this.findPosition(eventId, requestId);
       if (!found) return null;
       const changed = this.sql.closeSession.run(status, eventId, found.position).changes;
       if (Number(changed) !== 1) return null;
       (status === 1 ? this.sql.incrementCompleted : this.sql.incrementAbandoned).run(eventId);
       return (this.sql.getToken.get(eventId, found.position) as unknown as TokenRow).exp;
+    }, {
+      committed: (exp) => {
+        if (exp !== null) this.activeOf(eventId).closed(exp);
+      },
     });
-    if (closedExp === null) return false;
-    this.activeOf(eventId).closed(closedExp);
-    return true;
+    return closedExp !== null;
   }
 
   async renewSession(eventId: string, requestId: string, nowMs: number, idleBeforeMs: number | null, touch: boolean): Promise<SessionRenewal> {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
     let endedExp: number | null = null;
-    const renewal = this.transaction(eventId, (): SessionRenewal => {
+    return this.transaction(eventId, (): SessionRenewal => {
       const found = this.findPosition(eventId, requestId);
       if (!found) return { outcome: 'no-session' };
       const row = this.sql.sessionSeen.get(eventId, found.position) as { status: number; iat: number; exp: number; last_seen_ms: number | null } | undefined;
@@ -770,10 +833,12 @@ export class SqliteStore implements Store {
         return { outcome: 'open', lastSeen: nowMs };
       }
       return { outcome: 'open', lastSeen };
+    }, {
+      // The in-memory count of open sessions follows the commit, as closeSession's does.
+      committed: () => {
+        if (endedExp !== null) this.activeOf(eventId).closed(endedExp);
+      },
     });
-    // The in-memory count of open sessions follows the commit, as closeSession's does.
-    if (endedExp !== null) this.activeOf(eventId).closed(endedExp);
-    return renewal;
   }
 
   async countActiveTokens(eventId: string, now: number): Promise<number> {
@@ -838,16 +903,21 @@ export class SqliteStore implements Store {
    */
   async resetEvent(eventId: string): Promise<void> {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
-    this.transaction(eventId, () => {
+    let purge: Promise<void> = Promise.resolve();
+    await this.transaction(eventId, () => {
       this.ensureEvent(eventId);
       this.sql.markReset.run(eventId);
       this.drawSql.deleteDraw.run(eventId);
       this.sql.zeroCounters.run(eventId);
+    }, {
+      // From the commit on, every write to the event waits for the purge (transaction).
+      committed: () => {
+        this.byRequest.delete(eventId);
+        this.active.delete(eventId);
+        purge = this.purgeOldRows(eventId).finally(() => this.purges.delete(eventId));
+        this.purges.set(eventId, purge);
+      },
     });
-    this.byRequest.delete(eventId);
-    this.active.delete(eventId);
-    const purge = this.purgeOldRows(eventId).finally(() => this.purges.delete(eventId));
-    this.purges.set(eventId, purge);
     await purge;
   }
 
@@ -874,7 +944,7 @@ export class SqliteStore implements Store {
           }
         }
         const started = performance.now();
-        const changes = Number(this.unsyncedTransaction(() => this.sql.purgeChunk[index]!.run(eventId, rows)).changes);
+        const changes = Number((await this.unsyncedTransaction(() => this.sql.purgeChunk[index]!.run(eventId, rows))).changes);
         return { changes, ms: performance.now() - started };
       });
     } finally {
@@ -901,7 +971,7 @@ export class SqliteStore implements Store {
       }
     }
     // Committed with the store's own setting: its fsync of the WAL makes every chunk before it durable too.
-    this.transaction(null, () => this.sql.unmarkReset.run(eventId));
+    await this.transaction(null, () => this.sql.unmarkReset.run(eventId));
   }
 
   /**
@@ -911,14 +981,8 @@ export class SqliteStore implements Store {
    * setting before the purge began) until the last chunk, and a purge cut short is finished at the next open.
    * An fsync per chunk had held the event loop for most of a chunk's time on a busy disk (issue 15).
    */
-  private unsyncedTransaction<T>(work: () => T): T {
-    if (this.synchronousMode === 'NORMAL') return this.transaction(null, work);
-    this.db.exec('PRAGMA synchronous = NORMAL');
-    try {
-      return this.transaction(null, work);
-    } finally {
-      this.db.exec(`PRAGMA synchronous = ${this.synchronousMode}`);
-    }
+  private unsyncedTransaction<T>(work: () => T): Promise<T> {
+    return this.transaction(null, work, { unsynced: true });
   }
 
   // ---- leaving the queue and automatic admission ----
@@ -992,7 +1056,7 @@ export class SqliteStore implements Store {
 
   async commitDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
-    return toDrawRecord(this.transaction(null, () => this.ensureDraw(eventId, candidate)));
+    return toDrawRecord(await this.transaction(eventId, () => this.ensureDraw(eventId, candidate)));
   }
 
   async getDraw(eventId: string): Promise<DrawRecord | null> {
@@ -1005,7 +1069,7 @@ export class SqliteStore implements Store {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
     const inserted = new Map<string, number>();
-    const answers = this.transaction(eventId, () => {
+    return this.transaction(eventId, () => {
       const draw = this.ensureDraw(eventId, candidate);
       if (draw.state === 'done') return this.numberIfAbsent(eventId, joins, inserted);
       let joined = draw.joined;
@@ -1022,9 +1086,7 @@ export class SqliteStore implements Store {
       });
       if (joined !== draw.joined) this.drawSql.setJoined.run(joined, eventId);
       return answers;
-    });
-    this.indexPositions(eventId, inserted);
-    return answers;
+    }, { committed: () => this.indexPositions(eventId, inserted) });
   }
 
   /** A pre-queue row with the position its request ID holds (null if none), from the in-memory index. */
@@ -1068,7 +1130,7 @@ export class SqliteStore implements Store {
   async numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
     const inserted = new Map<string, number>();
-    const draw = this.transaction(eventId, () => {
+    return this.transaction(eventId, () => {
       const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
       if (!draw) return null;
       if (
@@ -1092,15 +1154,13 @@ export class SqliteStore implements Store {
       this.sql.setQueue.run(position, eventId);
       this.drawSql.setProgress.run(expectedProgress + requestIds.length, eventId);
       return toDrawRecord(this.drawSql.getDraw.get(eventId) as unknown as DrawRow);
-    });
-    this.indexPositions(eventId, inserted);
-    return draw;
+    }, { committed: () => this.indexPositions(eventId, inserted) });
   }
 
   async numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
     const inserted = new Map<string, number>();
-    const result = this.transaction(eventId, () => {
+    return this.transaction(eventId, () => {
       const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
       if (!draw) return null;
       if (draw.state !== 'drawing' || draw.progress !== draw.entry_count) return toDrawRecord(draw);
@@ -1117,9 +1177,7 @@ export class SqliteStore implements Store {
       if (position !== row.queue) this.sql.setQueue.run(position, eventId);
       this.drawSql.setNumberedThrough.run(through, through === draw.joined ? 'done' : 'drawing', eventId);
       return toDrawRecord(this.drawSql.getDraw.get(eventId) as unknown as DrawRow);
-    });
-    this.indexPositions(eventId, inserted);
-    return result;
+    }, { committed: () => this.indexPositions(eventId, inserted) });
   }
 
   async leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
@@ -1147,7 +1205,7 @@ export class SqliteStore implements Store {
   }
 
   async addSigningKeyIfNone(eventId: string, key: StoredSigningKey): Promise<StoredSigningKey> {
-    this.transaction(null, () => {
+    await this.transaction(null, () => {
       const existing = this.sql.getKeys.all(eventId);
       if (existing.length === 0) {
         this.sql.insertKey.run(eventId, key.kid, key.privateJwk, key.publicJwk, key.createdAt);
@@ -1166,18 +1224,19 @@ export class SqliteStore implements Store {
    * early.
    */
   async tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {
-    this.db.exec('PRAGMA busy_timeout = 0');
     try {
-      return this.unsyncedTransaction(() => {
-        this.sql.acquireLock.run(name, owner, nowMs + ttlMs, nowMs);
-        const row = this.sql.getLock.get(name) as { owner: string };
-        return row.owner === owner;
-      });
+      return await this.transaction(
+        null,
+        () => {
+          this.sql.acquireLock.run(name, owner, nowMs + ttlMs, nowMs);
+          const row = this.sql.getLock.get(name) as { owner: string };
+          return row.owner === owner;
+        },
+        { waitMs: 0, unsynced: true },
+      );
     } catch (error) {
       if (isBusy(error)) return false;
       throw error;
-    } finally {
-      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
   }
 
@@ -1250,11 +1309,14 @@ export class SqliteStore implements Store {
 
   async deleteRoomData(eventId: string): Promise<void> {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
-    this.transaction(eventId, () => {
+    await this.transaction(eventId, () => {
       for (const statement of this.roomDataDeletes) statement.run(eventId);
+    }, {
+      committed: () => {
+        this.byRequest.delete(eventId);
+        this.active.delete(eventId);
+      },
     });
-    this.byRequest.delete(eventId);
-    this.active.delete(eventId);
   }
 
   private roomsVersionNow(): number {
