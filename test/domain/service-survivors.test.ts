@@ -1,14 +1,18 @@
 // The waiting-room service's answers that the mutation run of the domain scope found unstated (docs/testing.md,
 // "Mutation testing"): a room asking a proof of work on a node without a proof-of-work adapter, a visitor who
 // leaves the pre-queue while the draw numbers it, a claim that loses its race to a leave, a position left before
-// queue_pos_expiry, and the first minute of a report whose range begins with the room's history.
+// queue_pos_expiry, the first minute of a report whose range begins with the room's history; and (the judging of
+// the last 35 survivors of `72747cf`) joins through an asynchronous intake or with an enqueue key, the estimate
+// fed by the counter stream and the polls from memory, the waits tallied and flushed, the history minute, a
+// re-claim after the clock went back, a MaxSize report, and the rooms API's edges.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { signEnqueueKey } from '../../src/domain/bot-defence.ts';
 import { ContractError } from '../../src/domain/errors.ts';
 import type { TokenRecord } from '../../src/domain/claims.ts';
 import type { DetailType, EventDetails, EventPublisher } from '../../src/domain/ports/events.ts';
-import type { IssueResult } from '../../src/domain/ports/store.ts';
+import type { IssueResult, JoinRequest } from '../../src/domain/ports/store.ts';
 import type { TokenSigning } from '../../src/domain/ports/tokens.ts';
 import { RoomRegistry } from '../../src/domain/room-registry.ts';
 import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
@@ -21,12 +25,18 @@ const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z'
 
 class RacingStore extends SqliteStore {
   forceIssue: IssueResult | null = null;
+  /** Another node's claim of the same place lands just before this one's atomic issue. */
+  otherNodeClaimsFirst = false;
   constructor() {
     super({ path: ':memory:' });
   }
   override async issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
     const forced = this.forceIssue;
     this.forceIssue = null;
+    if (this.otherNodeClaimsFirst) {
+      this.otherNodeClaimsFirst = false;
+      await super.issueTokenIfAbsent(eventId, record);
+    }
     return forced ?? super.issueTokenIfAbsent(eventId, record);
   }
 }
@@ -43,9 +53,10 @@ function setup(rooms: RoomSettings[], extra: Partial<WaitingRoomServiceDeps> = {
   const clock = { ms: NOW_S * 1000 };
   const published: { type: DetailType; detail: EventDetails[DetailType] }[] = [];
   const events: EventPublisher = { publish: (type, detail) => void published.push({ type, detail }) };
+  const registry = new RoomRegistry(rooms);
   const service = new WaitingRoomService({
     store,
-    rooms: new RoomRegistry(rooms),
+    rooms: registry,
     keys: {
       forget: () => {},
       current: async (eventId) => ({ kid: `${eventId}-k`, publicJwk: { kty: 'RSA', alg: 'RS256', kid: `${eventId}-k`, n: 'n', e: 'AQAB' } }),
@@ -57,7 +68,7 @@ function setup(rooms: RoomSettings[], extra: Partial<WaitingRoomServiceDeps> = {
     defaultIssuer: () => 'https://node.example',
     ...extra,
   });
-  return { store, clock, published, service };
+  return { store, clock, published, service, registry };
 }
 
 function ok<T>(answer: Answer<T>): T {
@@ -146,6 +157,19 @@ describe('a visitor who left the pre-queue before the draw', () => {
   });
 });
 
+describe('a room whose draw is switched off while visitors wait in its pre-queue', () => {
+  it('no longer knows that pre-queue: queue_num answers "not found" and leave_queue 404, as for an unknown ID', async () => {
+    const drawRoom: RoomSettings = { ...defaultSettings('D'), prequeue_start_time: iso(NOW_S - 60), event_start_time: iso(NOW_S + 60), shuffle_at_event_start: true };
+    const { service, store, registry, published } = setup([drawRoom]);
+    const { api_request_id: id } = ok(await service.assignQueueNum('D'));
+    await registry.put({ ...drawRoom, shuffle_at_event_start: false });
+    assert.deepEqual(await service.queueNum('D', id), { status: 202, body: { error: 'Request ID not found' } });
+    await assert.rejects(service.leaveQueue('D', id), contractError(404, 'Invalid request ID'));
+    assert.deepEqual(published.filter((p) => p.type === 'queue_left'), []);
+    await store.close();
+  });
+});
+
 describe('a place left before its claim or its expiry question', () => {
   it('a claim whose atomic issue finds the visitor left (a leave between the read and the issue) is 410 "given up"', async () => {
     const { service, store, published } = setup([defaultSettings('E')]);
@@ -230,6 +254,292 @@ describe('the wait of an admitted visitor, and the estimate it was given', () =>
     ok(await service.generateToken('E', last));
     // Judged: waited 35 s against the middle of 28..44 (36 s): 1 s off.
     assert.deepEqual(ok(await service.roomFigures('E')).estimate_accuracy, { samples: 1, median_abs_error_s: 1 });
+    await store.close();
+  });
+});
+
+describe('joins: an asynchronous intake, enqueue keys', () => {
+  const secret = 'site-secret-0123456789abcdef-0123456789';
+  const keyed: RoomSettings = {
+    ...defaultSettings('K'),
+    bot_defence: {
+      challenge: 'off',
+      difficulty: 1000,
+      max_difficulty: 100_000,
+      room_threshold_per_minute: 600,
+      client_threshold_per_minute: 10,
+      challenge_ttl: 300,
+      enqueue_key_secret: secret,
+      require_enqueue_key: false,
+      infinite_queue: false,
+    },
+  };
+
+  it('with an asynchronous intake, a join is handed to the intake and answered before it has a position', async () => {
+    const handed: { eventId: string; joins: readonly JoinRequest[] }[] = [];
+    const { service, store } = setup([defaultSettings('E')], { intake: async (eventId, joins) => void handed.push({ eventId, joins }) });
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    assert.deepEqual(handed.map(({ eventId, joins }) => [eventId, joins.map((j) => j.requestId)]), [['E', [id]]]);
+    assert.equal((await store.getCounters('E')).queue, 0, 'numbered later, by whoever consumes the intake');
+    await store.close();
+  });
+
+  it('a join carrying an enqueue key to a room without bot defence is refused (403): no key can be valid there', async () => {
+    const { service, store } = setup([defaultSettings('E')]);
+    const key = signEnqueueKey(secret, { event_id: 'E', key: 'user-42', exp: NOW_S + 60 });
+    await assert.rejects(service.assignQueueNum('E', { enqueueKey: key }), contractError(403, 'Invalid enqueue key'));
+    assert.equal((await store.getCounters('E')).queue, 0);
+    await store.close();
+  });
+
+  it('an OpenID join with an enqueue key binds its authorization request to the key\'s place', async () => {
+    const { service, store } = setup([keyed]);
+    const key = signEnqueueKey(secret, { event_id: 'K', key: 'user-42', exp: NOW_S + 60 });
+    const { api_request_id: id } = ok(await service.assignQueueNum('K', { enqueueKey: key }, 'authorization-request'));
+    assert.equal(await service.boundAuthorization('K', id), 'authorization-request');
+    await store.close();
+  });
+
+  it('a reset forgets the estimate given to a place: the same enqueue key joining again is not shown the old one', async () => {
+    const { service, store, clock } = setup([keyed]);
+    for (let i = 0; i < 11; i++) ok(await service.assignQueueNum('K'));
+    const key = signEnqueueKey(secret, { event_id: 'K', key: 'user-42', exp: NOW_S + 600 });
+    const { api_request_id: id } = ok(await service.assignQueueNum('K', { enqueueKey: key }));
+    ok(await service.servingNum('K'));
+    await service.incrementServingCounter('K', 2);
+    clock.ms += 20_000;
+    ok(await service.servingNum('K'));
+    // 2 let in over 20 s: 0.1 a second; 10 people ahead of place 12: 100 s, as 80..125.
+    assert.deepEqual(ok(await service.queueNum('K', id)).wait_estimate_s, [80, 125]);
+    ok(await service.resetInitialState('K'));
+    assert.equal(ok(await service.assignQueueNum('K', { enqueueKey: key })).api_request_id, id, 'the key\'s place, again');
+    const again = ok(await service.queueNum('K', id));
+    assert.equal(again.queue_number, 1);
+    assert.equal('wait_estimate_s' in again, false, 'no pace measured since the reset, and the old estimate is gone');
+    await store.close();
+  });
+});
+
+describe('the wait estimate, fed by every read of the counter', () => {
+  it('the public counter stream measures the pace on its own (its reads are timed in milliseconds like the others)', async () => {
+    const { service, store, clock } = setup([defaultSettings('E')]);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E')).api_request_id);
+    await service.streamCounters('E');
+    await service.incrementServingCounter('E', 2);
+    clock.ms += 20_000;
+    await service.streamCounters('E');
+    assert.deepEqual(ok(await service.queueNum('E', ids[11])).wait_estimate_s, [80, 125]);
+    await store.close();
+  });
+
+  it('so do the polls answered from memory; a room whose counters are not in memory yet answers nothing', async () => {
+    const { service, store, clock } = setup([defaultSettings('E')]);
+    assert.equal(service.countersInMemory('E'), undefined, 'nothing read yet');
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E')).api_request_id);
+    await store.getCounters('E');
+    assert.equal(service.countersInMemory('E')?.serving, 0);
+    await service.incrementServingCounter('E', 2);
+    clock.ms += 20_000;
+    await store.getCounters('E'); // a write drops the row; the next read keeps it again
+    assert.equal(service.countersInMemory('E')?.serving, 2);
+    assert.deepEqual(ok(await service.queueNum('E', ids[11])).wait_estimate_s, [80, 125]);
+    await store.close();
+  });
+
+  it('a place looked up when the counter stands exactly at it is shown 0 s, and that estimate is not judged', async () => {
+    const { service, store, clock } = setup([defaultSettings('E')]);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E')).api_request_id);
+    ok(await service.servingNum('E'));
+    await service.incrementServingCounter('E', 5);
+    clock.ms += 25_000;
+    ok(await service.servingNum('E'));
+    assert.deepEqual(ok(await service.queueNum('E', ids[4])).wait_estimate_s, [0, 0]);
+    ok(await service.generateToken('E', ids[4]));
+    assert.deepEqual(ok(await service.roomFigures('E')).estimate_accuracy, { samples: 0, median_abs_error_s: null });
+    await store.close();
+  });
+
+  it('the counter stream reports the room\'s generation: how many times it was reset', async () => {
+    const { service, store } = setup([defaultSettings('E')]);
+    assert.equal((await service.streamCounters('E')).generation, 0);
+    ok(await service.resetInitialState('E'));
+    ok(await service.resetInitialState('E'));
+    assert.equal((await service.streamCounters('E')).generation, 2);
+    await store.close();
+  });
+});
+
+describe('the waits tallied for the history', () => {
+  it('are not tallied at all when recording waits is off', async () => {
+    const { service, store } = setup([defaultSettings('E')], { recordWaits: false });
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    await service.incrementServingCounter('E', 1);
+    ok(await service.generateToken('E', id));
+    await service.flushWaits(3600);
+    assert.deepEqual(await store.readWaits('E', NOW_S - 600, NOW_S + 600), []);
+    await store.close();
+  });
+
+  it('a claim that loses its race to another node\'s claim answers that set and tallies no wait here (the winner does)', async () => {
+    const { service, store } = setup([defaultSettings('E')]);
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    await service.incrementServingCounter('E', 1);
+    store.otherNodeClaimsFirst = true;
+    const tokens = ok(await service.generateToken('E', id));
+    assert.deepEqual(ok(await service.generateToken('E', id)), tokens, 'the stored set');
+    await service.flushWaits(3600);
+    assert.deepEqual(await store.readWaits('E', NOW_S - 600, NOW_S + 600), []);
+    await store.close();
+  });
+
+  it('of a room removed are dropped, not written under its ID', async () => {
+    const { service, store, registry } = setup([defaultSettings('E')]);
+    await service.start();
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    await service.incrementServingCounter('E', 1);
+    ok(await service.generateToken('E', id));
+    await registry.remove('E');
+    await service.flushWaits(3600);
+    assert.deepEqual(await store.readWaits('E', NOW_S - 600, NOW_S + 600), []);
+    await service.close();
+    await store.close();
+  });
+
+  it('a flush the store refuses part of fails; the part not written is written at the next flush, the rest not again', async () => {
+    const { service, store } = setup([defaultSettings('A'), defaultSettings('B')]);
+    for (const room of ['A', 'B']) {
+      const { api_request_id: id } = ok(await service.assignQueueNum(room));
+      await service.incrementServingCounter(room, 1);
+      ok(await service.generateToken(room, id));
+    }
+    const addWaits = store.addWaits.bind(store);
+    store.addWaits = async (eventId, waits, keep) => {
+      if (eventId === 'B') throw new Error('store away');
+      return addWaits(eventId, waits, keep);
+    };
+    await assert.rejects(service.flushWaits(3600), /store away/);
+    store.addWaits = addWaits;
+    await service.flushWaits(3600);
+    const one = [{ minute: NOW_S, counts: { [waitField(0)]: 1 } }];
+    assert.deepEqual(await store.readWaits('A', NOW_S - 600, NOW_S + 600), one);
+    assert.deepEqual(await store.readWaits('B', NOW_S - 600, NOW_S + 600), one);
+    await store.close();
+  });
+});
+
+describe('the history sample of a minute', () => {
+  it('taken in the middle of a minute is filed under that minute', async () => {
+    const { service, store, clock } = setup([defaultSettings('E')]);
+    clock.ms = (NOW_S + 30) * 1000;
+    ok(await service.assignQueueNum('E'));
+    await service.recordHistory(3600);
+    assert.deepEqual((await store.readHistory('E', NOW_S - 600, NOW_S + 600)).map((s) => s.minute), [NOW_S]);
+    await store.close();
+  });
+});
+
+describe('a claim answered again after the clock went back', () => {
+  it('says the set stays valid for its validity period, never longer', async () => {
+    const { service, store, clock } = setup([{ ...defaultSettings('E'), validity_period: 3600 }]);
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    await service.incrementServingCounter('E', 1);
+    assert.equal(ok(await service.generateToken('E', id)).expires_in, 3600);
+    clock.ms -= 100_000;
+    assert.equal(ok(await service.generateToken('E', id)).expires_in, 3600);
+    await store.close();
+  });
+});
+
+describe('a MaxSize report through the service', () => {
+  it('closes the sessions it reports completed (session_updated) and counts them', async () => {
+    const { service, store, published } = setup([defaultSettings('E')]);
+    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    await service.incrementServingCounter('E', 1);
+    ok(await service.generateToken('E', id));
+    published.length = 0;
+    const result = await service.admit('E', { kind: 'max-size', maxSize: 10, report: { exited: 0, completed: [id], abandoned: [] } });
+    assert.equal(result.closed, 1);
+    assert.deepEqual(published.filter((p) => p.type === 'session_updated'), [
+      { type: 'session_updated', detail: { event_id: 'E', request_id: id, status: 'completed' } },
+    ]);
+    await store.close();
+  });
+});
+
+describe('rooms: start, close, the rooms API', () => {
+  it('close of a service never started stops nothing and resolves', async () => {
+    const { service, store } = setup([defaultSettings('E')]);
+    await service.close();
+    await store.close();
+  });
+
+  it('openRooms serves the configured rooms; syncRooms serves a room another node stored', async () => {
+    const { service, store } = setup([]);
+    await service.openRooms([defaultSettings('Configured')]);
+    assert.equal(service.roomSettings('Configured')?.event_id, 'Configured');
+    assert.notEqual(await store.getRoom('Configured'), null, 'written to the store');
+    await store.putRoom('Other', JSON.stringify(defaultSettings('Other')));
+    assert.equal(service.roomSettings('Other'), undefined);
+    await service.syncRooms();
+    assert.equal(service.roomSettings('Other')?.event_id, 'Other');
+    await store.close();
+  });
+
+  it('roomsSnapshot is every room served, the same array until a room changes', async () => {
+    const { service, store, registry } = setup([defaultSettings('A')]);
+    const snapshot = service.roomsSnapshot();
+    assert.deepEqual(snapshot.map((r) => r.event_id), ['A']);
+    assert.equal(service.roomsSnapshot(), snapshot);
+    await registry.put(defaultSettings('B'));
+    assert.deepEqual(service.roomsSnapshot().map((r) => r.event_id), ['A', 'B']);
+    await store.close();
+  });
+
+  it('a room put through the rooms API takes the node\'s defaults for the settings its body leaves out', async () => {
+    const { service, store } = setup([], { roomDefaults: { validity_period: 1234 } });
+    const put = await service.putRoom('R', {});
+    assert.equal((put.body as unknown as RoomSettings).validity_period, 1234);
+    await store.close();
+  });
+
+  it('a PUT to an ID no room can have names event_id, whatever the body', async () => {
+    const { service, store } = setup([]);
+    const refusal = "Invalid room settings: event_id: must be 1–128 letters, digits, '.', '_', '~' or '-'";
+    await assert.rejects(service.putRoom('bad id!', 'not an object'), contractError(400, refusal));
+    await assert.rejects(service.putRoom('bad id!', { event_id: 'Other' }), contractError(400, refusal));
+    await store.close();
+  });
+
+  it('a value that is not a string names no room: 404 without asking the store (which cannot look it up)', async () => {
+    const { service, store } = setup([], { sleep: async () => {} });
+    for (const id of [['R'], undefined, { toString: () => 'R' }]) {
+      await assert.rejects(service.getRoom(id), contractError(404, 'Room not found'), JSON.stringify(id));
+      await assert.rejects(service.deleteRoom(id), contractError(404, 'Room not found'), JSON.stringify(id));
+    }
+    await store.close();
+  });
+
+  it('the figures of a room with bot defence count what the defence did here', async () => {
+    const room: RoomSettings = {
+      ...defaultSettings('P'),
+      bot_defence: {
+        challenge: 'off',
+        difficulty: 1000,
+        max_difficulty: 100_000,
+        room_threshold_per_minute: 600,
+        client_threshold_per_minute: 10,
+        challenge_ttl: 300,
+        require_enqueue_key: true,
+        infinite_queue: false,
+      },
+    };
+    const { service, store } = setup([room]);
+    await assert.rejects(service.assignQueueNum('P'), contractError(403, 'Enqueue key required'));
+    const figures = ok(await service.roomFigures('P'));
+    assert.equal(figures.bot_defence?.enqueue_key_refused, 1);
     await store.close();
   });
 });
