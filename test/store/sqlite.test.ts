@@ -40,8 +40,13 @@ describe('sqlite store: durability and locking', () => {
       other.exec('PRAGMA busy_timeout = 0');
       other.exec('BEGIN IMMEDIATE');
       other.exec("INSERT INTO secrets (name, value) VALUES ('holder', 'x')");
-      // Waiting here would hold this thread, and so the other connection, for busy_timeout and then fail.
-      assert.equal(await store.tryAcquireLock('job:expiry', 'node-a', 1000, 10_000), false);
+      // Not taken, at once: before a timer of 1 ms (a lock that waited would try again after its own 1 ms
+      // timer, set before this one, and still be waiting when this one fires).
+      const first = await Promise.race([
+        store.tryAcquireLock('job:expiry', 'node-a', 1000, 10_000),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1)),
+      ]);
+      assert.equal(first, false);
       other.exec('COMMIT');
       assert.equal(await store.tryAcquireLock('job:expiry', 'node-a', 1000, 10_001), true);
       assert.equal(await store.tryAcquireLock('job:expiry', 'node-b', 1000, 10_002), false, 'held by node-a');
@@ -155,6 +160,84 @@ describe('sqlite store: durability and locking', () => {
       other.exec('COMMIT');
       assert.equal(await write, 5);
       assert.equal((await store.getCounters('E')).serving, 5);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
+  it("the audit log, the history and an OpenID binding wait for another connection's lock like every write", async () => {
+    const path = freshFile();
+    const store = new SqliteStore({ path });
+    const other = new DatabaseSync(path);
+    const visitor = randomUUID();
+    try {
+      await store.assignPositions('E', [{ requestId: visitor, entryTime: 1 }]);
+      other.exec('PRAGMA busy_timeout = 0');
+      other.exec('BEGIN IMMEDIATE');
+      const entry = { at: 1, caller: 'admin token', address: '127.0.0.1', action: 'POST /private/reset_initial_state', event_id: 'E', request: {}, before: null, after: null };
+      const writes = Promise.all([
+        store.appendAudit(entry),
+        store.recordHistory('E', { minute: 60 } as Parameters<SqliteStore['recordHistory']>[1], 3600),
+        store.saveAuthorization('E', visitor, 'openid-request'),
+      ]);
+      await new Promise((resolve) => setImmediate(resolve));
+      other.exec('COMMIT');
+      const [, , bound] = await writes;
+      assert.equal(bound, true);
+      assert.equal((await store.listAudit(10)).length, 1);
+      assert.equal((await store.readHistory('E', 0, 120)).length, 1);
+      assert.equal(await store.getAuthorization('E', visitor), 'openid-request');
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
+  it('close() lets the writes waiting for the lock end first', async () => {
+    const path = freshFile();
+    const store = new SqliteStore({ path });
+    const other = new DatabaseSync(path);
+    try {
+      other.exec('PRAGMA busy_timeout = 0');
+      other.exec('BEGIN IMMEDIATE');
+      const write = store.incrementServing('E', 5, 1);
+      await new Promise((resolve) => setImmediate(resolve));
+      const closed = store.close();
+      await new Promise((resolve) => setImmediate(resolve));
+      other.exec('COMMIT');
+      assert.equal(await write, 5, 'committed, not "database is not open"');
+      await closed;
+    } finally {
+      other.close();
+    }
+    const reopened = new SqliteStore({ path });
+    assert.equal((await reopened.getCounters('E')).serving, 5);
+    await reopened.close();
+  });
+
+  it("a join waiting for the lock while the room's reset commits waits for the purge: numbered in the new generation, kept", async () => {
+    const path = freshFile();
+    const store = new SqliteStore({ path });
+    const other = new DatabaseSync(path);
+    const [before, after] = [randomUUID(), randomUUID()];
+    try {
+      await store.assignPositions('E', [{ requestId: before, entryTime: 1 }]);
+      other.exec('PRAGMA busy_timeout = 0');
+      other.exec('BEGIN IMMEDIATE');
+      const join = store.assignPositions('E', [{ requestId: after, entryTime: 2 }]);
+      await new Promise((resolve) => setImmediate(resolve));
+      // In one synchronous stretch: the lock is freed and the reset commits first (the join is still waiting
+      // for its next try). The purge then deletes every row of the room: a join committed during it would be
+      // acknowledged and deleted.
+      other.exec('COMMIT');
+      const reset = store.resetEvent('E');
+      assert.deepEqual(await join, [1], 'numbered after the reset: the first place of the new generation');
+      await reset;
+      const ctx = await store.getClaimContext('E', after);
+      assert.equal(ctx?.position, 1, 'the acknowledged place is still there after the purge');
+      assert.equal(await store.getClaimContext('E', before), null, 'the place from before the reset is gone');
+      assert.equal((await store.getCounters('E')).queue, 1);
     } finally {
       other.close();
       await store.close();

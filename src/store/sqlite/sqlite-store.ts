@@ -327,6 +327,8 @@ export class SqliteStore implements Store {
   private readonly filePath: string | null;
   /** The connection's `synchronous` setting (the purge of a reset lowers it for its chunks, see purgeOldRows). */
   private readonly synchronousMode: 'FULL' | 'NORMAL';
+  /** Writes waiting for another connection's write lock or for a purge (transaction): close() waits for them. */
+  private readonly waitingWrites = new Set<Promise<void>>();
   /** Token issues waiting for the next group commit (issueTokenIfAbsent). */
   private readonly pendingIssues: {
     eventId: string;
@@ -464,25 +466,48 @@ export class SqliteStore implements Store {
     work: () => T,
     options: TransactionOptions<T> = {},
   ): Promise<T> {
-    const deadline = performance.now() + (options.waitMs ?? LOCK_WAIT_MS);
-    for (let pause = LOCK_RETRY_FIRST_MS; ; pause = Math.min(2 * pause, LOCK_RETRY_MAX_MS)) {
-      // A reset's purge of the event began while this write waited: it waits for the purge, as it would have
-      // had it come after it (the purge deletes every row of the event older than its end).
-      const purge = eventId === null ? undefined : this.purges.get(eventId);
-      if (purge) {
-        await purge.catch(() => undefined);
-        continue;
+    const waitMs = options.waitMs ?? LOCK_WAIT_MS;
+    let deadline = performance.now() + waitMs;
+    let waiting: { done: () => void } | null = null;
+    try {
+      for (let pause = LOCK_RETRY_FIRST_MS; ; pause = Math.min(2 * pause, LOCK_RETRY_MAX_MS)) {
+        // A reset's purge of the event began while this write waited: it waits for the purge, as it would have
+        // had it come after it (the purge deletes every row of the event older than its end), and then for
+        // the lock as long as any write.
+        const purge = eventId === null ? undefined : this.purges.get(eventId);
+        if (purge) {
+          waiting ??= this.writeWaiting();
+          await purge.catch(() => undefined);
+          deadline = performance.now() + waitMs;
+          continue;
+        }
+        try {
+          const result = this.transactionNow(eventId, work, options.unsynced === true);
+          options.committed?.(result);
+          return result;
+        } catch (error) {
+          if (!(error instanceof LockBusy)) throw error;
+          if (performance.now() >= deadline) throw error.cause;
+        }
+        waiting ??= this.writeWaiting();
+        await new Promise((resolve) => setTimeout(resolve, pause));
       }
-      try {
-        const result = this.transactionNow(eventId, work, options.unsynced === true);
-        options.committed?.(result);
-        return result;
-      } catch (error) {
-        if (!(error instanceof LockBusy)) throw error;
-        if (performance.now() >= deadline) throw error.cause;
-      }
-      await new Promise((resolve) => setTimeout(resolve, pause));
+    } finally {
+      waiting?.done();
     }
+  }
+
+  /** Counts a write waiting for the lock or a purge (close waits for them); `done` when it ends either way. */
+  private writeWaiting(): { done: () => void } {
+    let done!: () => void;
+    const ended = new Promise<void>((resolve) => (done = resolve));
+    this.waitingWrites.add(ended);
+    return {
+      done: () => {
+        this.waitingWrites.delete(ended);
+        done();
+      },
+    };
   }
 
   /**
@@ -551,8 +576,12 @@ export class SqliteStore implements Store {
   }
 
   async recordHistory(eventId: string, sample: HistorySample, keepSeconds: number): Promise<void> {
-    this.db.prepare('INSERT OR REPLACE INTO room_history (event_id, minute, sample) VALUES (?, ?, ?)').run(eventId, sample.minute, JSON.stringify(sample));
-    this.db.prepare('DELETE FROM room_history WHERE event_id = ? AND minute < ?').run(eventId, sample.minute - keepSeconds);
+    const add = this.db.prepare('INSERT OR REPLACE INTO room_history (event_id, minute, sample) VALUES (?, ?, ?)');
+    const drop = this.db.prepare('DELETE FROM room_history WHERE event_id = ? AND minute < ?');
+    await this.transaction(null, () => {
+      add.run(eventId, sample.minute, JSON.stringify(sample));
+      drop.run(eventId, sample.minute - keepSeconds);
+    });
   }
 
   async readHistory(eventId: string, fromMinute: number, toMinute: number): Promise<HistorySample[]> {
@@ -587,8 +616,12 @@ export class SqliteStore implements Store {
   }
 
   async appendAudit(entry: AuditEntry): Promise<void> {
-    this.db.prepare('INSERT INTO audit_log (entry) VALUES (?)').run(JSON.stringify(entry));
-    this.db.prepare('DELETE FROM audit_log WHERE seq <= (SELECT MAX(seq) FROM audit_log) - ?').run(AUDIT_LOG_KEEP);
+    const add = this.db.prepare('INSERT INTO audit_log (entry) VALUES (?)');
+    const drop = this.db.prepare('DELETE FROM audit_log WHERE seq <= (SELECT MAX(seq) FROM audit_log) - ?');
+    await this.transaction(null, () => {
+      add.run(JSON.stringify(entry));
+      drop.run(AUDIT_LOG_KEEP);
+    });
   }
 
   async listAudit(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
@@ -612,7 +645,10 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    // Writes already asked for end first, committed or failed: the issues waiting for the next group commit,
+    // and the writes waiting for another connection's lock (each at most LOCK_WAIT_MS).
     if (this.db.isOpen) await this.commitIssues();
+    while (this.waitingWrites.size > 0) await Promise.all(this.waitingWrites);
     if (this.db.isOpen) this.db.close();
   }
 
@@ -775,7 +811,9 @@ export class SqliteStore implements Store {
   /** One issueTokenIfAbsent, inside the batch's transaction. */
   private issueOne(eventId: string, row: EventRow, record: TokenRecord): IssueResult {
     const claim = this.findClaimRow(eventId, record.requestId);
-    if (!claim) return { outcome: 'no-position' };
+    // A position other than the one the record was made for: the room was reset (and the ID joined again)
+    // while the issue waited for the group commit. Its tokens name the old position: not issued.
+    if (!claim || claim.at !== record.position) return { outcome: 'no-position' };
     if (claim.position !== null) return { outcome: 'existing', record: toTokenRecord(claim as TokenRow) };
     if (claim.is_left === 1) return { outcome: 'left' };
     const position = { position: claim.at };
@@ -1182,7 +1220,7 @@ export class SqliteStore implements Store {
 
   async leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
-    return this.transaction(null, (): PrequeueLeave => {
+    return this.transaction(eventId, (): PrequeueLeave => {
       const entry = this.entryWithPosition(eventId, requestId);
       if (!entry) return 'not-in-prequeue';
       if (entry.left_queue !== 0) return 'already-left';
@@ -1329,9 +1367,10 @@ export class SqliteStore implements Store {
 
   async saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
     if (this.purges.has(eventId)) await this.purges.get(eventId);
-    // The position check and the write run with nothing in between: this process is the database's only writer.
-    if (this.findPosition(eventId, requestId) === undefined) return false;
-    return Number(this.sql.saveAuthorization.run(eventId, requestId, authorization).changes) === 1;
+    return this.transaction(eventId, () => {
+      if (this.findPosition(eventId, requestId) === undefined) return false;
+      return Number(this.sql.saveAuthorization.run(eventId, requestId, authorization).changes) === 1;
+    });
   }
 
   async getAuthorization(eventId: string, requestId: string): Promise<string | null> {
