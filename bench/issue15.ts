@@ -7,13 +7,15 @@
 //   4. a reset of a queue of 1,000,000 positions while polls run: how long it takes, the slowest poll, the
 //      polls' errors (dropped keep-alive connections), and the longest the event loop was held, measured inside
 //      the server by bench/loop-stall.ts (CPU, and wall clock less the time the scheduler kept it waiting);
+//      meanwhile 2 connections join another room (writes that need the write lock the purge takes chunk by chunk);
 //   5. the same for the room of 1,000,000 positions with 1,000,000 token sets (BENCH_SKIP_BIG_RESET=1 skips it).
 //
 // The 1M rooms are prefilled in the database before the server starts (room Big: positions and ES256 token
 // records with stored signatures, random bytes as nothing verifies them here; room Queue: positions only), so no
 // step waits on a million requests.
 //
-//   ./node_modules/.bin/node bench/issue15.ts      BENCH_SECONDS (re-claim runs, default 8), BIG (default 1,000,000)
+//   ./node_modules/.bin/node bench/issue15.ts      BENCH_SECONDS (re-claim runs, default 8), BIG (default 1,000,000),
+//                                                 BENCH_PARTS (the sections, default 1,2,3,4,5)
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,6 +30,9 @@ import { runLoad } from './load-runner.ts';
 import { cpuSeconds } from './proc-stats.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+/** The sections to run (BENCH_PARTS=2,5, say); all by default. BENCH_SKIP_BIG_RESET=1 leaves out 5. */
+const PARTS = new Set((process.env.BENCH_PARTS ?? '1,2,3,4,5').split(',').map(Number));
+if (process.env.BENCH_SKIP_BIG_RESET === '1') PARTS.delete(5);
 const BIG = Number(process.env.BIG ?? 1_000_000);
 const SMALL = 20_000;
 const SERVER_CPU = 1;
@@ -163,13 +168,38 @@ function sampleIds(path: string, eventId: string, n: number): string[] {
   }
 }
 
-/** Polls the room's /serving_num from 20 keep-alive connections while `work` runs: the slowest poll and the errors. */
+/**
+ * Polls the room's /serving_num from 20 keep-alive connections while `work` runs, and joins room `Writes` from 2
+ * more (writes of another room: each needs the write lock the reset's purge thread takes chunk by chunk): the
+ * slowest poll and join, and the errors.
+ */
 async function pollWhile(node: ChildNode, room: string, work: () => Promise<void>) {
-  const agent = new Agent({ connections: 20, pipelining: 1 });
+  const agent = new Agent({ connections: 22, pipelining: 1 });
   let running = true;
   let slowest = 0;
   let polls = 0;
   let errors = 0;
+  let joins = 0;
+  let slowestJoin = 0;
+  const joiner = async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        const reply = await request(`${node.url}/assign_queue_num`, {
+          dispatcher: agent,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ event_id: 'Writes' }),
+        });
+        await reply.body.arrayBuffer();
+        if (reply.statusCode !== 200) errors++;
+      } catch {
+        errors++;
+      }
+      slowestJoin = Math.max(slowestJoin, performance.now() - started);
+      joins++;
+    }
+  };
   const poller = async () => {
     while (running) {
       const started = performance.now();
@@ -184,14 +214,14 @@ async function pollWhile(node: ChildNode, room: string, work: () => Promise<void
       polls++;
     }
   };
-  const pollers = Array.from({ length: 20 }, poller);
+  const pollers = [...Array.from({ length: 20 }, poller), joiner(), joiner()];
   const started = performance.now();
   await work();
   const took = performance.now() - started;
   running = false;
   await Promise.all(pollers);
   await agent.close();
-  return { took, slowest, polls, errors };
+  return { took, slowest, polls, errors, joins, slowestJoin };
 }
 
 export async function runIssue15Bench(): Promise<string[]> {
@@ -213,6 +243,7 @@ export async function runIssue15Bench(): Promise<string[]> {
         { event_id: 'Small', signing_algorithm: 'ES256', validity_period: 86400 },
         { event_id: 'Big', signing_algorithm: 'ES256' },
         { event_id: 'Queue' },
+        { event_id: 'Writes' },
       ],
     }),
   );
@@ -244,37 +275,41 @@ export async function runIssue15Bench(): Promise<string[]> {
     node = await startChildNode(args, { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${LOOP_STALL}` }, { cpu: SERVER_CPU });
     say(`server started on the prefilled database in ${((Date.now() - opening) / 1000).toFixed(1)} s (request index and active-token count built at open)`);
     try {
-      say('\n1. New token sets (each visitor claims once), by signing_algorithm');
-      const issue: Record<string, { rps: number; cpuMicros: number }> = {};
-      for (const [algorithm, room] of Object.entries(ROOMS)) {
-        const ids = await joinAndServe(node, room, algorithm === 'RS256' ? 4000 : 15_000, ADMIN_TOKEN);
-        const r = await claimAll(node, room, ids, dir);
-        issue[algorithm] = r;
-        say(`   ${algorithm.padEnd(6)} ${fmt(r.rps).padStart(7)} new token sets/s   ${r.cpuMicros.toFixed(0).padStart(5)} µs server CPU per set   p99 ${r.p99} ms   errors ${r.errors}`);
+      if (PARTS.has(1)) {
+        say('\n1. New token sets (each visitor claims once), by signing_algorithm');
+        const issue: Record<string, { rps: number; cpuMicros: number }> = {};
+        for (const [algorithm, room] of Object.entries(ROOMS)) {
+          const ids = await joinAndServe(node, room, algorithm === 'RS256' ? 4000 : 15_000, ADMIN_TOKEN);
+          const r = await claimAll(node, room, ids, dir);
+          issue[algorithm] = r;
+          say(`   ${algorithm.padEnd(6)} ${fmt(r.rps).padStart(7)} new token sets/s   ${r.cpuMicros.toFixed(0).padStart(5)} µs server CPU per set   p99 ${r.p99} ms   errors ${r.errors}`);
       }
       const rs = issue.RS256!;
       say(
         `   ratios to RS256 by CPU per set: ES256 ${(rs.cpuMicros / issue.ES256!.cpuMicros).toFixed(1)}×, EdDSA ${(rs.cpuMicros / issue.EdDSA!.cpuMicros).toFixed(1)}×; ` +
           `ES256 on one core ≈ ${fmt(1e6 / issue.ES256!.cpuMicros)} sets/s (target ≥ 5,000)`,
       );
+      }
 
-      say(`\n2. Re-claims (stored sets, nothing signed), ${SECONDS} s each, 20,000 IDs cycled`);
-      const smallIds = await joinAndServe(node, 'Small', SMALL, ADMIN_TOKEN);
-      await claimAll(node, 'Small', smallIds, dir);
-      const small = await claimAll(node, 'Small', smallIds, dir, SECONDS);
-      const big = await claimAll(node, 'Big', sampleIds(join(dataDir, 'anteroom.db'), 'Big', SMALL), dir, SECONDS);
-      say(`   ${fmt(SMALL)} sets issued     ${fmt(small.rps).padStart(7)} re-claims/s   ${small.cpuMicros.toFixed(0).padStart(4)} µs CPU each   p99 ${small.p99} ms   errors ${small.errors}`);
-      say(`   ${fmt(BIG)} sets issued ${fmt(big.rps).padStart(7)} re-claims/s   ${big.cpuMicros.toFixed(0).padStart(4)} µs CPU each   p99 ${big.p99} ms   errors ${big.errors}`);
-      say(`   1M vs 20k: ${(big.rps / small.rps).toFixed(2)}× by rate, ${(small.cpuMicros / big.cpuMicros).toFixed(2)}× by CPU (1.00× = not data-sized; target ≥ 10,000/s at 1M)`);
+      if (PARTS.has(2) || PARTS.has(3)) {
+        say(`\n2. Re-claims (stored sets, nothing signed), ${SECONDS} s each, 20,000 IDs cycled`);
+        const smallIds = await joinAndServe(node, 'Small', SMALL, ADMIN_TOKEN);
+        await claimAll(node, 'Small', smallIds, dir);
+        const small = await claimAll(node, 'Small', smallIds, dir, SECONDS);
+        const big = await claimAll(node, 'Big', sampleIds(join(dataDir, 'anteroom.db'), 'Big', SMALL), dir, SECONDS);
+        say(`   ${fmt(SMALL)} sets issued     ${fmt(small.rps).padStart(7)} re-claims/s   ${small.cpuMicros.toFixed(0).padStart(4)} µs CPU each   p99 ${small.p99} ms   errors ${small.errors}`);
+        say(`   ${fmt(BIG)} sets issued ${fmt(big.rps).padStart(7)} re-claims/s   ${big.cpuMicros.toFixed(0).padStart(4)} µs CPU each   p99 ${big.p99} ms   errors ${big.errors}`);
+        say(`   1M vs 20k: ${(big.rps / small.rps).toFixed(2)}× by rate, ${(small.cpuMicros / big.cpuMicros).toFixed(2)}× by CPU (1.00× = not data-sized; target ≥ 10,000/s at 1M)`);
 
-      say('\n3. Data-sized reads: server CPU per call (sequential calls)');
-      for (const [label, room, count] of [['num_active_tokens', 'Small', SMALL], ['num_active_tokens', 'Big', BIG]] as const) {
-        const r = await perCall(node, `/private/num_active_tokens?event_id=${room}`, 200);
-        say(`   ${label} with ${fmt(count).padStart(9)} active sets: ${r.cpuMicros.toFixed(0).padStart(5)} µs CPU per call, slowest ${r.slowest.toFixed(1)} ms`);
+        say('\n3. Data-sized reads: server CPU per call (sequential calls)');
+        for (const [label, room, count] of [['num_active_tokens', 'Small', SMALL], ['num_active_tokens', 'Big', BIG]] as const) {
+          const r = await perCall(node, `/private/num_active_tokens?event_id=${room}`, 200);
+          say(`   ${label} with ${fmt(count).padStart(9)} active sets: ${r.cpuMicros.toFixed(0).padStart(5)} µs CPU per call, slowest ${r.slowest.toFixed(1)} ms`);
       }
       const metrics = await perCall(node, '/metrics', 50);
       say(`   /metrics scrape (all rooms, ${fmt(BIG + SMALL)} active sets): ${metrics.cpuMicros.toFixed(0)} µs CPU per scrape, slowest ${metrics.slowest.toFixed(1)} ms`);
       say(`   before (the count(*) over the tokens table each of them ran, same database, in-process): ${before.toFixed(1)} ms for the ${fmt(BIG)} sets`);
+      }
 
       const resetWatched = async (room: string, label: string) => {
         say(`\n${label}, 20 keep-alive pollers running`);
@@ -289,11 +324,14 @@ export async function runIssue15Bench(): Promise<string[]> {
             if (!reply.ok) throw new Error(`reset_initial_state: ${reply.status} ${await reply.text()}`);
           }),
         );
-        say(`   reset took ${(reset.took / 1000).toFixed(1)} s (load average ${load}); ${fmt(reset.polls)} polls meanwhile, slowest ${reset.slowest.toFixed(0)} ms, errors ${reset.errors}`);
+        say(
+          `   reset took ${(reset.took / 1000).toFixed(1)} s (load average ${load}); ${fmt(reset.polls)} polls meanwhile, slowest ${reset.slowest.toFixed(0)} ms; ` +
+            `${fmt(reset.joins)} joins of another room, slowest ${reset.slowestJoin.toFixed(0)} ms; errors ${reset.errors}`,
+        );
         say(`   ${stallLine(stall)}`);
       };
-      await resetWatched('Queue', `4. reset_initial_state of a queue of ${fmt(BIG)} positions`);
-      if (process.env.BENCH_SKIP_BIG_RESET !== '1') {
+      if (PARTS.has(4)) await resetWatched('Queue', `4. reset_initial_state of a queue of ${fmt(BIG)} positions`);
+      if (PARTS.has(5)) {
         await resetWatched('Big', `5. reset_initial_state of ${fmt(BIG)} positions with ${fmt(BIG)} token sets`);
       }
     } finally {
