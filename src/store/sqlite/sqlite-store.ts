@@ -811,9 +811,7 @@ export class SqliteStore implements Store {
   /** One issueTokenIfAbsent, inside the batch's transaction. */
   private issueOne(eventId: string, row: EventRow, record: TokenRecord): IssueResult {
     const claim = this.findClaimRow(eventId, record.requestId);
-    // A position other than the one the record was made for: the room was reset (and the ID joined again)
-    // while the issue waited for the group commit. Its tokens name the old position: not issued.
-    if (!claim || claim.at !== record.position) return { outcome: 'no-position' };
+    if (!claim) return { outcome: 'no-position' };
     if (claim.position !== null) return { outcome: 'existing', record: toTokenRecord(claim as TokenRow) };
     if (claim.is_left === 1) return { outcome: 'left' };
     const position = { position: claim.at };
