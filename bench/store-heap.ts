@@ -9,9 +9,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { getHeapStatistics } from 'node:v8';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { prefillTokenSets } from './prefill-token-sets.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) {
@@ -25,20 +25,7 @@ try {
   console.log(`the store's heap, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   for (const count of SIZES) {
     const path = join(dir, `${count}.db`);
-    await new SqliteStore({ path }).close();
-    const db = new DatabaseSync(path);
-    db.exec('PRAGMA synchronous = OFF');
-    db.exec('BEGIN');
-    db.prepare(
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-       INSERT INTO positions (event_id, position, request_id, entry_time) SELECT 'Big', i, lower(hex(randomblob(16))), 1 FROM n`,
-    ).run(count);
-    db.prepare(
-      `INSERT INTO tokens (event_id, request_id, position, iat, nbf, exp, iss, kid, status, nonce, signatures)
-       SELECT 'Big', request_id, position, 1, 1, 99999999999 + (position % 3600), 'https://bench.example', 'k', 0, NULL, 'x.y.z' FROM positions`,
-    ).run();
-    db.exec('COMMIT');
-    db.close();
+    await prefillTokenSets(path, count, { expSpread: 3600 });
     gc();
     const before = getHeapStatistics().used_heap_size;
     const opening = performance.now();

@@ -31,13 +31,22 @@ describe('sqlite store: durability and locking', () => {
   after(() => rmSync(scratch, { recursive: true, force: true }));
   let files = 0;
   const freshFile = () => join(scratch, `store-${++files}.db`);
-
-  it("a job's leader lock never waits for another connection's write lock: not taken this time, taken once it is free", async () => {
+  /** A store on a new file and another connection to it, on this thread, that never waits for a lock; both closed after `body`. */
+  const withOther = async (body: (store: SqliteStore, other: DatabaseSync) => Promise<void>) => {
     const path = freshFile();
     const store = new SqliteStore({ path });
     const other = new DatabaseSync(path);
+    other.exec('PRAGMA busy_timeout = 0');
     try {
-      other.exec('PRAGMA busy_timeout = 0');
+      await body(store, other);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  };
+
+  it("a job's leader lock never waits for another connection's write lock: not taken this time, taken once it is free", async () => {
+    await withOther(async (store, other) => {
       other.exec('BEGIN IMMEDIATE');
       other.exec("INSERT INTO secrets (name, value) VALUES ('holder', 'x')");
       // Not taken, at once: before a timer of 1 ms (a lock that waited would try again after its own 1 ms
@@ -50,10 +59,7 @@ describe('sqlite store: durability and locking', () => {
       other.exec('COMMIT');
       assert.equal(await store.tryAcquireLock('job:expiry', 'node-a', 1000, 10_001), true);
       assert.equal(await store.tryAcquireLock('job:expiry', 'node-b', 1000, 10_002), false, 'held by node-a');
-    } finally {
-      other.close();
-      await store.close();
-    }
+    });
   });
 
   it('a tokens table keyed by request ID (a database from before) is rebuilt keyed by position, its sets kept', async () => {
@@ -143,11 +149,7 @@ describe('sqlite store: durability and locking', () => {
     }
   });
   it("a write meeting another connection's write lock waits for it without holding the event loop", async () => {
-    const path = freshFile();
-    const store = new SqliteStore({ path });
-    const other = new DatabaseSync(path);
-    try {
-      other.exec('PRAGMA busy_timeout = 0');
+    await withOther(async (store, other) => {
       other.exec('BEGIN IMMEDIATE');
       other.exec("INSERT INTO secrets (name, value) VALUES ('holder', 'x')");
       let settled = false;
@@ -160,20 +162,13 @@ describe('sqlite store: durability and locking', () => {
       other.exec('COMMIT');
       assert.equal(await write, 5);
       assert.equal((await store.getCounters('E')).serving, 5);
-    } finally {
-      other.close();
-      await store.close();
-    }
+    });
   });
 
   it("the audit log, the history and an OpenID binding wait for another connection's lock like every write", async () => {
-    const path = freshFile();
-    const store = new SqliteStore({ path });
-    const other = new DatabaseSync(path);
+    await withOther(async (store, other) => {
     const visitor = randomUUID();
-    try {
       await store.assignPositions('E', [{ requestId: visitor, entryTime: 1 }]);
-      other.exec('PRAGMA busy_timeout = 0');
       other.exec('BEGIN IMMEDIATE');
       const entry = { at: 1, caller: 'admin token', address: '127.0.0.1', action: 'POST /private/reset_initial_state', event_id: 'E', request: {}, before: null, after: null };
       const writes = Promise.all([
@@ -188,10 +183,7 @@ describe('sqlite store: durability and locking', () => {
       assert.equal((await store.listAudit(10)).length, 1);
       assert.equal((await store.readHistory('E', 0, 120)).length, 1);
       assert.equal(await store.getAuthorization('E', visitor), 'openid-request');
-    } finally {
-      other.close();
-      await store.close();
-    }
+    });
   });
 
   it('close() lets the writes waiting for the lock end first', async () => {
@@ -217,13 +209,9 @@ describe('sqlite store: durability and locking', () => {
   });
 
   it("a join waiting for the lock while the room's reset commits waits for the purge: numbered in the new generation, kept", async () => {
-    const path = freshFile();
-    const store = new SqliteStore({ path });
-    const other = new DatabaseSync(path);
+    await withOther(async (store, other) => {
     const [before, after] = [randomUUID(), randomUUID()];
-    try {
       await store.assignPositions('E', [{ requestId: before, entryTime: 1 }]);
-      other.exec('PRAGMA busy_timeout = 0');
       other.exec('BEGIN IMMEDIATE');
       const join = store.assignPositions('E', [{ requestId: after, entryTime: 2 }]);
       await new Promise((resolve) => setImmediate(resolve));
@@ -238,18 +226,11 @@ describe('sqlite store: durability and locking', () => {
       assert.equal(ctx?.position, 1, 'the acknowledged place is still there after the purge');
       assert.equal(await store.getClaimContext('E', before), null, 'the place from before the reset is gone');
       assert.equal((await store.getCounters('E')).queue, 1);
-    } finally {
-      other.close();
-      await store.close();
-    }
+    });
   });
 
   it('a write whose lock stays taken for 5 s fails with "database is locked" and changes nothing', async () => {
-    const path = freshFile();
-    const store = new SqliteStore({ path });
-    const other = new DatabaseSync(path);
-    try {
-      other.exec('PRAGMA busy_timeout = 0');
+    await withOther(async (store, other) => {
       other.exec('BEGIN IMMEDIATE');
       const started = performance.now();
       await assert.rejects(store.incrementServing('E', 5, 1), /database is locked/);
@@ -257,10 +238,7 @@ describe('sqlite store: durability and locking', () => {
       other.exec('ROLLBACK');
       assert.equal((await store.getCounters('E')).serving, 0);
       assert.equal(await store.incrementServing('E', 2, 2), 2, 'the next write, with the lock free, succeeds');
-    } finally {
-      other.close();
-      await store.close();
-    }
+    });
   });
 
   it('waits up to 5 s for another connection\'s write lock instead of failing at once', async () => {

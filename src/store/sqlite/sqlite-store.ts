@@ -196,6 +196,17 @@ interface TokenRow {
   signatures: string | null;
 }
 
+/**
+ * A claim's reads in one statement (findClaimRow; ?1 the event, ?2 the position): the position's row, when the
+ * counter first reached it, whether it was left, and its token set, whose columns are NULL when it has none.
+ */
+export const CLAIM_ROW_SQL = `SELECT p.request_id AS position_request_id, p.position AS at, p.entry_time,
+    (SELECT reached_at FROM serving_history WHERE event_id = ?1 AND value >= ?2 ORDER BY value LIMIT 1) AS served_at,
+    EXISTS (SELECT 1 FROM left_positions WHERE event_id = ?1 AND position = ?2) AS is_left,
+    t.request_id, t.position, t.iat, t.nbf, t.exp, t.iss, t.kid, t.status, t.nonce, t.signatures
+  FROM positions p LEFT JOIN tokens t ON t.event_id = ?1 AND t.position = ?2
+  WHERE p.event_id = ?1 AND p.position = ?2`;
+
 /** findClaimRow's row: the position's, with its token's columns (all NULL when it has no token set). */
 interface ClaimRow extends Omit<TokenRow, 'position'> {
   position_request_id: string;
@@ -1416,15 +1427,7 @@ function prepareStatements(db: DatabaseSync) {
     insertPosition: s('INSERT INTO positions (event_id, position, request_id, entry_time) VALUES (?, ?, ?, ?)'),
     // Request ID → position is the in-memory index (request-index.ts); these read the table by its key.
     positionRow: s('SELECT request_id, entry_time FROM positions WHERE event_id = ? AND position = ?'),
-    // A claim's reads in one statement (findClaimRow): the token's columns are NULL when it has none.
-    claimRow: s(
-      `SELECT p.request_id AS position_request_id, p.position AS at, p.entry_time,
-         (SELECT reached_at FROM serving_history WHERE event_id = ?1 AND value >= ?2 ORDER BY value LIMIT 1) AS served_at,
-         EXISTS (SELECT 1 FROM left_positions WHERE event_id = ?1 AND position = ?2) AS is_left,
-         t.request_id, t.position, t.iat, t.nbf, t.exp, t.iss, t.kid, t.status, t.nonce, t.signatures
-       FROM positions p LEFT JOIN tokens t ON t.event_id = ?1 AND t.position = ?2
-       WHERE p.event_id = ?1 AND p.position = ?2`,
-    ),
+    claimRow: s(CLAIM_ROW_SQL),
     allPositions: s('SELECT event_id, position, request_id FROM positions'),
     firstEntryAtOrAfter: s(
       `SELECT position FROM positions
