@@ -15,10 +15,23 @@ import type { DetailType, EventDetails, EventPublisher } from '../../src/domain/
 import type { IssueResult, JoinRequest } from '../../src/domain/ports/store.ts';
 import type { TokenSigning } from '../../src/domain/ports/tokens.ts';
 import { RoomRegistry } from '../../src/domain/room-registry.ts';
-import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+import { defaultSettings, type BotDefenceSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
 import { waitField } from '../../src/domain/wait-histogram.ts';
 import { WaitingRoomService, type Answer, type WaitingRoomServiceDeps } from '../../src/domain/waiting-room-service.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+
+/** A room's bot defence with no challenge and no key required, and `more`. */
+const botDefence = (more: Partial<BotDefenceSettings>): BotDefenceSettings => ({
+  challenge: 'off',
+  difficulty: 1000,
+  max_difficulty: 100_000,
+  room_threshold_per_minute: 600,
+  client_threshold_per_minute: 10,
+  challenge_ttl: 300,
+  require_enqueue_key: false,
+  infinite_queue: false,
+  ...more,
+});
 
 const NOW_S = 1_800_000_000;
 const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');
@@ -260,20 +273,7 @@ describe('the wait of an admitted visitor, and the estimate it was given', () =>
 
 describe('joins: an asynchronous intake, enqueue keys', () => {
   const secret = 'site-secret-0123456789abcdef-0123456789';
-  const keyed: RoomSettings = {
-    ...defaultSettings('K'),
-    bot_defence: {
-      challenge: 'off',
-      difficulty: 1000,
-      max_difficulty: 100_000,
-      room_threshold_per_minute: 600,
-      client_threshold_per_minute: 10,
-      challenge_ttl: 300,
-      enqueue_key_secret: secret,
-      require_enqueue_key: false,
-      infinite_queue: false,
-    },
-  };
+  const keyed: RoomSettings = { ...defaultSettings('K'), bot_defence: botDefence({ enqueue_key_secret: secret }) };
 
   it('with an asynchronous intake, a join is handed to the intake and answered before it has a position', async () => {
     const handed: { eventId: string; joins: readonly JoinRequest[] }[] = [];
@@ -525,16 +525,7 @@ describe('rooms: start, close, the rooms API', () => {
   it('the figures of a room with bot defence count what the defence did here', async () => {
     const room: RoomSettings = {
       ...defaultSettings('P'),
-      bot_defence: {
-        challenge: 'off',
-        difficulty: 1000,
-        max_difficulty: 100_000,
-        room_threshold_per_minute: 600,
-        client_threshold_per_minute: 10,
-        challenge_ttl: 300,
-        require_enqueue_key: true,
-        infinite_queue: false,
-      },
+      bot_defence: botDefence({ require_enqueue_key: true }),
     };
     const { service, store } = setup([room]);
     await assert.rejects(service.assignQueueNum('P'), contractError(403, 'Enqueue key required'));
