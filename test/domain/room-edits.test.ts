@@ -5,18 +5,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets } from '../../src/domain/room-edits.ts';
-import { defaultSettings, type BotDefenceSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+import { botDefence } from '../support/bot-defence-settings.ts';
 
-const defence: BotDefenceSettings = {
-  challenge: 'auto',
-  difficulty: 1000,
-  max_difficulty: 100_000,
-  room_threshold_per_minute: 600,
-  client_threshold_per_minute: 10,
-  challenge_ttl: 300,
-  require_enqueue_key: false,
-  infinite_queue: false,
-};
+const defence = botDefence({ challenge: 'auto' });
 
 describe('isJsonObject', () => {
   it('a plain object only: not null, an array or a scalar', () => {

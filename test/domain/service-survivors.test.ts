@@ -15,23 +15,12 @@ import type { DetailType, EventDetails, EventPublisher } from '../../src/domain/
 import type { IssueResult, JoinRequest } from '../../src/domain/ports/store.ts';
 import type { TokenSigning } from '../../src/domain/ports/tokens.ts';
 import { RoomRegistry } from '../../src/domain/room-registry.ts';
-import { defaultSettings, type BotDefenceSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
+import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
 import { waitField } from '../../src/domain/wait-histogram.ts';
 import { WaitingRoomService, type Answer, type WaitingRoomServiceDeps } from '../../src/domain/waiting-room-service.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { botDefence } from '../support/bot-defence-settings.ts';
 
-/** A room's bot defence with no challenge and no key required, and `more`. */
-const botDefence = (more: Partial<BotDefenceSettings>): BotDefenceSettings => ({
-  challenge: 'off',
-  difficulty: 1000,
-  max_difficulty: 100_000,
-  room_threshold_per_minute: 600,
-  client_threshold_per_minute: 10,
-  challenge_ttl: 300,
-  require_enqueue_key: false,
-  infinite_queue: false,
-  ...more,
-});
 
 const NOW_S = 1_800_000_000;
 const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');

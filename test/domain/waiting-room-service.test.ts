@@ -17,6 +17,7 @@ import { describeProblem } from '../../src/domain/setting-problems.ts';
 import { ROOM_PROPAGATION_MS } from '../../src/domain/room-sync.ts';
 import { EXPIRED_TOKENS_LIMIT, WaitingRoomService, waitingOf, type Answer, type WaitingRoomServiceDeps } from '../../src/domain/waiting-room-service.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { botDefence } from '../support/bot-defence-settings.ts';
 
 /** The in-memory store, whose join commits the test can hold or make fail. */
 class ControlledStore extends SqliteStore {
@@ -1110,18 +1111,7 @@ describe('joins the room refuses, and joins the bot defence shapes', () => {
   const secret = 'site-secret-0123456789abcdef-0123456789';
   const defended: RoomSettings = {
     ...defaultSettings('K'),
-    bot_defence: {
-      challenge: 'off',
-      difficulty: 1000,
-      max_difficulty: 100_000,
-      room_threshold_per_minute: 600,
-      client_threshold_per_minute: 10,
-      challenge_ttl: 300,
-      joins_per_client_per_minute: 1,
-      enqueue_key_secret: secret,
-      require_enqueue_key: false,
-      infinite_queue: true,
-    },
+    bot_defence: botDefence({ joins_per_client_per_minute: 1, enqueue_key_secret: secret, infinite_queue: true }),
   };
 
   it('an enqueue key has one place: every join with it answers the same request ID, numbered once', async () => {
