@@ -84,16 +84,7 @@ const contractError = (status: number, message: string) => (error: unknown) =>
 describe('a room that asks a proof of work, on a node without a proof-of-work adapter', () => {
   const room: RoomSettings = {
     ...defaultSettings('P'),
-    bot_defence: {
-      challenge: 'always',
-      difficulty: 1000,
-      max_difficulty: 100_000,
-      room_threshold_per_minute: 600,
-      client_threshold_per_minute: 10,
-      challenge_ttl: 300,
-      require_enqueue_key: false,
-      infinite_queue: false,
-    },
+    bot_defence: botDefence({ challenge: 'always' }),
   };
 
   it('offers no challenge (404) and refuses any solution as invalid (403); nothing is stored', async () => {
