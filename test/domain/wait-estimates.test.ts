@@ -1,5 +1,6 @@
 // The wait estimate on record (issue 16 item 6, src/domain/wait-estimates.ts): an estimate from the pace seen
 // lately, kept at the first lookup of a place, judged at admission; the median absolute error per room.
+// The same over HTTP (/queue_num, the figures, /metrics): test/http/wait-estimates.test.ts.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -7,7 +8,6 @@ import { defaultSettings } from '../../src/domain/room-settings.ts';
 import { WaitEstimates } from '../../src/domain/wait-estimates.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { composeCore } from '../../src/compose/core.ts';
-import { startTestNode } from '../support/node.ts';
 
 describe('WaitEstimates', () => {
   it('no estimate before the pace is measured over 20 s; then (people ahead) / pace, as a range', () => {
@@ -77,33 +77,5 @@ describe('the service records the estimate it answers on /queue_num and judges i
     assert.equal((await service.generateToken('E', id)).status, 200);
     const figures = (await service.roomFigures('E')).body as { estimate_accuracy: unknown };
     assert.deepEqual(figures.estimate_accuracy, { samples: 1, median_abs_error_s: 9 });
-  });
-});
-
-describe('over HTTP', () => {
-  it('GET /queue_num answers wait_estimate_s; the figures and /metrics give the error once the visitor is let in', async () => {
-    const node = await startTestNode();
-    try {
-      const join = async () => ((await (await node.post('/assign_queue_num', { event_id: 'Sample' })).json()) as { api_request_id: string }).api_request_id;
-      for (let i = 0; i < 10; i++) await join();
-      await node.get('/serving_num?event_id=Sample');
-      for (let i = 0; i < 5; i++) {
-        node.clock.advance(6);
-        await node.admin('POST', '/increment_serving_counter', { event_id: 'Sample', increment_by: 2 });
-        await node.get('/serving_num?event_id=Sample');
-      }
-      const id = await join();
-      const answer = (await (await node.get(`/queue_num?event_id=Sample&request_id=${id}`)).json()) as { wait_estimate_s?: number[] };
-      assert.deepEqual(answer.wait_estimate_s, [2, 4], '1 ahead at 1 every 3 s: 3 s, from 0.8× to 1.25×');
-      node.clock.advance(5);
-      await node.admin('POST', '/increment_serving_counter', { event_id: 'Sample', increment_by: 1 });
-      assert.equal((await node.post('/generate_token', { event_id: 'Sample', request_id: id })).status, 200);
-      const figures = (await (await node.admin('GET', '/rooms/Sample/figures')).json()) as { estimate_accuracy: unknown };
-      assert.deepEqual(figures.estimate_accuracy, { samples: 1, median_abs_error_s: 2 }, 'waited 5 s, told 2–4');
-      const metrics = await (await node.get('/metrics')).text();
-      assert.match(metrics, /anteroom_wait_estimate_median_abs_error_seconds\{event_id="Sample"\} 2$/m);
-    } finally {
-      await node.stop();
-    }
   });
 });
