@@ -88,6 +88,7 @@ describe('hand-off codes', () => {
     assert.equal(readHandoffCode(undefined), undefined);
     assert.equal(readHandoffCode(42), undefined);
     assert.equal(readHandoffCode(payload(['r', 1])), undefined, 'no dot');
+    assert.equal(readHandoffCode(`${payload(['r', 1])}A`), undefined, 'no dot, a character more (which base64url decoding would drop)');
     assert.equal(readHandoffCode(`.${payload(['r', 1])}`), undefined, 'nothing before the dot');
     assert.equal(readHandoffCode(`${payload(['r', 1]).slice(0, 5)}.x`), undefined, 'not JSON');
     assert.equal(readHandoffCode(`${payload([1, 1])}.x`), undefined, 'the request ID not a string');
