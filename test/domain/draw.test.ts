@@ -153,6 +153,25 @@ describe('the draw: its bounds', () => {
     assert.ok(done.every((n, k) => n - (done[k - 1] ?? 0) <= 5_000), 'at most 5,000 swaps between two yields');
   });
 
+  it('yields after 5,000 swaps, or when 5 ms have passed at a look at the clock every 64 swaps (a clock driven by hand)', async () => {
+    const swapsAtYields = async (now: () => number) => {
+      performance.now = now;
+      try {
+        const done: number[] = [];
+        await drawOrder(seed(9), 10_001, async (swapsDone) => void done.push(swapsDone));
+        return done;
+      } finally {
+        Reflect.deleteProperty(performance, 'now');
+      }
+    };
+    // A clock that never moves: only the count yields.
+    assert.deepEqual(await swapsAtYields(() => 0), [5_000, 10_000]);
+    // A clock 1 ms further at each look: the slice starts at a look, and the fifth look after it (swap 320 of
+    // the slice) finds 5 ms passed.
+    let ms = 0;
+    assert.deepEqual(await swapsAtYields(() => ++ms), Array.from({ length: 31 }, (_, k) => (k + 1) * 320));
+  });
+
   it('each problem of a published draw in words', async () => {
     const s = seed(5);
     const entries = Array.from({ length: 5 }, (_, i) => drawEntry(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`));
