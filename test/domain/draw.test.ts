@@ -121,6 +121,7 @@ describe('the draw: its bounds', () => {
     assert.ok(isDrawSeed(seed(1)));
     assert.equal(isDrawSeed(undefined), false);
     assert.equal(isDrawSeed(42), false);
+    assert.equal(isDrawSeed([seed(1)]), false, 'an array whose text is a seed');
     assert.equal(isDrawSeed(seed(1).toUpperCase()), false);
     assert.equal(isDrawSeed(`x${seed(1)}`), false);
     assert.equal(isDrawSeed(`${seed(1)}x`), false);
@@ -142,8 +143,11 @@ describe('the draw: its bounds', () => {
       if (drawing) setImmediate(tick);
     };
     setImmediate(tick);
-    await drawOrder(seed(9), 10_001);
-    drawing = false;
+    try {
+      await drawOrder(seed(9), 10_001);
+    } finally {
+      drawing = false;
+    }
     assert.ok(ticks >= 2, `${ticks} turns of the event loop during the draw`);
 
     const done: number[] = [];
