@@ -67,9 +67,11 @@ export function reportMinutes(samples: readonly HistorySample[], previous?: Hist
     return row;
   });
   if (waitsOf.size === 0) return rows;
-  // Minutes with waits and no sample: no movement known, the state of the sample before.
+  // Minutes with waits and no sample: no movement known, the state of the sample before (a sample's row, not
+  // one added here: with two such minutes after a sample, the second would otherwise take the first's).
+  const latestFirst = [...rows].reverse();
   for (const [minute, counts] of waitsOf) {
-    const before = [...rows].reverse().find((row) => row.minute < minute);
+    const before = latestFirst.find((row) => row.minute < minute);
     rows.push({
       minute, arrivals: 0, admissions: 0, claims: 0, leaves: 0, completions: 0, abandons: 0, expiries: 0,
       waiting: before?.waiting ?? 0, active_sessions: before?.active_sessions ?? 0,

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  BOT_DEFENCE_OUTCOMES,
   BotDefence,
   challengeNeeded,
   clientKey,
@@ -238,5 +239,332 @@ describe('BotDefence', () => {
       assert.ok(Number(error.headers['retry-after']) >= 1);
       return true;
     });
+  });
+});
+
+describe('the bot defence: each rule stated on its own', () => {
+  const PARKING = 'parking-secret-0123456789abcdef';
+  const SITE = 'site-secret-0123456789abcdef-0123456789';
+  const T0 = 6_000_000; // a multiple of every window used here (a second, a minute)
+
+  /** A store that records the names it is asked about; `rawHolds`: it answers a past hold's end rather than 0 (the contract allows either). */
+  class RecordingStore extends InMemoryBotDefence {
+    readonly names: string[] = [];
+    readonly #ends = new Map<string, number>();
+    readonly #rawHolds: boolean;
+    constructor(rawHolds = false) {
+      super();
+      this.#rawHolds = rawHolds;
+    }
+    override async countInWindow(name: string, by: number, windowMs: number, nowMs: number) {
+      this.names.push(name);
+      return super.countInWindow(name, by, windowMs, nowMs);
+    }
+    override async holdUntil(name: string, untilMs: number, nowMs: number) {
+      this.names.push(name);
+      const held = await super.holdUntil(name, untilMs, nowMs);
+      const end = this.#ends.get(name) ?? 0;
+      if (untilMs > end) this.#ends.set(name, untilMs);
+      return this.#rawHolds ? end : held;
+    }
+  }
+
+  function setUp(settings: Partial<BotDefenceSettings> | undefined, options: { store?: InMemoryBotDefence; parkingSecret?: string; eventId?: string } = {}) {
+    const store = options.store ?? new RecordingStore();
+    const issued: { difficulty: number; expiresAtMs: number }[] = [];
+    const proofOfWork: ProofOfWork = {
+      issue: async (_eventId, difficulty, expiresAtMs) => (issued.push({ difficulty, expiresAtMs }), { difficulty }),
+      verify: async (_eventId, payload) => (payload.startsWith('good') ? { ok: true, challengeId: payload, expiresAtMs: T0 + 10_000_000 } : { ok: false, reason: 'invalid' }),
+    };
+    const clock = { ms: T0 };
+    const outcomes: [string, string | undefined][] = [];
+    const bots = new BotDefence({ store, proofOfWork, clock: () => clock.ms, onOutcome: (outcome, eventId) => outcomes.push([outcome, eventId]), parkingSecret: options.parkingSecret });
+    const base = defaultSettings(options.eventId ?? 'Sale');
+    const room: RoomSettings = settings === undefined ? { ...base, bot_defence: undefined } : { ...base, bot_defence: defence(settings) };
+    return { bots, room, clock, outcomes, issued, store };
+  }
+  const refusal = (message: string, status?: number) => (error: { message: string; status?: number }) => {
+    assert.equal(error.message, message);
+    if (status !== undefined) assert.equal(error.status, status);
+    return true;
+  };
+  const retryAfter = async (promise: Promise<unknown>) => {
+    let seconds: string | undefined;
+    await assert.rejects(promise, (error: { status: number; headers: Record<string, string> }) => {
+      assert.equal(error.status, 429);
+      seconds = error.headers['retry-after'];
+      return true;
+    });
+    return Number(seconds);
+  };
+
+  it('every outcome, in the order the control panel and the docs list them; a tally starts at 0 for each', () => {
+    const names = ['challenge_issued', 'challenge_solved', 'challenge_missing', 'challenge_invalid', 'challenge_replayed', 'join_limited', 'write_limited', 'enqueue_key_refused', 'parked', 'flood_detected'];
+    assert.deepEqual(BOT_DEFENCE_OUTCOMES, names);
+    const { bots } = setUp({});
+    assert.deepEqual(bots.tally('Sale'), Object.fromEntries(names.map((n) => [n, 0])));
+  });
+
+  it("tallies each room's outcomes on their own (a copy), and the server-wide write limit in no room", async () => {
+    const { bots, room, outcomes } = setUp({ challenge: 'always' });
+    await assert.rejects(bots.checkJoin(room, {}), refusal('Proof of work required'));
+    await assert.rejects(bots.checkJoin(room, {}), refusal('Proof of work required'));
+    await bots.checkJoin(room, { proofOfWork: 'good-1' });
+    await bots.limitWrite('c', 0).catch(() => {});
+    const tally = bots.tally('Sale');
+    assert.equal(tally.challenge_missing, 2);
+    assert.equal(tally.challenge_solved, 1);
+    assert.equal(tally.write_limited, 0);
+    assert.equal(bots.tally('Other').challenge_missing, 0);
+    tally.challenge_missing = 99;
+    assert.equal(bots.tally('Sale').challenge_missing, 2, 'the answer is a copy');
+    assert.deepEqual(outcomes, [['challenge_missing', 'Sale'], ['challenge_missing', 'Sale'], ['challenge_solved', 'Sale'], ['write_limited', undefined]]);
+  });
+
+  it('a room without a bot defence lets every join through as a plain join, and issues no challenge', async () => {
+    const { bots, room, outcomes } = setUp(undefined);
+    assert.deepEqual(await bots.checkJoin(room, { client: '198.51.100.7' }), { kind: 'join' });
+    assert.deepEqual(await bots.checkJoin(room, {}), { kind: 'join' });
+    await assert.rejects(bots.checkJoin(room, { enqueueKey: 'x.y' }), refusal('Invalid enqueue key', 403), 'no enqueue keys here');
+    await assert.rejects(bots.challenge(room), refusal('This waiting room asks no proof of work', 404));
+    assert.deepEqual(outcomes, [['enqueue_key_refused', 'Sale']]);
+  });
+
+  it('challenge off: no challenge to fetch, no join asked for one, and no room counter kept', async () => {
+    const { bots, room, store } = setUp({ challenge: 'off' });
+    await assert.rejects(bots.challenge(room), refusal('This waiting room asks no proof of work', 404));
+    for (let i = 0; i < 50; i++) assert.deepEqual(await bots.checkJoin(room, { client: '198.51.100.7' }), { kind: 'join' });
+    assert.deepEqual((store as RecordingStore).names, []);
+  });
+
+  it('GET /challenge: a challenge valid for challenge_ttl from now', async () => {
+    const { bots, room, issued, outcomes } = setUp({ challenge: 'auto', challenge_ttl: 90 });
+    await bots.challenge(room);
+    assert.deepEqual(issued, [{ difficulty: 10_000, expiresAtMs: T0 + 90_000 }]);
+    assert.deepEqual(outcomes, [['challenge_issued', 'Sale']]);
+  });
+
+  it('the outcome of each refusal and success of a join', async () => {
+    const { bots, room, outcomes } = setUp({ challenge: 'always' });
+    await assert.rejects(bots.checkJoin(room, { proofOfWork: 'bad' }), refusal('Invalid proof of work', 403));
+    await assert.rejects(bots.checkJoin(room, {}), refusal('Proof of work required', 403));
+    assert.deepEqual(await bots.checkJoin(room, { proofOfWork: 'good-1' }), { kind: 'join' });
+    await assert.rejects(bots.checkJoin(room, { proofOfWork: 'good-1' }), refusal('Proof of work already used', 403));
+    assert.deepEqual(outcomes.map(([o]) => o), ['challenge_invalid', 'challenge_missing', 'challenge_solved', 'challenge_replayed']);
+  });
+
+  it('joins_per_client_per_minute: over it, 429 with the Retry-After at which a retry fits; other clients and joins without a client are not limited', async () => {
+    const { bots, room, clock, outcomes } = setUp({ challenge: 'always', joins_per_client_per_minute: 3 });
+    clock.ms = T0 + 30_000; // half-way through a minute's window
+    for (let i = 1; i <= 3; i++) await bots.checkJoin(room, { client: 'c', proofOfWork: `good-${i}` });
+    // The fourth in the window: a retry fits (as the third of a minute) once 4 × (1 − elapsed) ≤ 2, half-way
+    // through the next window: 30 + 30 s.
+    assert.equal(await retryAfter(bots.checkJoin(room, { client: 'c', proofOfWork: 'good-0' })), 60);
+    assert.deepEqual(outcomes.at(-1), ['join_limited', 'Sale']);
+    await bots.checkJoin(room, { client: 'd', proofOfWork: 'good-4' });
+    for (let i = 5; i < 9; i++) await bots.checkJoin(room, { proofOfWork: `good-${i}` });
+  });
+
+  it('auto counts a client even without a per-client limit: past client_threshold_per_minute it asks that client for work', async () => {
+    const { bots, room } = setUp({ challenge: 'auto', client_threshold_per_minute: 2 });
+    assert.deepEqual(await bots.checkJoin(room, { client: 'c' }), { kind: 'join' });
+    assert.deepEqual(await bots.checkJoin(room, { client: 'c' }), { kind: 'join' });
+    await assert.rejects(bots.checkJoin(room, { client: 'c' }), refusal('Proof of work required'));
+    assert.deepEqual(await bots.checkJoin(room, { client: 'd' }), { kind: 'join' });
+    // A join whose client is not known is counted for the room only.
+    assert.deepEqual(await bots.checkJoin(room, {}), { kind: 'join' });
+  });
+
+  it("always does not run the flood detector (everyone solves anyway): no flood_detected", async () => {
+    const { bots, room, outcomes } = setUp({ challenge: 'always', room_threshold_per_minute: 600 });
+    for (let i = 0; i < 30; i++) await bots.checkJoin(room, { client: `198.51.100.${i}`, proofOfWork: `good-${i}` });
+    assert.equal(outcomes.filter(([o]) => o === 'flood_detected').length, 0);
+  });
+
+  it("a room's counters and flood hold are its own: a flood in one room asks nothing of another", async () => {
+    const store = new RecordingStore();
+    const a = setUp({ room_threshold_per_minute: 600 }, { store, eventId: 'A' });
+    const b = setUp({ room_threshold_per_minute: 600 }, { store, eventId: 'B' });
+    for (let i = 0; i < 20; i++) await a.bots.checkJoin(a.room, { client: `198.51.100.${i}` }).catch(() => {});
+    await assert.rejects(a.bots.checkJoin(a.room, { client: '198.51.101.1' }), refusal('Proof of work required'));
+    assert.deepEqual(await b.bots.checkJoin(b.room, { client: '198.51.101.1' }), { kind: 'join' });
+    b.clock.ms += 2_000; // the burst's window gone: only A's hold is left
+    assert.deepEqual(await b.bots.checkJoin(b.room, { client: '198.51.101.2' }), { kind: 'join' });
+  });
+
+  it('the flood detector trips on a rate over the threshold, not at it', async () => {
+    const { bots, room, clock, outcomes } = setUp({ room_threshold_per_minute: 600 });
+    // Exactly 10 joins in the second: 600 a minute.
+    for (let i = 0; i < 10; i++) assert.deepEqual(await bots.checkJoin(room, { client: `198.51.100.${i}` }), { kind: 'join' });
+    clock.ms = T0 + 1_900; // the next second, its previous weighted 0.1: 1 + 1 joins, far under
+    assert.deepEqual(await bots.checkJoin(room, { client: '198.51.100.99' }), { kind: 'join' });
+    assert.deepEqual(outcomes, []);
+  });
+
+  it('the hold runs a full minute from the last join that found it with less than 59 s left', async () => {
+    const { bots, room, clock } = setUp({ room_threshold_per_minute: 600 });
+    const join = (client: string) => bots.checkJoin(room, { client }).then(() => 'joined', () => 'asked');
+    for (let i = 0; i < 11; i++) await join(`198.51.100.${i}`); // trips at T0: held until T0 + 60 s
+    // One second later the rate is still over (1 + 11 in the last second), but 59 s are left: not extended.
+    clock.ms = T0 + 1_000;
+    assert.equal(await join('198.51.100.50'), 'asked');
+    clock.ms = T0 + 60_500;
+    assert.equal(await join('198.51.100.51'), 'joined', 'the hold of T0 ran out');
+  });
+
+  it('a flood that goes on extends the hold: a minute after its last over-threshold join', async () => {
+    const { bots, room, clock, outcomes } = setUp({ room_threshold_per_minute: 600 });
+    const join = (client: string) => bots.checkJoin(room, { client }).then(() => 'joined', () => 'asked');
+    for (let i = 0; i < 11; i++) await join(`198.51.100.${i}`);
+    clock.ms = T0 + 30_000;
+    for (let i = 0; i < 11; i++) await join(`198.51.101.${i}`); // over again: held until T0 + 90 s
+    clock.ms = T0 + 70_000;
+    assert.equal(await join('198.51.102.1'), 'asked');
+    clock.ms = T0 + 90_000;
+    assert.equal(await join('198.51.102.2'), 'joined');
+    assert.equal(outcomes.filter(([o]) => o === 'flood_detected').length, 1, 'one flood, extended');
+  });
+
+  it('with a store that answers the end of a past hold: a hold ending this very millisecond no longer holds, and a new flood then is a new detection', async () => {
+    const { bots, room, clock, outcomes } = setUp({ room_threshold_per_minute: 600 }, { store: new RecordingStore(true) });
+    const join = (client: string) => bots.checkJoin(room, { client }).then(() => 'joined', () => 'asked');
+    for (let i = 0; i < 11; i++) await join(`198.51.100.${i}`); // held until T0 + 60 s
+    clock.ms = T0 + 60_000;
+    assert.equal(await join('198.51.101.0'), 'joined', 'the hold ended at this millisecond');
+    for (let i = 1; i < 11; i++) await join(`198.51.101.${i}`); // 11 in this second: a flood again
+    assert.equal(outcomes.filter(([o]) => o === 'flood_detected').length, 2);
+  });
+
+  it('the server-wide write limit counts each client on its own, and says when a retry fits', async () => {
+    const { bots, clock, outcomes } = setUp({});
+    clock.ms = T0 + 30_000;
+    for (let i = 0; i < 3; i++) await bots.limitWrite('198.51.100.1', 3);
+    await bots.limitWrite('198.51.100.2', 3);
+    // The fourth of a client: fits once 4 × (1 − elapsed) ≤ 2: 30 s to the window's end, then 30 s.
+    assert.equal(await retryAfter(bots.limitWrite('198.51.100.1', 3)), 60);
+    assert.deepEqual(outcomes, [['write_limited', undefined]]);
+  });
+
+  describe('enqueue keys', () => {
+    const key = (claims: Partial<{ event_id: string; key: string; exp: number }> = {}) => signEnqueueKey(SITE, { event_id: 'Sale', key: 'user-42', exp: T0 / 1000 + 60, ...claims });
+
+    it("a valid key takes its identity's place; the key's time is judged in seconds", async () => {
+      const { bots, room, outcomes } = setUp({ challenge: 'off', enqueue_key_secret: SITE });
+      assert.deepEqual(await bots.checkJoin(room, { enqueueKey: key() }), { kind: 'keyed', requestId: requestIdForKey(SITE, 'Sale', 'user-42') });
+      assert.deepEqual(await bots.checkJoin(room, {}), { kind: 'join' }, 'without a key, a join as usual');
+      assert.deepEqual(outcomes, []);
+    });
+
+    it('an invalid key is refused, and so is any key where the room has no secret', async () => {
+      const { bots, room, outcomes } = setUp({ challenge: 'off', enqueue_key_secret: SITE });
+      await assert.rejects(bots.checkJoin(room, { enqueueKey: key({ event_id: 'Other' }) }), refusal('Invalid enqueue key', 403));
+      const noSecret = setUp({ challenge: 'off' });
+      await assert.rejects(noSecret.bots.checkJoin(noSecret.room, { enqueueKey: key() }), refusal('Invalid enqueue key', 403));
+      assert.deepEqual([...outcomes, ...noSecret.outcomes], [['enqueue_key_refused', 'Sale'], ['enqueue_key_refused', 'Sale']]);
+    });
+
+    it('require_enqueue_key: a join without one is refused', async () => {
+      const { bots, room, outcomes } = setUp({ challenge: 'off', enqueue_key_secret: SITE, require_enqueue_key: true });
+      await assert.rejects(bots.checkJoin(room, {}), refusal('Enqueue key required', 403));
+      assert.deepEqual(outcomes, [['enqueue_key_refused', 'Sale']]);
+      assert.equal((await bots.checkJoin(room, { enqueueKey: key() })).kind, 'keyed');
+    });
+  });
+
+  describe('the infinite queue', () => {
+    const parkingRoom = (settings: Partial<BotDefenceSettings>, parkingSecret: string | null = PARKING) =>
+      setUp({ infinite_queue: true, ...settings }, parkingSecret === null ? {} : { parkingSecret });
+
+    it('a failed or used proof and a client over its limit are parked; a missing proof is still refused', async () => {
+      const { bots, room, outcomes } = parkingRoom({ challenge: 'always', joins_per_client_per_minute: 1 });
+      assert.deepEqual(await bots.checkJoin(room, { client: 'a', proofOfWork: 'bad' }), { kind: 'parked' });
+      assert.deepEqual(await bots.checkJoin(room, { client: 'b', proofOfWork: 'good-1' }), { kind: 'join' });
+      assert.deepEqual(await bots.checkJoin(room, { client: 'c', proofOfWork: 'good-1' }), { kind: 'parked' });
+      assert.deepEqual(await bots.checkJoin(room, { client: 'b', proofOfWork: 'good-2' }), { kind: 'parked' });
+      await assert.rejects(bots.checkJoin(room, { client: 'd' }), refusal('Proof of work required'));
+      assert.equal(bots.tally('Sale').parked, 3);
+      assert.deepEqual(outcomes.filter(([o]) => o === 'parked'), [['parked', 'Sale'], ['parked', 'Sale'], ['parked', 'Sale']]);
+    });
+
+    it('without the server’s parking secret, or with infinite_queue off, the same joins are refused', async () => {
+      for (const { bots, room } of [parkingRoom({ challenge: 'always' }, null), setUp({ challenge: 'always', infinite_queue: false }, { parkingSecret: PARKING })]) {
+        await assert.rejects(bots.checkJoin(room, { proofOfWork: 'bad' }), refusal('Invalid proof of work'));
+        assert.equal(bots.parkedPlace(room, parkedRequestId(PARKING, 'Sale', { position: 1, entryTime: 1 })), undefined);
+      }
+    });
+
+    it("a parked place's request ID carries its position and the time now, in seconds, for this room only", () => {
+      const { bots, room, clock } = parkingRoom({});
+      clock.ms = 1_795_000_000_999;
+      const id = bots.parkedRequestId('Sale', 77);
+      assert.deepEqual(bots.parkedPlace(room, id), { position: 77, entryTime: 1_795_000_000 });
+      assert.equal(bots.parkedPlace(room, crypto.randomUUID()), undefined);
+      assert.equal(setUp(undefined, { parkingSecret: PARKING }).bots.parkedPlace(setUp(undefined).room, id), undefined, 'a room without a bot defence');
+    });
+
+    it('a parked ID made by another node (or before an upgrade) reads back the same: the format is fixed', () => {
+      // Made once with parkedRequestId(PARKING, 'Sale', { position: 123456, entryTime: 1795000000 }).
+      assert.deepEqual(readParkedRequestId(PARKING, 'Sale', 'a2f6fdfe-53fc-4fa5-97dc-7536c6923ddd'), { position: 123_456, entryTime: 1_795_000_000 });
+    });
+
+    it('an ID longer than a UUID is not a parked one, even if it starts with one', () => {
+      const id = parkedRequestId(PARKING, 'Sale', { position: 5, entryTime: 6 });
+      assert.deepEqual(readParkedRequestId(PARKING, 'Sale', id), { position: 5, entryTime: 6 });
+      assert.equal(readParkedRequestId(PARKING, 'Sale', `${id}00`), undefined);
+    });
+  });
+});
+
+describe('enqueue keys: the bounds', () => {
+  const secret = 'site-secret-0123456789abcdef-0123456789';
+  const signed = (claims: Record<string, unknown>) => signEnqueueKey(secret, claims as unknown as Parameters<typeof signEnqueueKey>[1]);
+  const base = { event_id: 'Sale', key: 'user-42', exp: 2_000 };
+
+  it('a key of up to 2048 characters is read, a longer one is not', () => {
+    // The payload grows with a padding field; the first length of each size is found by trying.
+    const ofLength = (length: number) => {
+      for (let pad = 0; pad < 2000; pad++) {
+        const token = signed({ ...base, pad: 'p'.repeat(pad) });
+        if (token.length === length) return token;
+      }
+      throw new Error(`no key of ${length} characters`);
+    };
+    assert.equal(readEnqueueKey(secret, ofLength(2048), 'Sale', 0), 'user-42');
+    assert.equal(readEnqueueKey(secret, ofLength(2050), 'Sale', 0), undefined);
+  });
+
+  it('one dot only: a dot inside the signature (which base64url decoding would skip) makes the key unreadable', () => {
+    const [payload, signature] = signed(base).split('.') as [string, string];
+    assert.equal(readEnqueueKey(secret, `${payload}.${signature}`, 'Sale', 0), 'user-42');
+    assert.equal(readEnqueueKey(secret, `${payload}.${signature.slice(0, 10)}.${signature.slice(10)}`, 'Sale', 0), undefined);
+  });
+
+  it('signed claims of the wrong shape read nothing (and throw nothing)', () => {
+    assert.equal(readEnqueueKey(secret, signed(null as unknown as Record<string, unknown>), 'Sale', 0), undefined);
+    assert.equal(readEnqueueKey(secret, signed({ ...base, exp: '9999999999' }), 'Sale', 0), undefined);
+    assert.equal(readEnqueueKey(secret, signed({ ...base, key: 42 }), 'Sale', 0), undefined);
+  });
+
+  it('an identity of up to 256 characters', () => {
+    assert.equal(readEnqueueKey(secret, signed({ ...base, key: 'k'.repeat(256) }), 'Sale', 0), 'k'.repeat(256));
+    assert.equal(readEnqueueKey(secret, signed({ ...base, key: 'k'.repeat(257) }), 'Sale', 0), undefined);
+  });
+});
+
+describe('rates: the bounds', () => {
+  it('Retry-After when the current window alone is over and the previous one counts too: the current window decides', () => {
+    // 5 now, 10 before, limit 3, 10 s before the window ends: at its end the 5 become the previous window and
+    // must fall to 3: 60 × (1 − 3/5) = 24 s more.
+    assert.equal(secondsUntilUnder({ current: 5, previous: 10, endsAtMs: 60_000 }, 3, 50_000), 10 + 24);
+  });
+
+  it('is a whole number of seconds, at least 1, for counts already at the limit', () => {
+    const seconds = secondsUntilUnder({ current: 3, previous: 0, endsAtMs: 60_000 }, 3, 30_000);
+    assert.ok(Number.isInteger(seconds) && seconds >= 1, String(seconds));
+  });
+
+  it('a client key is a whole IP address; text around one is hashed', () => {
+    assert.match(clientKey('client 198.51.100.7'), /^[0-9a-f]{64}$/);
+    assert.match(clientKey('198.51.100.7 {x}'), /^[0-9a-f]{64}$/);
   });
 });

@@ -109,6 +109,92 @@ describe('the draw', () => {
   });
 });
 
+describe('the draw: its bounds', () => {
+  it('refuses an entry count that is not a whole number from 0 to 2^32 − 1, and a seed that is not 64 lowercase hex digits', async () => {
+    for (const count of [-1, 1.5, Number.NaN, 2 ** 32]) await assert.rejects(drawOrder(seed(1), count), { name: 'RangeError', message: `bad entry count ${count}` });
+    for (const bad of ['', seed(1).toUpperCase(), seed(1).slice(1), `${seed(1)}0`]) await assert.rejects(drawOrder(bad, 3), { name: 'RangeError', message: 'a draw seed is 64 lowercase hex digits' });
+    assert.deepEqual([...(await drawOrder(seed(1), 0))], []);
+    assert.deepEqual([...(await drawOrder(seed(1), 1))], [0]);
+  });
+
+  it('a seed is 64 lowercase hex digits, nothing else', () => {
+    assert.ok(isDrawSeed(seed(1)));
+    assert.equal(isDrawSeed(undefined), false);
+    assert.equal(isDrawSeed(42), false);
+    assert.equal(isDrawSeed([seed(1)]), false, 'an array whose text is a seed');
+    assert.equal(isDrawSeed(seed(1).toUpperCase()), false);
+    assert.equal(isDrawSeed(`x${seed(1)}`), false);
+    assert.equal(isDrawSeed(`${seed(1)}x`), false);
+    assert.equal(isDrawSeed(seed(1).slice(1)), false);
+    assert.match(newDrawSeed(), /^[0-9a-f]{64}$/);
+    assert.notEqual(newDrawSeed(), newDrawSeed());
+  });
+
+  it('the commitment is the SHA-256 of the seed bytes (not of its text)', () => {
+    const s = seed(4);
+    assert.equal(drawCommitment(s), createHash('sha256').update(Buffer.from(s, 'hex')).digest('hex'));
+  });
+
+  it('by default it lets other callbacks run while it draws; the yield is told the swaps done, and comes at least every 5,000 swaps', async () => {
+    let ticks = 0;
+    let drawing = true;
+    const tick = () => {
+      ticks++;
+      if (drawing) setImmediate(tick);
+    };
+    setImmediate(tick);
+    try {
+      await drawOrder(seed(9), 10_001);
+    } finally {
+      drawing = false;
+    }
+    assert.ok(ticks >= 2, `${ticks} turns of the event loop during the draw`);
+
+    const done: number[] = [];
+    await drawOrder(seed(9), 10_001, async (swapsDone) => void done.push(swapsDone));
+    assert.ok(done.length >= 2, `${done.length} yields`);
+    assert.ok(done.every((n, k) => n > (done[k - 1] ?? 0) && n <= 10_000), done.join(','));
+    assert.ok(done.every((n, k) => n - (done[k - 1] ?? 0) <= 5_000), 'at most 5,000 swaps between two yields');
+  });
+
+  it('yields after 5,000 swaps, or when 5 ms have passed at a look at the clock every 64 swaps (a clock driven by hand)', async () => {
+    const swapsAtYields = async (now: () => number) => {
+      performance.now = now;
+      try {
+        const done: number[] = [];
+        await drawOrder(seed(9), 10_001, async (swapsDone) => void done.push(swapsDone));
+        return done;
+      } finally {
+        Reflect.deleteProperty(performance, 'now');
+      }
+    };
+    // A clock that never moves: only the count yields.
+    assert.deepEqual(await swapsAtYields(() => 0), [5_000, 10_000]);
+    // A clock 1 ms further at each look: the slice starts at a look, and the fifth look after it (swap 320 of
+    // the slice) finds 5 ms passed.
+    let ms = 0;
+    assert.deepEqual(await swapsAtYields(() => ++ms), Array.from({ length: 31 }, (_, k) => (k + 1) * 320));
+  });
+
+  it('each problem of a published draw in words', async () => {
+    const s = seed(5);
+    const entries = Array.from({ length: 5 }, (_, i) => drawEntry(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`));
+    const draw = { algorithm: DRAW_ALGORITHM, commitment: drawCommitment(s), seed: s, entries };
+    assert.deepEqual(await checkPublishedDraw({ ...draw, algorithm: 'v0' }), { ok: false, problem: 'unknown algorithm "v0"' });
+    assert.deepEqual(await checkPublishedDraw({ ...draw, seed: s.toUpperCase() }), { ok: false, problem: 'the seed is not 64 lowercase hex digits' });
+    for (const bad of [entries[0]!.toUpperCase(), entries[0]!.slice(1), `${entries[0]!}0`, `x${entries[0]!.slice(1)}`]) {
+      assert.deepEqual(await checkPublishedDraw({ ...draw, entries: [...entries.slice(1), bad] }), { ok: false, problem: 'an entry is not a SHA-256 hex digest' }, bad);
+    }
+    assert.deepEqual(await checkPublishedDraw({ ...draw, entries: [...entries, entries[2]!] }), { ok: false, problem: 'an entry appears twice' });
+    const checked = await checkPublishedDraw(draw);
+    assert.ok(checked.ok);
+    assert.deepEqual(checked.places, placesOf(await drawOrder(s, 5, null)));
+    let yields = 0;
+    assert.ok((await checkPublishedDraw({ ...draw, entries: Array.from({ length: 5_001 }, (_, i) => drawEntry(String(i))) }, async () => void yields++)).ok);
+    assert.ok(yields >= 1, 'the yield passed on to the draw');
+  });
+});
+
 function placesEqual(a: Uint32Array, b: Uint32Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
