@@ -330,8 +330,9 @@ export class SqliteStore implements Store {
   /** Each event's open sessions by exp (active-tokens.ts): countActiveTokens without a scan. Built at open. */
   private readonly active = new Map<string, ActiveTokens>();
   /**
-   * Resets whose old rows are still being deleted, chunk by chunk (resetEvent): every method that reads or writes
-   * the event's positions, tokens, history or pre-queue waits for it; polls keep reading the (zeroed) counters.
+   * Resets whose old rows are still being deleted, chunk by chunk (resetEvent): every write to the event waits for
+   * it (transaction), as does every read of its positions, tokens, history or pre-queue; polls keep reading the
+   * (zeroed) counters.
    */
   private readonly purges = new Map<string, Promise<void>>();
   /** The database file (null in memory): a reset's purge checkpoints it from a second connection. */
@@ -672,7 +673,6 @@ export class SqliteStore implements Store {
   }
 
   async assignPositions(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
     const inserted = new Map<string, number>();
     const positions = await this.transaction(eventId, () => {
@@ -691,7 +691,6 @@ export class SqliteStore implements Store {
   }
 
   async assignPositionsIfAbsent(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
     const inserted = new Map<string, number>();
     return this.transaction(eventId, () => this.numberIfAbsent(eventId, joins, inserted), {
@@ -744,7 +743,6 @@ export class SqliteStore implements Store {
   }
 
   async incrementServing(eventId: string, by: number, now: number): Promise<number> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, () => {
       const row = this.ensureEvent(eventId);
       // The counter never goes below zero: "nobody may enter" is 0, and a negative value would make
@@ -843,7 +841,6 @@ export class SqliteStore implements Store {
   }
 
   async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const closedExp = await this.transaction(eventId, (): number | null => {
       const found = this.findPosition(eventId, requestId);
       if (!found) return null;
@@ -860,7 +857,6 @@ export class SqliteStore implements Store {
   }
 
   async renewSession(eventId: string, requestId: string, nowMs: number, idleBeforeMs: number | null, touch: boolean): Promise<SessionRenewal> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     let endedExp: number | null = null;
     return this.transaction(eventId, (): SessionRenewal => {
       const found = this.findPosition(eventId, requestId);
@@ -898,7 +894,6 @@ export class SqliteStore implements Store {
   }
 
   async advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, (): ExpiryAdvance => {
       const row = this.ensureEvent(eventId);
       const unchanged: ExpiryAdvance = {
@@ -949,7 +944,6 @@ export class SqliteStore implements Store {
    * is finished at the next open. Resolves once every old row is gone.
    */
   async resetEvent(eventId: string): Promise<void> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     let purge: Promise<void> = Promise.resolve();
     await this.transaction(eventId, () => {
       this.ensureEvent(eventId);
@@ -1035,7 +1029,6 @@ export class SqliteStore implements Store {
   // ---- leaving the queue and automatic admission ----
 
   async leaveQueue(eventId: string, requestId: string): Promise<LeaveResult> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, (): LeaveResult => {
       const found = this.findPosition(eventId, requestId);
       if (!found) return { outcome: 'no-position' };
@@ -1050,7 +1043,6 @@ export class SqliteStore implements Store {
   }
 
   async incrementServingWithinQueue(eventId: string, by: number, now: number, ifServing?: number): Promise<ServingMove> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, (): ServingMove => {
       const row = this.ensureEvent(eventId);
       if (ifServing !== undefined && row.serving !== ifServing) return { previousServing: row.serving, serving: row.serving };
@@ -1102,7 +1094,6 @@ export class SqliteStore implements Store {
   }
 
   async commitDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return toDrawRecord(await this.transaction(eventId, () => this.ensureDraw(eventId, candidate)));
   }
 
@@ -1113,7 +1104,6 @@ export class SqliteStore implements Store {
   }
 
   async joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     if (joins.length === 0) return [];
     const inserted = new Map<string, number>();
     return this.transaction(eventId, () => {
@@ -1163,7 +1153,6 @@ export class SqliteStore implements Store {
   }
 
   async startDraw(eventId: string, candidate: DrawSeed): Promise<DrawRecord> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, () => {
       const draw = this.ensureDraw(eventId, candidate);
       if (draw.state !== 'committed') return toDrawRecord(draw);
@@ -1175,7 +1164,6 @@ export class SqliteStore implements Store {
   }
 
   async numberDrawn(eventId: string, expectedProgress: number, requestIds: readonly string[]): Promise<DrawRecord | null> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const inserted = new Map<string, number>();
     return this.transaction(eventId, () => {
       const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
@@ -1205,7 +1193,6 @@ export class SqliteStore implements Store {
   }
 
   async numberLateArrivals(eventId: string, limit: number): Promise<DrawRecord | null> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     const inserted = new Map<string, number>();
     return this.transaction(eventId, () => {
       const draw = this.drawSql.getDraw.get(eventId) as DrawRow | undefined;
@@ -1228,7 +1215,6 @@ export class SqliteStore implements Store {
   }
 
   async leavePrequeue(eventId: string, requestId: string): Promise<PrequeueLeave> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, (): PrequeueLeave => {
       const entry = this.entryWithPosition(eventId, requestId);
       if (!entry) return 'not-in-prequeue';
@@ -1355,7 +1341,6 @@ export class SqliteStore implements Store {
   }
 
   async deleteRoomData(eventId: string): Promise<void> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     await this.transaction(eventId, () => {
       for (const statement of this.roomDataDeletes) statement.run(eventId);
     }, {
@@ -1375,7 +1360,6 @@ export class SqliteStore implements Store {
   }
 
   async saveAuthorization(eventId: string, requestId: string, authorization: string): Promise<boolean> {
-    if (this.purges.has(eventId)) await this.purges.get(eventId);
     return this.transaction(eventId, () => {
       if (this.findPosition(eventId, requestId) === undefined) return false;
       return Number(this.sql.saveAuthorization.run(eventId, requestId, authorization).changes) === 1;
