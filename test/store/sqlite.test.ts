@@ -108,6 +108,32 @@ describe('sqlite store: durability and locking', () => {
     }
   });
 
+  it("commits every write at the configured durability; only a job's lease skips its fsync, and the setting comes back after it", async () => {
+    // What `synchronous` is at each COMMIT, read on the store's own connection (the setting is per connection, so
+    // no other connection can see it): a look inside, because a lost fsync shows only on a power cut.
+    const commitsOf = async (synchronous: 'full' | 'normal') => {
+      const store = new SqliteStore({ path: freshFile(), synchronous });
+      const db = (store as unknown as { db: DatabaseSync }).db;
+      const exec = db.exec.bind(db);
+      const seen: number[] = [];
+      db.exec = (sql: string) => {
+        if (sql === 'COMMIT') seen.push((db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous);
+        exec(sql);
+      };
+      try {
+        await store.assignPositions('E', [{ requestId: randomUUID(), entryTime: 1 }]);
+        assert.equal(await store.tryAcquireLock('job:expiry', 'node-a', 1000, 10_000), true);
+        await store.incrementServing('E', 1, 2);
+        return { seen, after: store.synchronous };
+      } finally {
+        await store.close();
+      }
+    };
+    // 2 is FULL (an fsync of the WAL at each commit), 1 NORMAL (none: a lease a power cut takes back only ends early).
+    assert.deepEqual(await commitsOf('full'), { seen: [2, 1, 2], after: 'full' });
+    assert.deepEqual(await commitsOf('normal'), { seen: [1, 1, 1], after: 'normal' });
+  });
+
   it('holds the write lock for the whole transaction: another connection cannot write between its reads and its write', async () => {
     const path = freshFile();
     const store = new SqliteStore({ path });
