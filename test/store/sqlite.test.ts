@@ -330,6 +330,56 @@ describe('sqlite store: the database file', () => {
     await reopened.close();
   });
 
+  it('reads the file through a memory map (docs/operations.md: a read error then ends the process)', async () => {
+    const store = new SqliteStore({ path: join(scratch, 'mapped.db') });
+    try {
+      // The setting is the connection's own: read on the store's connection. SQLite caps it just under 2 GiB.
+      const db = (store as unknown as { db: DatabaseSync }).db;
+      const { mmap_size } = db.prepare('PRAGMA mmap_size').get() as { mmap_size: number };
+      assert.ok(mmap_size >= 2 ** 30, `mmap_size ${mmap_size}`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("opening a database another connection is writing waits for that connection's lock instead of failing", async () => {
+    const path = join(scratch, 'opened-while-locked.db');
+    // A new file another connection (on another thread: SQLite calls block their thread) holds the write lock of,
+    // creating a table, until 100 ms after the store began to open: the store's schema waits for the lock.
+    const release = new Int32Array(new SharedArrayBuffer(4));
+    const holder = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       const { DatabaseSync } = require('node:sqlite');
+       const db = new DatabaseSync(workerData.path);
+       db.exec('PRAGMA journal_mode = WAL');
+       db.exec('BEGIN IMMEDIATE');
+       db.exec('CREATE TABLE holder (x)');
+       parentPort.postMessage('locked');
+       Atomics.wait(workerData.release, 0, 0);
+       Atomics.wait(workerData.release, 0, 1, 100);
+       db.exec('COMMIT');
+       db.close();`,
+      { eval: true, workerData: { path, release } },
+    );
+    let store: SqliteStore | undefined;
+    try {
+      const exited = new Promise((resolve) => holder.once('exit', resolve));
+      await new Promise((resolve, reject) => {
+        holder.once('message', resolve);
+        holder.once('error', reject);
+      });
+      Atomics.store(release, 0, 1);
+      Atomics.notify(release, 0);
+      // Without the wait: "database is locked" from the constructor.
+      store = new SqliteStore({ path });
+      await exited;
+      assert.equal(await store.claimSecret('s', 'v'), 'v', 'open, and writes');
+    } finally {
+      await holder.terminate();
+      await store?.close();
+    }
+  });
+
   it('in memory: described as memory, nothing on disk', async () => {
     const store = new SqliteStore({ path: ':memory:' });
     assert.equal(store.description, 'memory');
