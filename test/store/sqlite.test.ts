@@ -307,6 +307,41 @@ describe('sqlite store: durability and locking', () => {
   });
 });
 
+describe('sqlite store: request IDs that share a tag', () => {
+  it('each finds its own position, claim, token set and session, and an ID never added finds none', async () => {
+    // Every ID gets the same tag, so every lookup has every position as a candidate: only the stored request ID
+    // tells them apart (a keyed 32-bit tag shared by two IDs of a queue is rare, but it happens).
+    const store = new SqliteStore({ path: ':memory:', requestTag: () => 7 });
+    const [a, b, c, d, e] = Array.from({ length: 5 }, () => randomUUID());
+    const never = randomUUID();
+    try {
+      assert.deepEqual(await store.assignPositions('E', [a, b, c].map((requestId) => ({ requestId, entryTime: 1 }))), [1, 2, 3]);
+      await assert.rejects(store.assignPositions('E', [{ requestId: b, entryTime: 2 }]), /already holds a position/);
+      assert.deepEqual(await store.assignPositions('E', [{ requestId: d, entryTime: 2 }]), [4], 'a new ID is not taken for one that holds a position');
+      assert.deepEqual(await store.assignPositionsIfAbsent('E', [b, e].map((requestId) => ({ requestId, entryTime: 3 }))), [2, 5]);
+      for (const [id, position] of [[a, 1], [b, 2], [c, 3], [d, 4], [e, 5]] as const) {
+        assert.equal((await store.getPosition('E', id))?.position, position);
+      }
+      assert.equal(await store.getPosition('E', never), null);
+      await store.incrementServing('E', 5, 10);
+      assert.equal((await store.getClaimContext('E', c))?.position, 3);
+      assert.equal(await store.getClaimContext('E', never), null);
+      const record = newTokenRecord({ requestId: c, position: 3, now: 20, validityPeriod: 60, issuer: 'i', kid: 'k' });
+      assert.equal((await store.issueTokenIfAbsent('E', record)).outcome, 'issued');
+      const elsewhere = newTokenRecord({ requestId: never, position: 1, now: 20, validityPeriod: 60, issuer: 'i', kid: 'k' });
+      assert.notEqual((await store.issueTokenIfAbsent('E', elsewhere)).outcome, 'issued', 'no set for an ID without a position');
+      assert.equal((await store.getClaimContext('E', c))?.token?.position, 3);
+      assert.equal((await store.getClaimContext('E', b))?.token, null, "another ID's set is not b's");
+      assert.equal(await store.closeSession('E', never, 1), false);
+      assert.equal(await store.closeSession('E', b, 1), false, 'b has no session');
+      assert.equal(await store.closeSession('E', c, 1), true);
+      assert.equal((await store.leaveQueue('E', never)).outcome, 'no-position');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('sqlite store: the database file', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'anteroom-sqlite-file-'));
   after(() => rmSync(scratch, { recursive: true, force: true }));

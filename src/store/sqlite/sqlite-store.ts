@@ -167,6 +167,8 @@ export interface SqliteStoreOptions {
   /** File path, or ':memory:' for a store that lives as long as the process. */
   path: string;
   synchronous?: SqliteSynchronous;
+  /** Replaces the request index's keyed hash (tests use it to make request IDs share a tag; see request-index.ts). */
+  requestTag?: (requestId: string) => number;
 }
 
 interface EventRow {
@@ -337,6 +339,8 @@ export class SqliteStore implements Store {
   private readonly purges = new Map<string, Promise<void>>();
   /** The database file (null in memory): a reset's purge checkpoints it from a second connection. */
   private readonly filePath: string | null;
+  /** The request index's tag (SqliteStoreOptions.requestTag; the keyed hash unless a test replaces it). */
+  private readonly requestTag: ((requestId: string) => number) | undefined;
   /** The connection's `synchronous` setting (the purge of a reset lowers it for its chunks, see purgeOldRows). */
   private readonly synchronousMode: 'FULL' | 'NORMAL';
   /** Writes waiting for another connection's write lock or for a purge (transaction): close() waits for them. */
@@ -362,6 +366,7 @@ export class SqliteStore implements Store {
     if (!inMemory) this.db.exec('PRAGMA journal_mode = WAL');
     if (!inMemory) this.db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
     this.filePath = inMemory ? null : options.path;
+    this.requestTag = options.requestTag;
     this.synchronousMode = options.synchronous === 'normal' ? 'NORMAL' : 'FULL';
     this.db.exec(`PRAGMA synchronous = ${this.synchronousMode}`);
     // Opening (the schema, a purge cut short) may wait in SQLite for another connection's write lock: nothing is
@@ -404,7 +409,7 @@ export class SqliteStore implements Store {
 
   private indexOf(eventId: string): RequestIndex {
     let index = this.byRequest.get(eventId);
-    if (!index) this.byRequest.set(eventId, (index = new RequestIndex()));
+    if (!index) this.byRequest.set(eventId, (index = new RequestIndex(this.requestTag)));
     return index;
   }
 
