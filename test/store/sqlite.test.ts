@@ -312,7 +312,7 @@ describe('sqlite store: request IDs that share a tag', () => {
     // Every ID gets the same tag, so every lookup has every position as a candidate: only the stored request ID
     // tells them apart (a keyed 32-bit tag shared by two IDs of a queue is rare, but it happens).
     const store = new SqliteStore({ path: ':memory:', requestTag: () => 7 });
-    const [a, b, c, d, e] = Array.from({ length: 5 }, () => randomUUID());
+    const [a, b, c, d, e] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     const never = randomUUID();
     try {
       assert.deepEqual(await store.assignPositions('E', [a, b, c].map((requestId) => ({ requestId, entryTime: 1 }))), [1, 2, 3]);
