@@ -445,6 +445,33 @@ describe('sqlite store: transactions and the in-memory counters', () => {
     await store.close();
   });
 
+  it('the counters read after a token set was issued count it: a copy read before is not answered', async () => {
+    const store = new SqliteStore({ path: ':memory:' });
+    try {
+      const requestId = randomUUID();
+      await store.assignPositions('E', [{ requestId, entryTime: 1 }]);
+      await store.incrementServing('E', 1, 2);
+      assert.equal((await store.getCounters('E')).tokens, 0, 'read, and kept in memory');
+      const record = newTokenRecord({ requestId, position: 1, now: 20, validityPeriod: 60, issuer: 'i', kid: 'k' });
+      assert.equal((await store.issueTokenIfAbsent('E', record)).outcome, 'issued');
+      assert.equal((await store.getCounters('E')).tokens, 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a write to a closed store fails at once, without waiting as for a lock', async () => {
+    const store = new SqliteStore({ path: ':memory:' });
+    await store.close();
+    // Before a timer of 1 ms: a write that took the failure for another connection's lock would try again
+    // after its own 1 ms timer, and go on for 5 s.
+    const answer = await Promise.race([
+      store.incrementServing('E', 1, 1).then(() => 'written', (error: Error) => error.message),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1)),
+    ]);
+    assert.match(String(answer), /not open/);
+  });
+
   it('after close, the database is closed: ping fails', async () => {
     const store = new SqliteStore({ path: ':memory:' });
     await store.ping();

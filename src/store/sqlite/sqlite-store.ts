@@ -549,7 +549,7 @@ export class SqliteStore implements Store {
       this.writeFailure = null;
       return result;
     } catch (error) {
-      if (error instanceof LockBusy) throw error;
+      // LockBusy: BEGIN failed, so no transaction is open and nothing below applies to it.
       if (this.db.isOpen && this.db.isTransaction) {
         try {
           this.db.exec('ROLLBACK');
