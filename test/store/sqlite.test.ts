@@ -13,6 +13,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { newTokenRecord, type TokenRecord } from '../../src/domain/claims.ts';
+import { AUDIT_LOG_KEEP } from '../../src/domain/ports/store.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { runStoreContract } from './contract.ts';
 
@@ -252,6 +253,40 @@ describe('sqlite store: durability and locking', () => {
       assert.equal(ctx?.position, 1, 'the acknowledged place is still there after the purge');
       assert.equal(await store.getClaimContext('E', before), null, 'the place from before the reset is gone');
       assert.equal((await store.getCounters('E')).queue, 1);
+    });
+  });
+
+  it('the audit log keeps its newest 100,000 entries (AUDIT_LOG_KEEP): the oldest goes when one more is written', async () => {
+    await withOther(async (store, other) => {
+      other.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${AUDIT_LOG_KEEP})
+        INSERT INTO audit_log (entry) SELECT json_object('at', i) FROM n`);
+      await store.appendAudit({
+        at: AUDIT_LOG_KEEP + 1, caller: 'admin token', address: '192.0.2.1', action: 'POST /private/reset_initial_state',
+        event_id: 'E', request: { event_id: 'E' }, before: null, after: null,
+      });
+      const kept = other.prepare('SELECT count(*) AS n, min(seq) AS oldest FROM audit_log').get() as { n: number; oldest: number };
+      assert.deepEqual({ ...kept }, { n: AUDIT_LOG_KEEP, oldest: 2 });
+      assert.equal((await store.listAudit(1))[0]?.at, AUDIT_LOG_KEEP + 1);
+    });
+  });
+
+  it('tries again for the lock 1, 2, 4, 8 and 16 ms later, then every 20 ms: on soon after the lock is free, without spinning', async () => {
+    await withOther(async (store, other) => {
+      other.exec('BEGIN IMMEDIATE');
+      // The pauses the write asks its timers for; the other connection lets go when the seventh is asked for.
+      const pauses: (number | undefined)[] = [];
+      const realSetTimeout = globalThis.setTimeout;
+      globalThis.setTimeout = ((callback: () => void, ms?: number) => {
+        pauses.push(ms);
+        if (pauses.length === 7) other.exec('COMMIT');
+        return realSetTimeout(callback, ms);
+      }) as typeof setTimeout;
+      try {
+        assert.equal(await store.incrementServing('E', 1, 1), 1);
+      } finally {
+        globalThis.setTimeout = realSetTimeout;
+      }
+      assert.deepEqual(pauses, [1, 2, 4, 8, 16, 20, 20]);
     });
   });
 
