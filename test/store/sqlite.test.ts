@@ -450,6 +450,23 @@ describe('sqlite store: the database file', () => {
     }
   });
 
+  it('joins acknowledged after a reset are kept across a reopen: a finished reset is not purged again', async () => {
+    const path = join(scratch, 'reset-then-join.db');
+    const first = new SqliteStore({ path });
+    await first.assignPositions('E', [{ requestId: 'before', entryTime: 1 }]);
+    await first.resetEvent('E');
+    await first.assignPositions('E', [{ requestId: 'after', entryTime: 2 }]);
+    await first.close();
+    const reopened = new SqliteStore({ path });
+    try {
+      assert.deepEqual(await reopened.getPosition('E', 'after'), { position: 1, entryTime: 2 });
+      assert.equal(await reopened.getPosition('E', 'before'), null);
+      assert.equal((await reopened.getCounters('E')).queue, 1);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('in memory: described as memory, nothing on disk', async () => {
     const store = new SqliteStore({ path: ':memory:' });
     assert.equal(store.description, 'memory');
