@@ -1166,6 +1166,8 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         const [after] = ids(1);
         assert.deepEqual(await store.joinPrequeue(event, joinsOf([after!, after!], 9), candidate()), [7, 7]);
         assert.equal(await store.getPrequeueEntry(event, after!), null);
+        assert.deepEqual(await store.getPosition(event, after!), { position: 7, entryTime: 9 }, 'found by its request ID');
+        assert.deepEqual(await store.joinPrequeue(event, joinsOf([after!], 10), candidate()), [7], 'a redelivery keeps its position');
         assert.deepEqual(await store.numberLateArrivals(event, 10), await store.getDraw(event), 'done stays done');
       });
 
