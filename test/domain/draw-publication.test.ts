@@ -89,6 +89,14 @@ function setUp() {
   return { store, clock, publications };
 }
 
+/** Lets the event loop turn until `done` holds (at most 100 turns: then the test fails instead of hanging). */
+async function turnsUntil(done: () => boolean): Promise<void> {
+  for (let turn = 0; !done(); turn++) {
+    assert.ok(turn < 100, 'never happened');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 const parsed = (publication: DrawPublication) => JSON.parse(publication.json.toString('utf8')) as Record<string, unknown>;
 
 describe('the publication of a draw', () => {
@@ -117,6 +125,33 @@ describe('the publication of a draw', () => {
     assert.equal(publication.drawn?.entryHexes, ids.map(drawEntry).join(''));
   });
 
+  it('lets the event loop turn between hashing slices of 1,000 entries', async () => {
+    const { store, publications } = setUp();
+    store.drawn(3_001);
+    let turns = 0;
+    let building = true;
+    const tick = () => {
+      turns++;
+      if (building) setImmediate(tick);
+    };
+    setImmediate(tick);
+    // The reads of the entries yield too: count the turns from the read of the last entry on.
+    let turnsAtLastRead = -1;
+    const read = store.readPrequeue.bind(store);
+    store.readPrequeue = async (eventId, after, limit) => {
+      const page = await read(eventId, after, limit);
+      if (page.at(-1)?.joinOrder === 3_001) turnsAtLastRead = turns;
+      return page;
+    };
+    try {
+      await publications.current('room');
+    } finally {
+      building = false;
+    }
+    assert.ok(turnsAtLastRead >= 0);
+    assert.ok(turns - turnsAtLastRead >= 4, `${turns - turnsAtLastRead} turns of the event loop while 4 slices were hashed`);
+  });
+
   it('a draw of no entries publishes an empty list', async () => {
     const { store, publications } = setUp();
     store.drawn(0);
@@ -143,6 +178,30 @@ describe('the publication of a draw', () => {
     await assert.rejects(publications.current('room'), /store unreachable/);
     assert.deepEqual(parsed(await publications.current('room')).seed, seedOf(1));
     assert.equal(store.getDraws, 2);
+  });
+
+  it('a read of the record that fails after a newer one was started leaves the newer one in place', async () => {
+    const { store, clock, publications } = setUp();
+    store.drawn(3);
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const getDraw = store.getDraw.bind(store);
+    store.getDraw = async () => {
+      if (store.getDraws === 0) {
+        store.getDraws++;
+        await slow;
+        throw new Error('store unreachable');
+      }
+      return getDraw();
+    };
+    const first = publications.current('room');
+    clock.ms += 1_000;
+    const second = publications.current('room');
+    release();
+    await assert.rejects(first, /store unreachable/);
+    await second;
+    await publications.current('room');
+    assert.equal(store.getDraws, 2, 'the newer record answers within its second');
   });
 
   it('builds the publication once per draw: concurrent requests share the build, later ones reuse it', async () => {
@@ -198,11 +257,11 @@ describe('the publication of a draw', () => {
     store.failNextRead = true;
     const first = publications.current('room');
     // Let the first build reach its read of the entries, then replace the draw.
-    while (store.reads === 0) await new Promise((resolve) => setImmediate(resolve));
+    await turnsUntil(() => store.reads === 1);
     clock.ms += 1_000;
     store.drawn(4, 2);
     const second = publications.current('room');
-    while (store.getDraws < 2) await new Promise((resolve) => setImmediate(resolve));
+    await turnsUntil(() => store.getDraws === 2);
     release();
     await assert.rejects(first, /store unreachable/);
     const published = await second;
