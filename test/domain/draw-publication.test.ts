@@ -290,11 +290,15 @@ describe('the pages of a publication', () => {
     assert.deepEqual(page(1), { ...head, total_entries: 5, page: 1, pages: 3, entries: entries.slice(0, 2) });
     assert.deepEqual(page(3), { ...head, total_entries: 5, page: 3, pages: 3, entries: entries.slice(4) });
     assert.equal(drawPage(publication(entries), 4, 2), null);
-    assert.deepEqual(JSON.parse(drawPage(publication(entries), 1)!.toString()).entries, entries, 'a page of 50,000 by default');
+    const byDefault = JSON.parse(drawPage(publication(entries), 1)!.toString()) as { entries: string[] };
+    assert.equal(byDefault.entries.length, 5, 'a page of 50,000 by default');
+    assert.deepEqual(byDefault.entries, entries);
   });
 
   it('a draw of no entries has one page, empty', () => {
-    assert.deepEqual(JSON.parse(drawPage(publication([]), 1)!.toString()), { ...head, total_entries: 0, page: 1, pages: 1, entries: [] });
+    const page = JSON.parse(drawPage(publication([]), 1)!.toString()) as { entries: string[] };
+    assert.equal(page.entries.length, 0);
+    assert.deepEqual(page, { ...head, total_entries: 0, page: 1, pages: 1, entries: [] });
     assert.equal(drawPage(publication([]), 2), null);
   });
 });
