@@ -190,6 +190,7 @@ class WatchedStore extends ForwardingStore {
   leases: number[] = [];
   numberDrawnCalls = 0;
   lateCalls = 0;
+  reads = 0;
   beforeNumberDrawn: (call: number) => Promise<void> = async () => {};
   beforeLate: (call: number) => Promise<void> = async () => {};
 
@@ -201,6 +202,11 @@ class WatchedStore extends ForwardingStore {
   override async tryAcquireLock(name: string, owner: string, ttlMs: number, nowMs: number): Promise<boolean> {
     this.leases.push(nowMs);
     return super.tryAcquireLock(name, owner, ttlMs, nowMs);
+  }
+
+  override async readPrequeue(eventId: string, afterJoinOrder: number, limit: number): Promise<PrequeueEntry[]> {
+    this.reads++;
+    return super.readPrequeue(eventId, afterJoinOrder, limit);
   }
 
   override async numberDrawn(eventId: string, expected: number, ids: readonly string[]): Promise<DrawRecord | null> {
@@ -370,5 +376,96 @@ describe('the draw runner', () => {
     assert.equal((await t.store.getDraw('room'))?.state, 'committed');
     assert.deepEqual(await Promise.all(fresh.map(t.positionOf)), [null, null]);
     assert.equal(t.runner.knownDone('room'), false);
+  });
+  it('a run of a draw already done (by another node) writes nothing, not even a lease', async () => {
+    const t = await setUp(4);
+    await new DrawRunner({ store: t.store, nowMs: () => t.clock.ms }).run('room');
+    const leases = t.store.leases.length;
+    await t.runner.run('room');
+    assert.equal(t.store.leases.length, leases);
+    assert.equal(t.runner.knownDone('room'), true);
+  });
+
+  it('a runner resuming a draw whose places are all numbered reads no entries: it numbers the late arrivals', async () => {
+    const t = await setUp(4);
+    t.store.beforeNumberDrawn = async () => void (await t.join(2));
+    t.store.beforeLate = async () => {
+      throw new Error('the node died');
+    };
+    await assert.rejects(t.runner.run('room'), /the node died/);
+    t.store.beforeLate = async () => {};
+    const reads = t.store.reads;
+    t.clock.ms += DRAW_LEASE_MS;
+    await new DrawRunner({ store: t.store, nowMs: () => t.clock.ms }).run('room');
+    assert.equal((await t.store.getDraw('room'))?.state, 'done');
+    assert.equal(t.store.reads, reads);
+  });
+
+  it('lets the event loop turn between two numbering calls', async () => {
+    const t = await setUp(4, 1);
+    let turns = 0;
+    let running = true;
+    const tick = () => {
+      turns++;
+      if (running) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const at = { drawn: [] as number[], late: [] as number[] };
+    t.store.beforeNumberDrawn = async (call) => {
+      if (call === 1) await t.join(3);
+      at.drawn.push(turns);
+    };
+    t.store.beforeLate = async () => void at.late.push(turns);
+    try {
+      await t.runner.run('room');
+    } finally {
+      running = false;
+    }
+    // 4 places, then 3 late arrivals, one a call (SQLite answers without a turn of the loop).
+    assert.equal(at.drawn.length, 4);
+    assert.equal(at.late.length, 3);
+    const between = (a: number[]) => a.slice(1).map((n, k) => n - a[k]!);
+    assert.ok(between(at.drawn).every((n) => n >= 1), `turns between numbering calls: ${between(at.drawn).join(',')}`);
+    assert.ok(between(at.late).every((n) => n >= 1), `turns between late calls: ${between(at.late).join(',')}`);
+  });
+
+  it('a reset while it numbers the late arrivals, and a new draw started by another node: it stops, leaving that draw', async () => {
+    const t = await setUp(3);
+    t.store.beforeNumberDrawn = async () => void (await t.join(2));
+    t.store.beforeLate = async (call) => {
+      if (call === 1) {
+        await t.store.resetEvent('room');
+        await t.join(2);
+        await t.store.startDraw('room', newDrawCandidate());
+      }
+      if (call > 3) throw new Error('numbering a draw not its own');
+    };
+    await t.runner.run('room');
+    assert.equal((await t.store.getDraw('room'))?.state, 'drawing', 'the new draw left to its runner');
+    assert.equal(t.runner.knownDone('room'), false);
+    // Reset without a new draw: it stops too.
+    const u = await setUp(3);
+    u.store.beforeNumberDrawn = async () => void (await u.join(2));
+    u.store.beforeLate = async (call) => void (call === 1 && (await u.store.resetEvent('room')));
+    await u.runner.run('room');
+    assert.equal(await u.store.getDraw('room'), null);
+  });
+
+  it('a reset while it numbers the places, and a new draw another node numbered further: it stops, leaving that draw', async () => {
+    const t = await setUp(9);
+    t.store.beforeNumberDrawn = async (call) => {
+      if (call !== 2) return;
+      await t.store.resetEvent('room');
+      await t.join(9);
+      const draw = await t.store.startDraw('room', newDrawCandidate());
+      const entries = await readDrawnEntries(t.store, 'room', draw);
+      const order = await drawOrder(draw.seed, entries.count);
+      const first = Array.from({ length: 6 }, (_, place) => entries.requestId(order[place]!));
+      assert.equal((await t.store.numberDrawn('room', 0, first))?.progress, 6);
+    };
+    await t.runner.run('room');
+    const draw = await t.store.getDraw('room');
+    assert.equal(draw?.state, 'drawing');
+    assert.equal(draw?.progress, 6, 'the new draw as its runner left it');
   });
 });
