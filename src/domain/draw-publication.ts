@@ -54,7 +54,7 @@ export function drawPage(publication: DrawPublication, page: number, pageSize = 
   const to = Math.min(total, from + pageSize);
   const entries: string[] = [];
   for (let i = from; i < to; i++) entries.push(entryHexes.slice(64 * i, 64 * i + 64));
-  return Buffer.from(`${head}"total_entries":${total},"page":${page},"pages":${pages},"entries":["${entries.join('","')}"]}`.replace('["]', '[]'));
+  return Buffer.from(`${head}"total_entries":${total},"page":${page},"pages":${pages},"entries":[${entries.map((e) => `"${e}"`).join(',')}]}`);
 }
 
 /** How long a room's draw record answers GET /draw before it is read again. */
