@@ -290,6 +290,25 @@ describe('sqlite store: durability and locking', () => {
     });
   });
 
+  it("a write that waited for a reset's purge then waits for another connection's lock as long as any write", async () => {
+    await withOther(async (store, other) => {
+      await store.assignPositions('E', [{ requestId: randomUUID(), entryTime: 1 }]);
+      const reset = store.resetEvent('E');
+      // A look inside: the purge's promise, so that the other connection takes the lock the moment the purge
+      // ends — before the waiting write goes on (reactions run in the order they were added) — and lets it go
+      // 10 ms later.
+      const purge = (store as unknown as { purges: Map<string, Promise<void>> }).purges.get('E');
+      assert.ok(purge, 'the purge is under way');
+      void purge.then(() => {
+        other.exec('BEGIN IMMEDIATE');
+        setTimeout(() => other.exec('COMMIT'), 10);
+      });
+      // Without a fresh deadline once the purge is over, the write would fail at once: "database is locked".
+      assert.equal(await store.incrementServing('E', 1, 1), 1);
+      await reset;
+    });
+  });
+
   it('a write whose lock stays taken for 5 s fails with "database is locked" and changes nothing', async () => {
     await withOther(async (store, other) => {
       other.exec('BEGIN IMMEDIATE');
@@ -462,6 +481,24 @@ describe('sqlite store: the database file', () => {
       assert.deepEqual(await reopened.getPosition('E', 'after'), { position: 1, entryTime: 2 });
       assert.equal(await reopened.getPosition('E', 'before'), null);
       assert.equal((await reopened.getCounters('E')).queue, 1);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('close() commits a token set asked for just before it, and answers it', async () => {
+    const path = join(scratch, 'issue-then-close.db');
+    const store = new SqliteStore({ path });
+    const requestId = randomUUID();
+    await store.assignPositions('E', [{ requestId, entryTime: 1 }]);
+    await store.incrementServing('E', 1, 2);
+    // Asked for, not yet committed (the group commit waits for the end of this turn of the event loop).
+    const issued = store.issueTokenIfAbsent('E', newTokenRecord({ requestId, position: 1, now: 20, validityPeriod: 60, issuer: 'i', kid: 'k' }));
+    await store.close();
+    assert.equal((await issued).outcome, 'issued');
+    const reopened = new SqliteStore({ path });
+    try {
+      assert.equal((await reopened.getClaimContext('E', requestId))?.token?.position, 1, 'committed to the file');
     } finally {
       await reopened.close();
     }
