@@ -27,6 +27,46 @@ runStoreContract('sqlite (file, WAL)', {
   teardown: async () => rmSync(dir, { recursive: true, force: true }),
 });
 
+/**
+ * Another connection to `path`, on another thread (SQLite calls block their thread), that runs `setup` (SQL,
+ * ending inside a transaction that holds the write lock) and then commits 100 ms after `release()`. The 100 ms
+ * are the other writer's, not a wait of the test: whatever the store does meanwhile must succeed however long
+ * that thread takes, up to the store's 5 s.
+ */
+async function holdWriteLock(path: string, setup: string[]): Promise<{ release: () => void; exited: Promise<unknown>; stop: () => Promise<number> }> {
+  const gate = new Int32Array(new SharedArrayBuffer(4));
+  const holder = new Worker(
+    `const { workerData, parentPort } = require('node:worker_threads');
+     const { DatabaseSync } = require('node:sqlite');
+     const db = new DatabaseSync(workerData.path);
+     for (const sql of workerData.setup) db.exec(sql);
+     parentPort.postMessage('locked');
+     Atomics.wait(workerData.gate, 0, 0);
+     Atomics.wait(workerData.gate, 0, 1, 100);
+     db.exec('COMMIT');
+     db.close();`,
+    { eval: true, workerData: { path, setup, gate } },
+  );
+  const exited = new Promise((resolve) => holder.once('exit', resolve));
+  try {
+    await new Promise((resolve, reject) => {
+      holder.once('message', resolve);
+      holder.once('error', reject);
+    });
+  } catch (error) {
+    await holder.terminate();
+    throw error;
+  }
+  return {
+    release: () => {
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
+    },
+    exited,
+    stop: () => holder.terminate(),
+  };
+}
+
 describe('sqlite store: durability and locking', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'anteroom-sqlite-'));
   after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -324,38 +364,16 @@ describe('sqlite store: durability and locking', () => {
   it('waits up to 5 s for another connection\'s write lock instead of failing at once', async () => {
     const path = freshFile();
     const store = new SqliteStore({ path });
-    // Another connection, on another thread (SQLite calls block their thread), takes the write lock, and
-    // commits 100 ms after it is told the store is about to write: the store's write meets the lock. (Those
-    // 100 ms are the other writer's, not a wait of the test: the store's write succeeds however long the
-    // thread takes, up to the 5 s.)
-    const release = new Int32Array(new SharedArrayBuffer(4));
-    const holder = new Worker(
-      `const { workerData, parentPort } = require('node:worker_threads');
-       const { DatabaseSync } = require('node:sqlite');
-       const db = new DatabaseSync(workerData.path);
-       db.exec('BEGIN IMMEDIATE');
-       db.exec("INSERT INTO secrets (name, value) VALUES ('holder', 'x')");
-       parentPort.postMessage('locked');
-       Atomics.wait(workerData.release, 0, 0);
-       Atomics.wait(workerData.release, 0, 1, 100);
-       db.exec('COMMIT');
-       db.close();`,
-      { eval: true, workerData: { path, release } },
-    );
+    // Another connection holds the write lock and commits 100 ms after the store is about to write.
+    const holder = await holdWriteLock(path, ['BEGIN IMMEDIATE', "INSERT INTO secrets (name, value) VALUES ('holder', 'x')"]);
     try {
-      const exited = new Promise((resolve) => holder.once('exit', resolve));
-      await new Promise((resolve, reject) => {
-        holder.once('message', resolve);
-        holder.once('error', reject);
-      });
-      Atomics.store(release, 0, 1);
-      Atomics.notify(release, 0);
+      holder.release();
       // Without the busy wait: "database is locked" at once.
       assert.equal(await store.claimSecret('mine', 'y'), 'y');
-      await exited;
+      await holder.exited;
       assert.equal(await store.claimSecret('holder', 'other'), 'x', 'the other connection committed too');
     } finally {
-      await holder.terminate();
+      await holder.stop();
       await store.close();
     }
   });
@@ -433,38 +451,18 @@ describe('sqlite store: the database file', () => {
 
   it("opening a database another connection is writing waits for that connection's lock instead of failing", async () => {
     const path = join(scratch, 'opened-while-locked.db');
-    // A new file another connection (on another thread: SQLite calls block their thread) holds the write lock of,
-    // creating a table, until 100 ms after the store began to open: the store's schema waits for the lock.
-    const release = new Int32Array(new SharedArrayBuffer(4));
-    const holder = new Worker(
-      `const { workerData, parentPort } = require('node:worker_threads');
-       const { DatabaseSync } = require('node:sqlite');
-       const db = new DatabaseSync(workerData.path);
-       db.exec('PRAGMA journal_mode = WAL');
-       db.exec('BEGIN IMMEDIATE');
-       db.exec('CREATE TABLE holder (x)');
-       parentPort.postMessage('locked');
-       Atomics.wait(workerData.release, 0, 0);
-       Atomics.wait(workerData.release, 0, 1, 100);
-       db.exec('COMMIT');
-       db.close();`,
-      { eval: true, workerData: { path, release } },
-    );
+    // A new file whose write lock another connection holds, creating a table, until 100 ms after the store began
+    // to open: the store's schema waits for the lock.
+    const holder = await holdWriteLock(path, ['PRAGMA journal_mode = WAL', 'BEGIN IMMEDIATE', 'CREATE TABLE holder (x)']);
     let store: SqliteStore | undefined;
     try {
-      const exited = new Promise((resolve) => holder.once('exit', resolve));
-      await new Promise((resolve, reject) => {
-        holder.once('message', resolve);
-        holder.once('error', reject);
-      });
-      Atomics.store(release, 0, 1);
-      Atomics.notify(release, 0);
+      holder.release();
       // Without the wait: "database is locked" from the constructor.
       store = new SqliteStore({ path });
-      await exited;
+      await holder.exited;
       assert.equal(await store.claimSecret('s', 'v'), 'v', 'open, and writes');
     } finally {
-      await holder.terminate();
+      await holder.stop();
       await store?.close();
     }
   });
