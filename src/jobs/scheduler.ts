@@ -38,14 +38,22 @@ export class JobScheduler {
   /** Runs the job at every multiple of its interval until stopJob(name) or stop(). One job per name. */
   start(job: JobSpec): void {
     if (this.timers.has(job.name)) throw new Error(`job ${job.name} is already scheduled`);
+    // The tick this node started last. A timer can fire a few ms before the boundary it was set for (Node counts
+    // its delay from the event loop's cached time, which lags the clock on a busy machine) and so see the tick
+    // before: the one this node may have just run, which its own lock would let it run again. It is skipped, and
+    // the next timer, a few ms away, runs the new tick. (Any other tick runs, a clock stepped back included.)
+    let lastTick: number | null = null;
     const scheduleNext = () => {
       if (this.stopped) return;
       const now = this.now();
       const delay = job.intervalMs - (now % job.intervalMs);
       const timer = setTimeout(() => {
         const tick = Math.floor(this.now() / job.intervalMs);
-        const run = this.runTick(job, tick).finally(() => this.running.delete(run));
-        this.running.set(run, job.name);
+        if (tick !== lastTick) {
+          lastTick = tick;
+          const run = this.runTick(job, tick).finally(() => this.running.delete(run));
+          this.running.set(run, job.name);
+        }
         scheduleNext();
       }, delay);
       timer.unref();
