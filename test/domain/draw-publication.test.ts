@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { DRAW_ALGORITHM, drawCommitment, drawEntry } from '../../src/domain/draw.ts';
 import { drawPage, DrawPublications, type DrawPublication } from '../../src/domain/draw-publication.ts';
 import type { DrawRecord, DrawSeed, PrequeueEntry } from '../../src/domain/ports/store.ts';
+import { countLoopTurns } from '../support/loop-turns.ts';
 
 const seedOf = (n: number) => String(n).padStart(64, '0');
 const requestIdOf = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
@@ -128,28 +129,22 @@ describe('the publication of a draw', () => {
   it('lets the event loop turn between hashing slices of 1,000 entries', async () => {
     const { store, publications } = setUp();
     store.drawn(3_001);
-    let turns = 0;
-    let building = true;
-    const tick = () => {
-      turns++;
-      if (building) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turns = countLoopTurns();
     // The reads of the entries yield too: count the turns from the read of the last entry on.
     let turnsAtLastRead = -1;
     const read = store.readPrequeue.bind(store);
     store.readPrequeue = async (eventId, after, limit) => {
       const page = await read(eventId, after, limit);
-      if (page.at(-1)?.joinOrder === 3_001) turnsAtLastRead = turns;
+      if (page.at(-1)?.joinOrder === 3_001) turnsAtLastRead = turns.count;
       return page;
     };
     try {
       await publications.current('room');
     } finally {
-      building = false;
+      turns.stop();
     }
     assert.ok(turnsAtLastRead >= 0);
-    assert.ok(turns - turnsAtLastRead >= 4, `${turns - turnsAtLastRead} turns of the event loop while 4 slices were hashed`);
+    assert.ok(turns.count - turnsAtLastRead >= 4, `${turns.count - turnsAtLastRead} turns of the event loop while 4 slices were hashed`);
   });
 
   it('a draw of no entries publishes an empty list', async () => {

@@ -19,6 +19,7 @@ import {
 import type { DrawRecord, PrequeueEntry, Store } from '../../src/domain/ports/store.ts';
 import { ForwardingStore } from '../../src/store/forwarding-store.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { countLoopTurns } from '../support/loop-turns.ts';
 
 const requestIdOf = (i: number) => `0000000${i % 10}-0000-4000-8000-${String(i).padStart(12, '0')}`;
 
@@ -403,23 +404,17 @@ describe('the draw runner', () => {
 
   it('lets the event loop turn between two numbering calls', async () => {
     const t = await setUp(4, 1);
-    let turns = 0;
-    let running = true;
-    const tick = () => {
-      turns++;
-      if (running) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turns = countLoopTurns();
     const at = { drawn: [] as number[], late: [] as number[] };
     t.store.beforeNumberDrawn = async (call) => {
       if (call === 1) await t.join(3);
-      at.drawn.push(turns);
+      at.drawn.push(turns.count);
     };
-    t.store.beforeLate = async () => void at.late.push(turns);
+    t.store.beforeLate = async () => void at.late.push(turns.count);
     try {
       await t.runner.run('room');
     } finally {
-      running = false;
+      turns.stop();
     }
     // 4 places, then 3 late arrivals, one a call (SQLite answers without a turn of the loop).
     assert.equal(at.drawn.length, 4);

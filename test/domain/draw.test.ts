@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { countLoopTurns } from '../support/loop-turns.ts';
 import {
   DRAW_ALGORITHM,
   checkPublishedDraw,
@@ -136,19 +137,13 @@ describe('the draw: its bounds', () => {
   });
 
   it('by default it lets other callbacks run while it draws; the yield is told the swaps done, and comes at least every 5,000 swaps', async () => {
-    let ticks = 0;
-    let drawing = true;
-    const tick = () => {
-      ticks++;
-      if (drawing) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turns = countLoopTurns();
     try {
       await drawOrder(seed(9), 10_001);
     } finally {
-      drawing = false;
+      turns.stop();
     }
-    assert.ok(ticks >= 2, `${ticks} turns of the event loop during the draw`);
+    assert.ok(turns.count >= 2, `${turns.count} turns of the event loop during the draw`);
 
     const done: number[] = [];
     await drawOrder(seed(9), 10_001, async (swapsDone) => void done.push(swapsDone));
