@@ -438,7 +438,7 @@ export class WaitingRoomService {
     });
     // Signed before it is stored, so the signatures are stored with the record in the same atomic write and a
     // re-claim never signs again (issue 15). A claim refused below wasted one signing: rare.
-    const signed = await this.signer.sign(event.event_id, record);
+    const signed = await this.signer.signNew(event.event_id, record);
     const stored: TokenRecord = { ...record, signatures: signaturesOf(signed) };
     const result = await this.store.issueTokenIfAbsent(event.event_id, stored);
     switch (result.outcome) {

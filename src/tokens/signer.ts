@@ -85,17 +85,23 @@ async function withSigningSlot<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The signing input of a token: header and claims, base64url, joined by ".". */
+function signingInput(key: SigningKey, claims: object): string {
+  return `${headerSegment(key)}.${encodeSegment(claims)}`;
+}
+
+/** An ES256 or EdDSA signature: tens of microseconds, on the event loop. */
+function signHere(key: SigningKey, input: string): string {
+  // JWS wants r || s for ES256 (RFC 7518 §3.4), not DER.
+  const signature =
+    key.algorithm === 'ES256' ? derToJoseSignature(sign('sha256', Buffer.from(input), key.privateKey)) : sign(null, Buffer.from(input), key.privateKey);
+  return `${input}.${signature.toString('base64url')}`;
+}
+
 async function signJwt(key: SigningKey, claims: object): Promise<string> {
-  const input = `${headerSegment(key)}.${encodeSegment(claims)}`;
-  let signature: Buffer;
-  if (key.algorithm === 'RS256') {
-    signature = await withSigningSlot(() => signAsync('sha256', Buffer.from(input), key.privateKey));
-  } else if (key.algorithm === 'ES256') {
-    // JWS wants r || s (RFC 7518 §3.4), not DER.
-    signature = derToJoseSignature(sign('sha256', Buffer.from(input), key.privateKey));
-  } else {
-    signature = sign(null, Buffer.from(input), key.privateKey);
-  }
+  const input = signingInput(key, claims);
+  if (key.algorithm !== 'RS256') return signHere(key, input);
+  const signature = await withSigningSlot(() => signAsync('sha256', Buffer.from(input), key.privateKey));
   return `${input}.${signature.toString('base64url')}`;
 }
 
@@ -125,22 +131,37 @@ export class TokenSigner implements TokenSigning {
     return signing;
   }
 
+  /**
+   * A first claim's record, signed now and not cached (its signatures are stored with it, so nothing asks for it
+   * here again). ES256 and EdDSA sign the three tokens in one synchronous stretch: with the cache's key, entry and
+   * promises gone, a new ES256 set costs ~7 µs less CPU (bench/claim-cost.ts).
+   */
+  async signNew(eventId: string, record: TokenRecord): Promise<TokenSet> {
+    const key = await this.keyOf(eventId, record.kid);
+    if (key.algorithm === 'RS256') return this.signFresh(eventId, record, key);
+    const [access, refresh, id] = TOKEN_USES.map((use) => signHere(key, signingInput(key, buildClaims(eventId, record, use))));
+    return { access_token: access as string, refresh_token: refresh as string, id_token: id as string };
+  }
+
+  private async keyOf(eventId: string, kid: string): Promise<SigningKey> {
+    const key = await this.keys.byKid(eventId, kid);
+    if (!key) throw new Error(`signing key ${kid} of event ${eventId} is missing from the store`);
+    return key;
+  }
+
   /** The token set of a record whose signatures were stored: header and claims rebuilt, nothing signed. */
   private async assemble(eventId: string, record: TokenRecord, signatures: string): Promise<TokenSet> {
     const parts = signatures.split('.');
     if (parts.length !== TOKEN_USES.length) return this.sign(eventId, { ...record, signatures: undefined });
-    const key = await this.keys.byKid(eventId, record.kid);
-    if (!key) throw new Error(`signing key ${record.kid} of event ${eventId} is missing from the store`);
-    const header = headerSegment(key);
+    const header = headerSegment(await this.keyOf(eventId, record.kid));
     const [access, refresh, id] = TOKEN_USES.map(
       (use, i) => `${header}.${encodeSegment(buildClaims(eventId, record, use))}.${parts[i] as string}`,
     );
     return { access_token: access as string, refresh_token: refresh as string, id_token: id as string };
   }
 
-  private async signFresh(eventId: string, record: TokenRecord): Promise<TokenSet> {
-    const key = await this.keys.byKid(eventId, record.kid);
-    if (!key) throw new Error(`signing key ${record.kid} of event ${eventId} is missing from the store`);
+  private async signFresh(eventId: string, record: TokenRecord, known?: SigningKey): Promise<TokenSet> {
+    const key = known ?? (await this.keyOf(eventId, record.kid));
     const [access, refresh, id] = await Promise.all(
       TOKEN_USES.map((use) => signJwt(key, buildClaims(eventId, record, use))),
     );

@@ -43,12 +43,11 @@ class RacingStore extends SqliteStore {
   }
 }
 
-const signer: TokenSigning = {
-  sign: async (eventId, record) => {
-    const spelled = (use: string) => JSON.stringify({ use, eventId, ...record });
-    return { access_token: spelled('access'), refresh_token: spelled('refresh'), id_token: spelled('id') };
-  },
+const signWith: TokenSigning['sign'] = async (eventId, record) => {
+  const spelled = (use: string) => JSON.stringify({ use, eventId, ...record });
+  return { access_token: spelled('access'), refresh_token: spelled('refresh'), id_token: spelled('id') };
 };
+const signer: TokenSigning = { sign: signWith, signNew: signWith };
 
 function setup(rooms: RoomSettings[], extra: Partial<WaitingRoomServiceDeps> = {}) {
   const store = new RacingStore();

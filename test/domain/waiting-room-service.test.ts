@@ -80,12 +80,11 @@ function fakeKeys(): SigningKeys & { asked: string[] } {
  * A "signature" that spells out the record it was made from, so tests can read what was signed. Like the real
  * signer, a record's stored signatures do not change the tokens rebuilt from it.
  */
-const signer: TokenSigning = {
-  sign: async (eventId: string, { signatures: _stored, ...record }: TokenRecord) => {
-    const spelled = (use: string) => JSON.stringify({ use, eventId, ...record });
-    return { access_token: spelled('access'), refresh_token: spelled('refresh'), id_token: spelled('id') };
-  },
+const signWith: TokenSigning['sign'] = async (eventId: string, { signatures: _stored, ...record }: TokenRecord) => {
+  const spelled = (use: string) => JSON.stringify({ use, eventId, ...record });
+  return { access_token: spelled('access'), refresh_token: spelled('refresh'), id_token: spelled('id') };
 };
+const signer: TokenSigning = { sign: signWith, signNew: signWith };
 
 /** A promise and its resolve function (Promise.withResolvers, which the project's TypeScript lib does not name). */
 function resolvers(): { promise: Promise<void>; resolve: () => void } {

@@ -25,12 +25,11 @@ const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
 
 const segment = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 /** JWTs with the real claims and no real signature. */
-const signer: TokenSigning = {
-  sign: async (eventId: string, record: TokenRecord) => {
-    const [access, refresh, id] = TOKEN_USES.map((use) => `${segment({ alg: 'none' })}.${segment(buildClaims(eventId, record, use))}.x`);
-    return { access_token: access!, refresh_token: refresh!, id_token: id! };
-  },
+const signWith: TokenSigning['sign'] = async (eventId: string, record: TokenRecord) => {
+  const [access, refresh, id] = TOKEN_USES.map((use) => `${segment({ alg: 'none' })}.${segment(buildClaims(eventId, record, use))}.x`);
+  return { access_token: access!, refresh_token: refresh!, id_token: id! };
 };
+const signer: TokenSigning = { sign: signWith, signNew: signWith };
 const jwk: PublicJwk = { kty: 'RSA', alg: 'RS256', kid: 'k', n: 'n', e: 'AQAB' };
 const keys: SigningKeys = { forget: () => {}, current: async () => ({ kid: 'k', publicJwk: jwk }), all: async () => [{ kid: 'k', publicJwk: jwk }] };
 

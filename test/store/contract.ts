@@ -294,6 +294,23 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       assert.equal((await store.getCounters(two)).tokens, 2);
     });
 
+    it("issueTokenIfAbsent issues at the position the request holds, not at another visitor's the record names", async () => {
+      // The record's position is what the claim read before signing; the store decides on what the request holds
+      // when it writes (SQLite tries the record's position first, in one statement, and must not take b's place).
+      const store = await open();
+      const event = freshEvent();
+      const [a, b] = await join(store, event, 2, 100);
+      await store.incrementServing(event, 2, 100);
+      const stale = await store.issueTokenIfAbsent(event, tokenFor(a!, 2, 150));
+      assert.equal(stale.outcome, 'issued');
+      assert.ok(stale.outcome === 'issued' && stale.record.position === 1, "a's set is at a's position");
+      assert.equal((await store.getClaimContext(event, a!))?.token?.position, 1);
+      assert.equal((await store.getClaimContext(event, b!))?.token, null, "b's position has no set");
+      const own = await store.issueTokenIfAbsent(event, tokenFor(b!, 2, 160));
+      assert.ok(own.outcome === 'issued' && own.record.position === 2 && own.record.iat === 160, 'b can still claim its own');
+      assert.equal((await store.getCounters(event)).tokens, 2);
+    });
+
     it('issueTokenIfAbsent refuses a request ID without a position', async () => {
       const store = await open();
       const event = freshEvent();

@@ -63,4 +63,10 @@ export interface SigningKeys {
  */
 export interface TokenSigning {
   sign(eventId: string, record: TokenRecord): Promise<TokenSet>;
+  /**
+   * The three JWTs of a record just made for a first claim (not stored yet, no signatures): signed now. Kept
+   * apart from sign() because nothing will ask for this record's set again by this route: the store keeps its
+   * signatures, so a re-claim rebuilds it without signing.
+   */
+  signNew(eventId: string, record: TokenRecord): Promise<TokenSet>;
 }
