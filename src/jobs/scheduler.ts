@@ -87,6 +87,8 @@ export class JobScheduler {
       }
       await job.run();
       this.deps.onRun?.(job.name, 'ok');
+      // Which node ran which tick, at --log-level debug (test/distributed/jobs.test.ts reads it).
+      this.deps.log.debug({ job: job.name, tick }, 'job tick ran');
       return true;
     } catch (error) {
       this.deps.onRun?.(job.name, 'failed');
