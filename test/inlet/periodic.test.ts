@@ -11,7 +11,7 @@ import { periodicInletJobs } from '../../src/inlet/in-server.ts';
 import { runPeriodicTick } from '../../src/inlet/periodic.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
-import { eventSettings, startTestNode, TestClock, type TestNode } from '../support/node.ts';
+import { eventSettings, startTestNode, TestClock, type TestNode, wallClock } from '../support/node.ts';
 import { fakePrivateApi, startHealthServer, type HealthServer } from './helpers.ts';
 
 const silent = { info: () => {}, debug: () => {}, error: () => {} };
@@ -195,7 +195,7 @@ describe('periodic inlet wired into startNode', () => {
   it('runs as a scheduler job when jobs are on', async () => {
     const node = await startTestNode(
       { events: [eventSettings('Sample', { inlet: { strategy: 'periodic', interval: 1, increment_by: 7, start_time: 0, end_time: 0 } })] },
-      { jobs: true, clock: clockAt(Date.now()) },
+      { jobs: true, clock: wallClock() as TestClock & (() => number) },
     );
     try {
       await node.store.assignPositions('Sample', visitors(100));

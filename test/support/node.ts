@@ -27,6 +27,20 @@ export class TestClock {
   }
 }
 
+/**
+ * A TestClock that follows the wall clock, for nodes whose jobs tick on real time (`jobs: true`): a clock frozen at
+ * its start would show every timer the same tick, and the scheduler runs a tick once. advance() moves it ahead.
+ */
+export function wallClock(): TestClock {
+  const clock = new TestClock(Date.now());
+  let aheadMs = 0;
+  clock.now = () => Date.now() + aheadMs;
+  clock.advance = (seconds: number) => {
+    aheadMs += seconds * 1000;
+  };
+  return clock;
+}
+
 export interface TestNode extends AnteroomNode {
   url: string;
   privateUrl: string;
