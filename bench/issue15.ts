@@ -15,6 +15,7 @@
 // step waits on a million requests.
 //
 //   ./node_modules/.bin/node bench/issue15.ts      BENCH_SECONDS (re-claim runs, default 8), BIG (default 1,000,000),
+//                                                 BENCH_CONNECTIONS (claim runs, default 100),
 //                                                 BENCH_PARTS (the sections, default 1,2,3,4,5)
 
 import { randomBytes } from 'node:crypto';
@@ -37,7 +38,8 @@ const BIG = Number(process.env.BIG ?? 1_000_000);
 const SMALL = 20_000;
 const SERVER_CPU = 1;
 const LOAD_CPU = 0;
-const CONNECTIONS = 100;
+/** Client connections of the claim runs (BENCH_CONNECTIONS): first claims in flight at once, so the group commit's batch size. */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
