@@ -35,6 +35,11 @@ describe('the draw', () => {
     assert.notDeepEqual(await drawOrder(seed(2), 500), a);
   });
 
+  it('without a yield (null) never yields, however long the draw: 20,000 entries, past a slice of 5,000 swaps', async () => {
+    const yielded = await drawOrder(seed(4), 20_000);
+    assert.deepEqual(await drawOrder(seed(4), 20_000, null), yielded);
+  });
+
   it('pins the algorithm: a known seed gives a known order (changing the algorithm must change its name)', async () => {
     for (const [s, n] of [['00'.repeat(32), 8], [seed(3), 2000]] as const) {
       const order = [...(await drawOrder(s, n, null))];
