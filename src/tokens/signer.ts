@@ -133,8 +133,8 @@ export class TokenSigner implements TokenSigning {
 
   /**
    * A first claim's record, signed now and not cached (its signatures are stored with it, so nothing asks for it
-   * here again). ES256 and EdDSA sign the three tokens in one synchronous stretch: with the cache's key, entry and
-   * promises gone, a new ES256 set costs ~7 µs less CPU (bench/claim-cost.ts).
+   * here again). ES256 and EdDSA sign the three tokens in one synchronous stretch, without the cache's key, entry
+   * and promises (docs/benchmarks.md, session 6).
    */
   async signNew(eventId: string, record: TokenRecord): Promise<TokenSet> {
     const key = await this.keyOf(eventId, record.kid);
