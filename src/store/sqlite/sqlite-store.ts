@@ -4,7 +4,7 @@
 
 import { chmodSync, readFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { InMemoryBotDefence } from '../bot-defence-memory.ts';
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
 import {
@@ -208,6 +208,12 @@ export const CLAIM_ROW_SQL = `SELECT p.request_id AS position_request_id, p.posi
     t.request_id, t.position, t.iat, t.nbf, t.exp, t.iss, t.kid, t.status, t.nonce, t.signatures
   FROM positions p LEFT JOIN tokens t ON t.event_id = ?1 AND t.position = ?2
   WHERE p.event_id = ?1 AND p.position = ?2`;
+
+/** The values of insertToken and insertTokenIfFree, in their order: a set of `record` at `position`. */
+function tokenColumns(eventId: string, record: TokenRecord, position: number): SQLInputValue[] {
+  const { requestId, iat, nbf, exp, iss, kid } = record;
+  return [eventId, requestId, position, iat, nbf, exp, iss, kid, record.nonce ?? null, record.signatures ?? null];
+}
 
 /** findClaimRow's row: the position's, with its token's columns (all NULL when it has no token set). */
 interface ClaimRow extends Omit<TokenRow, 'position'> {
@@ -830,39 +836,16 @@ export class SqliteStore implements Store {
    */
   private issueOne(eventId: string, row: EventRow, record: TokenRecord): IssueResult {
     if (record.position > row.max_expired) {
-      const inserted = this.sql.insertTokenIfFree.run(
-        eventId,
-        record.requestId,
-        record.position,
-        record.iat,
-        record.nbf,
-        record.exp,
-        record.iss,
-        record.kid,
-        record.nonce ?? null,
-        record.signatures ?? null,
-      ).changes;
+      const inserted = this.sql.insertTokenIfFree.run(...tokenColumns(eventId, record, record.position)).changes;
       if (Number(inserted) === 1) return { outcome: 'issued', record: { ...record, status: 0 } };
     }
     const claim = this.findClaimRow(eventId, record.requestId);
     if (!claim) return { outcome: 'no-position' };
     if (claim.position !== null) return { outcome: 'existing', record: toTokenRecord(claim as TokenRow) };
     if (claim.is_left === 1) return { outcome: 'left' };
-    const position = { position: claim.at };
-    if (position.position <= row.max_expired) return { outcome: 'expired' };
-    this.sql.insertToken.run(
-      eventId,
-      record.requestId,
-      position.position,
-      record.iat,
-      record.nbf,
-      record.exp,
-      record.iss,
-      record.kid,
-      record.nonce ?? null,
-      record.signatures ?? null,
-    );
-    return { outcome: 'issued', record: { ...record, position: position.position, status: 0 } };
+    if (claim.at <= row.max_expired) return { outcome: 'expired' };
+    this.sql.insertToken.run(...tokenColumns(eventId, record, claim.at));
+    return { outcome: 'issued', record: { ...record, position: claim.at, status: 0 } };
   }
 
   async closeSession(eventId: string, requestId: string, status: Exclude<SessionStatus, 0>): Promise<boolean> {
