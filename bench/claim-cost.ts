@@ -10,15 +10,14 @@
 //   CLAIMS (per round, default 5,000), ROUNDS (default 3), CPU_PROF=<dir> (servers write .cpuprofile files there),
 //   OTHER_ARGS (more `anteroom serve` arguments for the other checkout's server, e.g. `--sqlite-synchronous normal`)
 
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { pinnedCommand, startChildNode, type ChildNode } from '../test/support/child-node.ts';
+import { startChildNode, type ChildNode } from '../test/support/child-node.ts';
 import { joinAndServe } from './join-and-serve.ts';
 import { runLoad } from './load-runner.ts';
 import { cpuSeconds, median } from './proc-stats.ts';
+import { bareSignCost, startBare } from './bare-costs.ts';
 
 const CLAIMS = Number(process.env.CLAIMS ?? 5000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -62,50 +61,6 @@ async function claimRound(node: ChildNode, dir: string, round: number): Promise<
   return { first, again };
 }
 
-/** A bare node:http server on the servers' core: the floor of a POST answered with a small JSON body. */
-async function startBare(): Promise<{ url: string; pid: number; stop: () => void }> {
-  const [command, argv] = pinnedCommand(SERVER_CPU, [process.execPath, fileURLToPath(new URL('./bare-server.ts', import.meta.url))]);
-  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<string>((resolveLine) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening (\d+)/.exec(out);
-      if (match) resolveLine(match[1] as string);
-    });
-  });
-  return { url: `http://127.0.0.1:${port}/`, pid: child.pid!, stop: () => child.kill('SIGTERM') };
-}
-
-const SIGNER = new URL('../src/tokens/signer.ts', import.meta.url).href;
-
-/**
- * Three bare ES256 signatures, µs of CPU, in a child pinned to the server's core, two ways: `dsaEncoding:
- * 'ieee-p1363'` on a cached KeyObject (node:crypto's own r || s), and the bare KeyObject (DER) converted to
- * r || s by derToJoseSignature (what src/tokens/signer.ts does).
- */
-function bareSignCost(): { p1363: number; der: number } {
-  const code = `
-    import { generateKeyPairSync, sign } from 'node:crypto';
-    import { derToJoseSignature } from ${JSON.stringify(SIGNER)};
-    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
-    const p1363 = { key, dsaEncoding: 'ieee-p1363' };
-    const input = Buffer.from('eyJhbGciOiJFUzI1NiIsImtpZCI6ImsiLCJ0eXAiOiJKV1QifQ.eyJhdWQiOiJFYyIsInN1YiI6IngiLCJ0b2tlbl91c2UiOiJhY2Nlc3MifQ');
-    const cost = (once) => {
-      for (let i = 0; i < 300; i++) once();
-      const n = 3000, t = process.cpuUsage();
-      for (let i = 0; i < n; i++) once();
-      const u = process.cpuUsage(t);
-      return ((u.user + u.system) / n) * 3;
-    };
-    console.log(JSON.stringify({
-      p1363: cost(() => sign('sha256', input, p1363)),
-      der: cost(() => derToJoseSignature(sign('sha256', input, key))),
-    }));`;
-  const [command, argv] = pinnedCommand(SERVER_CPU, [process.execPath, '--input-type=module', '-e', code]);
-  return JSON.parse(spawnSync(command, argv, { encoding: 'utf8' }).stdout.trim()) as { p1363: number; der: number };
-}
-
 const checkouts = [{ label: 'this checkout', bin: undefined as string | undefined, args: [] as string[] }];
 if (process.argv[2]) {
   const args = (process.env.OTHER_ARGS ?? '').split(' ').filter(Boolean);
@@ -114,7 +69,7 @@ if (process.argv[2]) {
 
 const dir = mkdtempSync(join(tmpdir(), 'anteroom-claim-cost-'));
 const nodes: ChildNode[] = [];
-const bareServer = await startBare();
+const bareServer = await startBare(SERVER_CPU);
 try {
   const config = join(dir, 'rooms.json');
   writeFileSync(config, JSON.stringify({ events: [{ event_id: 'Ec', signing_algorithm: 'ES256' }] }));
@@ -134,10 +89,10 @@ try {
   const bare: number[] = [];
   const bareP1363: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const cost = bareSignCost();
-    bare.push(cost.der);
-    bareP1363.push(cost.p1363);
-    barePost.push((await measure(bareServer.pid, { url: bareServer.url, amount: CLAIMS, body: JSON.stringify({ event_id: 'Ec' }) })).cpuMicros);
+    const cost = bareSignCost(SERVER_CPU, 'ES256');
+    bare.push(cost.micros);
+    bareP1363.push(cost.p1363!);
+    barePost.push((await measure(bareServer.pid!, { url: `${bareServer.url}/`, amount: CLAIMS, body: JSON.stringify({ event_id: 'Ec' }) })).cpuMicros);
     for (const [i, node] of nodes.entries()) {
       const { first, again } = await claimRound(node, dir, round);
       if (first.errors + again.errors > 0) throw new Error(`${checkouts[i]!.label}: ${first.errors + again.errors} failed claims`);
@@ -178,7 +133,7 @@ try {
     );
   }
 } finally {
-  bareServer.stop();
+  await bareServer.stop();
   for (const node of nodes) {
     node.process.kill('SIGTERM');
     await node.exited;

@@ -1,8 +1,9 @@
 // Issue 15's figures, side by side in one run on the embedded SQLite store (one server process pinned to CPU 1,
 // autocannon on CPU 0), each bounded in time:
 //
-//   1. new token sets/s and CPU per set, RS256 vs ES256 vs EdDSA rooms (signing_algorithm);
-//   2. re-claims/s (stored sets, nothing signed) with 20,000 vs 1,000,000 token sets issued;
+//   1. new token sets/s and CPU per set, RS256 vs ES256 vs EdDSA rooms (signing_algorithm), each beside its floor
+//      measured on the same core in the same run: a bare node:http POST plus three bare signatures (bench/bare-costs.ts);
+//   2. re-claims/s (stored sets, nothing signed) with 20,000 vs 1,000,000 token sets issued, beside a bare POST;
 //   3. num_active_tokens and a /metrics scrape with 20,000 vs 1,000,000 active token sets (server CPU per call);
 //   4. a reset of a queue of 1,000,000 positions while polls run: how long it takes, the slowest poll, the
 //      polls' errors (dropped keep-alive connections), and the longest the event loop was held, measured inside
@@ -29,6 +30,7 @@ import { startChildNode, type ChildNode } from '../test/support/child-node.ts';
 import { joinAndServe } from './join-and-serve.ts';
 import { runLoad } from './load-runner.ts';
 import { cpuSeconds } from './proc-stats.ts';
+import { barePostCost, bareSignCost, type SigningAlgorithm } from './bare-costs.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** The sections to run (BENCH_PARTS=2,5, say); all by default. BENCH_SKIP_BIG_RESET=1 leaves out 5. */
@@ -286,6 +288,8 @@ export async function runIssue15Bench(): Promise<string[]> {
     node = await startChildNode(args, { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${LOOP_STALL}` }, { cpu: SERVER_CPU });
     say(`server started on the prefilled database in ${((Date.now() - opening) / 1000).toFixed(1)} s (request index and active-token count built at open)`);
     try {
+      // The floor beside parts 1 and 2, on the server's core in this run: a bare node:http POST.
+      const post = PARTS.has(1) || PARTS.has(2) || PARTS.has(3) ? await barePostCost(SERVER_CPU, LOAD_CPU, { connections: CONNECTIONS, amount: 15_000 }) : 0;
       if (PARTS.has(1)) {
         say('\n1. New token sets (each visitor claims once), by signing_algorithm');
         const issue: Record<string, { rps: number; cpuMicros: number }> = {};
@@ -294,6 +298,15 @@ export async function runIssue15Bench(): Promise<string[]> {
           const r = await claimAll(node, room, ids, dir);
           issue[algorithm] = r;
           say(`   ${algorithm.padEnd(6)} ${fmt(r.rps).padStart(7)} new token sets/s   ${r.cpuMicros.toFixed(0).padStart(5)} µs server CPU per set   p99 ${r.p99} ms   errors ${r.errors}`);
+      }
+      say(`   the floor on the same core: a bare node:http POST ${post.toFixed(0)} µs CPU; three bare signatures (a set's three tokens):`);
+      for (const algorithm of Object.keys(ROOMS) as SigningAlgorithm[]) {
+        const signatures = bareSignCost(SERVER_CPU, algorithm).micros;
+        const floor = post + signatures;
+        say(
+          `   ${algorithm.padEnd(6)} ${signatures.toFixed(0).padStart(5)} µs; a set ÷ (bare POST + bare signatures) = ${(issue[algorithm]!.cpuMicros / floor).toFixed(2)}×, ` +
+            `the server's own part ${(issue[algorithm]!.cpuMicros - floor).toFixed(0)} µs`,
+        );
       }
       const rs = issue.RS256!;
       say(
@@ -310,6 +323,7 @@ export async function runIssue15Bench(): Promise<string[]> {
         const big = await claimAll(node, 'Big', sampleIds(join(dataDir, 'anteroom.db'), 'Big', SMALL), dir, SECONDS);
         say(`   ${fmt(SMALL)} sets issued     ${fmt(small.rps).padStart(7)} re-claims/s   ${small.cpuMicros.toFixed(0).padStart(4)} µs CPU each   p99 ${small.p99} ms   errors ${small.errors}`);
         say(`   ${fmt(BIG)} sets issued ${fmt(big.rps).padStart(7)} re-claims/s   ${big.cpuMicros.toFixed(0).padStart(4)} µs CPU each   p99 ${big.p99} ms   errors ${big.errors}`);
+        say(`   a re-claim ÷ a bare POST (${post.toFixed(0)} µs, same core, same run): ${(small.cpuMicros / post).toFixed(2)}× at ${fmt(SMALL)}, ${(big.cpuMicros / post).toFixed(2)}× at ${fmt(BIG)}`);
         say(`   1M vs 20k: ${(big.rps / small.rps).toFixed(2)}× by rate, ${(small.cpuMicros / big.cpuMicros).toFixed(2)}× by CPU (1.00× = not data-sized; target ≥ 10,000/s at 1M)`);
 
         say('\n3. Data-sized reads: server CPU per call (sequential calls)');

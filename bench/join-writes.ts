@@ -3,7 +3,8 @@
 // (default 1,000,000) in one bulk statement before the server starts, so the measurement itself is bounded
 // (BENCH_SECONDS per run, default 10). Disk writes are /proc/<pid>/io `write_bytes` of the server process
 // (the WAL and its checkpoints into the database file); CPU is user + system time from /proc/<pid>/stat; on
-// Redis it is the Anteroom process plus redis-server (INFO cpu).
+// Redis it is the Anteroom process plus redis-server (INFO cpu). Both are put beside a bare node:http POST
+// measured on the same core in the same run (bench/bare-costs.ts).
 //
 //   ./node_modules/.bin/node bench/join-writes.ts     QUEUE, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_SKIP_REDIS=1
 
@@ -17,6 +18,7 @@ import { startChildNode } from '../test/support/child-node.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 import { runLoad } from './load-runner.ts';
 import { cpuSeconds } from './proc-stats.ts';
+import { barePostCost } from './bare-costs.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
@@ -131,6 +133,12 @@ export async function runJoinWrites(): Promise<JoinCost[]> {
     const [sqlite, onRedis] = results as [JoinCost, JoinCost];
     console.log(`SQLite vs Redis, CPU per join: ${(sqlite.cpuMicros / onRedis.cpuMicros).toFixed(2)}× (target ≤ 1.5×)`);
   }
+  // The floor, on the same core in the same run: a bare node:http handler answering the same POST.
+  const post = await barePostCost(SERVER_CPU, LOAD_CPU, { connections: CONNECTIONS, durationSec: SECONDS });
+  console.log(
+    `bare node:http POST ${post.toFixed(1)} µs CPU; CPU per join ÷ bare POST: ` +
+      results.map((r) => `${r.label.split(',')[0]} ${(r.cpuMicros / post).toFixed(2)}×`).join(', '),
+  );
   return results;
 }
 

@@ -10,19 +10,19 @@
 // (bench/gate.ts: gate vs nginx vs a bare undici pass-through) runs last (BENCH_SKIP_GATE=1 skips it;
 // BENCH_ONLY=gate runs only it).
 
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pinnedCommand, startChildNode } from '../test/support/child-node.ts';
+import { startChildNode } from '../test/support/child-node.ts';
 import { cpuSeconds, median } from './proc-stats.ts';
 import { runLoad, type LoadResult } from './load-runner.ts';
 import { runRedisBench } from './redis.ts';
 import { runGateBench } from './gate.ts';
 import { runIssue15Bench } from './issue15.ts';
 import { runJoinWrites } from './join-writes.ts';
+import { startBare } from './bare-costs.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
@@ -57,21 +57,6 @@ async function pollRound(url: string, pid: number | undefined, seconds: number):
 }
 
 
-async function startBare(): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
-  const [command, argv] = pinnedCommand(SERVER_CPU, [process.execPath, here('./bare-server.ts')]);
-  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
-  const port = /listening (\d+)/.exec(chunk.toString())?.[1];
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
-}
-
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const line = (label: string, r: LoadResult) =>
   `${label.padEnd(34)} ${fmt(r.rps).padStart(8)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   non-2xx ${r.non2xx}   errors ${r.errors + r.timeouts}`;
@@ -96,7 +81,7 @@ async function main(): Promise<void> {
   console.log(`machine: ${machine()}; ${SECONDS} s per run, ${CONNECTIONS} connections, server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}\n`);
   const results: Record<string, LoadResult> = {};
 
-  const bare = await startBare();
+  const bare = await startBare(SERVER_CPU);
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-bench-'));
   const node = await startChildNode(
     [
