@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { pinnedCommand } from '../test/support/child-node.ts';
 import { runLoad } from './load-runner.ts';
 import { cpuSeconds } from './proc-stats.ts';
+import type { SigningAlgorithm } from '../src/domain/ports/tokens.ts';
 
 export interface BareServer {
   url: string;
@@ -57,8 +58,6 @@ export async function barePostCost(cpu: number, loadCpu: number, spec: { connect
     await bare.stop();
   }
 }
-
-export type SigningAlgorithm = 'RS256' | 'ES256' | 'EdDSA';
 
 const SIGNER = new URL('../src/tokens/signer.ts', import.meta.url).href;
 
