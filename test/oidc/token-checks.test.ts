@@ -15,6 +15,7 @@ import { bindAuthorization } from '../../src/oidc/bound-authorization.ts';
 import { ClientSecrets } from '../../src/oidc/client-secrets.ts';
 import { OidcClients } from '../../src/oidc/clients.ts';
 import { exchangeCode, type TokenRequest } from '../../src/oidc/token-checks.ts';
+import { TOKEN_BURST, TokenRateLimit } from '../../src/oidc/token-rate-limit.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
 const REDIRECT = 'https://rp.example/cb';
@@ -136,6 +137,37 @@ describe('token exchange checks, in order', () => {
       await refusal(exchangeCode(request({ ...form, client_id: 'Shop' }, { authorization: basic('Shop', SECRET) }), deps)),
       '400 invalid_grant: the code is not valid for this client',
     );
+    await store.close();
+  });
+
+  it('2. the rate limit per client comes before the secret; IDs of no client share one bucket', async () => {
+    const { deps, store } = setup();
+    const clock = { ms: 0 };
+    const limited = { ...deps, rateLimit: new TokenRateLimit(() => clock.ms) };
+    const form = { grant_type: 'authorization_code', code: 'c', redirect_uri: REDIRECT };
+    const tooMany = '429 temporarily_unavailable: too many token requests for this client, retry later';
+    const as = (id: string, secret: string) => refusal(exchangeCode(request({ ...form, client_id: id, client_secret: secret }), limited));
+    // A client's burst of guesses, then its right secret: refused by the limit, not checked.
+    for (let i = 0; i < TOKEN_BURST; i++) assert.equal(await as('Shop', `guess-${i}`), '400 invalid_client: client authentication failed');
+    assert.equal(await as('Shop', SECRET), tooMany);
+    try {
+      await exchangeCode(request({ ...form, client_id: 'Shop', client_secret: SECRET }), limited);
+      assert.fail('exchanged');
+    } catch (error) {
+      assert.ok(error instanceof OAuthError);
+      assert.equal(error.headers['retry-after'], '1');
+    }
+    // Another client has its own bucket; IDs that name no client share one, apart from every client's.
+    assert.equal(await as('Other', 'wrong'), '400 invalid_client: client authentication failed');
+    for (let i = 0; i < TOKEN_BURST; i++) assert.equal(await as(`nobody-${i}`, SECRET), '400 invalid_client: client authentication failed');
+    assert.equal(await as('nobody-else', SECRET), tooMany);
+    assert.equal(await as('Other', 'wrong'), '400 invalid_client: client authentication failed');
+    // 20 a second: 50 ms later Shop may try once more, and then not.
+    clock.ms += 50;
+    assert.equal(await as('Shop', 'wrong'), '400 invalid_client: client authentication failed');
+    assert.equal(await as('Shop', 'wrong'), tooMany);
+    // Without a limit (deps.rateLimit absent) nothing is refused for it.
+    assert.equal(await refusal(exchangeCode(request({ ...form, client_id: 'Shop', client_secret: 'wrong' }), deps)), '400 invalid_client: client authentication failed');
     await store.close();
   });
 
