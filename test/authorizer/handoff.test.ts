@@ -224,8 +224,9 @@ describe('the hand-off middleware (Express and Fastify alike)', () => {
     assert.equal(room.calls.length, 0);
   });
 
-  it('Express: in a real app, before the routes', async () => {
-    const room = waitingRoom(granted());
+  it('Express: in a real app, before the routes; the parameter is anteroom_handoff (the contract, spec rooms.md §5)', async () => {
+    let grant = true;
+    const room = waitingRoom(() => (grant ? Response.json({ access_token: 'tok.en.sig', expires_in: 600 }) : new Response(null, { status: 404 })));
     const app = express();
     app.use(expressHandoff({ publicApiUrl: BASE, eventId: 'Shop', fetch: room.fetch }));
     app.get('/store', (_req, res) => { res.send('the route'); });
@@ -233,10 +234,16 @@ describe('the hand-off middleware (Express and Fastify alike)', () => {
     await once(server, 'listening');
     try {
       const { port } = server.address() as AddressInfo;
-      const handed = await fetch(`http://127.0.0.1:${port}/store?${HANDOFF_PARAMETER}=c`, { redirect: 'manual' });
+      const handed = await fetch(`http://127.0.0.1:${port}/store?anteroom_handoff=c`, { redirect: 'manual' });
       assert.equal(handed.status, 303);
       assert.equal(handed.headers.get('location'), '/store');
       assert.match(handed.headers.get('set-cookie') ?? '', /^anteroom_token=tok\.en\.sig; /);
+      // A refused code: the same redirect, and no Set-Cookie header at all.
+      grant = false;
+      const refused = await fetch(`http://127.0.0.1:${port}/store?anteroom_handoff=used`, { redirect: 'manual' });
+      assert.equal(refused.status, 303);
+      assert.equal(refused.headers.get('location'), '/store');
+      assert.equal(refused.headers.get('set-cookie'), null);
       const route = await fetch(`http://127.0.0.1:${port}/store`);
       assert.equal(await route.text(), 'the route');
     } finally {
