@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Socket } from 'node:net';
+import { Socket, type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import express from 'express';
 import Fastify from 'fastify';
@@ -63,7 +62,7 @@ describe('exchangeHandoffCode', () => {
     }) as typeof globalThis.fetch;
     assert.equal(await exchangeHandoffCode('c', { publicApiUrl: 'https://wr.example', eventId: 'Shop', fetch: hanging, timeoutMs: 20 }), undefined);
     assert.equal(signal?.aborted, true);
-    // The default: the signal is a timeout's (it aborts with a TimeoutError), not yet aborted.
+    // The default (5 s): a signal that has not aborted by the time the waiting room answers.
     const room = waitingRoom(granted());
     await exchangeHandoffCode('c', { publicApiUrl: 'https://wr.example', eventId: 'Shop', fetch: room.fetch });
     assert.equal(room.calls[0]!.init.signal!.aborted, false);
@@ -112,8 +111,7 @@ function incoming(url: string | undefined, headers: Record<string, string> = {},
   const socket = new Socket();
   if (encrypted) Object.assign(socket, { encrypted: true });
   const req = new IncomingMessage(socket);
-  if (url !== undefined) req.url = url;
-  else req.url = undefined as unknown as string;
+  req.url = url as string; // undefined too: a request Node never gave a URL
   Object.assign(req.headers, headers);
   return req;
 }
