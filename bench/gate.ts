@@ -4,7 +4,8 @@
 //   (b) Debian's nginx, proxy_pass with upstream keep-alive, one process;
 //   (c) bare pass-throughs in Node (bench/pass-through.ts, one process per variant: undici request / stream /
 //       dispatch / pipeline / pipelining, node:http with a keep-alive Agent, Fastify + @fastify/reply-from on undici or on
-//       node:http): the floor for a Node proxy, and which client is cheapest;
+//       node:http): the floor for a Node proxy, and which client is cheapest. `reply-from-undici` is the gate's own
+//       library bare, its floor (target: the gate ≤ 1.2× it);
 // all to the same origin (bench/canned-http-server.ts, which costs next to nothing) in one run, alternated
 // ROUNDS times, medians reported. Then the queued visitor's waiting page against /serving_num on the same
 // process. Proxies on CPU 1; origin and load generator on CPU 0.
@@ -204,23 +205,31 @@ export async function runGateBench(): Promise<void> {
     const cpuOf = (label: string) => results.get(label)?.cpu ?? null;
     const gate = cpuOf('(a) anteroom gate, admitted visitor');
     const ngx = cpuOf('(b) nginx proxy_pass (1 process)');
-    const reference = cpuOf('(c) bare undici-request');
+    // The gate is Fastify + @fastify/http-proxy, i.e. @fastify/reply-from on its default undici client: its
+    // floor is that library's bare pass-through (issue 30 item 9; the old "≤ 2× nginx" target is withdrawn for the
+    // Node gate — nginx's cost is the edge verification's goal). Per-round ratios, median, as for nginx.
+    const library = '(c) bare reply-from-undici';
+    const libraryRounds = rounds.get(library);
+    const vsLibrary = libraryRounds
+      ? median((rounds.get('(a) anteroom gate, admitted visitor') as Round[]).flatMap((r, i) => (r.cpuMicros !== null && libraryRounds[i]?.cpuMicros ? [r.cpuMicros / (libraryRounds[i].cpuMicros as number)] : [])))
+      : null;
     const cheapest = bare.map((b) => ({ name: b.name, cpu: cpuOf(`(c) bare ${b.name}`) })).filter((b) => b.cpu !== null).sort((x, y) => (x.cpu as number) - (y.cpu as number))[0];
-    console.log('\nTargets (issue 13)');
+    console.log('\nTargets (issue 30 item 9)');
     if (gate !== null && ngx !== null) {
-      const vsNginx = gate / ngx;
-      console.log(`  gate CPU/request vs nginx              ${vsNginx.toFixed(2)}×  (target ≤ 2×)    ${vsNginx <= 2 ? 'met' : 'NOT met'}`);
-      if (reference !== null) {
-        const vsBare = gate / reference;
-        console.log(`  gate CPU/request vs bare undici-request ${vsBare.toFixed(2)}×  (target ≤ 1.2×)  ${vsBare <= 1.2 ? 'met' : 'NOT met'}`);
+      console.log(`  gate CPU/request vs nginx                 ${(gate / ngx).toFixed(2)}×  (information: the Node gate's nginx target is withdrawn)`);
+      if (vsLibrary !== null && Number.isFinite(vsLibrary)) {
+        console.log(`  gate CPU/request vs bare reply-from-undici ${vsLibrary.toFixed(2)}×  (median of per-round ratios; target ≤ 1.2×)  ${vsLibrary <= 1.2 ? 'met' : 'NOT met'}`);
+        if (vsLibrary < 1) console.log('  (a gate cheaper than its own library\'s bare pass-through is a measurement bug: look at the rounds above)');
+      } else {
+        console.log('  gate vs bare reply-from-undici: not measured (add reply-from-undici to BENCH_GATE_VARIANTS)');
       }
       if (cheapest) {
         console.log(`  cheapest bare pass-through: ${cheapest.name}, ${(cheapest.cpu as number).toFixed(1)} µs = ${((cheapest.cpu as number) / ngx).toFixed(2)}× nginx (the floor for a Node proxy); gate ÷ it ${(gate / (cheapest.cpu as number)).toFixed(2)}×`);
       }
       const before = baseline ? cpuOf('(a0) baseline gate (BENCH_GATE_BASELINE)') : null;
       if (before) {
-        console.log(`  baseline gate vs nginx                 ${(before / ngx).toFixed(2)}×;  vs bare undici-request ${reference ? (before / reference).toFixed(2) : '–'}×`);
-        console.log(`  gate ÷ baseline gate                   ${(gate / before).toFixed(2)}×`);
+        console.log(`  baseline gate vs nginx                    ${(before / ngx).toFixed(2)}×`);
+        console.log(`  gate ÷ baseline gate                      ${(gate / before).toFixed(2)}×`);
       }
     }
     const pageRatio = queued && serving ? queued.rps / serving.rps : NaN;
