@@ -38,7 +38,11 @@ describe('per-client limits: the same room refuses the same client on both doors
   before(async () => {
     origin = await startOrigin();
     node = await startGateNode(
-      [guardedRoom('ApiFirst', origin.url, '/a', { joins_per_client_per_minute: 2 }), guardedRoom('GateFirst', origin.url, '/b', { joins_per_client_per_minute: 2 })],
+      [
+        guardedRoom('ApiFirst', origin.url, '/a', { joins_per_client_per_minute: 2 }),
+        guardedRoom('GateFirst', origin.url, '/b', { joins_per_client_per_minute: 2 }),
+        guardedRoom('Auto', origin.url, '/c', { challenge: 'auto', client_threshold_per_minute: 1 }),
+      ],
       { trustProxy: ['127.0.0.1'] },
     );
   });
@@ -90,6 +94,18 @@ describe('per-client limits: the same room refuses the same client on both doors
     assert.equal(refused.status, 429);
     assert.deepEqual(await refused.json(), { error: 'Too many requests' });
     assert.equal(await placesOf(node, 'GateFirst'), 2);
+  });
+
+  it('challenge: auto — a client that joined through the API is asked to solve at the gate; another client is not', async () => {
+    const client = '198.51.100.20';
+    assert.equal((await apiJoin(node, 'Auto', client)).status, 200);
+    const asked = await new CookieJar().fetch(`${node.gateUrl}/c/`, { headers: { ...JSON_ACCEPT, 'x-forwarded-for': client } });
+    assert.equal(asked.status, 403);
+    assert.equal(((await asked.json()) as { status: string }).status, 'challenge');
+    const other = await new CookieJar().fetch(`${node.gateUrl}/c/`, { headers: { ...JSON_ACCEPT, 'x-forwarded-for': '198.51.100.21' } });
+    assert.equal(other.status, 200);
+    await other.body?.cancel();
+    assert.equal(await placesOf(node, 'Auto'), 2);
   });
 });
 
