@@ -253,10 +253,6 @@ export class WaitingRoomService {
   // ---- public API ----
 
   /**
-   * A join. `credentials` (all optional; VWR's clients send none): the client's address, a solved proof of work
-   * and an enqueue key, checked by the room's bot defence before anything is stored (src/domain/bot-defence.ts).
-   */
-  /**
    * Whether joins are numbered after they are answered (an asynchronous intake, AWS's SQS queue): the answer of
    * assignQueueNum then names a request ID whose position does not exist yet.
    */
@@ -265,12 +261,16 @@ export class WaitingRoomService {
   }
 
   /**
-   * POST /assign_queue_num. `authorization` (the OpenID join, src/oidc) is bound to the position by whoever
-   * numbers it — this process, or the intake consumer on AWS — so that both kinds of join take one path.
+   * A join: POST /assign_queue_num, the OpenID join (src/oidc) and the gate's (src/gate/gate-join.ts) — the one
+   * join path of every door. `credentials`: the client's address, a solved proof of work and an enqueue key
+   * (each optional: VWR's clients send none), checked by the room's bot defence before anything is stored
+   * (src/domain/bot-defence.ts); required, so that no door can join without saying who joins (`{}`: unknown).
+   * `authorization` (the OpenID join) is bound to the position by whoever numbers it — this process, or the
+   * intake consumer on AWS — so that both kinds of join take one path.
    */
   async assignQueueNum(
     eventId: unknown,
-    credentials: JoinCredentials = {},
+    credentials: JoinCredentials,
     authorization?: string,
   ): Promise<Answer<{ api_request_id: string }>> {
     const event = this.event(eventId);

@@ -18,6 +18,7 @@ import { staticPages } from '../web/static-pages.ts';
 import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
 import { PlaceCookies, TOKEN_COOKIE, safeReturnPath } from './cookies.ts';
+import { gateChallengeRoute } from './gate-join.ts';
 import { pathOf, routeTableCache, type GatedRoom } from './route-match.ts';
 import { GateSessions, RENEW_EVERY_MS, type SessionVerdict } from './sessions.ts';
 import { GATE_ANSWER_HEADER, answerVisitor, sendWaitingPage, wantsJson } from './visitor-queue.ts';
@@ -39,6 +40,8 @@ export interface GateServerOptions {
   clockMs?: () => number;
   /** Directory of the built pages (tests). */
   pagesRoot?: string;
+  /** --writes-per-client-per-minute: a join through the gate and its challenge count as public writes. */
+  writesPerClientPerMinute?: number | undefined;
 }
 
 export interface GateServer {
@@ -74,7 +77,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     (settings) => settings.issuer ?? options.defaultIssuer(),
     clockMs,
   );
-  const queueDeps = { room, places, pagesRoot: options.pagesRoot };
+  const queueDeps = { room, places, pagesRoot: options.pagesRoot, writesPerClientPerMinute: options.writesPerClientPerMinute };
   const routes = routeTableCache();
   const matchRoom = (host: string | undefined, path: string): GatedRoom | undefined => routes(room.roomsSnapshot()).match(host, path);
   const bypassRules = new WeakMap<GateSettings, BypassRules>();
@@ -149,6 +152,8 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
   await app.register(
     async (scope) => {
       staticPages(options.pagesRoot ? { root: options.pagesRoot } : {})(scope);
+      // The proof-of-work challenge of a room's bot defence, on the site's own host (src/gate/gate-join.ts).
+      gateChallengeRoute(scope, queueDeps);
       // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz): 204 let through, 401 + Location.
       scope.get('/check', async (request, reply) => {
         const host = firstHeader(request.headers, 'x-forwarded-host') ?? request.host;

@@ -11,19 +11,20 @@ import type { RoomSettings } from '../domain/room-settings.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { waitingOf } from '../domain/waiting-room-service.ts';
 import { chooseEncoding } from '../web/static-pages.ts';
-import { renderGatePage, type WaitingPage } from '../web/gate-page.ts';
+import { renderGatePage, type WaitingPage, type WaitingPageVisitor } from '../web/gate-page.ts';
 import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, type Place, type PlaceCookies } from './cookies.ts';
+import { GATE_CHALLENGE_PATH, joinThroughGate, type GateJoinDeps, type JoinRefusal } from './gate-join.ts';
 
 /** Marks the gate's own answers, so the waiting page can tell them from the origin's. */
 export const GATE_ANSWER_HEADER = 'anteroom-gate';
 
-export interface QueueDeps {
+export interface QueueDeps extends GateJoinDeps {
   room: WaitingRoomService;
   places: PlaceCookies;
   pagesRoot?: string | undefined;
 }
 
-type Outcome = { kind: 'admitted'; place: Place; token: string; expiresIn: number } | { kind: 'queued'; place: Place } | { kind: 'closed'; message: string };
+type Outcome = { kind: 'admitted'; place: Place; token: string; expiresIn: number } | { kind: 'queued'; place: Place } | JoinRefusal;
 
 export async function answerVisitor(
   deps: QueueDeps,
@@ -34,9 +35,9 @@ export async function answerVisitor(
 ): Promise<FastifyReply> {
   let place = deps.places.decode(request.cookies[PLACE_COOKIE]);
   if (place && place.eventId !== room.event_id) place = undefined;
-  let outcome = await decide(deps.room, room, place, returnTo);
+  let outcome = await decide(deps, request, room, place, returnTo);
   // The place is gone (left, expired, a closed session, a reset): a new one, at the back of the line.
-  if (outcome === 'rejoin') outcome = await decide(deps.room, room, undefined, returnTo);
+  if (outcome === 'rejoin') outcome = await decide(deps, request, room, undefined, returnTo);
   if (outcome === 'rejoin') throw new Error('a fresh place could not be used');
   const secure = request.protocol === 'https';
   reply.header('cache-control', 'no-store').header(GATE_ANSWER_HEADER, outcome.kind);
@@ -45,6 +46,20 @@ export async function answerVisitor(
     reply.clearCookie(PLACE_COOKIE, { path: '/' }).code(403);
     if (json) return reply.send({ status: 'closed', event_id: room.event_id, error: outcome.message });
     return sendPage(deps, request, reply, room, 'closed');
+  }
+  // Bot defence (gate-join.ts): a challenge to solve first, or a per-client limit to wait out; no place taken.
+  if (outcome.kind === 'challenge') {
+    reply.clearCookie(PLACE_COOKIE, { path: '/' }).code(403);
+    if (json) {
+      const challenge = `${GATE_CHALLENGE_PATH}?event_id=${encodeURIComponent(room.event_id)}`;
+      return reply.send({ status: 'challenge', event_id: room.event_id, error: outcome.message, challenge });
+    }
+    return sendPage(deps, request, reply, room, 'challenge');
+  }
+  if (outcome.kind === 'limited') {
+    reply.clearCookie(PLACE_COOKIE, { path: '/' }).code(429).header('retry-after', outcome.retryAfter);
+    if (json) return reply.send({ status: 'limited', event_id: room.event_id, error: outcome.message });
+    return sendPage(deps, request, reply, room, 'limited');
   }
   if (outcome.kind === 'admitted') {
     reply
@@ -71,7 +86,7 @@ export async function answerVisitor(
   return sendPage(deps, request, reply, room, 'queued');
 }
 
-function sendPage(deps: QueueDeps, request: FastifyRequest, reply: FastifyReply, room: RoomSettings, reason: 'queued' | 'closed'): FastifyReply {
+function sendPage(deps: QueueDeps, request: FastifyRequest, reply: FastifyReply, room: RoomSettings, reason: WaitingPageVisitor['reason']): FastifyReply {
   return sendWaitingPage(request, reply, renderGatePage(room, { mode: 'gate', reason, acceptLanguage: request.headers['accept-language'] }, deps.pagesRoot));
 }
 
@@ -83,18 +98,15 @@ export function sendWaitingPage(request: FastifyRequest, reply: FastifyReply, pa
   return reply.send(page.body);
 }
 
-async function decide(service: WaitingRoomService, room: RoomSettings, given: Place | undefined, returnTo: string): Promise<Outcome | 'rejoin'> {
+async function decide(deps: QueueDeps, request: FastifyRequest, room: RoomSettings, given: Place | undefined, returnTo: string): Promise<Outcome | 'rejoin'> {
+  const service = deps.room;
   const eventId = room.event_id;
   let place = given;
   if (!place) {
-    try {
-      const joined = await service.assignQueueNum(eventId);
-      if (joined.status !== 200) throw new Error('join answered 202');
-      place = { eventId, requestId: joined.body.api_request_id, returnTo };
-    } catch (error) {
-      if (error instanceof ContractError && error.status === 403) return { kind: 'closed', message: error.message };
-      throw error;
-    }
+    // The join of every door, judged by the room's bot defence with this visitor's IP and proof of work.
+    const joined = await joinThroughGate(deps, request, eventId);
+    if ('refused' in joined) return joined.refused;
+    place = { eventId, requestId: joined.requestId, returnTo };
   }
   if (place.position === undefined) {
     const position = await service.queueNum(eventId, place.requestId).catch(ignoreContractError);

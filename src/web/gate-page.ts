@@ -18,8 +18,11 @@ export const GATE_ASSETS_PATH = '/_anteroom/';
 export interface WaitingPageVisitor {
   /** gate: the visitor waits at the protected URL, their place kept by the gate's cookie. */
   mode: 'gate';
-  /** Why the page is shown: waiting in line, the room is closed, or the protected site did not answer. */
-  reason: 'queued' | 'closed' | 'origin-down';
+  /**
+   * Why the page is shown: waiting in line, the room is closed, the protected site did not answer, or the room's
+   * bot defence (src/gate/gate-join.ts) asks a proof of work first or refused the visitor's IP for a while.
+   */
+  reason: 'queued' | 'closed' | 'origin-down' | 'challenge' | 'limited';
   /** The request's Accept-Language (the page's language, as on the site). */
   acceptLanguage?: string | undefined;
 }

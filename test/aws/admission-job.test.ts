@@ -106,7 +106,7 @@ describe('AWS admission job', () => {
     const start = clock.now() / 1000;
     const { runtime } = await environment(`ar-aws-hist-${randomUUID().slice(0, 8)}:`, clock, defaultSettings('Sample'));
     try {
-      const joined = await runtime.room.assignQueueNum('Sample');
+      const joined = await runtime.room.assignQueueNum('Sample', {});
       const id = (joined.body as { api_request_id: string }).api_request_id;
       clock.advance(20);
       await runtime.room.incrementServingCounter('Sample', 1);

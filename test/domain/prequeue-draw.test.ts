@@ -101,7 +101,7 @@ for (const backend of backends) {
         join: async (n: number): Promise<string[]> =>
           Promise.all(
             Array.from({ length: n }, async () => {
-              const answer = await service.assignQueueNum(eventId);
+              const answer = await service.assignQueueNum(eventId, {});
               assert.equal(answer.status, 200);
               return (answer.body as { api_request_id: string }).api_request_id;
             }),

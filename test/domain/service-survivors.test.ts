@@ -102,7 +102,7 @@ describe('leave_queue of a visitor of the pre-queue while the draw runs', () => 
 
   it('while the draw is numbering the pre-queue: 409 "draw in progress", nothing published', async () => {
     const { service, store, published } = setup([drawRoom]);
-    const { api_request_id: id } = ok(await service.assignQueueNum('D'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('D', {}));
     store.leavePrequeue = async () => 'being-drawn';
     const refused = await service.leaveQueue('D', id).then(
       () => assert.fail('answered'),
@@ -116,7 +116,7 @@ describe('leave_queue of a visitor of the pre-queue while the draw runs', () => 
 
   it('numbered by the draw between the two store calls: the visitor leaves the position the draw gave', async () => {
     const { service, store, published, clock } = setup([drawRoom]);
-    const [a, b] = (await Promise.all([service.assignQueueNum('D'), service.assignQueueNum('D')])).map((x) => ok(x).api_request_id);
+    const [a, b] = (await Promise.all([service.assignQueueNum('D', {}), service.assignQueueNum('D', {})])).map((x) => ok(x).api_request_id);
     const leavePrequeue = store.leavePrequeue.bind(store);
     store.leavePrequeue = async () => {
       store.leavePrequeue = leavePrequeue;
@@ -138,7 +138,7 @@ describe('a visitor who left the pre-queue before the draw', () => {
 
   it('is no longer waiting for the draw: generate_token and queue_pos_expiry answer 404, as for an unknown ID', async () => {
     const { service, store } = setup([drawRoom]);
-    const [stays, leaves] = (await Promise.all([service.assignQueueNum('D'), service.assignQueueNum('D')])).map((x) => ok(x).api_request_id);
+    const [stays, leaves] = (await Promise.all([service.assignQueueNum('D', {}), service.assignQueueNum('D', {})])).map((x) => ok(x).api_request_id);
     ok(await service.leaveQueue('D', leaves));
     const waiting = { status: 202, body: { error: 'Request ID not being served yet' } };
     assert.deepEqual(await service.generateToken('D', stays), waiting);
@@ -153,7 +153,7 @@ describe('a room whose draw is switched off while visitors wait in its pre-queue
   it('no longer knows that pre-queue: queue_num answers "not found" and leave_queue 404, as for an unknown ID', async () => {
     const drawRoom: RoomSettings = { ...defaultSettings('D'), prequeue_start_time: iso(NOW_S - 60), event_start_time: iso(NOW_S + 60), shuffle_at_event_start: true };
     const { service, store, registry, published } = setup([drawRoom]);
-    const { api_request_id: id } = ok(await service.assignQueueNum('D'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('D', {}));
     await registry.put({ ...drawRoom, shuffle_at_event_start: false });
     assert.deepEqual(await service.queueNum('D', id), { status: 202, body: { error: 'Request ID not found' } });
     await assert.rejects(service.leaveQueue('D', id), contractError(404, 'Invalid request ID'));
@@ -165,7 +165,7 @@ describe('a room whose draw is switched off while visitors wait in its pre-queue
 describe('a place left before its claim or its expiry question', () => {
   it('a claim whose atomic issue finds the visitor left (a leave between the read and the issue) is 410 "given up"', async () => {
     const { service, store, published } = setup([defaultSettings('E')]);
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     await service.incrementServingCounter('E', 1);
     published.length = 0;
     store.forceIssue = { outcome: 'left' };
@@ -177,7 +177,7 @@ describe('a place left before its claim or its expiry question', () => {
   it('queue_pos_expiry of a visitor who left is 410 "given up"', async () => {
     const { service, store } = setup([{ ...defaultSettings('E'), queue_position_expiry_period: 100 }]);
     await service.start();
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     await service.incrementServingCounter('E', 1);
     ok(await service.leaveQueue('E', id));
     await assert.rejects(service.queuePosExpiry('E', id), contractError(410, 'Queue position was given up'));
@@ -191,10 +191,10 @@ describe('the report of a range that begins with the room\'s history', () => {
     const { service, store, clock } = setup([defaultSettings('E')]);
     const minute = NOW_S - (NOW_S % 60);
     clock.ms = minute * 1000;
-    ok(await service.assignQueueNum('E'));
+    ok(await service.assignQueueNum('E', {}));
     await service.recordHistory(3600);
     clock.ms += 60_000;
-    ok(await service.assignQueueNum('E'));
+    ok(await service.assignQueueNum('E', {}));
     await service.recordHistory(3600);
     const report = (await service.roomReport('E', minute + 30, minute + 60)).body;
     assert.deepEqual(report.minutes.map((m) => [m.minute, m.waiting]), [[minute, 1], [minute + 60, 2]]);
@@ -205,7 +205,7 @@ describe('the report of a range that begins with the room\'s history', () => {
 describe('the wait of an admitted visitor, and the estimate it was given', () => {
   it('a claim tallies the wait from the join to the admission (not to the claim) under the admission\'s minute', async () => {
     const { service, store, clock } = setup([defaultSettings('E')]);
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     clock.ms += 30_000;
     await service.incrementServingCounter('E', 1);
     clock.ms += 100_000;
@@ -220,7 +220,7 @@ describe('the wait of an admitted visitor, and the estimate it was given', () =>
     clock.ms -= 5_000;
     await service.incrementServingCounter('E', 5);
     clock.ms += 15_000;
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     ok(await service.generateToken('E', id));
     await service.flushWaits(3600);
     assert.deepEqual(await store.readWaits('E', NOW_S - 600, NOW_S + 600), [{ minute: NOW_S, counts: { [waitField(0)]: 1 } }]);
@@ -230,7 +230,7 @@ describe('the wait of an admitted visitor, and the estimate it was given', () =>
   it('the pace counts up to now, with the counter read now; the estimate is judged against the admission time', async () => {
     const { service, store, clock } = setup([defaultSettings('E')]);
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E')).api_request_id);
+    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E', {})).api_request_id);
     const last = ids[11]!;
     ok(await service.servingNum('E')); // 0 seen at t0
     await service.incrementServingCounter('E', 2);
@@ -257,7 +257,7 @@ describe('joins: an asynchronous intake, enqueue keys', () => {
   it('with an asynchronous intake, a join is handed to the intake and answered before it has a position', async () => {
     const handed: { eventId: string; joins: readonly JoinRequest[] }[] = [];
     const { service, store } = setup([defaultSettings('E')], { intake: async (eventId, joins) => void handed.push({ eventId, joins }) });
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     assert.deepEqual(handed.map(({ eventId, joins }) => [eventId, joins.map((j) => j.requestId)]), [['E', [id]]]);
     assert.equal((await store.getCounters('E')).queue, 0, 'numbered later, by whoever consumes the intake');
     await store.close();
@@ -281,7 +281,7 @@ describe('joins: an asynchronous intake, enqueue keys', () => {
 
   it('a reset forgets the estimate given to a place: the same enqueue key joining again is not shown the old one', async () => {
     const { service, store, clock } = setup([keyed]);
-    for (let i = 0; i < 11; i++) ok(await service.assignQueueNum('K'));
+    for (let i = 0; i < 11; i++) ok(await service.assignQueueNum('K', {}));
     const key = signEnqueueKey(secret, { event_id: 'K', key: 'user-42', exp: NOW_S + 600 });
     const { api_request_id: id } = ok(await service.assignQueueNum('K', { enqueueKey: key }));
     ok(await service.servingNum('K'));
@@ -303,7 +303,7 @@ describe('the wait estimate, fed by every read of the counter', () => {
   it('the public counter stream measures the pace on its own (its reads are timed in milliseconds like the others)', async () => {
     const { service, store, clock } = setup([defaultSettings('E')]);
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E')).api_request_id);
+    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E', {})).api_request_id);
     await service.streamCounters('E');
     await service.incrementServingCounter('E', 2);
     clock.ms += 20_000;
@@ -316,7 +316,7 @@ describe('the wait estimate, fed by every read of the counter', () => {
     const { service, store, clock } = setup([defaultSettings('E')]);
     assert.equal(service.countersInMemory('E'), undefined, 'nothing read yet');
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E')).api_request_id);
+    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E', {})).api_request_id);
     await store.getCounters('E');
     assert.equal(service.countersInMemory('E')?.serving, 0);
     await service.incrementServingCounter('E', 2);
@@ -330,7 +330,7 @@ describe('the wait estimate, fed by every read of the counter', () => {
   it('a place looked up when the counter stands exactly at it is shown 0 s, and that estimate is not judged', async () => {
     const { service, store, clock } = setup([defaultSettings('E')]);
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E')).api_request_id);
+    for (let i = 0; i < 12; i++) ids.push(ok(await service.assignQueueNum('E', {})).api_request_id);
     ok(await service.servingNum('E'));
     await service.incrementServingCounter('E', 5);
     clock.ms += 25_000;
@@ -354,7 +354,7 @@ describe('the wait estimate, fed by every read of the counter', () => {
 describe('the waits tallied for the history', () => {
   it('are not tallied at all when recording waits is off', async () => {
     const { service, store } = setup([defaultSettings('E')], { recordWaits: false });
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     await service.incrementServingCounter('E', 1);
     ok(await service.generateToken('E', id));
     await service.flushWaits(3600);
@@ -364,7 +364,7 @@ describe('the waits tallied for the history', () => {
 
   it('a claim that loses its race to another node\'s claim answers that set and tallies no wait here (the winner does)', async () => {
     const { service, store } = setup([defaultSettings('E')]);
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     await service.incrementServingCounter('E', 1);
     store.otherNodeClaimsFirst = true;
     const tokens = ok(await service.generateToken('E', id));
@@ -377,7 +377,7 @@ describe('the waits tallied for the history', () => {
   it('of a room removed are dropped, not written under its ID', async () => {
     const { service, store, registry } = setup([defaultSettings('E')]);
     await service.start();
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     await service.incrementServingCounter('E', 1);
     ok(await service.generateToken('E', id));
     await registry.remove('E');
@@ -390,7 +390,7 @@ describe('the waits tallied for the history', () => {
   it('a flush the store refuses part of fails; the part not written is written at the next flush, the rest not again', async () => {
     const { service, store } = setup([defaultSettings('A'), defaultSettings('B')]);
     for (const room of ['A', 'B']) {
-      const { api_request_id: id } = ok(await service.assignQueueNum(room));
+      const { api_request_id: id } = ok(await service.assignQueueNum(room, {}));
       await service.incrementServingCounter(room, 1);
       ok(await service.generateToken(room, id));
     }
@@ -413,7 +413,7 @@ describe('the history sample of a minute', () => {
   it('taken in the middle of a minute is filed under that minute', async () => {
     const { service, store, clock } = setup([defaultSettings('E')]);
     clock.ms = (NOW_S + 30) * 1000;
-    ok(await service.assignQueueNum('E'));
+    ok(await service.assignQueueNum('E', {}));
     await service.recordHistory(3600);
     assert.deepEqual((await store.readHistory('E', NOW_S - 600, NOW_S + 600)).map((s) => s.minute), [NOW_S]);
     await store.close();
@@ -423,7 +423,7 @@ describe('the history sample of a minute', () => {
 describe('a claim answered again after the clock went back', () => {
   it('says the set stays valid for its validity period, never longer', async () => {
     const { service, store, clock } = setup([{ ...defaultSettings('E'), validity_period: 3600 }]);
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     await service.incrementServingCounter('E', 1);
     assert.equal(ok(await service.generateToken('E', id)).expires_in, 3600);
     clock.ms -= 100_000;
@@ -435,7 +435,7 @@ describe('a claim answered again after the clock went back', () => {
 describe('a MaxSize report through the service', () => {
   it('closes the sessions it reports completed (session_updated) and counts them', async () => {
     const { service, store, published } = setup([defaultSettings('E')]);
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     await service.incrementServingCounter('E', 1);
     ok(await service.generateToken('E', id));
     published.length = 0;
@@ -507,7 +507,7 @@ describe('rooms: start, close, the rooms API', () => {
       bot_defence: botDefence({ require_enqueue_key: true }),
     };
     const { service, store } = setup([room]);
-    await assert.rejects(service.assignQueueNum('P'), contractError(403, 'Enqueue key required'));
+    await assert.rejects(service.assignQueueNum('P', {}), contractError(403, 'Enqueue key required'));
     const figures = ok(await service.roomFigures('P'));
     assert.equal(figures.bot_defence?.enqueue_key_refused, 1);
     await store.close();

@@ -189,7 +189,7 @@ describe('the service records the estimate it answers on /queue_num and judges i
       defaultIssuer: () => 'http://127.0.0.1',
     });
     const service = core.service;
-    const join = async () => (await service.assignQueueNum('E')).body as { api_request_id: string };
+    const join = async () => (await service.assignQueueNum('E', {})).body as { api_request_id: string };
     // Ten joined and let in over 60 s: a pace of 1 every 6 s, seen by the polls.
     for (let i = 0; i < 10; i++) await join();
     await service.servingNum('E');

@@ -132,7 +132,7 @@ describe('joining: answered only once the position is stored', () => {
     store.holdCommits = true;
     const committing = store.nextCommit();
     let answered = false;
-    const answer = service.assignQueueNum('E').then((a) => ((answered = true), a));
+    const answer = service.assignQueueNum('E', {}).then((a) => ((answered = true), a));
     await committing;
     assert.equal(answered, false, 'a join answered before its commit would be lost by a crash');
     store.releaseCommits();
@@ -144,7 +144,7 @@ describe('joining: answered only once the position is stored', () => {
   it('answers a join whose commit failed with the failure, never with a request ID', async () => {
     const { store, service } = setup();
     store.failCommits = new StoreUnavailableError('down');
-    await assert.rejects(service.assignQueueNum('E'), StoreUnavailableError);
+    await assert.rejects(service.assignQueueNum('E', {}), StoreUnavailableError);
     store.failCommits = null;
     assert.equal(ok(await service.waitingNum('E')).waiting_num, 0);
     await store.close();
@@ -165,7 +165,7 @@ type Setup = ReturnType<typeof setup>;
 
 /** A visitor who joined and whose position the serving counter has reached. */
 async function servedVisitor({ service }: Setup, eventId = 'E'): Promise<string> {
-  const { api_request_id: id } = ok(await service.assignQueueNum(eventId));
+  const { api_request_id: id } = ok(await service.assignQueueNum(eventId, {}));
   const { queue_number: position } = ok(await service.queueNum(eventId, id));
   const { serving_counter: serving } = ok(await service.servingNum(eventId));
   if (serving < position) await service.incrementServingCounter(eventId, position - serving);
@@ -176,8 +176,8 @@ describe('rooms: unknown events and malformed request IDs are client errors', ()
   it('every operation on an unknown event fails with its contract error, and creates no state', async () => {
     const { service, store } = setup();
     const id = '00000000-0000-4000-8000-000000000000';
-    await assert.rejects(service.assignQueueNum('Nope'), INVALID_EVENT);
-    await assert.rejects(service.assignQueueNum(7), INVALID_EVENT);
+    await assert.rejects(service.assignQueueNum('Nope', {}), INVALID_EVENT);
+    await assert.rejects(service.assignQueueNum(7, {}), INVALID_EVENT);
     await assert.rejects(service.servingNum('Nope'), INVALID_EVENT);
     await assert.rejects(service.waitingNum('Nope'), INVALID_EVENT);
     await assert.rejects(service.incrementServingCounter('Nope', 1), INVALID_EVENT);
@@ -200,7 +200,7 @@ describe('rooms: unknown events and malformed request IDs are client errors', ()
 
   it('a request ID must be a whole UUID; its case does not matter', async () => {
     const { service, store } = setup();
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     for (const bad of [`${id}x`, id.slice(1), 42, undefined, '']) {
       await assert.rejects(service.queueNum('E', bad), INVALID_EVENT_OR_REQUEST, String(bad));
     }
@@ -225,8 +225,8 @@ describe('start', () => {
     const { service, store, keys } = setup([defaultSettings('E'), { ...defaultSettings('Off'), enable_queue_position_expiry: false }]);
     await service.start();
     assert.deepEqual(keys.asked, ['E', 'Off']);
-    const { api_request_id: e } = ok(await service.assignQueueNum('E'));
-    const { api_request_id: off } = ok(await service.assignQueueNum('Off'));
+    const { api_request_id: e } = ok(await service.assignQueueNum('E', {}));
+    const { api_request_id: off } = ok(await service.assignQueueNum('Off', {}));
     assert.equal((await store.getClaimContext('E', e))?.expiryEnabledSince, NOW_S);
     assert.equal((await store.getClaimContext('Off', off))?.expiryEnabledSince, null);
     await store.close();
@@ -236,9 +236,9 @@ describe('start', () => {
 describe('the public API', () => {
   it('assign_queue_num: a new UUID per visitor, numbered in order, entry time in whole seconds', async () => {
     const { service, store, clock } = setup();
-    const first = ok(await service.assignQueueNum('E')).api_request_id;
+    const first = ok(await service.assignQueueNum('E', {})).api_request_id;
     clock.ms += 5_000;
-    const second = ok(await service.assignQueueNum('E')).api_request_id;
+    const second = ok(await service.assignQueueNum('E', {})).api_request_id;
     assert.match(first, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.notEqual(first, second);
     assert.deepEqual(ok(await service.queueNum('E', first)), { queue_number: 1, entry_time: NOW_S, event_id: 'E', status: 1 });
@@ -261,8 +261,8 @@ describe('the public API', () => {
     assert.deepEqual(await service.servingNum('E'), { status: 200, body: { serving_counter: 0 } });
     assert.deepEqual(await service.waitingNum('E'), { status: 200, body: { waiting_num: 0 } });
     const a = await servedVisitor(setupOf(service, store, clock));
-    await service.assignQueueNum('E');
-    await service.assignQueueNum('E');
+    await service.assignQueueNum('E', {});
+    await service.assignQueueNum('E', {});
     assert.equal(ok(await service.servingNum('E')).serving_counter, 1);
     assert.equal(ok(await service.waitingNum('E')).waiting_num, 3);
     ok(await service.generateToken('E', a));
@@ -346,9 +346,9 @@ describe('generate_token', () => {
     const s = setup([{ ...defaultSettings('E'), queue_position_expiry_period: 100 }]);
     await s.service.start();
     await assert.rejects(s.service.generateToken('E', '00000000-0000-4000-8000-000000000000'), contractError(404, 'Invalid request ID'));
-    const { api_request_id: waiting } = ok(await s.service.assignQueueNum('E'));
-    await s.service.assignQueueNum('E');
-    assert.deepEqual(await s.service.generateToken('E', ok(await s.service.assignQueueNum('E')).api_request_id), {
+    const { api_request_id: waiting } = ok(await s.service.assignQueueNum('E', {}));
+    await s.service.assignQueueNum('E', {});
+    assert.deepEqual(await s.service.generateToken('E', ok(await s.service.assignQueueNum('E', {})).api_request_id), {
       status: 202,
       body: { error: 'Request ID not being served yet' },
     });
@@ -388,10 +388,10 @@ describe('queue_pos_expiry', () => {
     const s = setup([{ ...defaultSettings('E'), queue_position_expiry_period: 100 }, { ...defaultSettings('Off'), enable_queue_position_expiry: false }]);
     await s.service.start();
     await assert.rejects(s.service.queuePosExpiry('E', '00000000-0000-4000-8000-000000000000'), contractError(404, 'Invalid request ID'));
-    const { api_request_id: off } = ok(await s.service.assignQueueNum('Off'));
+    const { api_request_id: off } = ok(await s.service.assignQueueNum('Off', {}));
     assert.deepEqual(await s.service.queuePosExpiry('Off', off), { status: 202, body: { error: 'Queue position expiration not enabled' } });
     const id = await servedVisitor(s);
-    const { api_request_id: later } = ok(await s.service.assignQueueNum('E'));
+    const { api_request_id: later } = ok(await s.service.assignQueueNum('E', {}));
     assert.deepEqual(await s.service.queuePosExpiry('E', later), { status: 202, body: { error: 'Request ID not being served yet' } });
     s.clock.ms += 30_000;
     assert.deepEqual(await s.service.queuePosExpiry('E', id), { status: 200, body: { expires_in: 70 } });
@@ -478,7 +478,7 @@ describe('the private API', () => {
 
   it('reset_initial_state needs no after-reset hook', async () => {
     const s = setup();
-    await s.service.assignQueueNum('E');
+    await s.service.assignQueueNum('E', {});
     assert.equal((await s.service.resetInitialState('E')).status, 200);
     assert.equal((await s.store.getCounters('E')).queue, 0);
     await s.store.close();
@@ -487,8 +487,8 @@ describe('the private API', () => {
   it('counters adds the waiting number and the active tokens to the store\'s counters', async () => {
     const s = setup();
     ok(await s.service.generateToken('E', await servedVisitor(s)));
-    await s.service.assignQueueNum('E');
-    await s.service.assignQueueNum('E');
+    await s.service.assignQueueNum('E', {});
+    await s.service.assignQueueNum('E', {});
     assert.deepEqual(await s.service.counters('E'), {
       queue: 3, serving: 1, tokens: 1, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0, generation: 0, waiting: 2, activeTokens: 1,
     });
@@ -508,7 +508,7 @@ describe('background jobs', () => {
     await s.service.start();
     for (const room of ['Plain', 'Incr']) {
       await servedVisitor(s, room);
-      await s.service.assignQueueNum(room);
+      await s.service.assignQueueNum(room, {});
     }
     s.clock.ms += 100_000;
     await s.service.advanceExpiry('Plain');
@@ -547,7 +547,7 @@ describe('background jobs', () => {
     ok(await s.service.generateToken('On', left));
     ok(await s.service.updateSession('On', left, -1));
     ok(await s.service.generateToken('On', await servedVisitor(s, 'On')));
-    await s.service.assignQueueNum('On');
+    await s.service.assignQueueNum('On', {});
     s.published.length = 0;
     await s.service.emitMetrics('Quiet');
     assert.deepEqual(s.published, []);
@@ -606,7 +606,7 @@ describe('for the adapters', () => {
     assert.equal(down.name, 'StoreUnavailableError');
     assert.equal(s.service.storeDescription, 'memory');
     const id = await servedVisitor(s);
-    const { api_request_id: later } = ok(await s.service.assignQueueNum('E'));
+    const { api_request_id: later } = ok(await s.service.assignQueueNum('E', {}));
     assert.equal(await s.service.claimReadiness('E', id), 'issue');
     assert.equal(await s.service.claimReadiness('E', later), 'not-served-yet');
     assert.equal(await s.service.claimReadiness('E', '00000000-0000-4000-8000-000000000000'), 'no-position');
@@ -616,7 +616,7 @@ describe('for the adapters', () => {
 
   it('binds an OpenID Connect authorization to a position only', async () => {
     const s = setup();
-    const { api_request_id: id } = ok(await s.service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await s.service.assignQueueNum('E', {}));
     assert.equal(await s.service.bindAuthorization('E', id, 'request-1'), true);
     assert.equal(await s.service.boundAuthorization('E', id), 'request-1');
     assert.equal(await s.service.bindAuthorization('E', '00000000-0000-4000-8000-000000000000', 'x'), false);
@@ -634,7 +634,7 @@ describe('for the adapters', () => {
     const { api_request_id: id } = ok(await s.service.assignQueueNum('E', {}, 'request-1'));
     assert.equal(s.service.joinsNumberedLater, false);
     assert.equal(await s.service.boundAuthorization('E', id), 'request-1');
-    const { api_request_id: plain } = ok(await s.service.assignQueueNum('E'));
+    const { api_request_id: plain } = ok(await s.service.assignQueueNum('E', {}));
     assert.equal(await s.service.boundAuthorization('E', plain), null);
     // A pre-queue entry has no position to bind to: refused before anything is stored.
     await assert.rejects(s.service.assignQueueNum('D', {}, 'request-2'), { status: 503 });
@@ -661,7 +661,7 @@ describe('joining through an asynchronous intake', () => {
       },
       onJoinBatch: (size) => sizes.push(size),
     });
-    const answers = await Promise.all([s.service.assignQueueNum('E'), s.service.assignQueueNum('E')]);
+    const answers = await Promise.all([s.service.assignQueueNum('E', {}), s.service.assignQueueNum('E', {})]);
     const ids = answers.map((a) => ok(a).api_request_id);
     const handed = accepted.map(([eventId, joins]) => [eventId, joins.map(({ requestId, entryTime }) => ({ requestId, entryTime }))]);
     assert.deepEqual(handed, [['E', ids.map((requestId) => ({ requestId, entryTime: NOW_S }))]]);
@@ -695,7 +695,7 @@ describe('joining through an asynchronous intake', () => {
         throw new StoreUnavailableError('queue down');
       },
     });
-    await assert.rejects(s.service.assignQueueNum('E'), StoreUnavailableError);
+    await assert.rejects(s.service.assignQueueNum('E', {}), StoreUnavailableError);
     await s.store.close();
   });
 });
@@ -704,7 +704,7 @@ describe('join batches', () => {
   it('reports the size of every committed batch, and drainJoins answers every join waiting', async () => {
     const sizes: number[] = [];
     const s = setup([defaultSettings('E')], { onJoinBatch: (size) => sizes.push(size), joinBatch: { maxBatch: 2 } });
-    const joins = [s.service.assignQueueNum('E'), s.service.assignQueueNum('E'), s.service.assignQueueNum('E')];
+    const joins = [s.service.assignQueueNum('E', {}), s.service.assignQueueNum('E', {}), s.service.assignQueueNum('E', {})];
     await s.service.drainJoins();
     assert.deepEqual(sizes, [2, 1]);
     assert.equal((await s.store.getCounters('E')).queue, 3);
@@ -718,8 +718,8 @@ describe('leave_queue', () => {
 
   it('a waiting visitor gives the place up once: queue_left is published, the line shortens, a second leave is 410', async () => {
     const { service, store, published } = setup();
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
-    ok(await service.assignQueueNum('E'));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
+    ok(await service.assignQueueNum('E', {}));
     assert.equal(ok(await service.waitingNum('E')).waiting_num, 2);
     assert.deepEqual(await service.leaveQueue('E', id.toUpperCase()), { status: 200, body: {} });
     assert.deepEqual(published.filter((p) => p.type === 'queue_left'), [{ type: 'queue_left', detail: { event_id: 'E', request_id: id } }]);
@@ -764,7 +764,7 @@ describe('the pre-queue and the draw, through the service', () => {
 
   it('before the start a join has no position, can leave the pre-queue once, and the draw shows its commitment only', async () => {
     const { service, store, published } = setup([drawRoom, defaultSettings('E')]);
-    const [a, b] = await Promise.all([service.assignQueueNum('D'), service.assignQueueNum('D')]).then((all) => all.map((x) => ok(x).api_request_id));
+    const [a, b] = await Promise.all([service.assignQueueNum('D', {}), service.assignQueueNum('D', {})]).then((all) => all.map((x) => ok(x).api_request_id));
     assert.deepEqual(await service.queueNum('D', a), { status: 202, body: { error: 'Waiting for the draw at the start' } });
     assert.equal(await service.roomPhase('D'), 'prequeue');
     assert.equal(await service.drawDone('D'), false);
@@ -788,7 +788,7 @@ describe('the pre-queue and the draw, through the service', () => {
 
   it('at the start the draw job draws; everyone who stayed gets a position, published with the entries', async () => {
     const { service, store, clock } = setup([drawRoom]);
-    const ids = (await Promise.all([1, 2, 3, 4].map(() => service.assignQueueNum('D')))).map((x) => ok(x).api_request_id);
+    const ids = (await Promise.all([1, 2, 3, 4].map(() => service.assignQueueNum('D', {})))).map((x) => ok(x).api_request_id);
     await service.leaveQueue('D', ids[1]);
     clock.ms = START_S * 1000;
     assert.equal(await service.roomPhase('D'), 'prequeue', 'until the draw is done');
@@ -805,17 +805,17 @@ describe('the pre-queue and the draw, through the service', () => {
     assert.equal(JSON.parse(ok(await service.drawPublication('D', 1)).toString()).pages, 1);
     await assert.rejects(service.drawPublication('D', 2), contractError(404, 'The draw has no such page'));
     // A join after the draw is numbered at once, behind the drawn places.
-    const { api_request_id: late } = ok(await service.assignQueueNum('D'));
+    const { api_request_id: late } = ok(await service.assignQueueNum('D', {}));
     assert.equal(ok(await service.queueNum('D', late)).queue_number, 4);
     await store.close();
   });
 
   it('joins after the start, before this process has seen the draw done, still go through the pre-queue and get a position', async () => {
     const { service, store, clock } = setup([drawRoom]);
-    const { api_request_id: early } = ok(await service.assignQueueNum('D'));
+    const { api_request_id: early } = ok(await service.assignQueueNum('D', {}));
     clock.ms = START_S * 1000 + 5_000;
     await service.runDraws();
-    const { api_request_id: late } = ok(await service.assignQueueNum('D'));
+    const { api_request_id: late } = ok(await service.assignQueueNum('D', {}));
     assert.equal(ok(await service.queueNum('D', early)).queue_number, 1);
     assert.equal(ok(await service.queueNum('D', late)).queue_number, 2);
     await store.close();
@@ -823,7 +823,7 @@ describe('the pre-queue and the draw, through the service', () => {
 
   it('a reset forgets the draw: the next join commits a new seed', async () => {
     const { service, store, clock } = setup([drawRoom]);
-    ok(await service.assignQueueNum('D'));
+    ok(await service.assignQueueNum('D', {}));
     const first = JSON.parse(ok(await service.drawPublication('D')).toString()).commitment as string;
     clock.ms = START_S * 1000;
     await service.runDraws();
@@ -832,7 +832,7 @@ describe('the pre-queue and the draw, through the service', () => {
     assert.ok(JSON.parse(ok(await service.drawPublication('D')).toString()).seed, 'published, and kept for a second');
     ok(await service.resetInitialState('D'));
     assert.equal(await service.drawDone('D'), false);
-    ok(await service.assignQueueNum('D'));
+    ok(await service.assignQueueNum('D', {}));
     assert.equal(JSON.parse(ok(await service.drawPublication('D')).toString()).seed, undefined, 'at once, not a second later');
     const second = JSON.parse(ok(await service.drawPublication('D')).toString()).commitment as string;
     assert.notEqual(second, first);
@@ -861,7 +861,7 @@ describe('the hand-off without a gate', () => {
 
   it('return_to off the allowed origins is 400; a visitor not served yet gets the 202 of generate_token', async () => {
     const s = setup([room]);
-    const { api_request_id: waiting } = ok(await s.service.assignQueueNum('E'));
+    const { api_request_id: waiting } = ok(await s.service.assignQueueNum('E', {}));
     await assert.rejects(s.service.handoffCode('E', waiting, 'https://evil.example/'), contractError(400, 'return_to is not an allowed origin of this room'));
     assert.deepEqual(await s.service.handoffCode('E', waiting, 'https://shop.example/'), { status: 202, body: { error: 'Request ID not being served yet' } });
     await s.store.close();
@@ -899,7 +899,7 @@ describe('rooms at runtime (the rooms API)', () => {
     assert.equal(created.body.validity_period, 600);
     assert.equal(created.body.phase, 'open');
     assert.equal(service.roomSettings('Shop')?.validity_period, 600, 'served by this node at once');
-    ok(await service.assignQueueNum('Shop'));
+    ok(await service.assignQueueNum('Shop', {}));
 
     const replaced = await service.putRoom('Shop', put({ validity_period: 60, state: 'paused' }));
     assert.equal(replaced.status, 200);
@@ -964,7 +964,7 @@ describe('rooms at runtime (the rooms API)', () => {
       });
     const { service, store } = setup([], { sleep });
     await service.putRoom('Shop', put());
-    ok(await service.assignQueueNum('Shop'));
+    ok(await service.assignQueueNum('Shop', {}));
     const deleting = service.deleteRoom('Shop');
     await Promise.race([waited.promise, deleting.then(() => assert.fail('answered without waiting for the other nodes'))]);
     // The settings go first: this node no longer serves the room. The data stays while other nodes may.
@@ -992,7 +992,7 @@ describe('rooms at runtime (the rooms API)', () => {
     const deleting = service.deleteRoom('Shop');
     await Promise.race([waited.promise, deleting.then(() => assert.fail('answered without waiting for the other nodes'))]);
     await service.putRoom('Shop', put());
-    ok(await service.assignQueueNum('Shop'));
+    ok(await service.assignQueueNum('Shop', {}));
     release.resolve();
     assert.equal((await deleting).status, 200);
     assert.equal((await store.getCounters('Shop')).queue, 1, 'the room created again keeps its join');
@@ -1019,8 +1019,8 @@ describe('rooms at runtime (the rooms API)', () => {
 
   it('figures of a served room: its counters and phase now', async () => {
     const { service, store } = setup();
-    ok(await service.assignQueueNum('E'));
-    ok(await service.assignQueueNum('E'));
+    ok(await service.assignQueueNum('E', {}));
+    ok(await service.assignQueueNum('E', {}));
     await service.incrementServingCounter('E', 1);
     const figures = ok(await service.roomFigures('E'));
     assert.equal(figures.event_id, 'E');
@@ -1044,7 +1044,7 @@ describe('admission through the service', () => {
 
   it('a periodic tick moves the counter of the room, never past its queue', async () => {
     const { service, store } = setup();
-    ok(await service.assignQueueNum('E'));
+    ok(await service.assignQueueNum('E', {}));
     const inlet = { eventId: 'E', incrementBy: 5, startTime: 0, endTime: 0 };
     assert.deepEqual(await service.admit('E', { kind: 'periodic', inlet, now: NOW_S }), { kind: 'moved', by: 1, servingNum: 1 });
     await store.close();
@@ -1053,8 +1053,8 @@ describe('admission through the service', () => {
   it('an automatic room admits within its limits on its tick, in its phase', async () => {
     const room = { ...defaultSettings('A'), admission: 'automatic', new_users_per_minute: 60, total_active_users: 10 } as RoomSettings;
     const { service, store } = setup([room, { ...defaultSettings('P'), state: 'paused' }]);
-    ok(await service.assignQueueNum('A'));
-    ok(await service.assignQueueNum('A'));
+    ok(await service.assignQueueNum('A', {}));
+    ok(await service.assignQueueNum('A', {}));
     const outcome = await service.admitAutomatically('A');
     assert.equal(outcome?.kind === 'admitted' && outcome.serving, 1, '⌈60/60⌉ = 1 a second');
     assert.deepEqual(await service.admitAutomatically('P'), { kind: 'nothing', reason: 'phase paused' });
@@ -1066,10 +1066,10 @@ describe('admission through the service', () => {
 describe('history, report and audit log', () => {
   it('records each room\'s counters at the minute, and reports the minutes of a range', async () => {
     const { service, store, clock } = setup();
-    ok(await service.assignQueueNum('E'));
+    ok(await service.assignQueueNum('E', {}));
     await service.recordHistory(3600);
     clock.ms += 60_000;
-    ok(await service.assignQueueNum('E'));
+    ok(await service.assignQueueNum('E', {}));
     await service.recordHistory(3600);
     const minute = NOW_S - (NOW_S % 60);
     const report = (await service.roomReport('E', minute + 60, minute + 60)).body;
@@ -1100,8 +1100,8 @@ describe('joins the room refuses, and joins the bot defence shapes', () => {
     const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');
     const early = { ...defaultSettings('Early'), prequeue_start_time: iso(NOW_S + 60), event_start_time: iso(NOW_S + 120) };
     const { service, store } = setup([early, { ...defaultSettings('Shut'), state: 'closed' }]);
-    await assert.rejects(service.assignQueueNum('Early'), contractError(403, 'Waiting room is not open yet'));
-    await assert.rejects(service.assignQueueNum('Shut'), contractError(403, 'Waiting room is closed'));
+    await assert.rejects(service.assignQueueNum('Early', {}), contractError(403, 'Waiting room is not open yet'));
+    await assert.rejects(service.assignQueueNum('Shut', {}), contractError(403, 'Waiting room is closed'));
     assert.equal((await store.getCounters('Early')).queue, 0);
     assert.equal((await store.getCounters('Shut')).queue, 0);
     await store.close();
@@ -1143,8 +1143,8 @@ describe('joins the room refuses, and joins the bot defence shapes', () => {
 describe('a room that is off', () => {
   it('serves everyone who joined: a claim beyond the serving counter is issued', async () => {
     const { service, store } = setup([{ ...defaultSettings('E'), state: 'off' }]);
-    ok(await service.assignQueueNum('E'));
-    const { api_request_id: id } = ok(await service.assignQueueNum('E'));
+    ok(await service.assignQueueNum('E', {}));
+    const { api_request_id: id } = ok(await service.assignQueueNum('E', {}));
     assert.equal(ok(await service.servingNum('E')).serving_counter, 0);
     assert.equal(signed(ok(await service.generateToken('E', id)).access_token).position, 2);
     await store.close();
@@ -1155,7 +1155,7 @@ describe('the wait estimate of /queue_num', () => {
   it('none until the pace is known; then (people ahead) / pace as a range, kept from the first lookup and judged at the claim', async () => {
     const s = setup();
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push(ok(await s.service.assignQueueNum('E')).api_request_id);
+    for (let i = 0; i < 12; i++) ids.push(ok(await s.service.assignQueueNum('E', {})).api_request_id);
     const last = ids[11]!;
     assert.equal('wait_estimate_s' in ok(await s.service.queueNum('E', last)), false, 'no pace yet');
     ok(await s.service.servingNum('E'));
@@ -1180,7 +1180,7 @@ describe('the wait estimate of /queue_num', () => {
     assert.equal(ok(await s.service.roomFigures('E')).estimate_accuracy.samples, 1);
     // A reset forgets the room's pace: a new place gets no estimate until it is measured again.
     ok(await s.service.resetInitialState('E'));
-    const { api_request_id: after } = ok(await s.service.assignQueueNum('E'));
+    const { api_request_id: after } = ok(await s.service.assignQueueNum('E', {}));
     assert.equal('wait_estimate_s' in ok(await s.service.queueNum('E', after)), false);
     await s.store.close();
   });
@@ -1194,7 +1194,7 @@ describe('rooms followed after start, gate sessions, challenges and write limits
     await s.service.start();
     await s.service.putRoom('Late', { queue_position_expiry_period: 100 });
     assert.deepEqual(s.keys.asked, ['Late']);
-    const { api_request_id: id } = ok(await s.service.assignQueueNum('Late'));
+    const { api_request_id: id } = ok(await s.service.assignQueueNum('Late', {}));
     assert.equal((await s.store.getClaimContext('Late', id))?.expiryEnabledSince, NOW_S);
     await s.service.putRoom('Late', { queue_position_expiry_period: 200 });
     assert.deepEqual(s.keys.asked, ['Late', 'Late'], 'a changed room is prepared again');

@@ -48,7 +48,7 @@ function setup() {
   const deps = { room, clients: new OidcClients(rooms), secrets: new ClientSecrets(store), issuer: () => ISSUER };
   /** A visitor of Shop who joined through /authorize (with the given challenge and nonce) and is served. */
   const code = async (bound: { challenge?: string; nonce?: string; served?: boolean } = {}) => {
-    const joined = await room.assignQueueNum('Shop');
+    const joined = await room.assignQueueNum('Shop', {});
     const id = joined.status === 200 ? joined.body.api_request_id : assert.fail('join');
     const client = deps.clients.get('Shop')!;
     await room.bindAuthorization('Shop', id, bindAuthorization({
@@ -185,7 +185,7 @@ describe('token exchange checks, in order', () => {
     const form = { grant_type: 'authorization_code', client_id: 'Shop', client_secret: SECRET };
     assert.equal(await refusal(exchangeCode(request({ ...form, redirect_uri: REDIRECT }), deps)), '400 invalid_request: code is required');
     assert.equal(await refusal(exchangeCode(request({ ...form, code: 'not-a-uuid', redirect_uri: REDIRECT }), deps)), '400 invalid_grant: the code is not valid for this client');
-    const plainJoin = await room.assignQueueNum('Shop');
+    const plainJoin = await room.assignQueueNum('Shop', {});
     const unbound = plainJoin.status === 200 ? plainJoin.body.api_request_id : '';
     assert.equal(await refusal(exchangeCode(request({ ...form, code: unbound, redirect_uri: REDIRECT }), deps)), '400 invalid_grant: the code is not valid for this client');
     const id = await code();

@@ -448,7 +448,7 @@ async function reserve(): Promise<void> {
     for (let attempt = 0; attempt < 2 && response.status === 403; attempt++) {
       const refusal = await errorMessage(response);
       if (!PROOF_REFUSALS.some((text) => refusal.endsWith(text))) break;
-      setStatus('Checking your browser…');
+      setStatus(t('checking_browser'));
       response = await join(await solveProofOfWork(settings.publicApiUrl, settings.eventId));
     }
     if (response.status !== 200) {
@@ -604,14 +604,23 @@ if (settings.ignored.length > 0) {
 // ---- behind the gate ----------------------------------------------------------------------------------------
 // The gate (src/gate/) serves this same page at the URL the visitor asked for, with <meta name="anteroom-gate">.
 // The place is the gate's (an HttpOnly cookie), so the page asks the gate, not the public API: the same URL
-// with Accept: application/json answers {status: "queued" | "admitted" | "closed", …}.
+// with Accept: application/json answers {status: "queued" | "admitted" | "closed" | "challenge" | "limited", …}.
+// A room whose bot defence asks a proof of work: the page solves a challenge from the gate (GET
+// /_anteroom/challenge, on the site's own host) and asks the same URL again with the solution in the
+// Anteroom-Proof-Of-Work header; the gate joins then (src/gate/gate-join.ts).
 
 const GATE_POLL_MS = 2_000;
+/** Where the gate serves a room's challenge (its public API's GET /challenge, under the gate's own path). */
+const GATE_CHALLENGE_BASE = '/_anteroom';
+/** Solutions sent in a row that were answered with a challenge again (one came too late or was used): give up at 2. */
+let gateSolutionsRefused = 0;
 
-async function followGate(s: Session): Promise<void> {
+async function followGate(s: Session, proofOfWork?: string): Promise<void> {
   if (s.stopped) return;
   try {
-    const response = await fetch(location.href, { headers: { accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' });
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (proofOfWork !== undefined) headers['anteroom-proof-of-work'] = proofOfWork;
+    const response = await fetch(location.href, { headers, cache: 'no-store', credentials: 'same-origin' });
     if (!response.headers.has('anteroom-gate')) {
       // Not the gate's answer: the visitor is in already (another tab was admitted); load the page itself.
       location.reload();
@@ -629,6 +638,21 @@ async function followGate(s: Session): Promise<void> {
       setError(t('phase_closed'));
       return;
     }
+    if (body.status === 'limited') {
+      gateLimited(s);
+      return;
+    }
+    if (body.status === 'challenge') {
+      if (proofOfWork !== undefined && ++gateSolutionsRefused >= 2) {
+        stopSession(s);
+        show('ended');
+        setError(t('gate_check_failed'));
+        return;
+      }
+      void solveForGate(s);
+      return;
+    }
+    gateSolutionsRefused = 0;
     if (typeof body.queue_number === 'number') s.visit.position = body.queue_number;
     if (typeof body.serving_counter === 'number') {
       s.serving = body.serving_counter;
@@ -647,6 +671,30 @@ async function followGate(s: Session): Promise<void> {
   }
 }
 
+/** Solves a challenge of the room without asking the visitor anything, then asks the gate again with it. */
+async function solveForGate(s: Session): Promise<void> {
+  setStatus(t('checking_browser'));
+  let proof: string;
+  try {
+    proof = await solveProofOfWork(GATE_CHALLENGE_BASE, gateMeta?.dataset.eventId ?? '');
+  } catch {
+    // No challenge (the connection, a limit) or not solved in time: ask the gate again a little later.
+    s.failures++;
+    const delay = nextDelay(s.failures - 1, POLL_BACKOFF);
+    setStatus(t('retrying', { s: Math.ceil(delay / 1000) }), 'warn');
+    s.timer = setTimeout(() => void followGate(s), delay);
+    return;
+  }
+  await followGate(s, proof);
+}
+
+/** Too many joins from the visitor's address: nothing is retried by itself (a retry would count too). */
+function gateLimited(s: Session | undefined): void {
+  if (s) stopSession(s);
+  show('ended');
+  setError(t('gate_limited'));
+}
+
 function startGate(reason: string): void {
   // Leaving and the connection details are the public API's; behind the gate the place is the cookie's.
   ui.leaveRow.hidden = true;
@@ -662,11 +710,16 @@ function startGate(reason: string): void {
     setTimeout(() => location.reload(), 5_000);
     return;
   }
+  if (reason === 'limited') {
+    gateLimited(undefined);
+    return;
+  }
   const s: Session = { visit: { requestId: '', joinedAt: Date.now() }, estimator: new TurnEstimator(), failures: 0, stopped: false };
   session = s;
   show('queue');
   ui.restartRow.hidden = true;
-  void followGate(s);
+  if (reason === 'challenge') void solveForGate(s);
+  else void followGate(s);
 }
 
 // Before the start (pre-queue), a countdown to it, once a second while the tab is shown.
