@@ -116,7 +116,8 @@ function withGateHead(html: string, room: RoomSettings, reason: GateReason): str
   const tags =
     `<meta name="anteroom-gate" content="${reason}" data-event-id="${escapeHtml(room.event_id)}">\n    ` +
     `<noscript><meta http-equiv="refresh" content="${marker(REFRESH_SLOT)}"></noscript>`;
-  const head = /<head(\s[^>]*)?>/i.exec(html);
+  // After <meta charset> when there is one (it must come within the first 1,024 bytes), else after <head>.
+  const head = /<meta charset[^>]*>/i.exec(html) ?? /<head(\s[^>]*)?>/i.exec(html);
   if (head) return `${html.slice(0, head.index + head[0].length)}\n    ${tags}${html.slice(head.index + head[0].length)}`;
   // A template without <head>: the parser puts the tags in the head it makes.
   const doctype = /^\s*<!doctype[^>]*>/i.exec(html);

@@ -100,6 +100,15 @@ describe('the gate page for each visitor', () => {
     });
   }
 
+  it('a template without <head> still gets the refresh, where the parser makes the head', () => {
+    const visitor = visitors[0]!;
+    const bare = renderGatePage(eventSettings('Bare', { page: '<!doctype html><p>{{position_text}}</p>' }), visitor, WEB_DIST_DIR, nowMs).body.toString();
+    assert.equal(
+      bare,
+      `<!doctype html><meta name="anteroom-gate" content="queued" data-event-id="Bare">\n    <noscript><meta http-equiv="refresh" content="13;url=/a?b=1&amp;c=2"></noscript><p>1,342</p>`,
+    );
+  });
+
   it('the refresh names a path of this host, percent-encoded and escaped for the attribute', () => {
     assert.equal(refreshContent({ seconds: 12, path: '/p?a=1&b=2' }), '12;url=/p?a=1&amp;b=2');
     assert.equal(refreshContent({ seconds: 5, path: `/q?x="><'\`\\ é|{}^` }), '5;url=/q?x=%22%3E%3C%27%60%5C%20%C3%A9%7C%7B%7D%5E');
