@@ -19,6 +19,7 @@ import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
 import { PlaceCookies, TOKEN_COOKIE, safeReturnPath } from './cookies.ts';
 import { gateChallengeRoute } from './gate-join.ts';
+import { ORIGIN_DOWN_REFRESH_SEC } from './refresh-interval.ts';
 import { pathOf, routeTableCache, type GatedRoom } from './route-match.ts';
 import { GateSessions, RENEW_EVERY_MS, type SessionVerdict } from './sessions.ts';
 import { GATE_ANSWER_HEADER, answerVisitor, sendWaitingPage, wantsJson } from './visitor-queue.ts';
@@ -77,7 +78,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     (settings) => settings.issuer ?? options.defaultIssuer(),
     clockMs,
   );
-  const queueDeps = { room, places, pagesRoot: options.pagesRoot, writesPerClientPerMinute: options.writesPerClientPerMinute };
+  const queueDeps = { room, places, pagesRoot: options.pagesRoot, writesPerClientPerMinute: options.writesPerClientPerMinute, clockMs };
   const routes = routeTableCache();
   const matchRoom = (host: string | undefined, path: string): GatedRoom | undefined => routes(room.roomsSnapshot()).match(host, path);
   const bypassRules = new WeakMap<GateSettings, BypassRules>();
@@ -240,7 +241,9 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
         const match = matchRoom(reply.request.host, pathOf(reply.request.url));
         reply.code(502).header('cache-control', 'no-store').header(GATE_ANSWER_HEADER, 'origin-down');
         if (!match || wantsJson(reply.request.headers.accept)) return reply.send({ error: 'The protected site did not answer' });
-        return sendWaitingPage(reply.request as FastifyRequest, reply as FastifyReply, renderGatePage(match.room, { mode: 'gate', reason: 'origin-down', acceptLanguage: reply.request.headers['accept-language'] }, options.pagesRoot));
+        const refresh = { seconds: ORIGIN_DOWN_REFRESH_SEC, path: safeReturnPath(reply.request.url) ?? '/' };
+        const page = renderGatePage(match.room, { mode: 'gate', reason: 'origin-down', acceptLanguage: reply.request.headers['accept-language'], refresh }, options.pagesRoot, clockMs());
+        return sendWaitingPage(reply.request as FastifyRequest, reply as FastifyReply, page);
       },
     },
     wsClientOptions,

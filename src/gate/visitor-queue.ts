@@ -12,8 +12,9 @@ import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { waitingOf } from '../domain/waiting-room-service.ts';
 import { chooseEncoding } from '../web/static-pages.ts';
 import { renderGatePage, type WaitingPage, type WaitingPageVisitor } from '../web/gate-page.ts';
-import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, type Place, type PlaceCookies } from './cookies.ts';
+import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, safeReturnPath, type Place, type PlaceCookies } from './cookies.ts';
 import { GATE_CHALLENGE_PATH, joinThroughGate, type GateJoinDeps, type JoinRefusal } from './gate-join.ts';
+import { refreshSeconds } from './refresh-interval.ts';
 
 /** Marks the gate's own answers, so the waiting page can tell them from the origin's. */
 export const GATE_ANSWER_HEADER = 'anteroom-gate';
@@ -22,6 +23,8 @@ export interface QueueDeps extends GateJoinDeps {
   room: WaitingRoomService;
   places: PlaceCookies;
   pagesRoot?: string | undefined;
+  /** Milliseconds since the epoch (the room's phase and pace for the page). Default Date.now. */
+  clockMs?: (() => number) | undefined;
 }
 
 type Outcome = { kind: 'admitted'; place: Place; token: string; expiresIn: number } | { kind: 'queued'; place: Place } | JoinRefusal;
@@ -45,7 +48,7 @@ export async function answerVisitor(
   if (outcome.kind === 'closed') {
     reply.clearCookie(PLACE_COOKIE, { path: '/' }).code(403);
     if (json) return reply.send({ status: 'closed', event_id: room.event_id, error: outcome.message });
-    return sendPage(deps, request, reply, room, 'closed');
+    return sendPage(deps, request, reply, room, { reason: 'closed' });
   }
   // Bot defence (gate-join.ts): a challenge to solve first, or a per-client limit to wait out; no place taken.
   if (outcome.kind === 'challenge') {
@@ -54,12 +57,12 @@ export async function answerVisitor(
       const challenge = `${GATE_CHALLENGE_PATH}?event_id=${encodeURIComponent(room.event_id)}`;
       return reply.send({ status: 'challenge', event_id: room.event_id, error: outcome.message, challenge });
     }
-    return sendPage(deps, request, reply, room, 'challenge');
+    return sendPage(deps, request, reply, room, { reason: 'challenge' });
   }
   if (outcome.kind === 'limited') {
     reply.clearCookie(PLACE_COOKIE, { path: '/' }).code(429).header('retry-after', outcome.retryAfter);
     if (json) return reply.send({ status: 'limited', event_id: room.event_id, error: outcome.message });
-    return sendPage(deps, request, reply, room, 'limited');
+    return sendPage(deps, request, reply, room, { reason: 'limited' });
   }
   if (outcome.kind === 'admitted') {
     reply
@@ -73,8 +76,8 @@ export async function answerVisitor(
   // cost no signature.
   if (queued !== place) reply.setCookie(PLACE_COOKIE, deps.places.encode(queued), cookieAttributes(secure, PLACE_COOKIE_MAX_AGE_SEC));
   reply.code(room.gate?.queueing_status_code ?? 200);
+  const counters = await countersOf(deps.room, room.event_id);
   if (json) {
-    const counters = await countersOf(deps.room, room.event_id);
     return reply.send({
       status: 'queued',
       event_id: room.event_id,
@@ -83,11 +86,30 @@ export async function answerVisitor(
       waiting_num: counters.waiting,
     });
   }
-  return sendPage(deps, request, reply, room, 'queued');
+  return sendPage(deps, request, reply, room, { reason: 'queued', position: queued.position, serving: counters.serving });
 }
 
-function sendPage(deps: QueueDeps, request: FastifyRequest, reply: FastifyReply, room: RoomSettings, reason: WaitingPageVisitor['reason']): FastifyReply {
-  return sendWaitingPage(request, reply, renderGatePage(room, { mode: 'gate', reason, acceptLanguage: request.headers['accept-language'] }, deps.pagesRoot));
+/**
+ * The waiting page, with the visitor's numbers and its no-script refresh (src/gate/refresh-interval.ts) back to
+ * the URL of this request — the protected URL, or /_anteroom/wait?to=… — a path of this host only.
+ */
+function sendPage(
+  deps: QueueDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  room: RoomSettings,
+  visitor: Pick<WaitingPageVisitor, 'reason' | 'position' | 'serving'>,
+): FastifyReply {
+  const nowMs = (deps.clockMs ?? Date.now)();
+  const ahead = visitor.position !== undefined && visitor.serving !== undefined ? Math.max(0, visitor.position - visitor.serving) : undefined;
+  const seconds = refreshSeconds(room, { ahead, measuredPerSecond: deps.room.estimates.pace(room.event_id, nowMs), nowMs });
+  const page = renderGatePage(
+    room,
+    { mode: 'gate', ...visitor, acceptLanguage: request.headers['accept-language'], refresh: { seconds, path: safeReturnPath(request.url) ?? '/' } },
+    deps.pagesRoot,
+    nowMs,
+  );
+  return sendWaitingPage(request, reply, page);
 }
 
 /** A waiting page as bytes, compressed when the client accepts it. */

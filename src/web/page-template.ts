@@ -102,8 +102,69 @@ export interface PageInput {
   generation?: string;
   /** How often a page without live updates should reload, seconds. Default 30. */
   refreshIntervalSec?: number;
+  /** Set when the gate renders the page, with why it is shown (src/web/gate-page.ts). */
+  gate?: GateReason | undefined;
   /** Now, ms since the epoch (for the pre-queue countdown). */
   nowMs: number;
+}
+
+/**
+ * Why the gate shows the page: waiting in line, the room is closed, the protected site did not answer, or the
+ * room's bot defence (src/gate/gate-join.ts) asks a proof of work first or refused the visitor's IP for a while.
+ */
+export type GateReason = 'queued' | 'closed' | 'origin-down' | 'challenge' | 'limited';
+
+/**
+ * The variables that depend on the visitor and the moment rather than on the room, language and phase: the gate
+ * renders a room's page once with markers in their place and fills them in per request (src/web/gate-page.ts).
+ */
+export const VISITOR_VARIABLES = [
+  'position',
+  'position_text',
+  'serving',
+  'serving_text',
+  'people_ahead',
+  'people_ahead_text',
+  'refresh_interval_seconds',
+  'gate_noscript',
+] as const;
+export type VisitorVariable = (typeof VISITOR_VARIABLES)[number];
+
+const numberFormats = new Map<string, Intl.NumberFormat>();
+/** A number formatter per language, made once (the gate formats a visitor's numbers on every page it sends). */
+function numberFormat(lang: string): Intl.NumberFormat {
+  let format = numberFormats.get(lang);
+  if (!format) {
+    format = new Intl.NumberFormat(lang);
+    numberFormats.set(lang, format);
+  }
+  return format;
+}
+
+/** The visitor's variables (VISITOR_VARIABLES), unescaped. */
+export function visitorVariables(input: PageInput): Record<VisitorVariable, string | number> {
+  const t = input.languages.strings(input.lang);
+  const number = numberFormat(input.lang);
+  const position = input.visitor?.position;
+  const ahead = position !== undefined && input.serving !== undefined ? peopleAhead(position, input.serving) : undefined;
+  const refresh = input.refreshIntervalSec ?? 30;
+  return {
+    position: position ?? '',
+    position_text: position === undefined ? '…' : number.format(position),
+    serving: input.serving ?? '',
+    serving_text: input.serving === undefined ? '…' : number.format(input.serving),
+    people_ahead: ahead ?? '',
+    people_ahead_text: ahead === undefined ? '…' : number.format(ahead),
+    refresh_interval_seconds: refresh,
+    gate_noscript: input.gate === undefined ? '' : [gateSituation(input, t), fill(t.refresh_note!, { s: number.format(refresh) })].filter(Boolean).join(' '),
+  };
+}
+
+/** What a visitor of the gate without script reads besides the cards: why the page is shown, when not plain. */
+function gateSituation(input: PageInput, t: Strings): string {
+  if (input.gate === 'origin-down') return t.origin_down!;
+  if (input.gate === 'queued' && input.visitor?.position === undefined) return input.phase === 'prequeue' ? t.prequeue_draw! : t.looking_up!;
+  return '';
 }
 
 /** The page phase of a room phase, when no visitor is known. */
@@ -134,11 +195,10 @@ export function fill(text: string, values: Record<string, string | number>): str
  */
 export function pageVariables(input: PageInput): Record<string, unknown> {
   const t = input.languages.strings(input.lang);
-  const number = new Intl.NumberFormat(input.lang);
+  const number = numberFormat(input.lang);
   const when = new Intl.DateTimeFormat(input.lang, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short' });
   const time = (iso: string | undefined) => (iso === undefined ? '' : when.format(new Date(iso)));
   const position = input.visitor?.position;
-  const ahead = position !== undefined && input.serving !== undefined ? peopleAhead(position, input.serving) : undefined;
   const startMs = input.room.event_start_time === undefined ? undefined : Date.parse(input.room.event_start_time);
   const countdown = startMs !== undefined && startMs > input.nowMs ? Math.ceil((startMs - input.nowMs) / 1000) : undefined;
   const low = input.visitor?.waitLowSec;
@@ -156,6 +216,9 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
   const end = time(input.room.event_end_time);
   const eventTimes = start && end ? fill(t.event_times!, { start, end }) : '';
   const stringsForScript = { ...t, lang: input.lang };
+  // Behind the gate the visitor holds a place already: the queue card (the numbers, or "…" until a drawn room
+  // numbers its pre-queue) while waiting, no card otherwise; never the site's Reserve.
+  const inLine = input.gate === 'queued' && (input.phase === 'waiting' || input.phase === 'prequeue' || input.phase === 'paused');
   return {
     event_id: input.room.event_id,
     lang: input.lang,
@@ -164,16 +227,13 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
     phase: input.phase,
     ...Object.fromEntries(PAGE_PHASES.map((p) => [`phase_${p}`, p === input.phase])),
     phase_notice: phaseNotice,
+    gate: input.gate !== undefined,
     // Which card the default page shows before its script runs (the preview and the gate show it as is).
-    intro_hidden: input.phase === 'waiting' && position !== undefined ? 'hidden' : input.phase === 'your_turn' ? 'hidden' : '',
-    queue_hidden: input.phase === 'waiting' && position !== undefined ? '' : 'hidden',
+    intro_hidden: input.gate !== undefined ? 'hidden' : input.phase === 'waiting' && position !== undefined ? 'hidden' : input.phase === 'your_turn' ? 'hidden' : '',
+    queue_hidden: inLine || (input.gate === undefined && input.phase === 'waiting' && position !== undefined) ? '' : 'hidden',
     checkout_hidden: input.phase === 'your_turn' ? '' : 'hidden',
-    position: position ?? '',
-    position_text: position === undefined ? '…' : number.format(position),
-    serving: input.serving ?? '',
-    serving_text: input.serving === undefined ? '…' : number.format(input.serving),
-    people_ahead: ahead ?? '',
-    people_ahead_text: ahead === undefined ? '…' : number.format(ahead),
+    // Leaving the line is the public API's: behind the gate the place is the cookie's.
+    leave_hidden: input.gate !== undefined ? 'hidden' : '',
     wait_low_minutes: low === undefined ? '' : Math.floor(low / 60),
     wait_high_minutes: high === undefined ? '' : Math.ceil(high / 60),
     wait_text: waitText,
@@ -185,16 +245,19 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
     event_end_text: end,
     event_times: eventTimes,
     countdown_seconds: countdown ?? '',
-    refresh_interval_seconds: input.refreshIntervalSec ?? 30,
     generation: input.generation ?? '',
     // For the page's script: a JSON data block (never executed); "<" escaped so no text can close the element.
     strings_json: JSON.stringify(stringsForScript).replace(/</g, '\\u003c'),
+    ...visitorVariables(input),
   };
 }
 
-/** The page, rendered: the room's template, or the default one. */
-export function renderWaitingPage(input: PageInput): string {
-  const variables = pageVariables(input);
+/**
+ * The page, rendered: the room's template, or the default one. `replace` overrides variables (the gate puts
+ * markers in place of the visitor's, src/web/gate-page.ts).
+ */
+export function renderWaitingPage(input: PageInput, replace?: Readonly<Record<string, unknown>>): string {
+  const variables = replace ? { ...pageVariables(input), ...replace } : pageVariables(input);
   if (input.room.page !== undefined) {
     try {
       return Mustache.render(input.room.page, variables);
@@ -203,6 +266,11 @@ export function renderWaitingPage(input: PageInput): string {
     }
   }
   return Mustache.render(input.defaultTemplate, variables);
+}
+
+/** Text as Mustache's {{variable}} escapes it. */
+export function escapeHtml(text: string): string {
+  return Mustache.escape(text);
 }
 
 /** A template's syntax problem, for the rooms API to refuse it at once (undefined when it parses). */
