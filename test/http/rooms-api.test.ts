@@ -103,6 +103,21 @@ describe('the rooms API', () => {
     assert.equal(node.rooms.get('Typo'), undefined);
   });
 
+  it('a deeply nested body is a 400 for PATCH as for PUT (not a 500), and changes nothing', async () => {
+    await call('PUT', '/rooms/Deep', { validity_period: 42 });
+    // The merge patch walks the body: 5,000 levels overflowed its stack (a 500) before the edge refused them.
+    for (const depth of [33, 5_000]) {
+      const deep = `{"gate":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+      for (const method of ['PUT', 'PATCH'] as const) {
+        const res = await call(method, '/rooms/Deep', deep);
+        assert.deepEqual([res.status, res.body], [400, { error: 'Invalid request body' }], `${method} ${depth}`);
+      }
+    }
+    assert.equal((await storedSettings('Deep')).validity_period, 42);
+    const nested = await call('PATCH', '/rooms/Deep', { gate: { origin: 'http://127.0.0.1:9', routes: [{ path: '/deep' }], bypass: { headers: { 'x-a': 'b' } } } });
+    assert.equal(nested.status, 200, nested.text);
+  });
+
   it('PATCH merges: objects key by key, arrays and scalars replaced, null removes; unknown room 404', async () => {
     await call('PUT', '/rooms/Merge', {
       issuer: 'https://issuer.example',
