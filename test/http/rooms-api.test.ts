@@ -132,7 +132,7 @@ describe('the rooms API', () => {
     });
     assert.equal(patched.status, 200, patched.text);
     assert.deepEqual(patched.body.inlet, { strategy: 'periodic', interval: 30, increment_by: 5, start_time: 0, end_time: 0 });
-    assert.deepEqual(patched.body.webhooks, [{ url: 'http://127.0.0.1:9/b', secret_set: true }]);
+    assert.deepEqual(patched.body.webhooks, [{ url: 'http://127.0.0.1:9/b', secret: '[redacted]' }]);
     assert.equal('issuer' in patched.body, false);
     assert.equal(patched.body.validity_period, 90);
     assert.equal(node.rooms.get('Merge')?.inlet?.strategy, 'periodic');
@@ -147,8 +147,8 @@ describe('the rooms API', () => {
       webhooks: [{ url: 'http://127.0.0.1:9/hook', secret: SECRET }],
       oidc: { redirect_uris: ['https://rp.example/cb'], client_secret: CLIENT_SECRET },
     });
-    assert.deepEqual(created.body.webhooks, [{ url: 'http://127.0.0.1:9/hook', secret_set: true }]);
-    assert.deepEqual(created.body.oidc, { redirect_uris: ['https://rp.example/cb'], client_secret_set: true });
+    assert.deepEqual(created.body.webhooks, [{ url: 'http://127.0.0.1:9/hook', secret: '[redacted]' }]);
+    assert.deepEqual(created.body.oidc, { redirect_uris: ['https://rp.example/cb'], client_secret: '[redacted]' });
 
     // The answer, edited and PUT back as it is: the secrets stay.
     const edited = { ...(await call('GET', '/rooms/Secret')).body, validity_period: 30 };
@@ -240,7 +240,7 @@ describe('the rooms API', () => {
     const [put, patch, del] = audit as (LogLine & { before: Body | null; after: Body | null })[];
     assert.equal(put!.before, null);
     assert.equal(put!.after?.validity_period, 10);
-    assert.deepEqual(put!.after?.webhooks, [{ url: 'http://127.0.0.1:9/h', secret_set: true }]);
+    assert.deepEqual(put!.after?.webhooks, [{ url: 'http://127.0.0.1:9/h', secret: '[redacted]' }]);
     assert.deepEqual([patch!.before?.validity_period, patch!.after?.validity_period], [10, 11]);
     assert.deepEqual([del!.before?.validity_period, del!.after], [11, null]);
   });

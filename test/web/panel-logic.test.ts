@@ -80,6 +80,9 @@ describe('control panel: the settings form', () => {
     // Secrets are never answered: the operator types them (or leaves them out to keep the stored ones).
     assert.equal(values.webhooks, 'https://hooks.example/a');
     assert.equal(values['oidc.client_secret'], '');
+    // A bypass header's value shows as the server's placeholder, which the server maps back to the stored value.
+    assert.equal(values['gate.bypass.headers'], 'x-monitor: [redacted]');
+    values['gate.bypass.headers'] = 'x-monitor: yes';
     values.webhooks = 'https://hooks.example/a  sixteen-characters-at-least';
     values['oidc.client_secret'] = 'client-secret-0123456789';
     values['bot_defence.enqueue_key_secret'] = 'enqueue-key-secret-0123456789abcdefgh';
