@@ -59,6 +59,8 @@ export interface RoomSettings {
   gate?: GateSettings;
   /** Origins the waiting-room page may send a served visitor back to (return_to, the hand-off). */
   allowed_return_origins?: string[];
+  /** Origins, besides its own, the waiting-room page may use as its public API and sample store (publicApiUrl, commerceApiUrl). */
+  allowed_api_origins?: string[];
   /** Keeping bots out of the line (docs/bots.md); absent = no defence (VWR's behaviour). */
   bot_defence?: BotDefenceSettings;
   // ---- The visitor's page (docs/pages.md "Templates") ----
@@ -425,6 +427,12 @@ export const RoomSettingsSchema = Type.Object(
     gate: Type.Optional(GateSchema),
     allowed_return_origins: Type.Optional(
       Type.Array(Origin('an origin return_to may point at'), { maxItems: 100, description: 'origins the waiting-room page may send a served visitor back to' }),
+    ),
+    allowed_api_origins: Type.Optional(
+      Type.Array(Origin('an origin the waiting-room page may call'), {
+        maxItems: 100,
+        description: "origins, besides the page's own, the waiting-room page may use as its public API (publicApiUrl) and sample store (commerceApiUrl)",
+      }),
     ),
     bot_defence: Type.Optional(BotDefenceSchema),
     // ---- The visitor's page ----

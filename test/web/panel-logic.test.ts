@@ -73,6 +73,7 @@ describe('control panel: the settings form', () => {
         queueing_status_code: 503,
       },
       allowed_return_origins: ['https://shop.example.com'],
+      allowed_api_origins: ['https://api.example.com'],
       bot_defence: { challenge: 'auto', difficulty: 20_000, joins_per_client_per_minute: 5, enqueue_key_secret: 'enqueue-key-secret-0123456789abcdefgh', require_enqueue_key: true },
     });
     assert.ok(parsed.ok, JSON.stringify(parsed));
