@@ -26,8 +26,11 @@ function waitingPageTemplate(): Plugin {
       for (const name of readdirSync(I18N_DIR).filter((n) => n.endsWith('.json'))) {
         this.emitFile({ type: 'asset', fileName: `waiting-room-site/i18n/${name}`, source: readFileSync(`${I18N_DIR}${name}`) });
       }
+      // Hosted as plain files, the page may call only its own origin and those given here at build time
+      // (ANTEROOM_API_ORIGINS="https://api.example.com …"; the server renders each room's allowed_api_origins).
+      const apiOrigins = (process.env.ANTEROOM_API_ORIGINS ?? '').split(/[\s,]+/).filter(Boolean);
       html.source = renderWaitingPage({
-        room: { event_id: 'Sample' },
+        room: { event_id: 'Sample', allowed_api_origins: apiOrigins },
         phase: 'waiting',
         lang: 'en',
         languages: Languages.fromDir(I18N_DIR),

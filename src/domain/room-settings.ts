@@ -7,6 +7,7 @@
 import { isIP } from 'node:net';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { Secret } from './secret-settings.ts';
 import { schemaProblem, type Parsed, type SettingProblem } from './setting-problems.ts';
 
 export interface WebhookTarget {
@@ -58,6 +59,8 @@ export interface RoomSettings {
   gate?: GateSettings;
   /** Origins the waiting-room page may send a served visitor back to (return_to, the hand-off). */
   allowed_return_origins?: string[];
+  /** Origins, besides its own, the waiting-room page may use as its public API and sample store (publicApiUrl, commerceApiUrl). */
+  allowed_api_origins?: string[];
   /** Keeping bots out of the line (docs/bots.md); absent = no defence (VWR's behaviour). */
   bot_defence?: BotDefenceSettings;
   // ---- The visitor's page (docs/pages.md "Templates") ----
@@ -151,6 +154,8 @@ export const DEFAULT_EVENT_ID = 'Sample';
 export const EVENT_ID_PATTERN = '^[A-Za-z0-9._~-]{1,128}$';
 
 // ---- the schema ----
+// A secret setting is wrapped in Secret(…) (secret-settings.ts): that one mark keeps it out of every answer,
+// audit entry and log line, and lets an answer be written back without erasing it.
 
 const HttpUrl = (description: string) =>
   Type.String({ pattern: '^https?://', maxLength: 2048, description, errorMessage: 'must be an http(s) URL of at most 2048 characters' });
@@ -172,7 +177,7 @@ const UtcTime = (description: string) =>
 export const WebhookSchema = Type.Object(
   {
     url: HttpUrl('where the event envelopes are POSTed'),
-    secret: Type.String({ minLength: 16, maxLength: 256, description: 'HMAC-SHA256 key of the X-Anteroom-Signature header' }),
+    secret: Secret(Type.String({ minLength: 16, maxLength: 256, description: 'HMAC-SHA256 key of the X-Anteroom-Signature header (write-only)' })),
   },
   { additionalProperties: false },
 );
@@ -214,11 +219,13 @@ export const MaxSizeInletSchema = Type.Object(
 export const OidcClientSchema = Type.Object(
   {
     client_secret: Type.Optional(
-      Type.String({
-        pattern: '^[\\x21-\\x7E]{16,256}$',
-        description: 'generated (50 alphanumerics) and kept in the store when absent',
-        errorMessage: 'must be 16-256 printable ASCII characters',
-      }),
+      Secret(
+        Type.String({
+          pattern: '^[\\x21-\\x7E]{16,256}$',
+          description: 'generated (50 alphanumerics) and kept in the store when absent (write-only)',
+          errorMessage: 'must be 16-256 printable ASCII characters',
+        }),
+      ),
     ),
     redirect_uris: Type.Array(
       Type.String({
@@ -271,8 +278,8 @@ export const GateSchema = Type.Object(
             ),
           ),
           headers: Type.Optional(
-            Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.String({ minLength: 1, maxLength: 1024 }), {
-              description: 'request headers whose exact value skips the queue (compared in constant time)',
+            Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Secret(Type.String({ minLength: 1, maxLength: 1024 })), {
+              description: 'request headers whose exact value skips the queue (compared in constant time; the values are write-only)',
               // A name outside the pattern is refused, not ignored (a Record's key pattern alone lets it through).
               additionalProperties: false,
             }),
@@ -321,11 +328,13 @@ export const BotDefenceSchema = Type.Object(
       Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'joins of one client IP a minute across all nodes; then 429 with Retry-After' }),
     ),
     enqueue_key_secret: Type.Optional(
-      Type.String({
-        pattern: '^[\\x21-\\x7E]{32,256}$',
-        description: 'HMAC-SHA256 key of the enqueue keys the site signs (write-only)',
-        errorMessage: 'must be 32-256 printable ASCII characters',
-      }),
+      Secret(
+        Type.String({
+          pattern: '^[\\x21-\\x7E]{32,256}$',
+          description: 'HMAC-SHA256 key of the enqueue keys the site signs (write-only)',
+          errorMessage: 'must be 32-256 printable ASCII characters',
+        }),
+      ),
     ),
     require_enqueue_key: Type.Optional(
       Type.Boolean({ default: false, description: 'refuse joins without a valid enqueue key (needs enqueue_key_secret)' }),
@@ -418,6 +427,12 @@ export const RoomSettingsSchema = Type.Object(
     gate: Type.Optional(GateSchema),
     allowed_return_origins: Type.Optional(
       Type.Array(Origin('an origin return_to may point at'), { maxItems: 100, description: 'origins the waiting-room page may send a served visitor back to' }),
+    ),
+    allowed_api_origins: Type.Optional(
+      Type.Array(Origin('an origin the waiting-room page may call'), {
+        maxItems: 100,
+        description: "origins, besides the page's own, the waiting-room page may use as its public API (publicApiUrl) and sample store (commerceApiUrl)",
+      }),
     ),
     bot_defence: Type.Optional(BotDefenceSchema),
     // ---- The visitor's page ----

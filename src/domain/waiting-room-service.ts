@@ -694,7 +694,7 @@ export class WaitingRoomService {
     const id = this.roomIdForPut(eventId);
     const input = this.roomInput(id, body);
     const stored = await this.store.getRoom(id);
-    return this.writeRoom(id, withStoredSecrets(input, stored && jsonOf(stored)), stored);
+    return this.writeRoom(id, this.withStoredSecrets(input, stored && jsonOf(stored)), stored);
   }
 
   /** Merges the body into a room's settings (PATCH /private/rooms/{event_id}). Unknown → 404. */
@@ -702,8 +702,17 @@ export class WaitingRoomService {
     const stored = await this.storedRoom(eventId);
     const patch = this.roomInput(stored.eventId, body);
     const current = jsonOf(stored);
-    const merged = { ...(mergePatch(current, patch) as Record<string, unknown>), event_id: stored.eventId };
-    return this.writeRoom(stored.eventId, withStoredSecrets(merged, current), stored);
+    // The patch's "[redacted]" and left-out secrets are resolved before the merge, so that a null in the patch
+    // still removes a secret.
+    const merged = { ...(mergePatch(current, this.withStoredSecrets(patch, current)) as Record<string, unknown>), event_id: stored.eventId };
+    return this.writeRoom(stored.eventId, merged, stored);
+  }
+
+  /** The body with the stored secrets it refers to (room-edits.ts); "[redacted]" where none is stored: 400. */
+  private withStoredSecrets(input: Record<string, unknown>, stored: unknown): Record<string, unknown> {
+    const restored = withStoredSecrets(input, stored);
+    if (!restored.ok) throw Errors.invalidRoomSettings(describeProblem(restored.problem));
+    return restored.value;
   }
 
   /**

@@ -1,13 +1,16 @@
 // The gate's two cookies (docs/gate.md#cookies). Both are HttpOnly, SameSite=Lax, Path=/, and Secure when the
 // visitor came over https (as Fastify reads it with --trust-proxy).
 // - anteroom_place: the visitor's place in line: event, request ID, position once known and the URL first asked
-//   for, signed with HMAC-SHA256 under a key shared through the store (so any node, and a restarted one,
-//   accepts it). It carries no secret: forging one would only name someone else's request ID, which the HMAC
-//   refuses.
+//   for, encrypted and authenticated with AES-256-GCM (random 96-bit IV) under a key derived by HKDF-SHA256 from
+//   the secret shared through the store (so any node, and a restarted one, accepts it). Opaque: the request ID
+//   is a capability (leave_queue takes it), so nobody who sees the cookie — the visitor's extensions, a log on
+//   the way — learns it; tamper-proof: a changed bit fails the GCM tag. The format before this one (readable
+//   base64url JSON + HMAC-SHA256 under the raw secret) is still read, so an upgrade costs no visitor their
+//   place, and is re-sent encrypted at the visitor's next request; nothing writes it any more.
 // - anteroom_token: the access token of the claimed token set (an RS256 JWT whose audience is the room), as the
 //   authorizer and the protected site read it.
 
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const PLACE_COOKIE = 'anteroom_place';
 export const TOKEN_COOKIE = 'anteroom_token';
@@ -35,28 +38,39 @@ export interface Place {
   returnTo: string;
 }
 
-/** Signs and reads place cookies with one key. */
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+/** HKDF's info: the AES key is for place cookies only, whatever else the shared secret is used for. */
+const KEY_INFO = 'anteroom place cookie AES-256-GCM v2';
+
+/** Encrypts and reads place cookies under one shared secret. */
 export class PlaceCookies {
-  private readonly key: Buffer;
+  private readonly aesKey: Buffer;
+  /** The secret as the old format's HMAC key (read only). */
+  private readonly legacyKey: Buffer;
   /** Cookies verified already: a waiting visitor polls with the same one every few seconds. */
   private readonly verified = new Map<string, Place>();
+  /** Places read from a cookie of the old, readable format: re-sent encrypted. */
+  private readonly legacy = new WeakSet<Place>();
 
-  constructor(key: Buffer) {
-    this.key = key;
+  constructor(secret: Buffer) {
+    this.aesKey = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), KEY_INFO, 32));
+    this.legacyKey = secret;
   }
 
+  /** base64url(IV ‖ ciphertext ‖ GCM tag) of the place as JSON: no '.', unlike the old format. */
   encode(place: Place): string {
-    const body = Buffer.from(
-      JSON.stringify([place.eventId, place.requestId, place.position ?? null, place.returnTo]),
-    ).toString('base64url');
-    return `${body}.${this.sign(body)}`;
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.aesKey, iv);
+    const plain = Buffer.from(JSON.stringify([place.eventId, place.requestId, place.position ?? null, place.returnTo]));
+    return Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]).toString('base64url');
   }
 
   decode(value: string | undefined): Place | undefined {
     if (!value) return undefined;
     const known = this.verified.get(value);
     if (known) return known;
-    const place = this.verify(value);
+    const place = value.includes('.') ? this.verifyLegacy(value) : this.decrypt(value);
     if (place) {
       if (this.verified.size >= 100_000) this.verified.clear();
       this.verified.set(value, place);
@@ -64,25 +78,61 @@ export class PlaceCookies {
     return place;
   }
 
-  private verify(value: string): Place | undefined {
-    const dot = value.indexOf('.');
-    if (dot <= 0) return undefined;
-    const body = value.slice(0, dot);
-    const given = Buffer.from(value.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.sign(body), 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  /** Whether the place came from a cookie of the old format (it should be sent again, encrypted). */
+  isLegacy(place: Place): boolean {
+    return this.legacy.has(place);
+  }
+
+  private decrypt(value: string): Place | undefined {
+    const bytes = Buffer.from(value, 'base64url');
+    if (bytes.length <= IV_BYTES + TAG_BYTES) return undefined;
     try {
-      const [eventId, requestId, position, returnTo] = JSON.parse(Buffer.from(body, 'base64url').toString()) as unknown[];
-      if (typeof eventId !== 'string' || typeof requestId !== 'string' || typeof returnTo !== 'string') return undefined;
-      return { eventId, requestId, returnTo, ...(typeof position === 'number' ? { position } : {}) };
+      const decipher = createDecipheriv('aes-256-gcm', this.aesKey, bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+      decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+      const plain = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]);
+      return placeOf(plain.toString());
     } catch {
       return undefined;
     }
   }
 
-  private sign(body: string): string {
-    return createHmac('sha256', this.key).update(body).digest('base64url');
+  /** The old format, read for an upgrade: base64url JSON, '.', HMAC-SHA256 of it under the raw secret. */
+  private verifyLegacy(value: string): Place | undefined {
+    const dot = value.indexOf('.');
+    if (dot <= 0) return undefined;
+    const body = value.slice(0, dot);
+    const given = Buffer.from(value.slice(dot + 1), 'base64url');
+    const expected = createHmac('sha256', this.legacyKey).update(body).digest();
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    const place = placeOf(Buffer.from(body, 'base64url').toString());
+    if (place) this.legacy.add(place);
+    return place;
   }
+}
+
+function placeOf(json: string): Place | undefined {
+  try {
+    const [eventId, requestId, position, returnTo] = JSON.parse(json) as unknown[];
+    if (typeof eventId !== 'string' || typeof requestId !== 'string' || typeof returnTo !== 'string') return undefined;
+    return { eventId, requestId, returnTo, ...(typeof position === 'number' ? { position } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A `Cookie` header without the place cookie, for the origin (undefined when nothing is left). The place is
+ * Anteroom's business: the origin — and whatever it logs, bypass paths included — never sees it. The token
+ * cookie is left for the origin, which may read it (the authorizer's guard, the request ID in `sub`). No work
+ * unless the header names the place cookie.
+ */
+export function withoutPlaceCookie(header: string): string | undefined {
+  if (!header.includes(PLACE_COOKIE)) return header;
+  const kept = header.split(';').filter((pair) => {
+    const eq = pair.indexOf('=');
+    return (eq === -1 ? pair : pair.slice(0, eq)).trim() !== PLACE_COOKIE;
+  });
+  return kept.length === 0 ? undefined : kept.map((pair) => pair.trim()).join('; ');
 }
 
 /** A local path to send a visitor back to: "/…" but never "//host" or "/\host" (another site). */

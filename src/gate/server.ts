@@ -17,7 +17,7 @@ import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { staticPages } from '../web/static-pages.ts';
 import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
-import { PlaceCookies, TOKEN_COOKIE, safeReturnPath } from './cookies.ts';
+import { PlaceCookies, TOKEN_COOKIE, safeReturnPath, withoutPlaceCookie } from './cookies.ts';
 import { gateChallengeRoute } from './gate-join.ts';
 import { ORIGIN_DOWN_REFRESH_SEC } from './refresh-interval.ts';
 import { pathOf, routeTableCache, type GatedRoom } from './route-match.ts';
@@ -26,7 +26,7 @@ import { GATE_ANSWER_HEADER, answerVisitor, sendWaitingPage, wantsJson } from '.
 
 /** The header an origin answers with to end the visitor's session; never shown to the visitor. */
 export const COMMAND_HEADER = 'anteroom-command';
-/** The secret (in the store, shared by every node) that signs place cookies. */
+/** The secret (in the store, shared by every node) the place cookies' encryption key is derived from (cookies.ts). */
 const PLACE_KEY_SECRET = 'gate-place-cookie-key';
 
 export interface GateServerOptions {
@@ -264,8 +264,18 @@ function firstHeader(headers: IncomingHttpHeaders, name: string): string | undef
   return typeof value === 'string' ? value : value?.[0];
 }
 
-/** X-Forwarded-For/-Proto/-Host as a proxy adds them: the client's address appended to what came from trusted hops. */
+/**
+ * What the origin gets (HTTP and WebSocket legs, bypass requests too): X-Forwarded-For/-Proto/-Host as a proxy
+ * adds them (the client's address appended to what came from trusted hops), and the visitor's cookies without
+ * Anteroom's place cookie (cookies.ts withoutPlaceCookie).
+ */
 function forwardedHeaders(request: FastifyRequest, headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const cookie = headers.cookie;
+  if (cookie !== undefined) {
+    const kept = withoutPlaceCookie(cookie);
+    if (kept === undefined) delete headers.cookie;
+    else if (kept !== cookie) headers.cookie = kept;
+  }
   const peer = request.socket.remoteAddress ?? '';
   // request.ips is only filled through trusted proxies; without trust the client's own header is not kept.
   const trustedChain = request.ips && request.ips.length > 1 ? firstHeader(request.headers, 'x-forwarded-for') : undefined;

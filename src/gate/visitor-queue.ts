@@ -3,7 +3,7 @@
 // for — or show the waiting page (or JSON for a client that asks for JSON).
 //
 // While the visitor's position is known and above the serving counter held in memory, a poll costs no store
-// call: the place cookie carries the position, signed.
+// call: the place cookie carries the position, encrypted (cookies.ts).
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ContractError } from '../domain/errors.ts';
@@ -72,9 +72,9 @@ export async function answerVisitor(
     return reply.redirect(outcome.place.returnTo, 303);
   }
   const queued = outcome.place;
-  // Signed and sent only when it changed (a new place, or its position just learnt): a waiting visitor's polls
-  // cost no signature.
-  if (queued !== place) reply.setCookie(PLACE_COOKIE, deps.places.encode(queued), cookieAttributes(secure, PLACE_COOKIE_MAX_AGE_SEC));
+  // Encrypted and sent only when it changed (a new place, or its position just learnt) or came in the old
+  // readable format: a waiting visitor's polls cost no encryption.
+  if (queued !== place || deps.places.isLegacy(queued)) reply.setCookie(PLACE_COOKIE, deps.places.encode(queued), cookieAttributes(secure, PLACE_COOKIE_MAX_AGE_SEC));
   reply.code(room.gate?.queueing_status_code ?? 200);
   const counters = await countersOf(deps.room, room.event_id);
   if (json) {

@@ -87,7 +87,7 @@ export interface PageVisitor {
 }
 
 export interface PageInput {
-  room: Pick<RoomSettings, 'event_id' | 'event_start_time' | 'event_end_time'> & { page?: string | undefined };
+  room: Pick<RoomSettings, 'event_id' | 'event_start_time' | 'event_end_time' | 'allowed_api_origins'> & { page?: string | undefined };
   phase: PagePhase;
   lang: string;
   languages: Languages;
@@ -246,6 +246,8 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
     event_times: eventTimes,
     countdown_seconds: countdown ?? '',
     generation: input.generation ?? '',
+    // The origins, besides its own, the page's script may call (web/shared/settings.ts), space-separated.
+    api_origins: (input.room.allowed_api_origins ?? []).join(' '),
     // For the page's script: a JSON data block (never executed); "<" escaped so no text can close the element.
     strings_json: JSON.stringify(stringsForScript).replace(/</g, '\\u003c'),
     ...visitorVariables(input),

@@ -413,6 +413,8 @@ describe('room settings: the bounds of each setting (docs/rooms.md, docs/gate.md
     ['issuer', { issuer: 'i' }, { issuer: '' }, 'issuer'],
     ['issuer at most 512', { issuer: 'i'.repeat(512) }, { issuer: 'i'.repeat(513) }, 'issuer'],
     ['allowed_return_origins', { allowed_return_origins: ['https://shop.example'] }, { allowed_return_origins: ['https://shop.example/cart'] }, 'allowed_return_origins[0]'],
+    ['allowed_api_origins', { allowed_api_origins: ['https://api.example'] }, { allowed_api_origins: ['https://api.example/v1'] }, 'allowed_api_origins[0]'],
+    ['allowed_api_origins at most 100', { allowed_api_origins: many(100, 'https://api.example') }, { allowed_api_origins: many(101, 'https://api.example') }, 'allowed_api_origins'],
     ['allowed_return_origins at most 100', { allowed_return_origins: many(100, 'https://shop.example') }, { allowed_return_origins: many(101, 'https://shop.example') }, 'allowed_return_origins'],
     ['shuffle_at_event_start', { event_start_time: at('18:00:00'), shuffle_at_event_start: true }, { shuffle_at_event_start: 'yes' }, 'shuffle_at_event_start'],
   ];

@@ -1,10 +1,11 @@
 // The rooms API's document rules (src/domain/room-edits.ts), one rule per test: an answer never holds a secret
-// (it says whether one is set), the read-only fields of an answer are dropped from a body, a PATCH is an RFC 7396
-// merge patch, and a body that leaves a secret out keeps the stored one.
+// (each shows as "[redacted]"), the read-only fields of an answer are dropped from a body, a PATCH is an RFC 7396
+// merge patch, and a body that sends "[redacted]" back or leaves a secret out keeps the stored one.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets } from '../../src/domain/room-edits.ts';
+import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets as restore } from '../../src/domain/room-edits.ts';
+import { REDACTED } from '../../src/domain/secret-settings.ts';
 import { defaultSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
 import { botDefence } from '../support/bot-defence-settings.ts';
 
@@ -22,44 +23,52 @@ describe('isJsonObject', () => {
 });
 
 describe('roomView: a room as the API answers it', () => {
-  it('carries every setting and the phase, and no secret: each webhook says whether its secret is set', () => {
+  it('carries every setting and the phase, each webhook secret shown as "[redacted]"', () => {
     const room: RoomSettings = {
       ...defaultSettings('E'),
       webhooks: [
-        { url: 'https://a.example/hook', secret: 's3cret-webhook' },
-        { url: 'https://b.example/hook', secret: '' },
+        { url: 'https://a.example/hook', secret: 's3cret-webhook-0123' },
+        { url: 'https://b.example/hook', secret: 's3cret-webhook-4567' },
       ],
     };
+    const before = structuredClone(room);
     const view = roomView(room, 'open');
-    const { webhooks: _webhooks, ...settings } = room;
     assert.deepEqual(view, {
-      ...settings,
+      ...room,
       webhooks: [
-        { url: 'https://a.example/hook', secret_set: true },
-        { url: 'https://b.example/hook', secret_set: false },
+        { url: 'https://a.example/hook', secret: REDACTED },
+        { url: 'https://b.example/hook', secret: REDACTED },
       ],
       phase: 'open',
     });
+    assert.deepEqual(room, before, 'the settings are not changed');
     assert.equal('oidc' in view, false, 'no oidc section for a room without one');
     assert.equal('bot_defence' in view, false, 'no bot_defence section for a room without one');
     assert.doesNotMatch(JSON.stringify(view), /s3cret/);
   });
 
-  it('the OpenID Connect client: its settings, and client_secret_set instead of the secret', () => {
-    const withSecret = roomView({ ...defaultSettings('E'), oidc: { client_secret: 'oidc-s3cret', redirect_uris: ['https://a/cb'] } }, 'open');
-    assert.deepEqual(withSecret.oidc, { redirect_uris: ['https://a/cb'], client_secret_set: true });
+  it('the OpenID Connect client: its settings, the secret redacted (absent when none is set)', () => {
+    const withSecret = roomView({ ...defaultSettings('E'), oidc: { client_secret: 'oidc-s3cret-0123456', redirect_uris: ['https://a/cb'] } }, 'open');
+    assert.deepEqual(withSecret.oidc, { redirect_uris: ['https://a/cb'], client_secret: REDACTED });
     assert.doesNotMatch(JSON.stringify(withSecret), /s3cret/);
     const without = roomView({ ...defaultSettings('E'), oidc: { redirect_uris: ['https://a/cb'] } }, 'open');
-    assert.deepEqual(without.oidc, { redirect_uris: ['https://a/cb'], client_secret_set: false });
+    assert.deepEqual(without.oidc, { redirect_uris: ['https://a/cb'] });
   });
 
-  it('the bot defence: its settings, and enqueue_key_secret_set instead of the secret', () => {
-    const withSecret = roomView({ ...defaultSettings('E'), bot_defence: { ...defence, enqueue_key_secret: 'key-s3cret' } }, 'paused');
-    assert.deepEqual(withSecret.bot_defence, { ...defence, enqueue_key_secret_set: true });
+  it('the bot defence: its settings, the enqueue key secret redacted', () => {
+    const withSecret = roomView({ ...defaultSettings('E'), bot_defence: { ...defence, enqueue_key_secret: 'key-s3cret-0123456789abcdefghijklmn' } }, 'paused');
+    assert.deepEqual(withSecret.bot_defence, { ...defence, enqueue_key_secret: REDACTED });
     assert.equal(withSecret.phase, 'paused');
     assert.doesNotMatch(JSON.stringify(withSecret), /s3cret/);
     const without = roomView({ ...defaultSettings('E'), bot_defence: defence }, 'open');
-    assert.deepEqual(without.bot_defence, { ...defence, enqueue_key_secret_set: false });
+    assert.deepEqual(without.bot_defence, defence);
+  });
+
+  it("the gate: every bypass header's value redacted, its name kept", () => {
+    const gate = { origin: 'http://127.0.0.1:3000', routes: [{ path: '/' }], queueing_status_code: 200, bypass: { paths: ['/static/'], headers: { 'x-monitor': 'mon-s3cret', 'x-b': 'b-s3cret' } } };
+    const view = roomView({ ...defaultSettings('E'), gate }, 'open');
+    assert.deepEqual(view.gate, { ...gate, bypass: { paths: ['/static/'], headers: { 'x-monitor': REDACTED, 'x-b': REDACTED } } });
+    assert.doesNotMatch(JSON.stringify(view), /s3cret/);
   });
 });
 
@@ -110,56 +119,75 @@ describe('mergePatch (RFC 7396)', () => {
   });
 });
 
-describe('withStoredSecrets: a body that leaves a secret out keeps the stored one', () => {
+describe('withStoredSecrets: "[redacted]" or a secret left out keeps the stored one', () => {
   const stored = {
     webhooks: [{ url: 'https://a/hook', secret: 'stored-a' }, { url: 'https://b/hook', secret: 'stored-b' }, 'junk', { url: 1, secret: 'x' }],
     oidc: { client_secret: 'stored-oidc', redirect_uris: [] },
     bot_defence: { enqueue_key_secret: 'stored-key' },
+    gate: { bypass: { headers: { 'x-monitor': 'stored-monitor', 'x-other': 'stored-other' } } },
+  };
+  const restored = (input: Record<string, unknown>, from: unknown): Record<string, unknown> => {
+    const got = restore(input, from);
+    assert.ok(got.ok, JSON.stringify(got));
+    return got.value;
   };
 
-  it('a webhook without a secret gets the stored one of the same URL; one with a secret, or a new URL, is left', () => {
+  it('a webhook without a secret, or with "[redacted]", gets the stored one of the same URL; one with a secret, or a new URL, is left', () => {
     const input = {
-      webhooks: [{ url: 'https://a/hook' }, { url: 'https://b/hook', secret: 'new-b' }, { url: 'https://c/hook' }, { url: 5 }, 'junk'],
+      webhooks: [{ url: 'https://a/hook' }, { url: 'https://b/hook', secret: 'new-b' }, { url: 'https://c/hook' }, { url: 5 }, 'junk', { url: 'https://b/hook', secret: REDACTED }],
     };
     const before = structuredClone(input);
-    assert.deepEqual(withStoredSecrets(input, stored).webhooks, [
+    assert.deepEqual(restored(input, stored).webhooks, [
       { url: 'https://a/hook', secret: 'stored-a' },
       { url: 'https://b/hook', secret: 'new-b' },
       { url: 'https://c/hook' },
       { url: 5 },
       'junk',
+      { url: 'https://b/hook', secret: 'stored-b' },
     ]);
     assert.deepEqual(input, before, 'the input is not changed');
   });
 
   it('a stored webhook whose secret is not a string gives nothing', () => {
-    const got = withStoredSecrets({ webhooks: [{ url: 'https://a/hook' }] }, { webhooks: [{ url: 'https://a/hook', secret: 7 }] });
-    assert.deepEqual(got.webhooks, [{ url: 'https://a/hook' }]);
+    assert.deepEqual(restored({ webhooks: [{ url: 'https://a/hook' }] }, { webhooks: [{ url: 'https://a/hook', secret: 7 }] }).webhooks, [{ url: 'https://a/hook' }]);
   });
 
-  it('the client secret, when the body has an oidc section without one', () => {
-    assert.deepEqual(withStoredSecrets({ oidc: { redirect_uris: ['x'] } }, stored).oidc, { redirect_uris: ['x'], client_secret: 'stored-oidc' });
-    assert.deepEqual(withStoredSecrets({ oidc: { client_secret: 'new' } }, stored).oidc, { client_secret: 'new' });
-    assert.equal('oidc' in withStoredSecrets({}, stored), false, 'no section in the body: none added');
-    assert.deepEqual(withStoredSecrets({ oidc: {} }, { oidc: { client_secret: 3 } }).oidc, {}, 'a stored non-string is not copied');
-    assert.deepEqual(withStoredSecrets({ oidc: {} }, { oidc: 'x' }).oidc, {});
+  it('the client secret, when the body has an oidc section without one or with "[redacted]"', () => {
+    assert.deepEqual(restored({ oidc: { redirect_uris: ['x'] } }, stored).oidc, { redirect_uris: ['x'], client_secret: 'stored-oidc' });
+    assert.deepEqual(restored({ oidc: { client_secret: REDACTED } }, stored).oidc, { client_secret: 'stored-oidc' });
+    assert.deepEqual(restored({ oidc: { client_secret: 'new' } }, stored).oidc, { client_secret: 'new' });
+    assert.deepEqual(restored({ oidc: { client_secret: null } }, stored).oidc, { client_secret: null }, 'a merge patch removing it');
+    assert.equal('oidc' in restored({}, stored), false, 'no section in the body: none added');
+    assert.deepEqual(restored({ oidc: {} }, { oidc: { client_secret: 3 } }).oidc, {}, 'a stored non-string is not copied');
+    assert.deepEqual(restored({ oidc: {} }, { oidc: 'x' }).oidc, {});
   });
 
   it('the enqueue key secret, when the body has a bot_defence section without one', () => {
-    assert.deepEqual(withStoredSecrets({ bot_defence: { challenge: 'off' } }, stored).bot_defence, {
-      challenge: 'off',
-      enqueue_key_secret: 'stored-key',
+    assert.deepEqual(restored({ bot_defence: { challenge: 'off' } }, stored).bot_defence, { challenge: 'off', enqueue_key_secret: 'stored-key' });
+    assert.deepEqual(restored({ bot_defence: { enqueue_key_secret: 'new' } }, stored).bot_defence, { enqueue_key_secret: 'new' });
+    assert.equal('bot_defence' in restored({}, stored), false);
+    assert.deepEqual(restored({ bot_defence: {} }, { bot_defence: { enqueue_key_secret: null } }).bot_defence, {});
+    assert.deepEqual(restored({ bot_defence: {} }, { bot_defence: [] }).bot_defence, {});
+  });
+
+  it('a bypass header: "[redacted]" keeps the stored value of that header; a header left out is removed', () => {
+    const body = { gate: { bypass: { headers: { 'x-monitor': REDACTED, 'x-new': 'typed' } } } };
+    assert.deepEqual(restored(body, stored).gate, { bypass: { headers: { 'x-monitor': 'stored-monitor', 'x-new': 'typed' } } });
+  });
+
+  it('"[redacted]" where nothing is stored is a problem naming the field', () => {
+    assert.deepEqual(restore({ gate: { bypass: { headers: { 'x-new': REDACTED } } } }, stored), {
+      ok: false,
+      problem: { path: ['gate', 'bypass', 'headers', 'x-new'], rule: 'is "[redacted]" (as answered) but no value is stored here: send the secret itself' },
     });
-    assert.deepEqual(withStoredSecrets({ bot_defence: { enqueue_key_secret: 'new' } }, stored).bot_defence, { enqueue_key_secret: 'new' });
-    assert.equal('bot_defence' in withStoredSecrets({}, stored), false);
-    assert.deepEqual(withStoredSecrets({ bot_defence: {} }, { bot_defence: { enqueue_key_secret: null } }).bot_defence, {});
-    assert.deepEqual(withStoredSecrets({ bot_defence: {} }, { bot_defence: [] }).bot_defence, {});
+    assert.equal(restore({ webhooks: [{ url: 'https://c/hook', secret: REDACTED }] }, stored).ok, false);
+    assert.equal(restore({ bot_defence: { enqueue_key_secret: REDACTED } }, undefined).ok, false, 'a new room');
   });
 
   it('nothing stored (a new room), or stored lists that are not lists: the input as it is', () => {
     const input = { webhooks: [{ url: 'https://a/hook' }], oidc: {} };
-    assert.equal(withStoredSecrets(input, undefined), input);
-    assert.deepEqual(withStoredSecrets(input, { webhooks: 'x' }).webhooks, [{ url: 'https://a/hook' }]);
-    assert.deepEqual(withStoredSecrets({ webhooks: 'x' }, stored).webhooks, 'x');
+    assert.deepEqual(restored(input, undefined), input);
+    assert.deepEqual(restored(input, { webhooks: 'x' }).webhooks, [{ url: 'https://a/hook' }]);
+    assert.deepEqual(restored({ webhooks: 'x' }, stored).webhooks, 'x');
   });
 });

@@ -918,7 +918,7 @@ describe('rooms at runtime (the rooms API)', () => {
     assert.equal(patched.status, 200);
     assert.equal(patched.body.validity_period, 30);
     assert.equal(patched.body.queue_position_expiry_period, defaultSettings('x').queue_position_expiry_period);
-    assert.deepEqual(patched.body.webhooks, [{ url: hook.url, secret_set: true }]);
+    assert.deepEqual(patched.body.webhooks, [{ url: hook.url, secret: '[redacted]' }]);
     assert.equal(patched.before?.validity_period, 600);
     assert.deepEqual(service.roomSettings('Shop')?.webhooks, [hook], 'the secret was kept');
     // A PUT without the secret keeps it too; the answer never holds it.

@@ -85,3 +85,61 @@ describe('gate sessions and automatic admission', () => {
     });
   });
 });
+
+// The gate remembers a verified token (sessions.ts): a later request costs a map lookup. What it remembers must
+// still be checked against the room asked for and the token's exp — each test warms the memory first, so that
+// the remembered claims (not a fresh verification) decide.
+describe('the gate remembering verified tokens', () => {
+  async function withRooms(run: (node: GateNode) => Promise<void>, validity = 3600): Promise<void> {
+    const origin = await startOrigin();
+    const gate = (path: string) => ({ origin: origin.url, routes: [{ path }], queueing_status_code: 200 });
+    const node = await startGateNode([
+      gatedRoom('RoomA', origin.url, { gate: gate('/a'), state: 'off', validity_period: validity, session_duration: 86_400 }),
+      gatedRoom('RoomB', origin.url, { gate: gate('/b'), state: 'open' }),
+    ]);
+    try {
+      await run(node);
+    } finally {
+      await node.stop();
+      await origin.close();
+    }
+  }
+
+  /** What the gate did: the origin's page (proxied), or the gate's own JSON answer's status. */
+  async function outcome(node: GateNode, jar: CookieJar, path: string): Promise<string> {
+    const res = await jar.fetch(`${node.gateUrl}${path}`, { headers: JSON_ACCEPT });
+    const text = await res.text();
+    if (text.includes('id="origin-page"')) return 'proxied';
+    return (JSON.parse(text) as { status: string }).status;
+  }
+
+  /** A visitor admitted to room A (state off), whose token the gate has just verified and remembered. */
+  async function admittedToA(node: GateNode): Promise<CookieJar> {
+    const jar = new CookieJar();
+    assert.equal(await outcome(node, jar, '/a/echo'), 'admitted');
+    assert.equal(await outcome(node, jar, '/a/echo'), 'proxied');
+    assert.equal(node.gate?.server.sessions.size, 1, 'the token is remembered');
+    return jar;
+  }
+
+  it("a remembered token of room A does not open room B's paths", async () => {
+    await withRooms(async (node) => {
+      const jar = await admittedToA(node);
+      // Same instant: well within RENEW_EVERY_MS, so only the remembered claims' audience can refuse it.
+      assert.equal(await outcome(node, jar, '/b/echo'), 'queued');
+      assert.equal(await outcome(node, jar, '/a/echo'), 'proxied', 'room A still lets it in');
+    });
+  });
+
+  it('a remembered token past its exp is refused, even within RENEW_EVERY_MS of the last store check', async () => {
+    await withRooms(async (node) => {
+      const jar = await admittedToA(node); // the token's exp: 10 s after admission
+      node.clock.advance(7);
+      assert.equal(await outcome(node, jar, '/a/echo'), 'proxied', 'renewed with the store at 7 s');
+      node.clock.advance(3.5);
+      // 10.5 s: the token expired 0.5 s ago, the last store check was 3.5 s ago (< RENEW_EVERY_MS).
+      assert.ok(3.5 * 1000 < RENEW_EVERY_MS);
+      assert.equal(await outcome(node, jar, '/a/echo'), 'admitted', 'not proxied: a room that is off admits again with a new token');
+    }, 10);
+  });
+});

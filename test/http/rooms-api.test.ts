@@ -103,6 +103,21 @@ describe('the rooms API', () => {
     assert.equal(node.rooms.get('Typo'), undefined);
   });
 
+  it('a deeply nested body is a 400 for PATCH as for PUT (not a 500), and changes nothing', async () => {
+    await call('PUT', '/rooms/Deep', { validity_period: 42 });
+    // The merge patch walks the body: 5,000 levels overflowed its stack (a 500) before the edge refused them.
+    for (const depth of [33, 5_000]) {
+      const deep = `{"gate":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+      for (const method of ['PUT', 'PATCH'] as const) {
+        const res = await call(method, '/rooms/Deep', deep);
+        assert.deepEqual([res.status, res.body], [400, { error: 'Invalid request body' }], `${method} ${depth}`);
+      }
+    }
+    assert.equal((await storedSettings('Deep')).validity_period, 42);
+    const nested = await call('PATCH', '/rooms/Deep', { gate: { origin: 'http://127.0.0.1:9', routes: [{ path: '/deep' }], bypass: { headers: { 'x-a': 'b' } } } });
+    assert.equal(nested.status, 200, nested.text);
+  });
+
   it('PATCH merges: objects key by key, arrays and scalars replaced, null removes; unknown room 404', async () => {
     await call('PUT', '/rooms/Merge', {
       issuer: 'https://issuer.example',
@@ -117,7 +132,7 @@ describe('the rooms API', () => {
     });
     assert.equal(patched.status, 200, patched.text);
     assert.deepEqual(patched.body.inlet, { strategy: 'periodic', interval: 30, increment_by: 5, start_time: 0, end_time: 0 });
-    assert.deepEqual(patched.body.webhooks, [{ url: 'http://127.0.0.1:9/b', secret_set: true }]);
+    assert.deepEqual(patched.body.webhooks, [{ url: 'http://127.0.0.1:9/b', secret: '[redacted]' }]);
     assert.equal('issuer' in patched.body, false);
     assert.equal(patched.body.validity_period, 90);
     assert.equal(node.rooms.get('Merge')?.inlet?.strategy, 'periodic');
@@ -132,8 +147,8 @@ describe('the rooms API', () => {
       webhooks: [{ url: 'http://127.0.0.1:9/hook', secret: SECRET }],
       oidc: { redirect_uris: ['https://rp.example/cb'], client_secret: CLIENT_SECRET },
     });
-    assert.deepEqual(created.body.webhooks, [{ url: 'http://127.0.0.1:9/hook', secret_set: true }]);
-    assert.deepEqual(created.body.oidc, { redirect_uris: ['https://rp.example/cb'], client_secret_set: true });
+    assert.deepEqual(created.body.webhooks, [{ url: 'http://127.0.0.1:9/hook', secret: '[redacted]' }]);
+    assert.deepEqual(created.body.oidc, { redirect_uris: ['https://rp.example/cb'], client_secret: '[redacted]' });
 
     // The answer, edited and PUT back as it is: the secrets stay.
     const edited = { ...(await call('GET', '/rooms/Secret')).body, validity_period: 30 };
@@ -225,7 +240,7 @@ describe('the rooms API', () => {
     const [put, patch, del] = audit as (LogLine & { before: Body | null; after: Body | null })[];
     assert.equal(put!.before, null);
     assert.equal(put!.after?.validity_period, 10);
-    assert.deepEqual(put!.after?.webhooks, [{ url: 'http://127.0.0.1:9/h', secret_set: true }]);
+    assert.deepEqual(put!.after?.webhooks, [{ url: 'http://127.0.0.1:9/h', secret: '[redacted]' }]);
     assert.deepEqual([patch!.before?.validity_period, patch!.after?.validity_period], [10, 11]);
     assert.deepEqual([del!.before?.validity_period, del!.after], [11, null]);
   });

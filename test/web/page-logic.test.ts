@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ACTION_BACKOFF, backoffDelay, fetchWithRetry, isRetryableStatus, retryAfterMs } from '../../web/shared/retry.ts';
-import { readSettings } from '../../web/shared/settings.ts';
+import { listedOrigins, readSettings } from '../../web/shared/settings.ts';
 import { VisitStore } from '../../web/waiting-room-site/visit-store.ts';
 
 const noSleep = async () => undefined;
@@ -83,6 +83,36 @@ describe("URL parameters (VWR's names)", () => {
     assert.equal(settings.commerceApiUrl, 'https://shop.example/api');
     assert.equal(settings.privateApiUrl, 'https://p.example/private');
     assert.equal(settings.regionName, 'eu-west-1');
+  });
+
+  it("the waiting page calls only its own origin and the room's allowed_api_origins, whatever a link says", () => {
+    const origin = 'https://room.example';
+    const read = (search: string, apiOrigins: string[] = []) => readSettings(search, origin, apiOrigins);
+    // Its own origin (any path) and a listed one are taken.
+    assert.equal(read('?publicApiUrl=https://room.example/api/').publicApiUrl, 'https://room.example/api');
+    assert.equal(read('?publicApiUrl=https://api.example/v1', ['https://api.example']).publicApiUrl, 'https://api.example/v1');
+    assert.equal(read('?commerceApiUrl=https://api.example/store', ['https://api.example']).commerceApiUrl, 'https://api.example/store');
+    // Anything else falls back to its own origin, and is reported (the page says so).
+    for (const evil of [
+      'https://attacker.example',
+      'https://room.example.attacker.example',
+      'https://room.example@attacker.example',
+      'http://room.example',
+      'https://room.example:8443',
+      '//attacker.example',
+      'https://api.example.attacker.example',
+    ]) {
+      const settings = read(`?publicApiUrl=${encodeURIComponent(evil)}&commerceApiUrl=${encodeURIComponent(evil)}`, ['https://api.example']);
+      assert.equal(settings.publicApiUrl, origin, evil);
+      assert.equal(settings.commerceApiUrl, `${origin}/store`, evil);
+      assert.deepEqual(settings.ignored.sort(), ['commerceApiUrl', 'publicApiUrl'], evil);
+    }
+  });
+
+  it("reads the allowed origins from the page's meta: space-separated origins, junk left out", () => {
+    assert.deepEqual(listedOrigins('https://api.example  http://127.0.0.1:8080/ javascript:alert(1) nonsense'), ['https://api.example', 'http://127.0.0.1:8080']);
+    assert.deepEqual(listedOrigins(''), []);
+    assert.deepEqual(listedOrigins(null), []);
   });
 
   it('unusable values are reported and replaced by the defaults', () => {

@@ -68,6 +68,12 @@ describe('template variables', () => {
     assert.match(String(vars.phase_notice), /Nov 24, 2026.*6:00 PM UTC/);
   });
 
+  it("the room's allowed_api_origins are the page's api_origins (none: the page calls only its own origin)", () => {
+    const vars = pageVariables({ ...base, room: { event_id: 'E', allowed_api_origins: ['https://api.example', 'http://127.0.0.1:8080'] }, phase: 'waiting', lang: 'en' });
+    assert.equal(vars.api_origins, 'https://api.example http://127.0.0.1:8080');
+    assert.equal(pageVariables({ ...base, room: { event_id: 'E' }, phase: 'waiting', lang: 'en' }).api_origins, '');
+  });
+
   it('variables are escaped: a room name cannot inject markup; the strings block cannot be closed', () => {
     const html = renderWaitingPage({
       ...base,

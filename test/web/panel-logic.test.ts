@@ -73,6 +73,7 @@ describe('control panel: the settings form', () => {
         queueing_status_code: 503,
       },
       allowed_return_origins: ['https://shop.example.com'],
+      allowed_api_origins: ['https://api.example.com'],
       bot_defence: { challenge: 'auto', difficulty: 20_000, joins_per_client_per_minute: 5, enqueue_key_secret: 'enqueue-key-secret-0123456789abcdefgh', require_enqueue_key: true },
     });
     assert.ok(parsed.ok, JSON.stringify(parsed));
@@ -80,6 +81,9 @@ describe('control panel: the settings form', () => {
     // Secrets are never answered: the operator types them (or leaves them out to keep the stored ones).
     assert.equal(values.webhooks, 'https://hooks.example/a');
     assert.equal(values['oidc.client_secret'], '');
+    // A bypass header's value shows as the server's placeholder, which the server maps back to the stored value.
+    assert.equal(values['gate.bypass.headers'], 'x-monitor: [redacted]');
+    values['gate.bypass.headers'] = 'x-monitor: yes';
     values.webhooks = 'https://hooks.example/a  sixteen-characters-at-least';
     values['oidc.client_secret'] = 'client-secret-0123456789';
     values['bot_defence.enqueue_key_secret'] = 'enqueue-key-secret-0123456789abcdefgh';

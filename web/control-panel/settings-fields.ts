@@ -68,12 +68,13 @@ export const FIELDS: readonly Field[] = [
   { group: 'Bot defence', name: 'bot_defence.infinite_queue', label: 'Park refused bots in a line that never moves (infinite_queue)', kind: 'bool', help: 'A failed proof or a client over its limit gets a place that is never served, instead of an error.' },
 
   { group: 'Waiting page', name: 'page', label: 'Page template (page)', kind: 'template', optional: true, help: 'HTML with Mustache variables ({{people_ahead_text}}, {{wait_text}}, {{t.reserve}}…; docs/pages.md). Empty: the default page. Preview: GET /private/rooms/{id}/preview?phase=waiting.' },
+  { group: 'Waiting page', name: 'allowed_api_origins', label: 'Other API origins the page may call (allowed_api_origins)', kind: 'lines', optional: true, help: 'One origin per line (scheme://host[:port]) the waiting page may use as publicApiUrl or commerceApiUrl besides its own. Empty: its own origin only.' },
   { group: 'OpenID Connect', name: 'oidc.redirect_uris', label: 'OIDC redirect URIs', kind: 'lines', optional: true, help: 'One per line; empty: no OpenID Connect client.' },
   { group: 'Gate', name: 'gate.origin', label: 'Protected site (gate.origin)', kind: 'text', optional: true, help: 'http(s)://host[:port] the gate sends admitted visitors to. Empty: this room protects nothing behind the gate.' },
   { group: 'Gate', name: 'gate.routes', label: 'Requests of this room (gate.routes)', kind: 'lines', optional: true, help: 'One per line: a path prefix (/shop), or a host, a space and a path (shop.example.com /). Empty: every request.' },
   { group: 'Gate', name: 'gate.bypass.paths', label: 'Never queued: paths (gate.bypass.paths)', kind: 'lines', optional: true, help: 'One path prefix per line, e.g. /static/ or /healthz.' },
   { group: 'Gate', name: 'gate.bypass.ips', label: 'Never queued: client IPs (gate.bypass.ips)', kind: 'lines', optional: true, help: 'One IP address or CIDR per line (behind a load balancer, see --trust-proxy).' },
-  { group: 'Gate', name: 'gate.bypass.headers', label: 'Never queued: headers (gate.bypass.headers)', kind: 'lines', optional: true, help: 'One per line: Name: value (an exact match).' },
+  { group: 'Gate', name: 'gate.bypass.headers', label: 'Never queued: headers (gate.bypass.headers)', kind: 'lines', optional: true, help: 'One per line: Name: value (an exact match). Stored values show as [redacted]: leave them so to keep them.' },
   { group: 'Gate', name: 'gate.queueing_status_code', label: 'Waiting page status (gate.queueing_status_code)', kind: 'int', optional: true, help: '200 (default) keeps crawlers and monitors quiet; 503 tells them to come back later.' },
   { group: 'Gate', name: 'allowed_return_origins', label: 'Hand-off: allowed return origins (allowed_return_origins)', kind: 'lines', optional: true, help: 'One origin per line (scheme://host[:port]) the page may send a served visitor back to.' },
 

@@ -4,7 +4,7 @@
 
 import './style.css';
 import { ACTION_BACKOFF, POLL_BACKOFF, errorMessage, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
-import { readSettings } from '../shared/settings.ts';
+import { listedOrigins, readSettings } from '../shared/settings.ts';
 import { CounterStream } from './counter-stream.ts';
 import { PROOF_REFUSALS, solveProofOfWork } from './proof-of-work.ts';
 import { TurnEstimator, formatRange } from './turn-estimate.ts';
@@ -21,7 +21,9 @@ const STREAM_RETRY_MS = 120_000;
 /** A screen reader hears a position change at most this often (the live region would chatter otherwise). */
 const ANNOUNCE_EVERY_MS = 15_000;
 
-const settings = readSettings(location.search, location.origin);
+// The APIs this page may call: its own origin and those its room lists (allowed_api_origins), never a link's pick.
+const apiOrigins = listedOrigins(document.querySelector('meta[name="anteroom-api-origins"]')?.getAttribute('content'));
+const settings = readSettings(location.search, location.origin, apiOrigins);
 const visits = new VisitStore(settings.publicApiUrl, settings.eventId);
 const eventQuery = `event_id=${encodeURIComponent(settings.eventId)}`;
 
