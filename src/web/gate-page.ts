@@ -22,6 +22,8 @@ export interface WaitingPageVisitor {
   reason: 'queued' | 'closed' | 'origin-down';
   /** The request's Accept-Language (the page's language, as on the site). */
   acceptLanguage?: string | undefined;
+  /** The visitor's request (a form's POST) was not sent to the site: the page says so (`gate_unsent`). */
+  unsent?: boolean | undefined;
 }
 
 export interface WaitingPage {
@@ -46,14 +48,16 @@ export function renderGatePage(room: RoomSettings, visitor: WaitingPageVisitor, 
   }
   const lang = assets ? assets.languages.choose(undefined, visitor.acceptLanguage) : 'en';
   const phase: PagePhase = visitor.reason === 'closed' ? 'closed' : pagePhaseOf(roomPhase(roomScheduleOf(room), Math.floor(nowMs / 1000)));
-  const key = `${root}\n${room.event_id}\n${lang}\n${phase}\n${visitor.reason}`;
+  const key = `${root}\n${room.event_id}\n${lang}\n${phase}\n${visitor.reason}\n${visitor.unsent === true}`;
   const cached = rendered.get(key);
   if (cached && cached.room === room) return cached.page;
   const html = assets
     ? gateVersion(renderWaitingPage({ room, phase, lang, languages: assets.languages, defaultTemplate: assets.template, nowMs }))
     : NOT_BUILT;
   const meta = `<meta name="anteroom-gate" content="${visitor.reason}" data-event-id="${escapeAttribute(room.event_id)}">`;
-  const body = Buffer.from(html.replace('<head>', `<head>\n    ${meta}`));
+  let withMeta = html.replace('<head>', `<head>\n    ${meta}`);
+  if (visitor.unsent && assets) withMeta = withUnsentNotice(withMeta, assets.languages.strings(lang).gate_unsent ?? '');
+  const body = Buffer.from(withMeta);
   const page: WaitingPage = {
     contentType: 'text/html; charset=utf-8',
     body,
@@ -63,6 +67,15 @@ export function renderGatePage(room: RoomSettings, visitor: WaitingPageVisitor, 
   if (rendered.size >= CACHE_LIMIT) rendered.clear();
   rendered.set(key, { room, page });
   return page;
+}
+
+/** The notice that the visitor's request was not sent, first in the body (any template has a body). */
+function withUnsentNotice(html: string, text: string): string {
+  const notice = `<p class="notice warn" id="anteroom-unsent" role="alert">${escapeAttribute(text).replaceAll('>', '&gt;')}</p>`;
+  const body = /<body\b[^>]*>/i.exec(html);
+  if (!body) return notice + html;
+  const at = body.index + body[0].length;
+  return `${html.slice(0, at)}\n    ${notice}${html.slice(at)}`;
 }
 
 /** The built page's relative asset URLs ("../assets/…") made absolute under the gate's own path. */
