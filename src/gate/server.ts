@@ -159,7 +159,13 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       done();
       return;
     }
-    answerVisitor(queueDeps, request, reply, (state.match as GatedRoom).room, request.url).catch(done);
+    // Admitted at a request that carries an action (a form's POST): sent on to the site, not redirected.
+    const letThrough = (admitted: string, requestId: string): void => {
+      state.token = admitted;
+      state.requestId = requestId;
+      done();
+    };
+    answerVisitor(queueDeps, request, reply, (state.match as GatedRoom).room, request.url, letThrough).catch(done);
   }
 
   // ---- Anteroom's own paths ----

@@ -13,6 +13,7 @@ import { waitingOf } from '../domain/waiting-room-service.ts';
 import { chooseEncoding } from '../web/static-pages.ts';
 import { renderGatePage, type WaitingPage } from '../web/gate-page.ts';
 import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, type Place, type PlaceCookies } from './cookies.ts';
+import { UNSENT_MESSAGE, UNSENT_RETRY_AFTER_SEC, carriesAction, wantsPage } from './unsent-requests.ts';
 
 /** Marks the gate's own answers, so the waiting page can tell them from the origin's. */
 export const GATE_ANSWER_HEADER = 'anteroom-gate';
@@ -31,6 +32,8 @@ export async function answerVisitor(
   reply: FastifyReply,
   room: RoomSettings,
   returnTo: string,
+  /** Sends the request on to the site (a request that carries an action, admitted at this very request). */
+  letThrough?: (token: string, requestId: string) => void,
 ): Promise<FastifyReply> {
   let place = deps.places.decode(request.cookies[PLACE_COOKIE]);
   if (place && place.eventId !== room.event_id) place = undefined;
@@ -40,7 +43,9 @@ export async function answerVisitor(
   if (outcome === 'rejoin') throw new Error('a fresh place could not be used');
   const secure = request.protocol === 'https';
   reply.header('cache-control', 'no-store').header(GATE_ANSWER_HEADER, outcome.kind);
-  const json = wantsJson(request.headers.accept);
+  // A request that carries an action is never lost silently (unsent-requests.ts).
+  const action = carriesAction(request.method);
+  const json = action ? !wantsPage(request.headers.accept) : wantsJson(request.headers.accept);
   if (outcome.kind === 'closed') {
     reply.clearCookie(PLACE_COOKIE, { path: '/' }).code(403);
     if (json) return reply.send({ status: 'closed', event_id: room.event_id, error: outcome.message });
@@ -50,6 +55,11 @@ export async function answerVisitor(
     reply
       .setCookie(TOKEN_COOKIE, outcome.token, cookieAttributes(secure, outcome.expiresIn))
       .clearCookie(PLACE_COOKIE, { path: '/' });
+    if (action && letThrough) {
+      reply.removeHeader(GATE_ANSWER_HEADER);
+      letThrough(outcome.token, outcome.place.requestId);
+      return reply;
+    }
     if (json) return reply.send({ status: 'admitted', event_id: room.event_id, location: outcome.place.returnTo });
     return reply.redirect(outcome.place.returnTo, 303);
   }
@@ -58,9 +68,11 @@ export async function answerVisitor(
   // cost no signature.
   if (queued !== place) reply.setCookie(PLACE_COOKIE, deps.places.encode(queued), cookieAttributes(secure, PLACE_COOKIE_MAX_AGE_SEC));
   reply.code(room.gate?.queueing_status_code ?? 200);
+  if (action) reply.code(503).header('retry-after', String(UNSENT_RETRY_AFTER_SEC));
   if (json) {
     const counters = await countersOf(deps.room, room.event_id);
     return reply.send({
+      ...(action ? { error: UNSENT_MESSAGE } : {}),
       status: 'queued',
       event_id: room.event_id,
       queue_number: queued.position ?? null,
@@ -68,11 +80,11 @@ export async function answerVisitor(
       waiting_num: counters.waiting,
     });
   }
-  return sendPage(deps, request, reply, room, 'queued');
+  return sendPage(deps, request, reply, room, 'queued', action);
 }
 
-function sendPage(deps: QueueDeps, request: FastifyRequest, reply: FastifyReply, room: RoomSettings, reason: 'queued' | 'closed'): FastifyReply {
-  return sendWaitingPage(request, reply, renderGatePage(room, { mode: 'gate', reason, acceptLanguage: request.headers['accept-language'] }, deps.pagesRoot));
+function sendPage(deps: QueueDeps, request: FastifyRequest, reply: FastifyReply, room: RoomSettings, reason: 'queued' | 'closed', unsent = false): FastifyReply {
+  return sendWaitingPage(request, reply, renderGatePage(room, { mode: 'gate', reason, acceptLanguage: request.headers['accept-language'], unsent }, deps.pagesRoot));
 }
 
 /** A waiting page as bytes, compressed when the client accepts it. */
