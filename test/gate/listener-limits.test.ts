@@ -21,6 +21,7 @@ import {
   trustedPeer,
 } from '../../src/gate/listener-limits.ts';
 import { TOKEN_COOKIE } from '../../src/gate/cookies.ts';
+import { configFromOptions, serveCommand } from '../../src/cli/serve-command.ts';
 import { CookieJar, gatedRoom, startGateNode, startOrigin, type GateNode, type Origin } from './support.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,6 +89,25 @@ describe('the gate listener: defaults', () => {
     assert.equal(server.keepAliveTimeout, GATE_KEEP_ALIVE_TIMEOUT_MS);
     assert.equal(server.maxConnections, defaultGateMaxConnections());
     assert.deepEqual([GATE_HEADERS_TIMEOUT_MS, GATE_REQUEST_TIMEOUT_MS, GATE_KEEP_ALIVE_TIMEOUT_MS, GATE_MAX_CONNECTIONS_PER_CLIENT], [10_000, 30_000, 5_000, 256]);
+  });
+
+  it('the flags set the limits; absent, the gate\'s defaults apply', async () => {
+    const parse = async (args: string[]) => {
+      let options: Record<string, unknown> = {};
+      await serveCommand()
+        .exitOverride()
+        .action((parsed: Record<string, unknown>) => {
+          options = parsed;
+        })
+        .parseAsync(['--data-dir', mkdtempSync(join(tmpdir(), 'anteroom-flags-')), ...args], { from: 'user' });
+      return configFromOptions(options).gateLimits;
+    };
+    assert.deepEqual(await parse(['--gate-max-connections', '900', '--gate-max-connections-per-client', '0', '--gate-request-timeout', '120']), {
+      maxConnections: 900,
+      maxConnectionsPerClient: 0,
+      requestTimeoutMs: 120_000,
+    });
+    assert.deepEqual(await parse([]), { maxConnections: undefined, maxConnectionsPerClient: 256, requestTimeoutMs: 30_000 });
   });
 
   it('the total cap is a quarter of the open-file limit, at most the ceiling', () => {
@@ -181,6 +201,7 @@ describe('the gate listener: connection caps', () => {
     origin = await startOrigin();
     node = await startGateNode([gatedRoom('Shop', origin.url, { state: 'off' })], {
       gateLimits: { maxConnectionsPerClient: 3, maxConnections: 6, keepAliveTimeoutMs: 60_000 },
+      trustProxy: ['127.0.0.5'],
     });
   });
   after(async () => {
@@ -213,6 +234,17 @@ describe('the gate listener: connection caps', () => {
       held.pop()!.socket.destroy();
       await until(async () => (await connectionsOf(node)) <= 2);
       held.push(await answered('127.0.0.2'));
+    } finally {
+      for (const connection of held) connection.socket.destroy();
+    }
+  });
+
+  it('a proxy --trust-proxy trusts is not a client: its connections are not capped per client', async () => {
+    const held: HeldConnection[] = [];
+    try {
+      await until(async () => (await connectionsOf(node)) === 0);
+      for (let i = 0; i < 5; i++) held.push(await answered('127.0.0.5'));
+      assert.ok(held.every((c) => !c.socket.destroyed));
     } finally {
       for (const connection of held) connection.socket.destroy();
     }
