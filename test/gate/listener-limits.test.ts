@@ -293,7 +293,7 @@ describe('the gate listener: bodies and the request timeout', () => {
         gatedRoom('Shop', origin.url, { state: 'off' }),
         gatedRoom('Slow', slowUrl, { state: 'off', gate: { origin: slowUrl, routes: [{ path: '/download' }], queueing_status_code: 200 } }),
       ],
-      { gateLimits: { headersTimeoutMs: 1_000, requestTimeoutMs: 1_000 } },
+      { gateLimits: { headersTimeoutMs: 2_000, requestTimeoutMs: 2_000 } },
     );
     // A room nobody gets into (no admissions): every visitor is queued.
     queuedNode = await startGateNode([gatedRoom('Shop', origin.url)]);
