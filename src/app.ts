@@ -20,6 +20,7 @@ import { RoomWebhooks } from './events/room-webhooks.ts';
 import { WebhookSink } from './events/webhook-sink.ts';
 import { buildGateServer, SWEEP_EVERY_MS, type GateServer } from './gate/server.ts';
 import { buildHttpServer } from './http/server.ts';
+import { clientErrorHandler } from './http/client-errors.ts';
 import { followPeriodicInlets, maxSizeInletRoutes } from './inlet/in-server.ts';
 import { JobScheduler, type JobSpec } from './jobs/scheduler.ts';
 import { pollStoredRooms } from './jobs/room-polling.ts';
@@ -220,6 +221,9 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       defaultIssuer: () => publicUrl,
       trustProxy: config.trustProxy,
       writesPerClientPerMinute: config.writesPerClientPerMinute,
+      limits: config.gateLimits,
+      // Malformed or too slow requests: the API's answer (the contract's error shape, counted, never logged).
+      clientErrorHandler: clientErrorHandler(metrics),
       logLevel: config.logLevel,
       logStream: options.logStream,
       clockMs: clock,

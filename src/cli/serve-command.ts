@@ -22,6 +22,7 @@ import { ConfigErrors } from '../domain/errors.ts';
 import { DEFAULT_EVENT_ID, parseRoomSettings, RoomSettingsSchema, type RoomSettings, type ScalarSettingName } from '../domain/room-settings.ts';
 import { DEFAULT_HOT_READ_TTL_MS, MAX_HOT_READ_TTL_MS } from '../store/hot-read-cache.ts';
 import { DEFAULT_MAX_CONNECTIONS } from '../http/server.ts';
+import { GATE_MAX_CONNECTIONS_CEILING, GATE_MAX_CONNECTIONS_PER_CLIENT, GATE_REQUEST_TIMEOUT_MS } from '../gate/listener-limits.ts';
 import {
   DEFAULT_REDIS_KEY_PREFIX,
   DEFAULT_REPLICA_TIMEOUT_MS,
@@ -102,6 +103,17 @@ export function serveCommand(): Command {
     .addOption(opt('--cdn-purge-url <url>', 'after reset_initial_state, POST {event_id, paths} here so a CDN drops cached answers', 'CDN_PURGE_URL'))
     .addOption(opt('--cdn-purge-token <token>', 'bearer token sent to --cdn-purge-url', 'CDN_PURGE_TOKEN'))
     .addOption(opt('--gate-port <port>', 'also listen here as the gate: a reverse proxy in front of each room\'s gate.origin, queueing visitors (docs/gate.md); 0 = any free port', 'GATE_PORT').argParser(integerIn(0, 65535)))
+    .addOption(opt('--gate-max-connections <n>', `gate listener: open connections at most, all clients together; more are closed at once (default: a quarter of the open-file limit, ulimit -n, at most ${GATE_MAX_CONNECTIONS_CEILING})`, 'GATE_MAX_CONNECTIONS').argParser(integerIn(1, 10_000_000)))
+    .addOption(
+      opt('--gate-max-connections-per-client <n>', 'gate listener: open connections one client (IPv4 address, IPv6 /64) may hold; more are closed at once; proxies trusted by --trust-proxy are not capped (0 = no cap)', 'GATE_MAX_CONNECTIONS_PER_CLIENT')
+        .default(GATE_MAX_CONNECTIONS_PER_CLIENT)
+        .argParser(integerIn(0, 1_000_000)),
+    )
+    .addOption(
+      opt('--gate-request-timeout <seconds>', 'gate listener: a request, body included, must arrive within this (answers, downloads and WebSockets are not limited; 0 = no limit)', 'GATE_REQUEST_TIMEOUT')
+        .default(GATE_REQUEST_TIMEOUT_MS / 1000)
+        .argParser(integerIn(0, 86_400)),
+    )
     .addOption(opt('--trust-proxy <value>', 'believe X-Forwarded-For/-Proto/-Host from proxies in front of Anteroom: true, a hop count, or comma-separated IPs/CIDRs (default: none)', 'TRUST_PROXY').argParser(parseTrustProxy))
     .addOption(
       opt('--writes-per-client-per-minute <n>', 'public writes (joins, token claims, leaves, challenges) one client may make a minute across all nodes, then 429 (0 = no limit)', 'WRITES_PER_CLIENT_PER_MINUTE')
@@ -177,6 +189,11 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     hotReadTtlMs: (o.hotReadTtlMs as number | undefined) ?? DEFAULT_HOT_READ_TTL_MS,
     workers: (o.workers as number | undefined) ?? 1,
     gatePort: o.gatePort as number | undefined,
+    gateLimits: {
+      maxConnections: o.gateMaxConnections as number | undefined,
+      maxConnectionsPerClient: o.gateMaxConnectionsPerClient as number | undefined,
+      requestTimeoutMs: o.gateRequestTimeout === undefined ? undefined : (o.gateRequestTimeout as number) * 1000,
+    },
     trustProxy: o.trustProxy as ServerConfig['trustProxy'],
     redisMinReplicas: (o.redisMinReplicas as number | undefined) ?? 0,
     redisReplicaTimeoutMs: (o.redisReplicaTimeoutMs as number | undefined) ?? DEFAULT_REPLICA_TIMEOUT_MS,

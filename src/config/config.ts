@@ -53,6 +53,11 @@ export interface ServerConfig {
   /** The gate's listener (--gate-port): reverse proxy in front of the rooms' gate.origin; absent = no gate. */
   gatePort?: number | undefined;
   /**
+   * The gate listener's timeouts and connection caps (src/gate/listener-limits.ts; --gate-max-connections,
+   * --gate-max-connections-per-client, --gate-request-timeout); absent ones have their defaults.
+   */
+  gateLimits?: GateLimitSettings | undefined;
+  /**
    * --trust-proxy: which proxies in front of Anteroom to believe about the client (X-Forwarded-For/-Proto/-Host),
    * as Fastify's trustProxy: true, a hop count, or comma-separated IPs/CIDRs. Absent = trust none.
    */
@@ -67,6 +72,15 @@ export interface ServerConfig {
   redisReplicaTimeoutMs?: number | undefined;
   /** Public writes one client may make a minute across all nodes (--writes-per-client-per-minute); 0 = no limit. */
   writesPerClientPerMinute?: number | undefined;
+}
+
+/** The gate listener's limits a configuration may set (ms and counts; 0 = no limit where the gate allows it). */
+export interface GateLimitSettings {
+  headersTimeoutMs?: number | undefined;
+  requestTimeoutMs?: number | undefined;
+  keepAliveTimeoutMs?: number | undefined;
+  maxConnections?: number | undefined;
+  maxConnectionsPerClient?: number | undefined;
 }
 
 /** Fastify's trustProxy values that --trust-proxy gives. */

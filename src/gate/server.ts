@@ -7,6 +7,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
 import fastifyCookie from '@fastify/cookie';
 import fastifyHttpProxy from '@fastify/http-proxy';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -22,6 +23,7 @@ import { gateChallengeRoute } from './gate-join.ts';
 import { ORIGIN_DOWN_REFRESH_SEC } from './refresh-interval.ts';
 import { pathOf, routeTableCache, type GatedRoom } from './route-match.ts';
 import { GateSessions, RENEW_EVERY_MS, type SessionVerdict } from './sessions.ts';
+import { UNSENT_BODY_LIMIT, boundUnreadBody, defaultGateListenerLimits, gateServerFactory, type GateListenerLimits } from './listener-limits.ts';
 import { GATE_ANSWER_HEADER, answerVisitor, sendWaitingPage, wantsJson } from './visitor-queue.ts';
 
 /** The header an origin answers with to end the visitor's session; never shown to the visitor. */
@@ -43,6 +45,10 @@ export interface GateServerOptions {
   pagesRoot?: string;
   /** --writes-per-client-per-minute: a join through the gate and its challenge count as public writes. */
   writesPerClientPerMinute?: number | undefined;
+  /** The listener's timeouts and connection caps (listener-limits.ts); each absent one has its default. */
+  limits?: Partial<GateListenerLimits> | undefined;
+  /** What a connection whose request Node's parser refused (malformed, too slow) is answered; Fastify's default when absent. */
+  clientErrorHandler?: ((error: Error & { code?: string }, socket: Socket) => void) | undefined;
 }
 
 export interface GateServer {
@@ -91,7 +97,11 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     return rules;
   };
 
+  const limits: GateListenerLimits = { ...defaultGateListenerLimits(), ...definedOnly(options.limits ?? {}) };
   const app = Fastify({
+    // Timeouts and connection caps: listener-limits.ts.
+    serverFactory: gateServerFactory(limits, options.trustProxy),
+    ...(options.clientErrorHandler ? { clientErrorHandler: options.clientErrorHandler } : {}),
     logger: { level: options.logLevel ?? 'info', ...(options.logStream ? { stream: options.logStream } : {}) },
     logController: new LogController({ disableRequestLogging: true }),
     // No child logger per request (its reqId binding): the gate logs only failures, and a child costs every
@@ -99,10 +109,17 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     childLoggerFactory: (logger) => logger,
     // A hop count works at run time (proxy-addr) though Fastify's types leave numbers out.
     trustProxy: (options.trustProxy ?? false) as boolean | string[],
-    // Bodies are streamed to the origin, whatever their size.
-    bodyLimit: 1024 * 1024 * 1024,
+    // Bodies the gate parses itself (its own paths under /_anteroom/). Proxied bodies are not parsed: they are
+    // streamed to the origin whatever their size, and this limit does not apply to them.
+    bodyLimit: UNSENT_BODY_LIMIT,
   });
   await app.register(fastifyCookie);
+  // The gate's own answers (a queued visitor's, a 404) read at most UNSENT_BODY_LIMIT of a body nobody read.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const reading = boundUnreadBody(request, reply);
+    if (!reading) done(null, payload);
+    else void reading.then(() => done(null, payload));
+  });
   app.decorateRequest(kGate, null);
 
   /**
@@ -146,7 +163,13 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       done();
       return;
     }
-    answerVisitor(queueDeps, request, reply, (state.match as GatedRoom).room, request.url).catch(done);
+    // Admitted at a request that carries an action (a form's POST): sent on to the site, not redirected.
+    const letThrough = (admitted: string, requestId: string): void => {
+      state.token = admitted;
+      state.requestId = requestId;
+      done();
+    };
+    answerVisitor(queueDeps, request, reply, (state.match as GatedRoom).room, request.url, letThrough).catch(done);
   }
 
   // ---- Anteroom's own paths ----
@@ -257,6 +280,10 @@ export const SWEEP_EVERY_MS = RENEW_EVERY_MS;
 
 function notProtected(reply: FastifyReply): FastifyReply {
   return reply.code(404).header('cache-control', 'no-store').send({ error: 'No waiting room protects this URL' });
+}
+
+function definedOnly<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 function firstHeader(headers: IncomingHttpHeaders, name: string): string | undefined {

@@ -15,6 +15,7 @@ import { renderGatePage, type WaitingPage, type WaitingPageVisitor } from '../we
 import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, safeReturnPath, type Place, type PlaceCookies } from './cookies.ts';
 import { GATE_CHALLENGE_PATH, joinThroughGate, type GateJoinDeps, type JoinRefusal } from './gate-join.ts';
 import { refreshSeconds } from './refresh-interval.ts';
+import { UNSENT_MESSAGE, UNSENT_RETRY_AFTER_SEC, carriesAction, wantsPage } from './unsent-requests.ts';
 
 /** Marks the gate's own answers, so the waiting page can tell them from the origin's. */
 export const GATE_ANSWER_HEADER = 'anteroom-gate';
@@ -35,6 +36,8 @@ export async function answerVisitor(
   reply: FastifyReply,
   room: RoomSettings,
   returnTo: string,
+  /** Sends the request on to the site (a request that carries an action, admitted at this very request). */
+  letThrough?: (token: string, requestId: string) => void,
 ): Promise<FastifyReply> {
   let place = deps.places.decode(request.cookies[PLACE_COOKIE]);
   if (place && place.eventId !== room.event_id) place = undefined;
@@ -44,7 +47,9 @@ export async function answerVisitor(
   if (outcome === 'rejoin') throw new Error('a fresh place could not be used');
   const secure = request.protocol === 'https';
   reply.header('cache-control', 'no-store').header(GATE_ANSWER_HEADER, outcome.kind);
-  const json = wantsJson(request.headers.accept);
+  // A request that carries an action is never lost silently (unsent-requests.ts).
+  const action = carriesAction(request.method);
+  const json = action ? !wantsPage(request.headers.accept) : wantsJson(request.headers.accept);
   if (outcome.kind === 'closed') {
     reply.clearCookie(PLACE_COOKIE, { path: '/' }).code(403);
     if (json) return reply.send({ status: 'closed', event_id: room.event_id, error: outcome.message });
@@ -68,6 +73,11 @@ export async function answerVisitor(
     reply
       .setCookie(TOKEN_COOKIE, outcome.token, cookieAttributes(secure, outcome.expiresIn))
       .clearCookie(PLACE_COOKIE, { path: '/' });
+    if (action && letThrough) {
+      reply.removeHeader(GATE_ANSWER_HEADER);
+      letThrough(outcome.token, outcome.place.requestId);
+      return reply;
+    }
     if (json) return reply.send({ status: 'admitted', event_id: room.event_id, location: outcome.place.returnTo });
     return reply.redirect(outcome.place.returnTo, 303);
   }
@@ -77,8 +87,10 @@ export async function answerVisitor(
   if (queued !== place || deps.places.isLegacy(queued)) reply.setCookie(PLACE_COOKIE, deps.places.encode(queued), cookieAttributes(secure, PLACE_COOKIE_MAX_AGE_SEC));
   reply.code(room.gate?.queueing_status_code ?? 200);
   const counters = await countersOf(deps.room, room.event_id);
+  if (action) reply.code(503).header('retry-after', String(UNSENT_RETRY_AFTER_SEC));
   if (json) {
     return reply.send({
+      ...(action ? { error: UNSENT_MESSAGE } : {}),
       status: 'queued',
       event_id: room.event_id,
       queue_number: queued.position ?? null,
@@ -86,7 +98,7 @@ export async function answerVisitor(
       waiting_num: counters.waiting,
     });
   }
-  return sendPage(deps, request, reply, room, { reason: 'queued', position: queued.position, serving: counters.serving });
+  return sendPage(deps, request, reply, room, { reason: 'queued', position: queued.position, serving: counters.serving, unsent: action });
 }
 
 /**
@@ -98,7 +110,7 @@ function sendPage(
   request: FastifyRequest,
   reply: FastifyReply,
   room: RoomSettings,
-  visitor: Pick<WaitingPageVisitor, 'reason' | 'position' | 'serving'>,
+  visitor: Pick<WaitingPageVisitor, 'reason' | 'position' | 'serving' | 'unsent'>,
 ): FastifyReply {
   const nowMs = (deps.clockMs ?? Date.now)();
   const ahead = visitor.position !== undefined && visitor.serving !== undefined ? Math.max(0, visitor.position - visitor.serving) : undefined;

@@ -39,6 +39,8 @@ export interface WaitingPageVisitor {
    * for, checked by safeReturnPath; anything else goes to "/").
    */
   refresh: { seconds: number; path: string };
+  /** The visitor's request (a form's POST) was not sent to the site: the page says so (`gate_unsent`). */
+  unsent?: boolean | undefined;
 }
 
 export interface WaitingPage {
@@ -99,10 +101,11 @@ export function renderGatePage(room: RoomSettings, visitor: WaitingPageVisitor, 
       else emptiness += `\n${name}=${values[name]}`;
     }
   }
-  const key = `${root}\n${room.event_id}\n${lang}\n${phase}\n${visitor.reason}${emptiness}`;
+  const key = `${root}\n${room.event_id}\n${lang}\n${phase}\n${visitor.reason}\n${visitor.unsent === true}${emptiness}`;
   let shape = shapes.get(key)?.room === room ? shapes.get(key)!.shape : undefined;
   if (!shape) {
-    const html = input ? gateVersion(renderWaitingPage(input, replace)) : NOT_BUILT;
+    let html = input ? gateVersion(renderWaitingPage(input, replace)) : NOT_BUILT;
+    if (visitor.unsent && assets) html = withUnsentNotice(html, assets.languages.strings(lang).gate_unsent ?? '');
     shape = shapeOf(withGateHead(html, room, visitor.reason));
     if (shapes.size >= CACHE_LIMIT) shapes.clear();
     shapes.set(key, { room, shape });
@@ -144,6 +147,15 @@ export function refreshContent(refresh: { seconds: number; path: string }): stri
   const path = refresh.path.startsWith('/') && !refresh.path.startsWith('//') ? refresh.path : '/';
   const url = path.replace(/[^A-Za-z0-9\-._~!$&()*+,;=:@/?%#[\]]/gu, (ch) => [...Buffer.from(ch)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
   return `${Math.max(1, Math.round(refresh.seconds))};url=${url.replaceAll('&', '&amp;')}`;
+}
+
+/** The notice that the visitor's request was not sent, first in the body (any template has a body). */
+function withUnsentNotice(html: string, text: string): string {
+  const notice = `<p class="notice warn" id="anteroom-unsent" role="alert">${escapeHtml(text)}</p>`;
+  const body = /<body\b[^>]*>/i.exec(html);
+  if (!body) return notice + html;
+  const at = body.index + body[0].length;
+  return `${html.slice(0, at)}\n    ${notice}${html.slice(at)}`;
 }
 
 /** The built page's relative asset URLs ("../assets/…") made absolute under the gate's own path. */
