@@ -151,7 +151,7 @@ export function refreshContent(refresh: { seconds: number; path: string }): stri
 
 /** The notice that the visitor's request was not sent, first in the body (any template has a body). */
 function withUnsentNotice(html: string, text: string): string {
-  const notice = `<p class="notice warn" id="anteroom-unsent" role="alert">${escapeHtml(text)}</p>`;
+  const notice = `<p class="notice warn" id="anteroom-unsent" role="alert">${text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')}</p>`;
   const body = /<body\b[^>]*>/i.exec(html);
   if (!body) return notice + html;
   const at = body.index + body[0].length;
