@@ -219,6 +219,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       secrets: store,
       defaultIssuer: () => publicUrl,
       trustProxy: config.trustProxy,
+      forwardAuthUriHeader: config.forwardAuthUriHeader,
       logLevel: config.logLevel,
       logStream: options.logStream,
       clockMs: clock,

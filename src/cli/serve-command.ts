@@ -7,6 +7,8 @@ import { OIDC_BASE_PATH } from '../oidc/adapter.ts';
 import {
   defaultEventDefaults,
   parseStoreLocation,
+  DEFAULT_FORWARD_AUTH_URI_HEADER,
+  parseForwardAuthUriHeader,
   parseTrustProxy,
   readEventsFile,
   type EventDefaults,
@@ -102,6 +104,11 @@ export function serveCommand(): Command {
     .addOption(opt('--cdn-purge-url <url>', 'after reset_initial_state, POST {event_id, paths} here so a CDN drops cached answers', 'CDN_PURGE_URL'))
     .addOption(opt('--cdn-purge-token <token>', 'bearer token sent to --cdn-purge-url', 'CDN_PURGE_TOKEN'))
     .addOption(opt('--gate-port <port>', 'also listen here as the gate: a reverse proxy in front of each room\'s gate.origin, queueing visitors (docs/gate.md); 0 = any free port', 'GATE_PORT').argParser(integerIn(0, 65535)))
+    .addOption(
+      opt('--forward-auth-uri-header <name>', 'the one header GET /_anteroom/check reads the original URI from; your proxy must overwrite it (Traefik: X-Forwarded-Uri)', 'FORWARD_AUTH_URI_HEADER')
+        .default(DEFAULT_FORWARD_AUTH_URI_HEADER)
+        .argParser(parseForwardAuthUriHeader),
+    )
     .addOption(opt('--trust-proxy <value>', 'believe X-Forwarded-For/-Proto/-Host from proxies in front of Anteroom: true, a hop count, or comma-separated IPs/CIDRs (default: none)', 'TRUST_PROXY').argParser(parseTrustProxy))
     .addOption(
       opt('--writes-per-client-per-minute <n>', 'public writes (joins, token claims, leaves, challenges) one client may make a minute across all nodes, then 429 (0 = no limit)', 'WRITES_PER_CLIENT_PER_MINUTE')
@@ -178,6 +185,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
     workers: (o.workers as number | undefined) ?? 1,
     gatePort: o.gatePort as number | undefined,
     trustProxy: o.trustProxy as ServerConfig['trustProxy'],
+    forwardAuthUriHeader: (o.forwardAuthUriHeader as string | undefined) ?? DEFAULT_FORWARD_AUTH_URI_HEADER,
     redisMinReplicas: (o.redisMinReplicas as number | undefined) ?? 0,
     redisReplicaTimeoutMs: (o.redisReplicaTimeoutMs as number | undefined) ?? DEFAULT_REPLICA_TIMEOUT_MS,
     writesPerClientPerMinute: (o.writesPerClientPerMinute as number | undefined) ?? 0,

@@ -13,6 +13,7 @@ import { waitingOf } from '../domain/waiting-room-service.ts';
 import { chooseEncoding } from '../web/static-pages.ts';
 import { renderGatePage, type WaitingPage } from '../web/gate-page.ts';
 import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, type Place, type PlaceCookies } from './cookies.ts';
+import { safeLocalPath } from './normalise-path.ts';
 
 /** Marks the gate's own answers, so the waiting page can tell them from the origin's. */
 export const GATE_ANSWER_HEADER = 'anteroom-gate';
@@ -50,8 +51,11 @@ export async function answerVisitor(
     reply
       .setCookie(TOKEN_COOKIE, outcome.token, cookieAttributes(secure, outcome.expiresIn))
       .clearCookie(PLACE_COOKIE, { path: '/' });
-    if (json) return reply.send({ status: 'admitted', event_id: room.event_id, location: outcome.place.returnTo });
-    return reply.redirect(outcome.place.returnTo, 303);
+    // Stored normalised; read through the same rule again (a cookie from before it, or another key's), so the
+    // Location is always a path on this host.
+    const location = safeLocalPath(outcome.place.returnTo) ?? '/';
+    if (json) return reply.send({ status: 'admitted', event_id: room.event_id, location });
+    return reply.redirect(location, 303);
   }
   const queued = outcome.place;
   // Signed and sent only when it changed (a new place, or its position just learnt): a waiting visitor's polls
