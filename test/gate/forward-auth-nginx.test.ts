@@ -37,7 +37,7 @@ describe('nginx auth_request in front of a site, asking the gate', () => {
     assert.equal(refused.headers.get('location'), '/_anteroom/wait?to=%2Fcart%3Fx%3D1');
     // Traefik ForwardAuth and Envoy pass the 401 on to the browser: its body takes the visitor to the page.
     assert.match(await refused.text(), /<meta http-equiv="refresh" content="0;url=\/_anteroom\/wait\?to=%2Fcart%3Fx%3D1">/);
-    const bypassed = await fetch(`${node.gateUrl}/_anteroom/check`, { headers: { 'x-forwarded-host': 'shop.test', 'x-forwarded-uri': '/health' } });
+    const bypassed = await fetch(`${node.gateUrl}/_anteroom/check`, { headers: { 'x-forwarded-host': 'shop.test', 'x-original-uri': '/health' } });
     assert.equal(bypassed.status, 204);
   });
 
