@@ -6,8 +6,9 @@
 //   - empty segments are merged (//ws → /ws), as most servers read them;
 //   - characters a URL parser would escape (space, ", <, >, `, {, }, ^, bytes ≥ 0x80) are escaped here already.
 // Refused (the caller answers 400): a target that is not a path (absolute form, *), an encoded / or \ (%2F,
-// %5C), a raw \, control characters (raw or encoded), a #, malformed escapes, escapes that are not UTF-8, and
-// a `.`/`..` segment carrying `;` parameters (/..;/ — servlet containers read it as ..).
+// %5C), a raw \, control characters (raw or encoded), a #, malformed escapes, escapes that are not UTF-8, a
+// double-encoded dot, / or \ (%252e: an origin decoding twice would read ..), and a `.`/`..` segment carrying
+// `;` parameters (/..;/ — servlet containers read it as ..).
 // The query is kept as sent.
 
 export type NormalisedTarget = { ok: true; path: string; query: string; target: string } | { ok: false; reason: string };
@@ -16,6 +17,10 @@ const UNRESERVED = /[A-Za-z0-9\-._~]/;
 const HEX = /^[0-9A-Fa-f]{2}$/;
 /** What WHATWG URL parsing would escape in a path (so `new URL` leaves the normalised path as it is). */
 const ESCAPED = new Set([' ', '"', '<', '>', '`', '{', '}', '^']);
+/** Paths that are already normal (the common case): nothing to decode, no empty or dot segment. */
+const ALREADY_NORMAL = /^(?!.*\/\/)(?!.*\/\.\.?(?:\/|;|$))[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
+/** An escaped % followed by the hex of ., / or \. */
+const DOUBLE_ENCODED = /%25(?:2e|2f|5c)/i;
 /** A longer target is refused (Node's own limit on the request head is 16 KiB). */
 const MAX_TARGET = 8192;
 
@@ -36,6 +41,8 @@ export function normaliseTarget(target: string): NormalisedTarget {
 /** A path (no query) in its normalised form, or why it is refused. */
 export function normalisePath(rawPath: string): string | { ok: false; reason: string } {
   if (!rawPath.startsWith('/')) return refuse('The path must start with /');
+  if (ALREADY_NORMAL.test(rawPath)) return rawPath;
+  if (DOUBLE_ENCODED.test(rawPath)) return refuse('The path must not contain a double-encoded ., / or \\');
   let decoded = '';
   for (let i = 0; i < rawPath.length; i++) {
     const char = rawPath.charAt(i);

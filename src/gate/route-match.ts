@@ -1,7 +1,8 @@
 // Which room a request belongs to (spec rooms.md §5): among the rooms with a gate, the route with the longest
 // matching path for the request's host; a route without `host` matches any host. Paths match by whole segment
-// ("/shop" takes "/shop" and "/shop/cart", not "/shopping") and ignoring ASCII case ("/SHOP/x" is /shop's: an
-// origin that reads paths without case must not serve it under a less protected room). The path given is the
+// ("/shop" takes "/shop" and "/shop/cart", not "/shopping"), ignoring ASCII case ("/SHOP/x" is /shop's: an
+// origin that reads paths without case must not serve it under a less protected room) and `;` segment
+// parameters ("/shop;jsessionid=1/x" is /shop's, as a servlet container reads it). The path given is the
 // normalised one (normalise-path.ts); the routes' own paths are read through the same rules.
 
 import type { GateSettings, RoomSettings } from '../domain/room-settings.ts';
@@ -42,7 +43,8 @@ export class RouteTable {
 
   /** The room of a host and a normalised path. */
   match(host: string | undefined, path: string): GatedRoom | undefined {
-    const lower = path.toLowerCase();
+    // Segment parameters are dropped for the choice (/shop;x/secret is /shop's), as servlet containers read them.
+    const lower = (path.includes(';') ? path.replace(/;[^/]*/g, '').replace(/\/{2,}/g, '/') : path).toLowerCase();
     for (const route of this.routesOf(host)) if (pathMatches(route.path, lower)) return route;
     return undefined;
   }

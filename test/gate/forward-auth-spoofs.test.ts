@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { TOKEN_COOKIE } from '../../src/gate/cookies.ts';
 import { caddyMissing, startCaddy } from '../support/caddy.ts';
@@ -110,6 +111,8 @@ function spoofSuite(name: string, startProxy: (node: GateNode, origin: Origin) =
 
     it('a host no route names is refused (403), whatever the visitor says; X-Forwarded-Host is the proxy\'s', async () => {
       await kept(['/secret'], { host: 'evil.test' }, [403]);
+      // An absolute-form target names its own host: refused whichever way the proxy reads it.
+      await kept(['http://evil.test/secret', 'http://shop.test/health/../secret'], {}, [302, 400, 403]);
       await kept(['/secret', '/health/../secret'], { host: 'evil.test', 'x-forwarded-host': HOST, 'x-original-uri': '/health' }, [403]);
       const [answer] = await kept(['/secret'], { 'x-forwarded-host': 'docs.test', 'x-forwarded-uri': '/about' });
       assert.equal(locationPath(answer!), '/_anteroom/wait?to=%2Fsecret', 'the proxy overwrote the visitor\'s X-Forwarded-Host');
@@ -133,12 +136,12 @@ function spoofSuite(name: string, startProxy: (node: GateNode, origin: Origin) =
     });
 
     it('a cookie of / does not open /shop by any spelling', async () => {
-      const answers = await kept(['/shop/secret', '/./shop/secret', '/%2e/shop/secret', '/SHOP/secret', '/%73hop/secret', '//shop/secret', '/x/../shop/secret'], { cookie: home });
-      for (const answer of answers) assert.match(locationPath(answer), /^\/_anteroom\/wait\?to=%2F(shop|SHOP)%2Fsecret$/);
+      const answers = await kept(['/shop/secret', '/./shop/secret', '/%2e/shop/secret', '/SHOP/secret', '/%73hop/secret', '//shop/secret', '/x/../shop/secret', '/shop;jsessionid=1/secret'], { cookie: home });
+      for (const answer of answers) assert.match(locationPath(answer), /^\/_anteroom\/wait\?to=%2F(shop|SHOP|shop%3Bjsessionid%3D1)%2Fsecret$/);
     });
 
     it('encoded slashes and backslashes are refused (403), with a cookie or without', async () => {
-      await kept(['/shop%2Fsecret', '/%2Fshop/secret', '/shop%5Csecret', '/..;/shop/secret'], { cookie: home }, [403]);
+      await kept(['/shop%2Fsecret', '/%2Fshop/secret', '/shop%5Csecret', '/..;/shop/secret', '/%252e%252e/shop/secret'], { cookie: home }, [403]);
       await kept(['/health%2F..%2Fsecret'], {}, [403]);
     });
 
@@ -189,15 +192,13 @@ describe('GET /_anteroom/check reads the original URI from one configured header
   const check = (node: GateNode, headers: Record<string, string | string[]>, method = 'GET', path = '/_anteroom/check') =>
     new Promise<RawAnswer>((resolve, reject) => {
       // Repeated headers need node:http's array form.
-      void import('node:http').then(({ request }) => {
-        const req = request({ host: '127.0.0.1', port: Number(new URL(node.gateUrl).port), method, path, headers, agent: false }, (res) => {
-          let body = '';
-          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        });
-        req.on('error', reject);
-        req.end();
+      const req = request({ host: '127.0.0.1', port: Number(new URL(node.gateUrl).port), method, path, headers, agent: false }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
       });
+      req.on('error', reject);
+      req.end();
     });
 
   it('by default X-Original-URI; the header missing, repeated or without X-Forwarded-Host is a 403 in the JSON error shape', async () => {
@@ -206,7 +207,7 @@ describe('GET /_anteroom/check reads the original URI from one configured header
       const host = { 'x-forwarded-host': HOST };
       assert.equal((await check(node, { ...host, 'x-original-uri': '/health' })).status, 204);
       assert.equal((await check(node, { ...host, 'x-original-uri': '/secret' })).status, 401);
-      for (const headers of [
+      const refusedHeaders: Record<string, string | string[]>[] = [
         { ...host, 'x-forwarded-uri': '/health' },
         { ...host, 'x-original-uri': ['/health', '/secret'] },
         { ...host, 'x-original-uri': '/health, /secret' },
@@ -215,7 +216,8 @@ describe('GET /_anteroom/check reads the original URI from one configured header
         { 'x-forwarded-host': `${HOST}, evil.test`, 'x-original-uri': '/health' },
         { ...host, 'x-original-uri': 'http://evil.test/health' },
         { ...host, 'x-original-uri': '/health%2F..%2Fsecret' },
-      ]) {
+      ];
+      for (const headers of refusedHeaders) {
         const answer = await check(node, headers);
         assert.equal(answer.status, 403, JSON.stringify(headers));
         assert.deepEqual(Object.keys(JSON.parse(answer.body) as object), ['error']);

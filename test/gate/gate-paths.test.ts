@@ -62,7 +62,7 @@ describe('the gate decides on the path the origin receives', () => {
 
   it('no spelling of /shop/secret is let through with a cookie of /: each is /shop\'s queue, and the origin sees none', async () => {
     const from = origin.seen.length;
-    for (const target of ['/shop/secret', '/./shop/secret', '/%2e/shop/secret', '/%2E%2E/shop/secret', '/x/../shop/secret', '/SHOP/secret', '/%73hop/secret', '/%53hop/secret', '//shop/secret', '/.//shop/./secret']) {
+    for (const target of ['/shop/secret', '/./shop/secret', '/%2e/shop/secret', '/%2E%2E/shop/secret', '/x/../shop/secret', '/SHOP/secret', '/%73hop/secret', '/%53hop/secret', '//shop/secret', '/.//shop/./secret', '/shop;x/secret', '/;/shop/secret']) {
       const answer = await raw(target);
       assert.equal(answer.status, 200, target);
       const body = JSON.parse(answer.body) as { status: string; event_id: string };
@@ -108,7 +108,7 @@ describe('the gate decides on the path the origin receives', () => {
 
   it('ambiguous spellings are a 400 in the JSON error shape, and reach nothing', async () => {
     const from = origin.seen.length;
-    for (const target of ['/shop%2Fsecret', '/%2Fshop/secret', '/shop%5csecret', '/shop\\secret', '/a%00', '/..;/shop/secret', '/x/.%3B/shop', '/%C3', '/%zz', 'http://evil.example/shop/secret']) {
+    for (const target of ['/shop%2Fsecret', '/%2Fshop/secret', '/shop%5csecret', '/shop\\secret', '/a%00', '/..;/shop/secret', '/x/.%3B/shop', '/%252e%252e/shop/secret', '/%C3', '/%zz', 'http://evil.example/shop/secret']) {
       const answer = await raw(target);
       assert.equal(answer.status, 400, target);
       assert.equal(answer.headers['content-type']?.startsWith('application/json'), true, target);
@@ -148,12 +148,13 @@ describe('the gate decides on the path the origin receives', () => {
   });
 
   it('/_anteroom/wait?to= sends an admitted visitor only to a normalised local path', async () => {
-    for (const [to, location] of [
+    const cases: [string, string][] = [
       ['//evil.example/', '/evil.example/'],
       ['/\\evil.example/', '/'],
       ['https://evil.example/', '/'],
       ['/%2e/shop/../cart?x=1', '/cart?x=1'],
-    ]) {
+    ];
+    for (const [to, location] of cases) {
       const answer = await rawRequest(port, 'GET', `/_anteroom/wait?to=${encodeURIComponent(to)}`, { cookie: home.header() });
       assert.equal(answer.status, 303, to);
       assert.equal(answer.headers.location, location, to);

@@ -34,7 +34,7 @@ describe('normaliseTarget', () => {
       ['/shop/..', '/'],
       ['/shop/x/..?q=1', '/shop/?q=1'],
       ['/a%3bb/%c3%a9', '/a%3Bb/%C3%A9'],
-      ['/a%25/%252e', '/a%25/%252e'],
+      ['/a%25/%2541', '/a%25/%2541'],
       ['/a b"<>`{}', '/a%20b%22%3C%3E%60%7B%7D'],
       // Node hands raw bytes over as latin1 characters: UTF-8 "é" arrives as two.
       ['/caf\u00c3\u00a9', '/caf%C3%A9'],
@@ -64,6 +64,9 @@ describe('normaliseTarget', () => {
       '/%FF',
       '/caf\u00e9',
       '/\u0100',
+      '/%252e%252e/shop',
+      '/a/%252F/b',
+      '/a%255Cb',
       '/..;/shop/secret',
       '/public/.;/x',
       '/public/..%3B/shop',
@@ -119,6 +122,9 @@ describe('routes and bypass on the normalised path', () => {
     assert.equal(id('shop.test', '/SHOP/secret'), 'Shop', 'an upper-cased path does not escape into the / room');
     assert.equal(id('shop.test', '/sHoP/'), 'Shop');
     assert.equal(id('shop.test', '/shopping'), 'Home');
+    assert.equal(id('shop.test', '/shop;jsessionid=1/secret'), 'Shop', 'segment parameters are not part of the choice');
+    assert.equal(id('shop.test', '/;x/shop/secret'), 'Shop');
+    assert.equal(id('shop.test', '/SHOP;x/y'), 'Shop');
     assert.equal(id('other.test', '/TICKETS/1'), 'Any');
   });
 
@@ -140,6 +146,7 @@ describe('routes and bypass on the normalised path', () => {
     assert.equal(bypassed('/health-admin/delete'), false);
     assert.equal(bypassed('/health.json'), false);
     assert.equal(bypassed('/HEALTH'), false, 'bypass is exact about case: the doubtful spelling queues');
+    assert.equal(bypassed('/health;x'), false, 'nor does it drop segment parameters');
     assert.equal(bypassed('/static/app.js'), true);
     assert.equal(bypassed('/static'), false);
     assert.equal(bypassed('/assets/x.css'), true, 'a configured path is read normalised');
