@@ -167,8 +167,8 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
   await app.register(
     async (scope) => {
       staticPages(options.pagesRoot ? { root: options.pagesRoot } : {})(scope);
-      // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, Caddy forward_auth): 204 let
-      // through, 401 + Location, 403 refused. Only what the proxy sets decides: the original URI from the one
+      // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, Caddy forward_auth): 200 let
+      // through (Envoy's ext_authz takes no other 2xx), 401 + Location, 403 refused. Only what the proxy sets decides: the original URI from the one
       // configured header, the host from X-Forwarded-Host (docs/gate.md#paths-and-headers-the-gate-trusts).
       // Any method (Envoy sends the original one) and any path below /check (Envoy's path_prefix).
       const check = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
@@ -185,10 +185,10 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
         if (!table.coversHost(host)) return refuse(reply, 403, 'No waiting room names this host');
         const match = table.match(host, normal.path);
         // A covered host, a path no room protects: the site's own, let through.
-        if (!match) return reply.code(204).send();
-        if (rulesOf(match.gate).matches({ path: normal.path, ip: request.ip, headers: request.headers })) return reply.code(204).send();
+        if (!match) return passes(reply);
+        if (rulesOf(match.gate).matches({ path: normal.path, ip: request.ip, headers: request.headers })) return passes(reply);
         const verdict = await sessions.check(match.room, request.cookies[TOKEN_COOKIE]);
-        if (verdict.ok) return reply.code(204).send();
+        if (verdict.ok) return passes(reply);
         const waitUrl = `/_anteroom/wait?to=${encodeURIComponent(normal.target)}`;
         // nginx reads the Location (auth_request_set) and ignores the body; Traefik ForwardAuth and Envoy
         // ext_authz pass this answer on to the browser, which the body's refresh then takes to the waiting page.
@@ -289,6 +289,11 @@ export const SWEEP_EVERY_MS = RENEW_EVERY_MS;
 
 function notProtected(reply: FastifyReply): FastifyReply {
   return refuse(reply, 404, 'No waiting room protects this URL');
+}
+
+/** Forward auth's "let through": 200 and no body (every proxy takes a 2xx; Envoy only 200). */
+function passes(reply: FastifyReply): FastifyReply {
+  return reply.code(200).send();
 }
 
 /** The gate's refusals, in the project's one JSON error shape. */
