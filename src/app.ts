@@ -224,6 +224,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       limits: config.gateLimits,
       // Malformed or too slow requests: the API's answer (the contract's error shape, counted, never logged).
       clientErrorHandler: clientErrorHandler(metrics),
+      forwardAuthUriHeader: config.forwardAuthUriHeader,
       logLevel: config.logLevel,
       logStream: options.logStream,
       clockMs: clock,

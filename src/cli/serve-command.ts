@@ -7,6 +7,8 @@ import { OIDC_BASE_PATH } from '../oidc/adapter.ts';
 import {
   defaultEventDefaults,
   parseStoreLocation,
+  DEFAULT_FORWARD_AUTH_URI_HEADER,
+  parseForwardAuthUriHeader,
   parseTrustProxy,
   readEventsFile,
   type EventDefaults,
@@ -114,6 +116,11 @@ export function serveCommand(): Command {
         .default(GATE_REQUEST_TIMEOUT_MS / 1000)
         .argParser(integerIn(0, 86_400)),
     )
+    .addOption(
+      opt('--forward-auth-uri-header <name>', 'the one header GET /_anteroom/check reads the original URI from; your proxy must overwrite it (Traefik: X-Forwarded-Uri)', 'FORWARD_AUTH_URI_HEADER')
+        .default(DEFAULT_FORWARD_AUTH_URI_HEADER)
+        .argParser(parseForwardAuthUriHeader),
+    )
     .addOption(opt('--trust-proxy <value>', 'believe X-Forwarded-For/-Proto/-Host from proxies in front of Anteroom: true, a hop count, or comma-separated IPs/CIDRs (default: none)', 'TRUST_PROXY').argParser(parseTrustProxy))
     .addOption(
       opt('--writes-per-client-per-minute <n>', 'public writes (joins, token claims, leaves, challenges) one client may make a minute across all nodes, then 429 (0 = no limit)', 'WRITES_PER_CLIENT_PER_MINUTE')
@@ -195,6 +202,7 @@ export function configFromOptions(o: Record<string, unknown>): ServerConfig {
       requestTimeoutMs: o.gateRequestTimeout === undefined ? undefined : (o.gateRequestTimeout as number) * 1000,
     },
     trustProxy: o.trustProxy as ServerConfig['trustProxy'],
+    forwardAuthUriHeader: (o.forwardAuthUriHeader as string | undefined) ?? DEFAULT_FORWARD_AUTH_URI_HEADER,
     redisMinReplicas: (o.redisMinReplicas as number | undefined) ?? 0,
     redisReplicaTimeoutMs: (o.redisReplicaTimeoutMs as number | undefined) ?? DEFAULT_REPLICA_TIMEOUT_MS,
     writesPerClientPerMinute: (o.writesPerClientPerMinute as number | undefined) ?? 0,

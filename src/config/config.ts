@@ -62,6 +62,11 @@ export interface ServerConfig {
    * as Fastify's trustProxy: true, a hop count, or comma-separated IPs/CIDRs. Absent = trust none.
    */
   trustProxy?: TrustProxy | undefined;
+  /**
+   * --forward-auth-uri-header: the one request header GET /_anteroom/check reads the original URI from (your
+   * proxy must overwrite it on every check). Default X-Original-URI (deploy/nginx/anteroom-forward-auth.conf).
+   */
+  forwardAuthUriHeader?: string | undefined;
   /** Open HTTP connections at most (--max-connections). Default 200,000. */
   maxConnections?: number | undefined;
   /** On SIGTERM/SIGINT the process exits within this many seconds (--drain-timeout). Default 10. */
@@ -107,6 +112,19 @@ export function parseTrustProxy(value: string): TrustProxy {
     }
   }
   return entries;
+}
+
+/** The header the shipped nginx and Caddy recipes set to the original URI. */
+export const DEFAULT_FORWARD_AUTH_URI_HEADER = 'X-Original-URI';
+
+/** --forward-auth-uri-header: a header name; never one that carries something else the check reads. */
+export function parseForwardAuthUriHeader(value: string): string {
+  const name = value.trim();
+  if (!/^[A-Za-z0-9-]{1,64}$/.test(name)) throw ConfigErrors.option(`--forward-auth-uri-header: "${value}" is not a header name`);
+  if (['host', 'cookie', 'x-forwarded-host', 'x-forwarded-for', 'forwarded'].includes(name.toLowerCase())) {
+    throw ConfigErrors.option(`--forward-auth-uri-header: ${name} carries something else; name the header your proxy sets to the original URI`);
+  }
+  return name;
 }
 
 /** The names proxy-addr (Fastify's trustProxy) knows for address ranges. */

@@ -1,13 +1,15 @@
-// Requests that go straight to the origin and are not counted (spec rooms.md §5): path prefixes, client IPs or
+// Requests that go straight to the origin and are not counted (spec rooms.md §5): path prefixes (by whole
+// segment, on the normalised path, in the case written: "/static/" does not let "/STATIC/" through), client IPs or
 // CIDRs (the client IP as Fastify reads it with --trust-proxy), and exact header values, compared in constant
 // time (a monitor's shared secret must not leak through timing).
 
 import { timingSafeEqual } from 'node:crypto';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { GateBypass } from '../domain/room-settings.ts';
-import { pathMatches } from './route-match.ts';
+import { configuredPath, pathMatches } from './route-match.ts';
 
 export interface BypassRequest {
+  /** Normalised (normalise-path.ts). */
   path: string;
   ip: string;
   headers: Readonly<Record<string, string | string[] | undefined>>;
@@ -22,7 +24,7 @@ export class BypassRules {
   readonly empty: boolean;
 
   constructor(bypass: GateBypass | undefined) {
-    this.paths = bypass?.paths ?? [];
+    this.paths = (bypass?.paths ?? []).map(configuredPath);
     this.headers = Object.entries(bypass?.headers ?? {}).map(([name, value]) => [name.toLowerCase(), Buffer.from(value)]);
     if (bypass?.ips?.length) {
       const list = new BlockList();

@@ -134,14 +134,3 @@ export function withoutPlaceCookie(header: string): string | undefined {
   });
   return kept.length === 0 ? undefined : kept.map((pair) => pair.trim()).join('; ');
 }
-
-/** A local path to send a visitor back to: "/…" but never "//host" or "/\host" (another site). */
-export function safeReturnPath(value: unknown): string | undefined {
-  if (typeof value !== 'string' || !value.startsWith('/') || value.length > 4096) return undefined;
-  if (value.startsWith('//') || value.startsWith('/\\')) return undefined;
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (code < 0x20 || code === 0x7f) return undefined;
-  }
-  return value;
-}

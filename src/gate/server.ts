@@ -1,7 +1,8 @@
 // The gate listener (`anteroom serve --gate-port`, spec rooms.md §5): a Fastify server of its own in front of
 // the rooms' `gate.origin`s. The proxying is @fastify/http-proxy's (undici underneath, streamed bodies,
 // WebSocket upgrades through `ws`); the gate adds one preHandler whose steps run in this order, each one job:
-//   match the room (host, longest path) → bypass rules → admission cookie → queue (visitor-queue.ts)
+//   normalise the path (normalise-path.ts) → match the room (host, longest path) → bypass rules → admission
+//   cookie → queue (visitor-queue.ts)
 // and two hooks on the way back: `Anteroom-Command: revoke` ends the session, and an unreachable origin is a
 // 502 page. Anteroom's own page, assets and forward-auth endpoints live under /_anteroom/.
 
@@ -18,10 +19,11 @@ import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { staticPages } from '../web/static-pages.ts';
 import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
-import { PlaceCookies, TOKEN_COOKIE, safeReturnPath, withoutPlaceCookie } from './cookies.ts';
+import { PlaceCookies, TOKEN_COOKIE, withoutPlaceCookie } from './cookies.ts';
 import { gateChallengeRoute } from './gate-join.ts';
+import { normaliseTarget, safeLocalPath } from './normalise-path.ts';
 import { ORIGIN_DOWN_REFRESH_SEC } from './refresh-interval.ts';
-import { pathOf, routeTableCache, type GatedRoom } from './route-match.ts';
+import { routeTableCache, type GatedRoom } from './route-match.ts';
 import { GateSessions, RENEW_EVERY_MS, type SessionVerdict } from './sessions.ts';
 import { UNSENT_BODY_LIMIT, boundUnreadBody, defaultGateListenerLimits, gateServerFactory, type GateListenerLimits } from './listener-limits.ts';
 import { GATE_ANSWER_HEADER, answerVisitor, sendWaitingPage, wantsJson } from './visitor-queue.ts';
@@ -38,6 +40,8 @@ export interface GateServerOptions {
   defaultIssuer: () => string;
   /** --trust-proxy (src/config/config.ts): true, a hop count, or IPs/CIDRs. */
   trustProxy?: boolean | number | string[] | undefined;
+  /** --forward-auth-uri-header: the one header /_anteroom/check reads the original URI from. Default X-Original-URI. */
+  forwardAuthUriHeader?: string | undefined;
   logLevel?: string;
   logStream?: DestinationStream | undefined;
   clockMs?: () => number;
@@ -85,6 +89,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     clockMs,
   );
   const queueDeps = { room, places, pagesRoot: options.pagesRoot, writesPerClientPerMinute: options.writesPerClientPerMinute, clockMs };
+  const uriHeader = options.forwardAuthUriHeader ?? 'X-Original-URI';
   const routes = routeTableCache();
   const matchRoom = (host: string | undefined, path: string): GatedRoom | undefined => routes(room.roomsSnapshot()).match(host, path);
   const bypassRules = new WeakMap<GateSettings, BypassRules>();
@@ -112,6 +117,10 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     // Bodies the gate parses itself (its own paths under /_anteroom/). Proxied bodies are not parsed: they are
     // streamed to the origin whatever their size, and this limit does not apply to them.
     bodyLimit: UNSENT_BODY_LIMIT,
+    // A target the router cannot read (a malformed %-escape): the one JSON error shape.
+    frameworkErrors: (_error, _request, reply) => {
+      void refuse(reply as FastifyReply, 400, 'The request target is malformed');
+    },
   });
   await app.register(fastifyCookie);
   // The gate's own answers (a queued visitor's, a 404) read at most UNSENT_BODY_LIMIT of a body nobody read.
@@ -124,10 +133,19 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
 
   /**
    * The gate's steps for a proxied request (callback style: an admitted visitor's request, the common case,
-   * goes through without a promise): match the room → bypass rules → admission cookie → else the queue.
+   * goes through without a promise): normalise the path → match the room → bypass rules → admission cookie →
+   * else the queue.
    */
   function admit(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
-    const path = pathOf(request.url);
+    const normal = normaliseTarget(request.url);
+    if (!normal.ok) {
+      refuse(reply, 400, normal.reason);
+      return;
+    }
+    // From here on the request's URL is the normalised one: every step below, the URL first asked for, and
+    // what the origin receives (reply-from's source, the WebSocket leg) read this one.
+    request.raw.url = normal.target;
+    const path = normal.path;
     const match = matchRoom(request.host, path);
     if (!match) {
       notProtected(reply);
@@ -178,17 +196,29 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       staticPages(options.pagesRoot ? { root: options.pagesRoot } : {})(scope);
       // The proof-of-work challenge of a room's bot defence, on the site's own host (src/gate/gate-join.ts).
       gateChallengeRoute(scope, queueDeps);
-      // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz): 204 let through, 401 + Location.
-      scope.get('/check', async (request, reply) => {
-        const host = firstHeader(request.headers, 'x-forwarded-host') ?? request.host;
-        const uri = firstHeader(request.headers, 'x-forwarded-uri') ?? firstHeader(request.headers, 'x-original-uri') ?? '/';
+      // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, Caddy forward_auth): 200 let
+      // through (Envoy's ext_authz takes no other 2xx), 401 + Location, 403 refused. Only what the proxy sets decides: the original URI from the one
+      // configured header, the host from X-Forwarded-Host (docs/gate.md#paths-and-headers-the-gate-trusts).
+      // Any method (Envoy sends the original one) and any path below /check (Envoy's path_prefix).
+      const check = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
         reply.header('cache-control', 'no-store');
-        const match = matchRoom(host, pathOf(uri));
-        if (!match || rulesOf(match.gate).matches({ path: pathOf(uri), ip: request.ip, headers: request.headers })) return reply.code(204).send();
+        const uri = onlyHeader(request.headers, uriHeader.toLowerCase());
+        // A space never appears in a request target: a value with one is two headers joined, or forged.
+        if (uri === undefined || /\s/.test(uri)) return refuse(reply, 403, `The proxy must send the original URI as one ${uriHeader} header`);
+        const host = onlyHeader(request.headers, 'x-forwarded-host');
+        if (host === undefined || !HOST.test(host)) return refuse(reply, 403, 'The proxy must send the original host as one X-Forwarded-Host header');
+        const normal = normaliseTarget(uri);
+        if (!normal.ok) return refuse(reply, 403, normal.reason);
+        const table = routes(room.roomsSnapshot());
+        // A host no route names (and no route for any host): nothing of it is let through.
+        if (!table.coversHost(host)) return refuse(reply, 403, 'No waiting room names this host');
+        const match = table.match(host, normal.path);
+        // A covered host, a path no room protects: the site's own, let through.
+        if (!match) return passes(reply);
+        if (rulesOf(match.gate).matches({ path: normal.path, ip: request.ip, headers: request.headers })) return passes(reply);
         const verdict = await sessions.check(match.room, request.cookies[TOKEN_COOKIE]);
-        if (verdict.ok) return reply.code(204).send();
-        const to = safeReturnPath(uri) ?? '/';
-        const waitUrl = `/_anteroom/wait?to=${encodeURIComponent(to)}`;
+        if (verdict.ok) return passes(reply);
+        const waitUrl = `/_anteroom/wait?to=${encodeURIComponent(normal.target)}`;
         // nginx reads the Location (auth_request_set) and ignores the body; Traefik ForwardAuth and Envoy
         // ext_authz pass this answer on to the browser, which the body's refresh then takes to the waiting page.
         return reply
@@ -196,11 +226,15 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
           .header('location', waitUrl)
           .type('text/html; charset=utf-8')
           .send(`<!doctype html><meta http-equiv="refresh" content="0;url=${waitUrl}"><title>Waiting room</title><a href="${waitUrl}">To the waiting room</a>`);
-      });
+      };
+      const checkMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+      scope.route({ method: checkMethods, url: '/check', handler: check });
+      scope.route({ method: checkMethods, url: '/check/*', handler: check });
       // The waiting page for forward auth: the visitor waits here and is sent back to `to` (a local path) once in.
       scope.get('/wait', async (request, reply) => {
-        const to = safeReturnPath((request.query as Record<string, unknown>).to) ?? '/';
-        const match = matchRoom(request.host, pathOf(to));
+        // Normalised like every path (`//evil.example/` → `/evil.example/`); not a local path → the home page.
+        const to = safeLocalPath((request.query as Record<string, unknown>).to) ?? '/';
+        const match = matchRoom(request.host, pathOnly(to));
         if (!match) return notProtected(reply);
         const verdict = await sessions.check(match.room, request.cookies[TOKEN_COOKIE]);
         if (verdict.ok) {
@@ -241,6 +275,12 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       getUpstream: (request) => stateOf(request as FastifyRequest)?.match?.gate.origin ?? 'http://127.0.0.1:9',
       // A proxy does not retry on the client's behalf (reply-from retries GETs answered 503 by default).
       retryDelay: () => null,
+      // The query as the visitor sent it (the default re-encodes it through a query-string parser); the path
+      // is the normalised one admit() put on the request.
+      queryString: (_search: string | undefined, url: string) => {
+        const q = url.indexOf('?');
+        return q === -1 ? '' : url.slice(q + 1);
+      },
       rewriteRequestHeaders: (request, headers) => forwardedHeaders(request as FastifyRequest, headers),
       rewriteHeaders: (headers, request) => {
         const command = headers[COMMAND_HEADER];
@@ -261,10 +301,10 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       },
       onError: (reply, { error }) => {
         reply.log.warn({ err: error }, 'origin unreachable');
-        const match = matchRoom(reply.request.host, pathOf(reply.request.url));
+        const match = matchRoom(reply.request.host, pathOnly(reply.request.url));
         reply.code(502).header('cache-control', 'no-store').header(GATE_ANSWER_HEADER, 'origin-down');
         if (!match || wantsJson(reply.request.headers.accept)) return reply.send({ error: 'The protected site did not answer' });
-        const refresh = { seconds: ORIGIN_DOWN_REFRESH_SEC, path: safeReturnPath(reply.request.url) ?? '/' };
+        const refresh = { seconds: ORIGIN_DOWN_REFRESH_SEC, path: safeLocalPath(reply.request.url) ?? '/' };
         const page = renderGatePage(match.room, { mode: 'gate', reason: 'origin-down', acceptLanguage: reply.request.headers['accept-language'], refresh }, options.pagesRoot, clockMs());
         return sendWaitingPage(reply.request as FastifyRequest, reply as FastifyReply, page);
       },
@@ -279,7 +319,32 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
 export const SWEEP_EVERY_MS = RENEW_EVERY_MS;
 
 function notProtected(reply: FastifyReply): FastifyReply {
-  return reply.code(404).header('cache-control', 'no-store').send({ error: 'No waiting room protects this URL' });
+  return refuse(reply, 404, 'No waiting room protects this URL');
+}
+
+/** Forward auth's "let through": 200 and no body (every proxy takes a 2xx; Envoy only 200). */
+function passes(reply: FastifyReply): FastifyReply {
+  return reply.code(200).send();
+}
+
+/** The gate's refusals, in the project's one JSON error shape. */
+function refuse(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply.code(status).header('cache-control', 'no-store').send({ error: message });
+}
+
+/** A host name or [IPv6], with an optional port: what X-Forwarded-Host may hold (never a list). */
+const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/** The path of a normalised target. */
+function pathOnly(target: string): string {
+  const q = target.indexOf('?');
+  return q === -1 ? target : target.slice(0, q);
+}
+
+/** A header sent once (Node joins repeated ones with ", ", which the callers refuse). */
+function onlyHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return typeof value === 'string' ? value : undefined;
 }
 
 function definedOnly<T extends object>(values: T): Partial<T> {

@@ -12,8 +12,9 @@ import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { waitingOf } from '../domain/waiting-room-service.ts';
 import { chooseEncoding } from '../web/static-pages.ts';
 import { renderGatePage, type WaitingPage, type WaitingPageVisitor } from '../web/gate-page.ts';
-import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, safeReturnPath, type Place, type PlaceCookies } from './cookies.ts';
+import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, type Place, type PlaceCookies } from './cookies.ts';
 import { GATE_CHALLENGE_PATH, joinThroughGate, type GateJoinDeps, type JoinRefusal } from './gate-join.ts';
+import { safeLocalPath } from './normalise-path.ts';
 import { refreshSeconds } from './refresh-interval.ts';
 import { UNSENT_MESSAGE, UNSENT_RETRY_AFTER_SEC, carriesAction, wantsPage } from './unsent-requests.ts';
 
@@ -78,8 +79,11 @@ export async function answerVisitor(
       letThrough(outcome.token, outcome.place.requestId);
       return reply;
     }
-    if (json) return reply.send({ status: 'admitted', event_id: room.event_id, location: outcome.place.returnTo });
-    return reply.redirect(outcome.place.returnTo, 303);
+    // Stored normalised; read through the same rule again (a cookie from before it, or another key's), so the
+    // Location is always a path on this host.
+    const location = safeLocalPath(outcome.place.returnTo) ?? '/';
+    if (json) return reply.send({ status: 'admitted', event_id: room.event_id, location });
+    return reply.redirect(location, 303);
   }
   const queued = outcome.place;
   // Encrypted and sent only when it changed (a new place, or its position just learnt) or came in the old
@@ -117,7 +121,7 @@ function sendPage(
   const seconds = refreshSeconds(room, { ahead, measuredPerSecond: deps.room.estimates.pace(room.event_id, nowMs), nowMs });
   const page = renderGatePage(
     room,
-    { mode: 'gate', ...visitor, acceptLanguage: request.headers['accept-language'], refresh: { seconds, path: safeReturnPath(request.url) ?? '/' } },
+    { mode: 'gate', ...visitor, acceptLanguage: request.headers['accept-language'], refresh: { seconds, path: safeLocalPath(request.url) ?? '/' } },
     deps.pagesRoot,
     nowMs,
   );

@@ -36,7 +36,7 @@ export interface WaitingPageVisitor {
   serving?: number | undefined;
   /**
    * The no-script refresh: after how many seconds, to which path of this host (the gate passes the URL asked
-   * for, checked by safeReturnPath; anything else goes to "/").
+   * for, checked by safeLocalPath; anything else goes to "/").
    */
   refresh: { seconds: number; path: string };
   /** The visitor's request (a form's POST) was not sent to the site: the page says so (`gate_unsent`). */

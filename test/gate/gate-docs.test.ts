@@ -7,6 +7,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { parse as parseYaml } from 'yaml';
 import { defaultEventDefaults, readEventsFile } from '../../src/config/config.ts';
 import { startGateNode, startOrigin } from './support.ts';
 
@@ -35,6 +36,18 @@ describe('docs/gate.md recipes', () => {
   it('the nginx recipe is deploy/nginx/anteroom-forward-auth.conf, the file the nginx test runs', () => {
     const file = readFileSync(new URL('../../deploy/nginx/anteroom-forward-auth.conf', import.meta.url), 'utf8');
     assert.equal(block('nginx'), file);
+  });
+
+  it('the Caddy, Traefik and Envoy recipes are the files in deploy/, and the YAML ones parse', () => {
+    const file = (path: string) => readFileSync(new URL(`../../deploy/${path}`, import.meta.url), 'utf8');
+    assert.equal(block('caddyfile'), file('caddy/Caddyfile'));
+    assert.equal(block('yaml', 0), file('traefik/anteroom-forward-auth.yml'));
+    assert.equal(block('yaml', 1), file('envoy/anteroom-forward-auth.yaml'));
+    const traefik = parseYaml(block('yaml', 0)) as { http: { middlewares: { anteroom: { forwardAuth: { address: string; authRequestHeaders: string[] } } } } };
+    assert.match(traefik.http.middlewares.anteroom.forwardAuth.address, /\/_anteroom\/check$/);
+    assert.deepEqual(traefik.http.middlewares.anteroom.forwardAuth.authRequestHeaders, ['Cookie']);
+    assert.match(block('yaml', 1), /key: x-original-uri, value: "%REQ\(:PATH\)%"/);
+    assert.ok(parseYaml(block('yaml', 1)));
   });
 
   it('recipe 1: the room protects its host, bypasses the listed paths and headers, queues the rest', async () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BypassRules } from '../../src/gate/bypass.ts';
-import { PlaceCookies, safeReturnPath } from '../../src/gate/cookies.ts';
+import { PlaceCookies } from '../../src/gate/cookies.ts';
 import { matchRoom, pathMatches } from '../../src/gate/route-match.ts';
 import { eventSettings } from '../support/node.ts';
 
@@ -57,20 +57,13 @@ describe('BypassRules', () => {
   });
 });
 
-describe('place cookies and return paths', () => {
+describe('place cookies', () => {
   it('a place cookie reads back only with the key that signed it', () => {
     const cookies = new PlaceCookies(Buffer.alloc(32, 1));
     const value = cookies.encode({ eventId: 'E', requestId: 'r', position: 3, returnTo: '/a?b=1' });
     assert.deepEqual(cookies.decode(value), { eventId: 'E', requestId: 'r', position: 3, returnTo: '/a?b=1' });
     assert.equal(new PlaceCookies(Buffer.alloc(32, 2)).decode(value), undefined);
     assert.equal(cookies.decode(`${value.split('.')[0]}x.${value.split('.')[1]}`), undefined);
-  });
-
-  it('only local paths are places to send a visitor back to', () => {
-    assert.equal(safeReturnPath('/cart?x=1'), '/cart?x=1');
-    for (const bad of ['//evil.example/', '/\\evil.example', 'https://evil.example/', 'cart', '/a\nb', 42]) {
-      assert.equal(safeReturnPath(bad), undefined, String(bad));
-    }
   });
 });
 
