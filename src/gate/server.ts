@@ -17,6 +17,8 @@ import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { staticPages } from '../web/static-pages.ts';
 import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
+import { EdgeKeys } from './edge-keys.ts';
+import { edgeRenewalRoute } from './edge-renewal.ts';
 import { PlaceCookies, TOKEN_COOKIE, safeReturnPath } from './cookies.ts';
 import { pathOf, routeTableCache, type GatedRoom } from './route-match.ts';
 import { GateSessions, RENEW_EVERY_MS, type SessionVerdict } from './sessions.ts';
@@ -149,6 +151,8 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
   await app.register(
     async (scope) => {
       staticPages(options.pagesRoot ? { root: options.pagesRoot } : {})(scope);
+      // Verify at the edge (docs/edge.md): the edge's renewal call.
+      edgeRenewalRoute(scope, { sessions, keys: new EdgeKeys(options.secrets, clockMs), roomOf: (eventId) => room.roomSettings(eventId), nowMs: clockMs });
       // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz): 204 let through, 401 + Location.
       scope.get('/check', async (request, reply) => {
         const host = firstHeader(request.headers, 'x-forwarded-host') ?? request.host;
