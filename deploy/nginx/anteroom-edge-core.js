@@ -105,12 +105,13 @@ function cookieValue(header, name) {
 
 /**
  * An edge cookie's parts, or null: `decode` turns base64url into a string (each runtime has its own).
- * Returns { alg, kid, claims, signingInput, signature } with the signature still base64url.
+ * The cookie is header.payload.signature.mac: a compact JWS (ES256) and the HMAC-SHA256 of its signing input.
+ * Returns { alg, kid, claims, signingInput, signature, mac }, signature and mac still base64url.
  */
 function parseEdgeCookie(value, decode) {
   if (typeof value !== 'string' || value.length === 0 || value.length > 2048) return null;
   const parts = value.split('.');
-  if (parts.length !== 3) return null;
+  if (parts.length !== 4) return null;
   let header;
   let claims;
   try {
@@ -120,7 +121,15 @@ function parseEdgeCookie(value, decode) {
     return null;
   }
   if (!header || typeof header.alg !== 'string' || typeof header.kid !== 'string' || !claims || typeof claims !== 'object') return null;
-  return { alg: header.alg, kid: header.kid, claims: claims, signingInput: parts[0] + '.' + parts[1], signature: parts[2] };
+  return { alg: header.alg, kid: header.kid, claims: claims, signingInput: parts[0] + '.' + parts[1], signature: parts[2], mac: parts[3] };
+}
+
+/** Whether two strings are equal, in time that depends only on their lengths. */
+function sameString(a, b) {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 /**
@@ -138,4 +147,4 @@ function waitingLocation(path, query) {
   return '/_anteroom/wait?to=' + encodeURIComponent(to);
 }
 
-export default { normalisePath, pathMatches, matchRoute, bypassed, cookieValue, parseEdgeCookie, claimsVerdict, waitingLocation };
+export default { normalisePath, pathMatches, matchRoute, bypassed, cookieValue, parseEdgeCookie, sameString, claimsVerdict, waitingLocation };

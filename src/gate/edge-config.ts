@@ -1,7 +1,8 @@
 // Verify at the edge (docs/edge.md): what the edge needs to know, exported as the njs module nginx imports
 // (anteroom-edge-config.js next to deploy/nginx/anteroom-edge.js): the routes of every room with a gate (sorted
-// so that the first match is the gate's answer) and the public keys of edge cookies. Behind the private API:
-//   GET  /edge_config             the module (text/javascript)
+// so that the first match is the gate's answer) and the keys of edge cookies. Behind the private API:
+//   GET  /edge_config             the module (text/javascript), with the HMAC keys (the fast check: the file
+//                                 is then a secret); ?keys=public leaves them out (ES256 only, slower)
 //   POST /edge_config/rotate_key  a new signing key; the previous one stays valid until the next rotation
 
 import type { FastifyInstance } from 'fastify';
@@ -21,10 +22,11 @@ export interface EdgeRoute {
 export interface EdgeConfig {
   version: 1;
   routes: EdgeRoute[];
-  keys: { kid: string; alg: 'ES256'; spki: string }[];
+  keys: { kid: string; alg: 'ES256'; spki: string; hmac?: string }[];
 }
 
-export async function edgeConfig(rooms: readonly RoomSettings[], keys: EdgeKeys): Promise<EdgeConfig> {
+/** `withHmac`: the HMAC keys too (the edge's fast check); without, public keys only. */
+export async function edgeConfig(rooms: readonly RoomSettings[], keys: EdgeKeys, withHmac = true): Promise<EdgeConfig> {
   const routes: EdgeRoute[] = [];
   for (const room of rooms) {
     const gate = room.gate;
@@ -36,7 +38,7 @@ export async function edgeConfig(rooms: readonly RoomSettings[], keys: EdgeKeys)
   }
   // As the gate's RouteTable: longest path first, a route naming its host before a catch-all, else rooms' order.
   routes.sort((a, b) => b.path.length - a.path.length || Number(b.host !== undefined) - Number(a.host !== undefined));
-  return { version: 1, routes, keys: (await keys.all()).map((k) => ({ kid: k.kid, alg: k.alg, spki: k.spki })) };
+  return { version: 1, routes, keys: (await keys.all()).map((k) => ({ kid: k.kid, alg: k.alg, spki: k.spki, ...(withHmac ? { hmac: k.hmac } : {}) })) };
 }
 
 export function edgeConfigModule(config: EdgeConfig): string {
@@ -47,9 +49,10 @@ export function edgeConfigModule(config: EdgeConfig): string {
 export function edgeConfigRoutes(deps: { rooms: () => readonly RoomSettings[]; secrets: SecretStore; nowMs: () => number }) {
   const keys = new EdgeKeys(deps.secrets, deps.nowMs);
   return (scope: FastifyInstance): void => {
-    scope.get('/edge_config', async (_request, reply) =>
-      reply.header('cache-control', 'no-store').type('text/javascript; charset=utf-8').send(edgeConfigModule(await edgeConfig(deps.rooms(), keys))),
-    );
+    scope.get('/edge_config', async (request, reply) => {
+      const publicOnly = (request.query as Record<string, unknown>).keys === 'public';
+      return reply.header('cache-control', 'no-store').type('text/javascript; charset=utf-8').send(edgeConfigModule(await edgeConfig(deps.rooms(), keys, !publicOnly)));
+    });
     scope.post('/edge_config/rotate_key', async (request, reply) => {
       const rotated = await keys.rotate();
       request.log.info({ kids: rotated.map((k) => k.kid) }, 'edge cookie key rotated');

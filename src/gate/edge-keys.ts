@@ -1,10 +1,11 @@
 // The keys of edge admission cookies (docs/edge.md): ES256 (P-256) key pairs shared by every node through the
-// secret store, newest last. The newest signs; the edge (nginx, deploy/nginx/anteroom-edge.js) accepts every key
-// listed in the file exported from GET /private/edge_config. A rotation adds a key and keeps the previous one
-// (the overlap lasts until the next rotation); keys older than that are dropped. Private keys never leave the
-// store and this process.
+// secret store, newest last, each with an HMAC-SHA256 key derived from it (HKDF). The newest signs; the edge
+// (nginx, deploy/nginx/anteroom-edge.js) accepts every key listed in the file exported from
+// GET /private/edge_config. A rotation adds a key and keeps the previous one (the overlap lasts until the next
+// rotation); keys older than that are dropped. Private keys never leave the store and this process; the HMAC
+// keys go to the edge only when exported for it (the fast check).
 
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, hkdfSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import type { SecretStore } from '../domain/ports/store.ts';
 
 const EDGE_KEYS_SECRET = 'gate-edge-keys';
@@ -25,6 +26,8 @@ export interface EdgeKey {
   privateKey: KeyObject;
   /** SubjectPublicKeyInfo DER, base64: what WebCrypto's importKey('spki') takes. */
   spki: string;
+  /** HMAC-SHA256 key: 64 hex characters, used as they are (their ASCII bytes) by every runtime. */
+  hmac: string;
   created: number;
 }
 
@@ -88,7 +91,8 @@ function newKey(nowMs: number): StoredEdgeKey {
 function toEdgeKey(stored: StoredEdgeKey): EdgeKey {
   const privateKey = createPrivateKey({ key: Buffer.from(stored.pkcs8, 'base64url'), format: 'der', type: 'pkcs8' });
   const spki = createPublicKey(privateKey).export({ type: 'spki', format: 'der' }).toString('base64');
-  return { kid: stored.kid, alg: 'ES256', privateKey, spki, created: stored.created };
+  const hmac = Buffer.from(hkdfSync('sha256', Buffer.from(stored.pkcs8, 'base64url'), 'anteroom edge hmac', stored.kid, 32)).toString('hex');
+  return { kid: stored.kid, alg: 'ES256', privateKey, spki, hmac, created: stored.created };
 }
 
 /** An edge cookie's claims: the room (aud), the session (sub), and when the edge must ask Anteroom again (exp). */
@@ -99,10 +103,16 @@ export interface EdgeClaims {
   exp: number;
 }
 
-/** A compact JWS (ES256, r || s) of `claims`. */
+/**
+ * A compact JWS (ES256, r || s) of `claims`, followed by a fourth part: the HMAC-SHA256 of the same signing input
+ * ("header.payload") under the key's HMAC key. An edge holding the HMAC key checks the fourth part (cheap, no
+ * WebCrypto); one holding only public keys checks the third.
+ */
 export function signEdgeCookie(key: EdgeKey, claims: EdgeClaims): string {
   const header = Buffer.from(JSON.stringify({ alg: key.alg, kid: key.kid })).toString('base64url');
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
-  const signature = sign('sha256', Buffer.from(`${header}.${payload}`), { key: key.privateKey, dsaEncoding: 'ieee-p1363' });
-  return `${header}.${payload}.${signature.toString('base64url')}`;
+  const input = `${header}.${payload}`;
+  const signature = sign('sha256', Buffer.from(input), { key: key.privateKey, dsaEncoding: 'ieee-p1363' });
+  const mac = createHmac('sha256', key.hmac).update(input).digest('base64url');
+  return `${input}.${signature.toString('base64url')}.${mac}`;
 }

@@ -16,7 +16,8 @@ interface Core {
   matchRoute(routes: Route[], host: string | undefined, path: string): Route | null;
   bypassed(route: Route, path: string): boolean;
   cookieValue(header: string | undefined, name: string): string | undefined;
-  parseEdgeCookie(value: string, decode: (segment: string) => string): { alg: string; kid: string; claims: Record<string, unknown>; signingInput: string; signature: string } | null;
+  parseEdgeCookie(value: string | undefined, decode: (segment: string) => string): { alg: string; kid: string; claims: Record<string, unknown>; signingInput: string; signature: string; mac: string } | null;
+  sameString(a: string, b: string): boolean;
   claimsVerdict(claims: Record<string, unknown>, eventId: string, nowSec: number): 'admit' | 'renew' | 'refuse';
   waitingLocation(path: string, query: string): string;
 }
@@ -52,11 +53,17 @@ describe('the edge rules shared by nginx and CloudFront', () => {
     assert.equal(core.cookieValue(undefined, 'anteroom_edge'), undefined);
     const decode = (s: string) => Buffer.from(s, 'base64url').toString();
     const encode = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-    const parsed = core.parseEdgeCookie(`${encode({ alg: 'ES256', kid: 'k1' })}.${encode({ aud: 'Shop', sub: 'r', exp: 100 })}.sig`, decode);
+    const parsed = core.parseEdgeCookie(`${encode({ alg: 'ES256', kid: 'k1' })}.${encode({ aud: 'Shop', sub: 'r', exp: 100 })}.sig.mac`, decode);
     assert.equal(parsed?.kid, 'k1');
-    assert.equal(core.parseEdgeCookie('a.b', decode), null);
-    assert.equal(core.parseEdgeCookie(`${encode({ alg: 'ES256' })}.${encode({})}.sig`, decode), null);
-    assert.equal(core.parseEdgeCookie(`x.${'a'.repeat(3000)}.y`, decode), null);
+    assert.equal(parsed?.signature, 'sig');
+    assert.equal(parsed?.mac, 'mac');
+    assert.equal(core.parseEdgeCookie(`${encode({ alg: 'ES256', kid: 'k1' })}.${encode({ aud: 'Shop', sub: 'r', exp: 100 })}.sig`, decode), null);
+    assert.equal(core.parseEdgeCookie('a.b.c.d', decode), null);
+    assert.equal(core.parseEdgeCookie(`${encode({ alg: 'ES256' })}.${encode({})}.sig.mac`, decode), null);
+    assert.equal(core.parseEdgeCookie(`x.${'a'.repeat(3000)}.y.z`, decode), null);
+    assert.equal(core.sameString('abc', 'abc'), true);
+    assert.equal(core.sameString('abc', 'abd'), false);
+    assert.equal(core.sameString('abc', 'ab'), false);
     assert.equal(core.claimsVerdict({ aud: 'Shop', sub: 'r', exp: 100 }, 'Shop', 99), 'admit');
     assert.equal(core.claimsVerdict({ aud: 'Shop', sub: 'r', exp: 100 }, 'Shop', 100), 'renew');
     assert.equal(core.claimsVerdict({ aud: 'Other', sub: 'r', exp: 100 }, 'Shop', 1), 'refuse');

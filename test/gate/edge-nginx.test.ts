@@ -75,7 +75,6 @@ describe('nginx verifies admission at the edge (njs)', () => {
   let nginx: Nginx & { pid: number | undefined };
   let port: number;
   let jsDir: string;
-  let keys: EdgeKeys;
   /** A Shop visitor's admission cookie (anteroom_token), claimed through the waiting page. */
   let token: string;
   let requestId: string;
@@ -86,6 +85,9 @@ describe('nginx verifies admission at the edge (njs)', () => {
   const nowSec = (): number => Math.floor(Date.now() / 1000);
   const edgeCookie = (key: EdgeKey, claims: Partial<{ aud: string; sub: string; iat: number; exp: number }> = {}): string =>
     signEdgeCookie(key, { aud: 'Shop', sub: requestId, iat: nowSec(), exp: nowSec() + 60, ...claims });
+
+  /** The key Anteroom signs with now (read from the store each time: a rotation test changes it). */
+  const currentKey = (): Promise<EdgeKey> => new EdgeKeys(node.store, Date.now).current();
 
   async function exportConfig(): Promise<void> {
     const answer = await node.admin('GET', '/edge_config');
@@ -109,7 +111,6 @@ describe('nginx verifies admission at the edge (njs)', () => {
       { clock: wallClock() },
     );
     counter = await countingProxy(node.gateUrl);
-    keys = new EdgeKeys(node.store, Date.now);
     jsDir = mkdtempSync(join(tmpdir(), 'anteroom-edge-js-'));
     // nginx's workers (another user when the tests run as root) write the renewal cache under it.
     chmodSync(jsDir, 0o755);
@@ -172,13 +173,15 @@ describe('nginx verifies admission at the edge (njs)', () => {
   });
 
   it('forged, expired, other-room and unknown-key edge cookies without an admission cookie go to the waiting page', async () => {
-    const key = await keys.current();
+    const key = await currentKey();
     const valid = edgeCookie(key);
-    const [header, payload] = valid.split('.');
+    const [header, payload, signature, mac] = valid.split('.');
+    const swapped = Buffer.from(JSON.stringify({ aud: 'Shop', sub: requestId, iat: nowSec(), exp: nowSec() + 3600 })).toString('base64url');
     const cases: [string, string][] = [
       ['garbage', 'not-a-jws'],
-      ['bad signature', `${header}.${payload}.${Buffer.alloc(64, 1).toString('base64url')}`],
-      ['claims swapped', `${header}.${Buffer.from(JSON.stringify({ aud: 'Shop', sub: requestId, iat: nowSec(), exp: nowSec() + 3600 })).toString('base64url')}.${valid.split('.')[2]}`],
+      ['bad HMAC, good signature', `${header}.${payload}.${signature}.${Buffer.alloc(32, 1).toString('base64url')}`],
+      ['no HMAC', `${header}.${payload}.${signature}`],
+      ['claims swapped', `${header}.${swapped}.${signature}.${mac}`],
       ['expired', edgeCookie(key, { exp: nowSec() - 1 })],
       ['other room', edgeCookie(key, { aud: 'Other' })],
       ['unknown key', edgeCookie({ ...key, kid: 'edge-unknown' })],
@@ -197,7 +200,7 @@ describe('nginx verifies admission at the edge (njs)', () => {
   it('past its renewal time, a burst of requests makes one call to Anteroom, and all get through', async () => {
     // A visitor of their own: renewal answers are kept per admission cookie.
     const visitor = await admittedVisitor();
-    const stale = edgeCookie(await keys.current(), { sub: visitor.requestId, exp: nowSec() - 1 });
+    const stale = edgeCookie(await currentKey(), { sub: visitor.requestId, exp: nowSec() - 1 });
     const before = anteroomCalls('/_anteroom/renew');
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) => get(`/burst/${i}`, { cookie: `${TOKEN_COOKIE}=${visitor.token}; ${EDGE_COOKIE}=${stale}` })),
@@ -234,7 +237,7 @@ describe('nginx verifies admission at the edge (njs)', () => {
   });
 
   it('spoofs change nothing: X-Forwarded-*, Host, dot segments, encoded slashes, case', async () => {
-    const edge = edgeCookie(await keys.current());
+    const edge = edgeCookie(await currentKey());
     const cookie = `${EDGE_COOKIE}=${edge}`;
     // X-Forwarded-* and X-Original-URI from the client are not read, and not passed on.
     const echoed = await get('/echo', { cookie, 'x-forwarded-host': 'other.test', 'x-forwarded-for': '6.6.6.6', 'x-original-uri': '/admin', 'x-forwarded-uri': '/admin' });
@@ -261,7 +264,7 @@ describe('nginx verifies admission at the edge (njs)', () => {
   });
 
   it('inside nginx, the hostile paths table gives the normalised path (checked, and forwarded to the site) or 400', async () => {
-    const edge = edgeCookie(await keys.current());
+    const edge = edgeCookie(await currentKey());
     for (const [raw, table] of HOSTILE_PATHS) {
       // nginx's own request parser refuses a ".." above the root before the module runs: stricter, still 400.
       const normalised = NGINX_REFUSES.has(raw) ? null : table;
@@ -288,7 +291,7 @@ describe('nginx verifies admission at the edge (njs)', () => {
   });
 
   it('a WebSocket upgrade of an admitted visitor reaches the site; without a cookie it is refused', async () => {
-    const edge = edgeCookie(await keys.current());
+    const edge = edgeCookie(await currentKey());
     const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { host: 'shop.test', cookie: `${EDGE_COOKIE}=${edge}` } });
     const [greeting] = (await once(socket, 'message')) as [Buffer];
     assert.equal(String(greeting), 'hello 127.0.0.1');
@@ -305,7 +308,7 @@ describe('nginx verifies admission at the edge (njs)', () => {
   });
 
   it('the origin\'s Anteroom-Command: revoke clears both cookies in that response; update_session ends the visit at the next renewal', async () => {
-    const edge = edgeCookie(await keys.current());
+    const edge = edgeCookie(await currentKey());
     const revoking = await get('/revoke', { cookie: `${TOKEN_COOKIE}=${token}; ${EDGE_COOKIE}=${edge}` });
     assert.equal(revoking.status, 200);
     assert.equal(revoking.headers['anteroom-command'], undefined);
@@ -315,15 +318,15 @@ describe('nginx verifies admission at the edge (njs)', () => {
 
     // update_session takes effect at the visitor's next renewal: until then their edge cookie admits (the bound).
     const visitor = await admittedVisitor();
-    const fresh = edgeCookie(await keys.current(), { sub: visitor.requestId });
+    const fresh = edgeCookie(await currentKey(), { sub: visitor.requestId });
     assert.equal((await node.admin('POST', '/update_session', { event_id: 'Shop', request_id: visitor.requestId, status: 1 })).status, 200);
     assert.equal((await get('/product/2', { cookie: `${TOKEN_COOKIE}=${visitor.token}; ${EDGE_COOKIE}=${fresh}` })).status, 200);
-    const stale = edgeCookie(await keys.current(), { sub: visitor.requestId, exp: nowSec() - 1 });
+    const stale = edgeCookie(await currentKey(), { sub: visitor.requestId, exp: nowSec() - 1 });
     assert.equal((await get('/product/3', { cookie: `${TOKEN_COOKIE}=${visitor.token}; ${EDGE_COOKIE}=${stale}` })).status, 302);
   });
 
   it('key rotation: the previous key admits until the next rotation, the new one once nginx reloaded the file', async () => {
-    const old = await keys.current();
+    const old = await currentKey();
     const rotated = await node.admin('POST', '/edge_config/rotate_key');
     assert.equal(rotated.status, 200);
     const [previous, next] = ((await rotated.json()) as { keys: { kid: string }[] }).keys;
@@ -341,6 +344,52 @@ describe('nginx verifies admission at the edge (njs)', () => {
     await reload();
     assert.equal((await get('/product/1', { cookie: `${EDGE_COOKIE}=${edgeCookie(old)}` })).status, 302);
     assert.equal((await get('/product/1', { cookie: `${EDGE_COOKIE}=${edgeCookie(fresh)}` })).status, 200);
+  });
+
+  it('POST bodies reach the site on both paths (fast check, and the full check with a renewal)', async () => {
+    const visitor = await admittedVisitor();
+    const fresh = edgeCookie(await currentKey(), { sub: visitor.requestId });
+    // Within nginx's client_body_buffer_size: the test's nginx cannot write temp files as its worker user.
+    const body = 'x'.repeat(8_000);
+    const fastPath = await rawRequest(port, 'POST', '/echo', { host: 'shop.test', cookie: `${EDGE_COOKIE}=${fresh}`, 'content-type': 'text/plain' }, body);
+    assert.equal((JSON.parse(fastPath.body) as { bodyBytes: number }).bodyBytes, body.length);
+    const renewed = await rawRequest(port, 'POST', '/echo', { host: 'shop.test', cookie: `${TOKEN_COOKIE}=${visitor.token}`, 'content-type': 'text/plain' }, body);
+    assert.equal(renewed.status, 200);
+    assert.equal((JSON.parse(renewed.body) as { bodyBytes: number }).bodyBytes, body.length);
+    assert.ok(setCookies(renewed).get(EDGE_COOKIE));
+  });
+
+  it('with public keys only (?keys=public), nginx checks the ES256 signature, still without Anteroom', async () => {
+    const exported = await node.admin('GET', '/edge_config?keys=public');
+    const text = await exported.text();
+    assert.doesNotMatch(text, /"hmac"/);
+    const dir = mkdtempSync(join(tmpdir(), 'anteroom-edge-public-'));
+    chmodSync(dir, 0o755);
+    for (const file of ['anteroom-edge.js', 'anteroom-edge-core.js']) copyFileSync(new URL(file, DEPLOY), join(dir, file));
+    writeFileSync(join(dir, 'anteroom-edge-config.js'), text);
+    const publicPort = await freePort();
+    const recipe = readFileSync(new URL('anteroom-edge.conf', DEPLOY), 'utf8')
+      .replace('server 127.0.0.1:8081;', `server ${new URL(counter.url).host};`)
+      .replace('server 127.0.0.1:3000;', `server ${new URL(origin.url).host};`)
+      .replace('listen 8000;', `listen 127.0.0.1:${publicPort};`)
+      .replace('js_path /etc/nginx/anteroom;', `js_path ${dir};`)
+      .replaceAll('/var/cache/nginx/anteroom', join(dir, 'cache'));
+    const publicNginx = await startNginx(recipe, publicPort, { main: `load_module ${JS_MODULE};` });
+    try {
+      const valid = edgeCookie(await currentKey());
+      const [header, payload, signature, mac] = valid.split('.');
+      const otherSignature = edgeCookie(await currentKey(), { iat: nowSec() - 5 }).split('.')[2];
+      const calls = counter.seen.length;
+      const at = (cookie: string) => rawRequest(publicPort, 'GET', '/product/1', { host: 'shop.test', cookie: `${EDGE_COOKIE}=${cookie}` });
+      assert.equal((await at(valid)).status, 200);
+      assert.equal((await at(`${header}.${payload}.${otherSignature}.${mac}`)).status, 302, 'another payload\'s signature');
+      assert.equal((await at(`${header}.${payload}.${Buffer.alloc(64, 1).toString('base64url')}.${mac}`)).status, 302);
+      assert.equal((await at(`${header}.${payload}.${signature}.x`)).status, 200, 'the HMAC is not what it checks');
+      assert.equal(counter.seen.length, calls);
+    } finally {
+      await publicNginx.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   /** Exports the config again and reloads nginx; ready once the exported keys are the ones nginx uses. */
