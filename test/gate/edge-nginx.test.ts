@@ -3,6 +3,7 @@
 // that counts every request nginx makes to it.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type Server } from 'node:http';
@@ -392,13 +393,16 @@ describe('nginx verifies admission at the edge (njs)', () => {
     }
   });
 
-  /** Exports the config again and reloads nginx; ready once the exported keys are the ones nginx uses. */
+  /** Exports the config again and reloads nginx: done once every worker running before has exited. */
   async function reload(): Promise<void> {
     await exportConfig();
-    const newest = (await new EdgeKeys(node.store, Date.now).all()).at(-1) as EdgeKey;
-    process.kill(nginx.pid as number, 'SIGHUP');
+    const master = nginx.pid as number;
+    const workers = (): string[] => execFileSync('ps', ['-o', 'pid=', '--ppid', String(master)], { encoding: 'utf8' }).split('\n').map((l) => l.trim()).filter(Boolean);
+    const before = new Set(workers());
+    process.kill(master, 'SIGHUP');
     for (let attempt = 0; ; attempt++) {
-      if ((await get('/product/0', { cookie: `${EDGE_COOKIE}=${edgeCookie(newest)}` })).status === 200) return;
+      const now = workers();
+      if (now.length > 0 && now.every((pid) => !before.has(pid))) return;
       if (attempt > 400) throw new Error('nginx did not reload');
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
