@@ -3,11 +3,13 @@
 // cookie (anteroom_token) checks the session as the gate does (GateSessions.check: signature, audience,
 // expiry, open session, and records the visit as the session's last seen), and answers a fresh edge cookie
 // (anteroom_edge) that admits until the next renewal time. X-Accel-Expires tells nginx's cache how long the
-// answer may be reused for the same cookie, so a burst of requests makes one call.
+// answer may be reused for the same cookie, so a burst of requests makes one call. With `to` (a local path: the
+// CloudFront function sends the browser here, as it cannot call out) the answer is a 303: back to `to` with the
+// fresh cookie, or to the waiting page.
 
 import type { FastifyInstance } from 'fastify';
 import type { RoomSettings } from '../domain/room-settings.ts';
-import { TOKEN_COOKIE, cookieAttributes } from './cookies.ts';
+import { TOKEN_COOKIE, cookieAttributes, safeReturnPath } from './cookies.ts';
 import { signEdgeCookie, type EdgeKeys } from './edge-keys.ts';
 import type { GateSessions } from './sessions.ts';
 
@@ -33,13 +35,19 @@ export function edgeRenewalRoute(scope: FastifyInstance, deps: EdgeRenewalDeps):
     const eventId = (request.query as Record<string, unknown>).event_id;
     const room = typeof eventId === 'string' && eventId.length <= 256 ? deps.roomOf(eventId) : undefined;
     if (!room?.gate) return reply.code(404).send({ error: 'No waiting room protects this URL' });
+    const given = (request.query as Record<string, unknown>).to;
+    const to = given === undefined ? undefined : (safeReturnPath(given) ?? '/');
     const verdict = await deps.sessions.check(room, request.cookies[TOKEN_COOKIE]);
-    if (!verdict.ok) return reply.code(401).send({ error: 'No valid admission to this room' });
+    if (!verdict.ok) {
+      if (to !== undefined) return reply.redirect(`/_anteroom/wait?to=${encodeURIComponent(to)}`, 303);
+      return reply.code(401).send({ error: 'No valid admission to this room' });
+    }
     const now = Math.floor(deps.nowMs() / 1000);
     const exp = Math.min(now + edgeRenewalSeconds(room), verdict.claims.exp);
     const cookie = signEdgeCookie(await deps.keys.current(), { aud: room.event_id, sub: verdict.claims.sub, iat: now, exp });
     // The cookie lives as long as the admission; the edge asks again once its exp (inside) has passed.
     reply.setCookie(EDGE_COOKIE, cookie, cookieAttributes(request.protocol === 'https', Math.max(0, verdict.claims.exp - now)));
+    if (to !== undefined) return reply.redirect(to, 303);
     reply.header('x-accel-expires', String(Math.max(0, exp - now)));
     return reply.send({ status: 'admitted', event_id: room.event_id, renew_at: exp });
   });

@@ -360,6 +360,28 @@ describe('nginx verifies admission at the edge (njs)', () => {
     assert.ok(setCookies(renewed).get(EDGE_COOKIE));
   });
 
+  it('GET /_anteroom/renew: 404 for a room without a gate, 401 without admission; with `to`, a 303 back or to the waiting page', async () => {
+    const renew = (query: string, cookie?: string) =>
+      rawRequest(Number(new URL(node.gateUrl).port), 'GET', `/_anteroom/renew?${query}`, { host: 'shop.test', ...(cookie ? { cookie } : {}) });
+    const unknown = await renew('event_id=Nope');
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(JSON.parse(unknown.body), { error: 'No waiting room protects this URL' });
+    const refused = await renew('event_id=Shop', `${TOKEN_COOKIE}=forged.token.here`);
+    assert.equal(refused.status, 401);
+    assert.deepEqual(JSON.parse(refused.body), { error: 'No valid admission to this room' });
+    assert.equal(refused.headers['x-accel-expires'], '0');
+    const visitor = await admittedVisitor();
+    const back = await renew('event_id=Shop&to=%2Fproduct%2F1%3Fq%3D1', `${TOKEN_COOKIE}=${visitor.token}`);
+    assert.equal(back.status, 303);
+    assert.equal(back.headers.location, '/product/1?q=1');
+    assert.ok(setCookies(back).get(EDGE_COOKIE));
+    const offsite = await renew('event_id=Shop&to=%2F%2Fevil.test%2F', `${TOKEN_COOKIE}=${visitor.token}`);
+    assert.equal(offsite.headers.location, '/');
+    const waiting = await renew('event_id=Shop&to=%2Fproduct%2F1');
+    assert.equal(waiting.status, 303);
+    assert.equal(waiting.headers.location, '/_anteroom/wait?to=%2Fproduct%2F1');
+  });
+
   it('with public keys only (?keys=public), nginx checks the ES256 signature, still without Anteroom', async () => {
     const exported = await node.admin('GET', '/edge_config?keys=public');
     const text = await exported.text();
