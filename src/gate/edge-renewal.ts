@@ -28,7 +28,23 @@ export interface EdgeRenewalDeps {
   nowMs: () => number;
 }
 
-/** Registers GET /renew in the gate's /_anteroom scope. */
+/** The audience a token names, unverified: only to pick the room whose keys then verify it. */
+function audienceOf(token: string | undefined): string | undefined {
+  if (!token || token.length > 8192) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { aud?: unknown };
+    return typeof claims.aud === 'string' ? claims.aud : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Registers GET /renew, and POST /revoke in the gate's /_anteroom scope. POST /revoke is what nginx calls (after
+ * the response) when the origin answered `Anteroom-Command: revoke`: it closes the session of the admission
+ * cookie it is given, as the gate does (a visitor can only end their own session; SameSite=Lax keeps other
+ * sites' forms from sending the cookie).
+ */
 export function edgeRenewalRoute(scope: FastifyInstance, deps: EdgeRenewalDeps): void {
   scope.get('/renew', async (request, reply) => {
     reply.header('cache-control', 'no-store').header('x-accel-expires', '0');
@@ -50,5 +66,16 @@ export function edgeRenewalRoute(scope: FastifyInstance, deps: EdgeRenewalDeps):
     if (to !== undefined) return reply.redirect(to, 303);
     reply.header('x-accel-expires', String(Math.max(0, exp - now)));
     return reply.send({ status: 'admitted', event_id: room.event_id, renew_at: exp });
+  });
+
+  scope.post('/revoke', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    const token = request.cookies[TOKEN_COOKIE];
+    const eventId = audienceOf(token);
+    const room = eventId === undefined ? undefined : deps.roomOf(eventId);
+    const verdict = room?.gate && token ? await deps.sessions.check(room, token) : undefined;
+    if (!room || !token || !verdict?.ok) return reply.code(401).send({ error: 'No valid admission to this room' });
+    await deps.sessions.revoke(room, token, verdict.claims.sub);
+    return reply.code(204).send();
   });
 }

@@ -308,14 +308,23 @@ describe('nginx verifies admission at the edge (njs)', () => {
     refused.terminate();
   });
 
-  it('the origin\'s Anteroom-Command: revoke clears both cookies in that response; update_session ends the visit at the next renewal', async () => {
-    const edge = edgeCookie(await currentKey());
-    const revoking = await get('/revoke', { cookie: `${TOKEN_COOKIE}=${token}; ${EDGE_COOKIE}=${edge}` });
+  it('the origin\'s Anteroom-Command: revoke clears both cookies in that response and closes the session; update_session ends the visit at the next renewal', async () => {
+    const revoked = await admittedVisitor();
+    const edge = edgeCookie(await currentKey(), { sub: revoked.requestId });
+    const revoking = await get('/revoke', { cookie: `${TOKEN_COOKIE}=${revoked.token}; ${EDGE_COOKIE}=${edge}` });
     assert.equal(revoking.status, 200);
     assert.equal(revoking.headers['anteroom-command'], undefined);
     const cleared = revoking.headers['set-cookie'] ?? [];
     assert.ok(cleared.some((line) => line.startsWith(`${TOKEN_COOKIE}=;`) && /Max-Age=0/.test(line)));
     assert.ok(cleared.some((line) => line.startsWith(`${EDGE_COOKIE}=;`) && /Max-Age=0/.test(line)));
+    // nginx tells Anteroom after the response (post_action): the session closes; renewing it is refused.
+    const renewAtGate = () =>
+      rawRequest(Number(new URL(node.gateUrl).port), 'GET', '/_anteroom/renew?event_id=Shop', { host: 'shop.test', cookie: `${TOKEN_COOKIE}=${revoked.token}` });
+    for (let attempt = 0; (await renewAtGate()).status !== 401; attempt++) {
+      assert.ok(attempt < 200, 'the revoked session was not closed');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    assert.equal(counter.seen.filter((line) => line === 'POST /_anteroom/revoke').length, 1, 'one close, for the one revoking response');
 
     // update_session takes effect at the visitor's next renewal: until then their edge cookie admits (the bound).
     const visitor = await admittedVisitor();
