@@ -8,7 +8,8 @@
 // bench/issue15.ts: RS256 vs ES256 vs EdDSA token issue, re-claims at 20k vs 1M sets, active-token counts, a 1M
 // reset under polling); BENCH_ONLY=issue15 runs only those, BENCH_SKIP_15=1 skips them. The gate's comparison
 // (bench/gate.ts: gate vs nginx vs a bare undici pass-through) runs last (BENCH_SKIP_GATE=1 skips it;
-// BENCH_ONLY=gate runs only it).
+// BENCH_ONLY=gate runs only it). Then verify at the edge (bench/edge-nginx.ts: nginx alone vs nginx + njs vs
+// forward auth; BENCH_SKIP_EDGE=1 skips it, BENCH_ONLY=edge runs only it).
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { cpuSeconds, median } from './proc-stats.ts';
 import { runLoad, type LoadResult } from './load-runner.ts';
 import { runRedisBench } from './redis.ts';
 import { runGateBench } from './gate.ts';
+import { runEdgeBench } from './edge-nginx.ts';
 import { runIssue15Bench } from './issue15.ts';
 import { runJoinWrites } from './join-writes.ts';
 import { startBare } from './bare-costs.ts';
@@ -76,6 +78,7 @@ async function issue15(): Promise<void> {
 
 async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'gate') return runGateBench();
+  if (process.env.BENCH_ONLY === 'edge') return runEdgeBench();
   if (process.env.BENCH_ONLY === 'issue15') return issue15();
   console.log(`Anteroom benchmark — ${new Date().toISOString()}`);
   console.log(`machine: ${machine()}; ${SECONDS} s per run, ${CONNECTIONS} connections, server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}\n`);
@@ -198,6 +201,10 @@ async function main(): Promise<void> {
   if (process.env.BENCH_SKIP_GATE !== '1') {
     console.log('');
     await runGateBench();
+  }
+  if (process.env.BENCH_SKIP_EDGE !== '1') {
+    console.log('');
+    await runEdgeBench();
   }
   if (process.env.BENCH_SKIP_15 !== '1') await issue15();
 }

@@ -18,6 +18,7 @@ import { SseSink } from './events/sse-sink.ts';
 import { CounterStreams } from './http/counter-stream.ts';
 import { RoomWebhooks } from './events/room-webhooks.ts';
 import { WebhookSink } from './events/webhook-sink.ts';
+import { edgeConfigRoutes } from './gate/edge-config.ts';
 import { buildGateServer, SWEEP_EVERY_MS, type GateServer } from './gate/server.ts';
 import { buildHttpServer } from './http/server.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
@@ -145,7 +146,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     clockMs: clock,
     // The OpenID Connect adapter (/oidc, issuer = public URL + /oidc) serves the events configured for it.
     plugins: [...(options.plugins ?? []), oidc.routes],
-    privatePlugins: [maxSizeInletRoutes({ room, metrics }), oidc.privateRoutes, ...(options.privatePlugins ?? [])],
+    privatePlugins: [maxSizeInletRoutes({ room, metrics }), oidc.privateRoutes, edgeConfigRoutes({ rooms: () => room.roomsSnapshot(), secrets: store, nowMs: clock }), ...(options.privatePlugins ?? [])],
   });
   if (config.cdnPurgeUrl) purgeCdn = cdnPurgeHook({ url: config.cdnPurgeUrl, token: config.cdnPurgeToken, log: http.log });
   bus.onSinkError = (sink, error) => http.log.error({ err: error, sink: sink.name }, 'event sink failed');

@@ -77,6 +77,8 @@ export interface GateSettings {
   bypass?: GateBypass;
   /** Status of the waiting page (200 keeps crawlers and monitors quiet; 503 tells them to come back). */
   queueing_status_code: number;
+  /** Verify at the edge (docs/edge.md): seconds an edge cookie admits before the edge asks Anteroom again. */
+  edge_renewal_interval?: number;
 }
 
 export interface GateRoute {
@@ -290,6 +292,13 @@ export const GateSchema = Type.Object(
     ),
     queueing_status_code: Type.Optional(
       Type.Integer({ minimum: 200, maximum: 599, default: 200, description: 'status of the waiting page' }),
+    ),
+    edge_renewal_interval: Type.Optional(
+      Type.Integer({
+        minimum: 5,
+        maximum: 3600,
+        description: 'verify at the edge (docs/edge.md): seconds an edge cookie admits before the edge asks Anteroom again (absent: session_duration / 10, at least 5)',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -19,6 +19,8 @@ import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { staticPages } from '../web/static-pages.ts';
 import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
+import { EdgeKeys } from './edge-keys.ts';
+import { edgeRenewalRoute } from './edge-renewal.ts';
 import { PlaceCookies, TOKEN_COOKIE, withoutPlaceCookie } from './cookies.ts';
 import { gateChallengeRoute } from './gate-join.ts';
 import { normaliseTarget, safeLocalPath } from './normalise-path.ts';
@@ -196,6 +198,8 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       staticPages(options.pagesRoot ? { root: options.pagesRoot } : {})(scope);
       // The proof-of-work challenge of a room's bot defence, on the site's own host (src/gate/gate-join.ts).
       gateChallengeRoute(scope, queueDeps);
+      // Verify at the edge (docs/edge.md): the edge's renewal call.
+      edgeRenewalRoute(scope, { sessions, keys: new EdgeKeys(options.secrets, clockMs), roomOf: (eventId) => room.roomSettings(eventId), nowMs: clockMs });
       // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, Caddy forward_auth): 200 let
       // through (Envoy's ext_authz takes no other 2xx), 401 + Location, 403 refused. Only what the proxy sets decides: the original URI from the one
       // configured header, the host from X-Forwarded-Host (docs/gate.md#paths-and-headers-the-gate-trusts).

@@ -29,17 +29,21 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Runs nginx with `httpBlock` (what goes inside http {}); `port` is where the server in it listens. */
+/**
+ * Runs nginx with `httpBlock` (what goes inside http {}); `port` is where the server in it listens; `main` goes
+ * at the top of nginx.conf (load_module).
+ */
 export async function startNginx(
   httpBlock: string,
   port: number,
-  options: { workers?: number; cpu?: number } = {},
+  options: { workers?: number; cpu?: number; main?: string } = {},
 ): Promise<Nginx & { pid: number | undefined }> {
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-nginx-'));
   const conf = join(dir, 'nginx.conf');
   writeFileSync(
     conf,
-    `daemon off;
+    `${options.main ?? ''}
+daemon off;
 worker_processes ${Math.max(1, options.workers ?? 1)};
 error_log ${dir}/error.log warn;
 pid ${dir}/nginx.pid;

@@ -1,0 +1,158 @@
+// Verify at the edge (issue 36, docs/edge.md, docs/benchmarks.md "Verify at the edge"): CPU per proxied request
+// of an admitted visitor, one nginx process each (Debian's nginx, master_process off, pinned to CPU 1), for
+//   (a) nginx proxy_pass alone;
+//   (b) nginx + njs verification (deploy/nginx/anteroom-edge.conf as shipped, a valid edge cookie);
+//   (c) nginx + auth_request to Anteroom (deploy/nginx/anteroom-forward-auth.conf): nginx's CPU plus Anteroom's;
+// interleaved ROUNDS times, medians reported, each against (a) of the same round. Then Anteroom's side:
+// its CPU per renewal (GET /_anteroom/renew, the edge's one call) against its CPU per forward-auth check
+// (GET /_anteroom/check), and what the renewal costs per admitted request at RATE_PER_VISITOR requests a second
+// per visitor with RENEWAL_SECONDS between renewals. Origin and load generator on CPU 0; Anteroom on CPU 1.
+//
+//   node bench/edge-nginx.ts    (BENCH_EDGE_SECONDS per run, default 4; BENCH_EDGE_ROUNDS, default 3)
+
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pinnedCommand, startChildNode } from '../test/support/child-node.ts';
+import { freePort, startNginx } from '../test/support/nginx.ts';
+import { runLoad } from './load-runner.ts';
+import { cpuSeconds, median } from './proc-stats.ts';
+
+const SECONDS = Number(process.env.BENCH_EDGE_SECONDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_EDGE_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SERVER_CPU = 1;
+const LOAD_CPU = 0;
+const RATE_PER_VISITOR = 1;
+const RENEWAL_SECONDS = 30;
+const ADMIN = 'bench-admin-token-0123456789';
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const deploy = (file: string) => fileURLToPath(new URL(`../deploy/nginx/${file}`, import.meta.url));
+
+interface Round {
+  rps: number;
+  cpuMicros: number;
+  non2xx: number;
+}
+
+/** One run of load against `url`; CPU µs per request of the processes `pids`, summed. */
+async function round(url: string, pids: (number | undefined)[], headers: Record<string, string>): Promise<Round> {
+  const before = pids.map((pid) => cpuSeconds(pid) ?? 0);
+  const r = await runLoad({ url, connections: CONNECTIONS, durationSec: SECONDS, headers }, LOAD_CPU);
+  const spent = pids.reduce<number>((sum, pid, i) => sum + (cpuSeconds(pid) ?? 0) - (before[i] as number), 0);
+  return { rps: r.rps, cpuMicros: (spent * 1e6) / Math.max(1, r.total), non2xx: r.non2xx + r.errors };
+}
+
+async function spawnListening(argv: string[], cpu: number): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
+  const [command, args] = pinnedCommand(cpu, argv);
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
+  const port = /listening (\d+)/.exec(chunk.toString())?.[1];
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+const cookieOf = (response: Response): string => response.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+
+export async function runEdgeBench(): Promise<void> {
+  console.log(`Verify at the edge — ${SECONDS} s per run, ${ROUNDS} rounds interleaved, ${CONNECTIONS} connections; nginx and Anteroom on CPU ${SERVER_CPU}, origin and load on CPU ${LOAD_CPU}`);
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    const origin = await spawnListening([process.execPath, here('./canned-http-server.ts')], LOAD_CPU);
+    stops.unshift(origin.stop);
+    const originHost = new URL(origin.url).host;
+
+    // Anteroom: one room protecting the origin; edge cookies admit for an hour (no renewal during the runs).
+    const dir = mkdtempSync(join(tmpdir(), 'anteroom-bench-edge-'));
+    chmodSync(dir, 0o755);
+    stops.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const gatePort = await freePort();
+    const config = join(dir, 'rooms.json');
+    writeFileSync(config, JSON.stringify({ events: [{ event_id: 'Bench', gate: { origin: origin.url, routes: [{ path: '/' }], edge_renewal_interval: 3600 } }] }));
+    const node = await startChildNode(
+      ['--data-dir', dir, '--config', config, '--gate-port', String(gatePort), '--admin-token', ADMIN, '--queue-position-expiry-period', '86400'],
+      {},
+      { cpu: SERVER_CPU },
+    );
+    stops.unshift(async () => {
+      node.process.kill('SIGTERM');
+      await node.exited;
+    });
+    const gateUrl = `http://127.0.0.1:${gatePort}`;
+    const place = cookieOf(await fetch(`${gateUrl}/`, { redirect: 'manual' }));
+    await fetch(`${node.url}/private/increment_serving_counter`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ event_id: 'Bench', increment_by: 1 }) });
+    const token = cookieOf(await fetch(`${gateUrl}/`, { redirect: 'manual', headers: { cookie: place } }));
+    if (!token.startsWith('anteroom_token=')) throw new Error('the benchmark visitor was not admitted');
+    const edge = cookieOf(await fetch(`${gateUrl}/_anteroom/renew?event_id=Bench`, { headers: { cookie: token } }));
+    if (!edge.startsWith('anteroom_edge=')) throw new Error('no edge cookie');
+    const exported = await fetch(`${node.url}/private/edge_config`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    writeFileSync(join(dir, 'anteroom-edge-config.js'), await exported.text());
+    for (const file of ['anteroom-edge.js', 'anteroom-edge-core.js']) copyFileSync(deploy(file), join(dir, file));
+
+    const anteroomAt = (text: string) => text.replace('server 127.0.0.1:8081;', `server 127.0.0.1:${gatePort};`).replace('server 127.0.0.1:3000;', `server ${originHost};`);
+    const start = async (httpBlock: string, main = '') => {
+      const port = await freePort();
+      const nginx = await startNginx(httpBlock.replace('listen 8000;', `listen 127.0.0.1:${port};`), port, { workers: 0, cpu: SERVER_CPU, main });
+      stops.unshift(nginx.stop);
+      return nginx;
+    };
+    const alone = await start(`upstream protected_site { server ${originHost}; keepalive 16; }
+  server { listen 8000; location / { proxy_pass http://protected_site; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_set_header X-Forwarded-For $remote_addr; proxy_set_header X-Forwarded-Proto $scheme; } }`);
+    const njs = await start(
+      anteroomAt(readFileSync(deploy('anteroom-edge.conf'), 'utf8')).replace('js_path /etc/nginx/anteroom;', `js_path ${dir};`).replaceAll('/var/cache/nginx/anteroom', join(dir, 'cache')),
+      'load_module /usr/lib/nginx/modules/ngx_http_js_module.so;',
+    );
+    const forwardAuth = await start(anteroomAt(readFileSync(deploy('anteroom-forward-auth.conf'), 'utf8')));
+
+    const contenders: { label: string; url: string; pids: (number | undefined)[]; headers: Record<string, string> }[] = [
+      { label: '(a) nginx proxy_pass alone', url: `${alone.url}/product`, pids: [alone.pid], headers: {} },
+      { label: '(b) nginx + njs verification', url: `${njs.url}/product`, pids: [njs.pid], headers: { cookie: `${token}; ${edge}` } },
+      { label: '(c) nginx + auth_request (nginx + Anteroom)', url: `${forwardAuth.url}/product`, pids: [forwardAuth.pid, node.process.pid], headers: { cookie: token } },
+    ];
+    const rounds = new Map<string, Round[]>(contenders.map((c) => [c.label, []]));
+    const loads: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      loads.push(loadavg()[0] as number);
+      for (const c of contenders) (rounds.get(c.label) as Round[]).push(await round(c.url, c.pids, c.headers));
+    }
+    console.log(`load average (1 min) at the start of each round: ${loads.map((l) => l.toFixed(2)).join(', ')}`);
+    const base = rounds.get(contenders[0]?.label as string) as Round[];
+    for (const c of contenders) {
+      const rs = rounds.get(c.label) as Round[];
+      const ratios = rs.map((r, i) => r.cpuMicros / (base[i] as Round).cpuMicros);
+      const errors = rs.reduce((sum, r) => sum + r.non2xx, 0);
+      console.log(
+        `${c.label.padEnd(46)} ${Math.round(median(rs.map((r) => r.rps)))} req/s   ${median(rs.map((r) => r.cpuMicros)).toFixed(1)} µs CPU/request (${rs.map((r) => r.cpuMicros.toFixed(1)).join(', ')})` +
+          `   ×${median(ratios).toFixed(2)} of (a) (${ratios.map((x) => x.toFixed(2)).join(', ')})${errors ? `   non-2xx/errors ${errors}` : ''}`,
+      );
+    }
+
+    // Anteroom's side: a renewal (what the edge asks once per interval) against a forward-auth check (every request).
+    const renewRounds: Round[] = [];
+    const checkRounds: Round[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      renewRounds.push(await round(`${gateUrl}/_anteroom/renew?event_id=Bench`, [node.process.pid], { cookie: token }));
+      checkRounds.push(await round(`${gateUrl}/_anteroom/check`, [node.process.pid], { cookie: token, 'x-original-uri': '/product' }));
+    }
+    const renew = median(renewRounds.map((r) => r.cpuMicros));
+    const check = median(checkRounds.map((r) => r.cpuMicros));
+    const perRequest = renew / (RATE_PER_VISITOR * RENEWAL_SECONDS);
+    console.log(`Anteroom CPU per renewal ${renew.toFixed(1)} µs (${renewRounds.map((r) => r.cpuMicros.toFixed(1)).join(', ')}); per forward-auth check ${check.toFixed(1)} µs (${checkRounds.map((r) => r.cpuMicros.toFixed(1)).join(', ')})`);
+    console.log(
+      `at ${RATE_PER_VISITOR} req/s per visitor and ${RENEWAL_SECONDS} s renewal: Anteroom ${perRequest.toFixed(2)} µs per admitted request = 1/${Math.round(check / perRequest)} of forward auth's ${check.toFixed(1)} µs (target ≤ 1/100)`,
+    );
+  } finally {
+    for (const stop of stops) await stop().catch(() => {});
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await runEdgeBench();

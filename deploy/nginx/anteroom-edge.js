@@ -1,0 +1,114 @@
+// Verify at the edge with nginx (docs/edge.md): njs 0.7.9 (Debian's libnginx-mod-http-js) checks Anteroom's
+// edge cookie inside nginx, so an admitted visitor's request reaches the site with no call to Anteroom.
+// anteroom-edge.conf wires two steps:
+// - `fast` (js_set $anteroom_fast, synchronous, once per request): the one normalised path (into $anteroom_path;
+//   "bad" = 400), the room of host + path, and the cookie's HMAC-SHA256 when the exported config holds HMAC
+//   keys: "pass" (a bypass path, or a valid cookie of the room before its renewal time) or "check";
+// - `verify` (an auth_request location, for "check" only): the room (none → 403, a 404 page); a bypass path →
+//   204; the cookie checked by HMAC or, without HMAC keys, by its ES256 signature (WebCrypto) → 204; else, with
+//   an anteroom_token cookie, one subrequest to Anteroom's /_anteroom/renew (cached by nginx per cookie until
+//   the new renewal time, so a burst makes one call) → 204 and the fresh cookie, or 401 (the waiting page).
+// Nothing the client sends besides Host (matched against the routes), the request target and those two cookies
+// is read.
+
+/* global Buffer, crypto, require */
+// njs's own crypto module (HMAC, synchronous: usable in js_set); WebCrypto is the global `crypto`.
+const nodeCrypto = require('crypto'); // eslint-disable-line @typescript-eslint/no-require-imports -- njs 0.7.9 has no import of built-ins
+import core from 'anteroom-edge-core.js';
+import config from 'anteroom-edge-config.js';
+
+const IMPORT = {
+  ES256: { name: 'ECDSA', namedCurve: 'P-256' },
+  RS256: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+};
+const VERIFY = {
+  ES256: { name: 'ECDSA', hash: 'SHA-256' },
+  RS256: { name: 'RSASSA-PKCS1-v1_5' },
+};
+
+function decode(segment) {
+  return Buffer.from(segment, 'base64url').toString();
+}
+
+function findKey(kid, alg) {
+  const keys = config.keys;
+  for (let i = 0; i < keys.length; i++) if (keys[i].kid === kid && keys[i].alg === alg) return keys[i];
+  return null;
+}
+
+function macValid(key, parsed) {
+  const expected = nodeCrypto.createHmac('sha256', key.hmac).update(parsed.signingInput).digest('base64url');
+  return core.sameString(expected, parsed.mac);
+}
+
+/** The request's normalised path (null: refused) and its room (null: none). */
+function locate(r) {
+  const target = r.variables.request_uri || '';
+  const q = target.indexOf('?');
+  const path = core.normalisePath(q < 0 ? target : target.slice(0, q));
+  const route = path === null ? null : core.matchRoute(config.routes, r.variables.host, path);
+  return { path: path, route: route, query: q < 0 ? '' : target.slice(q + 1) };
+}
+
+/** js_set $anteroom_fast: "bad", "pass" or "check"; sets $anteroom_path. */
+function fast(r) {
+  const at = locate(r);
+  if (at.path === null) return 'bad';
+  r.variables.anteroom_path = at.path;
+  if (!at.route) return 'check';
+  if (core.bypassed(at.route, at.path)) return 'pass';
+  const parsed = core.parseEdgeCookie(core.cookieValue(r.headersIn.Cookie, 'anteroom_edge'), decode);
+  if (!parsed || core.claimsVerdict(parsed.claims, at.route.event_id, Math.floor(Date.now() / 1000)) !== 'admit') return 'check';
+  const key = findKey(parsed.kid, parsed.alg);
+  return key && key.hmac && macValid(key, parsed) ? 'pass' : 'check';
+}
+
+/** 'admit', 'renew' or 'refuse' for the edge cookie `value` and room `eventId`. */
+async function edgeVerdict(value, eventId) {
+  const parsed = core.parseEdgeCookie(value, decode);
+  if (!parsed) return 'refuse';
+  const verdict = core.claimsVerdict(parsed.claims, eventId, Math.floor(Date.now() / 1000));
+  // Past its renewal time the cookie is not worth a signature check: Anteroom is asked either way.
+  if (verdict !== 'admit') return verdict;
+  const key = findKey(parsed.kid, parsed.alg);
+  // A key nginx does not know yet (rotated before the file was reloaded): Anteroom is asked.
+  if (!key || !IMPORT[parsed.alg]) return 'renew';
+  if (key.hmac) return macValid(key, parsed) ? 'admit' : 'refuse';
+  const cryptoKey = await crypto.subtle.importKey('spki', Buffer.from(key.spki, 'base64'), IMPORT[parsed.alg], false, ['verify']);
+  const valid = await crypto.subtle.verify(VERIFY[parsed.alg], cryptoKey, Buffer.from(parsed.signature, 'base64url'), parsed.signingInput);
+  return valid ? 'admit' : 'refuse';
+}
+
+/** The auth_request handler: 204 let through, 401 waiting page ($anteroom_location), 403 no room protects it. */
+async function verify(r) {
+  const at = locate(r);
+  if (at.path === null || !at.route) {
+    r.return(403);
+    return;
+  }
+  if (core.bypassed(at.route, at.path)) {
+    r.return(204);
+    return;
+  }
+  const cookies = r.headersIn.Cookie;
+  const edge = core.cookieValue(cookies, 'anteroom_edge');
+  const verdict = edge ? await edgeVerdict(edge, at.route.event_id) : 'renew';
+  if (verdict === 'admit') {
+    r.return(204);
+    return;
+  }
+  if (core.cookieValue(cookies, 'anteroom_token')) {
+    const reply = await r.subrequest('/_anteroom_edge_renew', { args: 'event_id=' + encodeURIComponent(at.route.event_id), method: 'GET' });
+    if (reply.status === 200) {
+      const set = reply.headersOut['Set-Cookie'];
+      const fresh = Array.isArray(set) ? set[0] : set;
+      if (fresh) r.variables.anteroom_set_cookie = fresh;
+      r.return(204);
+      return;
+    }
+  }
+  r.variables.anteroom_location = core.waitingLocation(at.path, at.query);
+  r.return(401);
+}
+
+export default { fast, verify };
