@@ -19,12 +19,15 @@ function hexValue(code) {
  * The one path a request is checked and forwarded with, or null (the caller answers 400):
  * - origin-form only ("/…"; the query, if any, is cut off first by the caller);
  * - %XX of an unreserved character decoded, other %XX kept with upper-case hex; a malformed %, an encoded
- *   "/" or "\", an encoded control character (0x00–0x1f, 0x7f), or a raw "\" or control character: null;
+ *   "/" or "\", an encoded control character (0x00–0x1f, 0x7f), a raw "\" or control character, a
+ *   double-encoded ".", "/" or "\" (%252e), or a "." or ".." segment with ";" parameters: null;
  * - runs of "/" merged into one, then "." and ".." segments removed (RFC 3986 §5.2.4; ".." never climbs
  *   above the root).
  */
 function normalisePath(raw) {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > 8192 || raw.charCodeAt(0) !== 0x2f) return null;
+  // A double-encoded dot, slash or backslash (%252e): an origin that decodes twice would read "..".
+  if (/%25(?:2e|2f|5c)/i.test(raw)) return null;
   let decoded = '';
   for (let i = 0; i < raw.length; i++) {
     const code = raw.charCodeAt(i);
@@ -47,6 +50,8 @@ function normalisePath(raw) {
   for (let i = 1; i < segments.length; i++) {
     const segment = segments[i];
     const last = i === segments.length - 1;
+    // "..;x" or ".;x": servlet containers read it as a dot segment.
+    if (/^\.\.?;/.test(segment)) return null;
     if (segment === '.' || segment === '..') {
       if (segment === '..') output.pop();
       // "/a/." and "/a/.." end in a directory: keep the trailing slash.

@@ -1,6 +1,6 @@
 // One table of hostile request paths and the one normalised path each must give (null: refused with 400), for
 // every normaliser of the project: the edge's (deploy/nginx/anteroom-edge-core.js, under Node and inside nginx)
-// and the gate's. Rules: docs/edge.md "The path that is checked".
+// and the gate's (src/gate/normalise-path.ts, test/gate/normalise-path.test.ts). Rules: docs/edge.md "The path that is checked".
 
 export const HOSTILE_PATHS: readonly (readonly [raw: string, normalised: string | null])[] = [
   ['/', '/'],
@@ -20,7 +20,7 @@ export const HOSTILE_PATHS: readonly (readonly [raw: string, normalised: string 
   ['/%7Euser', '/~user'],
   ['/a%20b', '/a%20b'],
   ['/a%c3%a9', '/a%C3%A9'],
-  ['/a%252e%252e/admin', '/a%252e%252e/admin'],
+  ['/a%c3%a9/x', '/a%C3%A9/x'],
   // merged slashes
   ['//admin', '/admin'],
   ['/public//../admin', '/admin'],
@@ -36,6 +36,11 @@ export const HOSTILE_PATHS: readonly (readonly [raw: string, normalised: string 
   ['/a%2', null],
   ['/a%', null],
   ['/public\\..\\admin', null],
+  // refused: double encoding (an origin decoding twice would read ..), dot segments with ; parameters
+  ['/a%252e%252e/admin', null],
+  ['/a%252Fadmin', null],
+  ['/public/..;/admin', null],
+  ['/public/.;x/admin', null],
   ['admin', null],
   ['*', null],
   ['http://other.test/admin', null],

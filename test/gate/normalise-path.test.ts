@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { BypassRules } from '../../src/gate/bypass.ts';
 import { normaliseTarget, safeLocalPath } from '../../src/gate/normalise-path.ts';
 import { RouteTable } from '../../src/gate/route-match.ts';
+import { HOSTILE_PATHS } from './hostile-paths.ts';
 import { eventSettings } from '../support/node.ts';
 
 const target = (value: string): string | undefined => {
@@ -14,6 +15,13 @@ const target = (value: string): string | undefined => {
 };
 
 describe('normaliseTarget', () => {
+  it('gives the path of the shared table of hostile paths (the edge\'s normaliser reads the same table)', () => {
+    for (const [raw, normalised] of HOSTILE_PATHS) {
+      const normal = normaliseTarget(raw);
+      assert.equal(normal.ok ? normal.path : null, normalised, raw);
+    }
+  });
+
   it('removes dot segments after decoding escaped unreserved characters, merges empty segments, keeps the query', () => {
     const cases: [string, string][] = [
       ['/', '/'],
