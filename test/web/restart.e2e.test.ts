@@ -26,7 +26,7 @@ function serve(dataDir: string, port: number): Promise<Server> {
   ));
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start within 60 s:\n${output}`)), 60_000); // a hang guard: a start takes ~1 s of CPU, much longer on a loaded machine
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /public API\s+(http:\/\/\S+)/.exec(output);
