@@ -2,7 +2,7 @@
 // <data dir>/credentials.json with mode 0600 so a restart reuses them. Printed once, when generated.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigErrors } from '../domain/errors.ts';
 import type { Store } from '../domain/ports/store.ts';
@@ -33,43 +33,54 @@ export function generateCredentials(): AdminCredentials {
   };
 }
 
+const FIELDS = ['adminToken', 'accessKeyId', 'secretAccessKey'] as const;
+
 /**
  * Returns the credentials to use: each value given explicitly wins; the others come from the data
- * directory's file, which is created (0600) with generated values if missing. `generated` is true when
- * the file was created now — the only time the values are printed.
+ * directory's file, generated if the file lacks them. The file (0600) holds exactly the values not given, the
+ * ones in use: a value given by flag or environment is never kept there (nor left there from an earlier start,
+ * where it would no longer work), and with all three given there is no file. `generated` is true when a value
+ * was generated now — the only time values are printed.
  */
 export function loadOrCreateCredentials(
   dataDir: string,
   given: Partial<AdminCredentials>,
 ): { credentials: AdminCredentials; generated: boolean; file: string } {
   const file = join(dataDir, CREDENTIALS_FILE);
-  let stored: AdminCredentials;
-  let generated = false;
-  if (existsSync(file)) {
+  const stored: Partial<Record<(typeof FIELDS)[number], string>> = {};
+  const existed = existsSync(file);
+  if (existed) {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    const fields = ['adminToken', 'accessKeyId', 'secretAccessKey'] as const;
-    for (const field of fields) {
+    for (const field of FIELDS) {
+      if (!(field in parsed)) continue;
       if (typeof parsed[field] !== 'string' || parsed[field] === '') {
-        throw ConfigErrors.credentials(`${file} is missing "${field}"; delete the file to generate new credentials`);
+        throw ConfigErrors.credentials(`${file} has an empty or non-text "${field}"; delete the file to generate new credentials`);
       }
+      stored[field] = parsed[field];
     }
-    stored = parsed as unknown as AdminCredentials;
-  } else {
-    stored = generateCredentials();
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-    chmodSync(file, 0o600);
-    generated = true;
   }
-  return {
-    credentials: {
-      adminToken: given.adminToken ?? stored.adminToken,
-      accessKeyId: given.accessKeyId ?? stored.accessKeyId,
-      secretAccessKey: given.secretAccessKey ?? stored.secretAccessKey,
-    },
-    generated,
-    file,
-  };
+  const fresh = generateCredentials();
+  let generated = false;
+  const credentials = {} as AdminCredentials;
+  const kept: Partial<AdminCredentials> = {};
+  for (const field of FIELDS) {
+    const value = given[field] ?? stored[field] ?? ((generated = true), fresh[field]);
+    credentials[field] = value;
+    if (given[field] === undefined) kept[field] = value;
+  }
+  const unchanged = existed && FIELDS.every((field) => kept[field] === stored[field]);
+  if (!unchanged) {
+    if (Object.keys(kept).length === 0) rmSync(file, { force: true });
+    else {
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      // Written whole under another name, then renamed over the file: never a half-written file.
+      const partial = `${file}.${process.pid}.tmp`;
+      writeFileSync(partial, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
+      chmodSync(partial, 0o600);
+      renameSync(partial, file);
+    }
+  }
+  return { credentials, generated, file };
 }
 
 /** Name of the generated credentials in a shared store (Redis key <prefix>secret:admin-credentials). */

@@ -31,6 +31,7 @@ import { apiGatewayEvent, oidcApiEvent, scheduledEvent, sqsEvent } from './event
 import { fakeSecretsManager, fakeSqs, fakeSqsSendMessage, startDynalite, startJsonService, type LocalDynamo, type SqsMessage } from './local-aws.ts';
 import { RESULT_PREFIX } from './production-wiring-child.ts';
 import type { PublishedEvent } from './simulated-stack.ts';
+import { killWithTest } from '../support/children.ts';
 
 const CHILD = fileURLToPath(new URL('./production-wiring-child.ts', import.meta.url));
 const ACCOUNT = '123456789012';
@@ -61,7 +62,7 @@ class LambdaProcess {
   constructor(module: string, env: Record<string, string>) {
     this.module = module;
     // Nothing of this process's environment: only what the function would have.
-    this.child = spawn(process.execPath, [CHILD, module], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = killWithTest(spawn(process.execPath, [CHILD, module], { env, stdio: ['pipe', 'pipe', 'pipe'] }));
     this.child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk.toString('utf8')));
     this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
     this.exited = once(this.child, 'exit').then(([code, signal]) => {

@@ -108,6 +108,17 @@ describe('deployment files name only what `anteroom serve` has', () => {
     }
   });
 
+  it('compose: the gate admits by itself, queueing only when the room is full (as compose.yaml says)', () => {
+    assert.match(read('compose.yaml'), /queued when the room is full/);
+    const { events } = JSON.parse(read('deploy/compose/events.json')) as { events: Record<string, unknown>[] };
+    for (const room of events) {
+      const parsed = parseRoomSettings(room);
+      assert.ok(parsed.ok, JSON.stringify(parsed));
+      assert.equal(parsed.settings.admission, 'automatic', `${String(room.event_id)}: a manual room would keep visitors waiting for ever`);
+      assert.ok((parsed.settings.total_active_users ?? 0) > 0 && (parsed.settings.new_users_per_minute ?? 0) > 0);
+    }
+  });
+
   it('systemd: the unit and its environment file name existing variables and run the installed package', () => {
     const unit = read('deploy/systemd/anteroom.service');
     assert.match(unit, new RegExp(`^ExecStart=/usr/bin/node /opt/anteroom/${INSTALLED_BIN.replaceAll('.', '\\.')} serve$`, 'm'));

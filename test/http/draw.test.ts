@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { drawCommitment, drawEntry, drawOrder, newDrawSeed, placesOf } from '../../src/domain/draw.ts';
 import { eventSettings, startTestNode, TEST_CREDENTIALS, TestClock, type TestNode } from '../support/node.ts';
 import { read } from '../support/api-calls.ts';
+import { killWithTest } from '../support/children.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/anteroom.js', import.meta.url));
 const START_MS = Date.UTC(2026, 10, 24, 18, 0, 0);
@@ -26,10 +27,10 @@ interface Published {
 
 /** Runs `anteroom verify-draw` with the arguments; resolves with its exit code and output. */
 async function verifyDraw(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'verify-draw', ...args], {
+  const child = killWithTest(spawn(process.execPath, [BIN, 'verify-draw', ...args], {
     env: { PATH: process.env.PATH ?? '' },
     stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));

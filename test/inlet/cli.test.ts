@@ -9,6 +9,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { eventSettings, startTestNode, TEST_CREDENTIALS, TestClock, type TestNode } from '../support/node.ts';
 import { startHealthServer, visitorsWithTokens, type HealthServer } from './helpers.ts';
+import { killWithTest } from '../support/children.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/anteroom.js', import.meta.url));
 
@@ -22,10 +23,10 @@ interface Run {
 }
 
 function anteroom(args: string[], options: { env?: Record<string, string>; onStdout?: (text: string) => void } = {}) {
-  const child = spawn(process.execPath, [BIN, 'inlet', ...args], {
+  const child = killWithTest(spawn(process.execPath, [BIN, 'inlet', ...args], {
     env: { ...cleanEnv, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {

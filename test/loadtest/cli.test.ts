@@ -7,13 +7,14 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startNode, type AnteroomNode } from '../../src/app.ts';
 import { TEST_CREDENTIALS, testConfig } from '../support/node.ts';
+import { killWithTest } from '../support/children.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/anteroom.js', import.meta.url));
 
 /** Runs the CLI asynchronously (the server under test lives in this process and must keep answering). */
 function anteroom(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
+    const child = killWithTest(spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } }));
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -7,15 +7,17 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { startKeyServer, type KeyServer } from '../authorizer/key-server.ts';
 import { accessClaims, generateEventKey, sign, type EventKey } from '../authorizer/tokens.ts';
+import { killWithTest } from '../support/children.ts';
+import { fileTimeout } from '../support/test-guard.ts';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -27,11 +29,29 @@ async function npm(cwd: string, args: string[]): Promise<string> {
   return stdout;
 }
 
-/** `npm pack` (workspace or root) into `into`; the tarball's path. */
-async function pack(into: string, workspace?: string): Promise<string> {
+// Packed from a copy of the checkout: `npm pack` runs the build scripts (dist/, web/dist/ rebuilt by vite,
+// the authorizer's package.json rewritten to point at dist/ until postpack), and other test files running
+// meanwhile read those files in the checkout. The copy shares the checkout's node_modules (read only).
+const NOT_COPIED = new Set(['node_modules', '.git', 'dist', '.stryker-tmp', 'reports', 'data', '.tmp']);
+
+function copyCheckout(into: string): string {
+  const copy = join(into, 'checkout');
+  cpSync(REPO, copy, {
+    recursive: true,
+    filter: (source) => {
+      const name = relative(REPO, source);
+      return name === '' || !NOT_COPIED.has(basename(name)) && !name.endsWith('.tgz') && name !== join('web', 'dist');
+    },
+  });
+  symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'));
+  return copy;
+}
+
+/** `npm pack` (workspace or root) of the copy `checkout` into `into`; the tarball's path. */
+async function pack(checkout: string, into: string, workspace?: string): Promise<string> {
   const args = ['pack', '--pack-destination', into, ...(workspace ? ['-w', workspace] : [])];
   // The build scripts print to standard output too; npm prints the tarball's name last.
-  const filename = (await npm(REPO, args)).trim().split('\n').at(-1)!;
+  const filename = (await npm(checkout, args)).trim().split('\n').at(-1)!;
   return join(into, filename);
 }
 
@@ -61,7 +81,7 @@ async function typecheck(dir: string): Promise<void> {
 
 /** Starts `node <script>` in the project; resolves with the child and the first line it prints (JSON). */
 async function startChild(dir: string, script: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, string> }> {
-  const child = spawn(process.execPath, [script], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = killWithTest(spawn(process.execPath, [script], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] }));
   const lines = createInterface({ input: child.stdout! });
   const exited = once(child, 'exit').then(([code]) => {
     throw new Error(`${script} exited (${String(code)}) before it was ready`);
@@ -77,13 +97,16 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
   await exited;
 }
 
+fileTimeout(1_000_000); // the describe's 900 s and the copy
+
 describe('npm packages: each tarball installed into an empty project and used there', { timeout: 900_000 }, () => {
   const root = mkdtempSync(join(tmpdir(), 'anteroom-packages-'));
   let authorizerTarball = '';
   let serverTarball = '';
   before(async () => {
-    authorizerTarball = await pack(root, 'anteroom-authorizer');
-    serverTarball = await pack(root);
+    const checkout = copyCheckout(root);
+    authorizerTarball = await pack(checkout, root, 'anteroom-authorizer');
+    serverTarball = await pack(checkout, root);
   });
   after(() => rmSync(root, { recursive: true, force: true }));
 

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { killWithTest } from './children.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/anteroom.js', import.meta.url));
 
@@ -29,10 +30,12 @@ export async function startChildNode(
   options: { cpu?: number; bin?: string } = {},
 ): Promise<ChildNode> {
   const [command, argv] = pinnedCommand(options.cpu, [process.execPath, options.bin ?? BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args]);
-  const child = spawn(command, argv, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = killWithTest(
+    spawn(command, argv, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

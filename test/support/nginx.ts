@@ -4,10 +4,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pinnedCommand } from './child-node.ts';
+import { killWithTest } from './children.ts';
+
+export { freePort } from './ports.ts';
 
 export const NGINX = '/usr/sbin/nginx';
 
@@ -16,17 +18,6 @@ export interface Nginx {
   port: number;
   dir: string;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /**
@@ -62,7 +53,7 @@ ${httpBlock}
   // With workers: 0 nginx serves from its one process (master_process off): the benchmark reads its CPU time.
   const argv = [NGINX, '-p', dir, '-c', conf, '-e', `${dir}/error.log`, ...(options.workers === 0 ? ['-g', 'master_process off;'] : [])];
   const [command, args] = pinnedCommand(options.cpu, argv);
-  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = killWithTest(spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] }));
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = once(child, 'exit');

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { freePort } from './redis-server.ts';
+import { onTestExit } from './children.ts';
+import { freePort } from './ports.ts';
 
 export interface Sentinel {
   readonly port: number;
@@ -47,7 +48,7 @@ export async function startSentinel(options: { primaryPort: number; name: string
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
-  process.once('exit', cleanUp);
+  const forget = onTestExit(cleanUp);
   const primary = async (): Promise<string | null> => {
     const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => {});
@@ -75,7 +76,7 @@ export async function startSentinel(options: { primaryPort: number; name: string
     destroy: async () => {
       child.kill('SIGTERM');
       await exited;
-      process.removeListener('exit', cleanUp);
+      forget();
       rmSync(dir, { recursive: true, force: true });
     },
     output: () => output,

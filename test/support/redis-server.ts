@@ -2,14 +2,18 @@
 // temporary directory. Tests never touch a Redis they did not start (nor the machine's one on 6379).
 // restart() starts the server again on the same port and directory, so an append-only file survives it;
 // destroy() stops it and deletes the directory. A process that exits without destroy() (or is ended by
-// SIGINT/SIGTERM/SIGHUP) still kills its servers and deletes their directories.
+// SIGINT/SIGTERM/SIGHUP) still kills its servers and deletes their directories (test/support/children.ts).
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { onTestExit } from './children.ts';
+import { freeRedisPort } from './ports.ts';
+
+export { freePort } from './ports.ts';
 
 export interface RedisServerOptions {
   /** Default: $ANTEROOM_REDIS_SERVER, else /usr/bin/redis-server. */
@@ -47,19 +51,6 @@ export interface RedisServer {
 const DEFAULT_BINARY = '/usr/bin/redis-server';
 const OUTPUT_LIMIT = 16_384;
 
-/** A TCP port nobody listens on right now (for a server started next). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** One raw PING; true on +PONG (a server still loading its AOF answers -LOADING). */
 function pingOnce(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -79,36 +70,11 @@ function pingOnce(port: number): Promise<boolean> {
   });
 }
 
-// Servers not destroyed yet. Cleaned up synchronously (as 'exit' handlers must be) when the process exits,
-// also when it is ended by a signal, e.g. the test runner's timeout: the signal is then raised again.
-const leftovers = new Set<() => void>();
-let exitHooked = false;
-
-function cleanUpLeftovers(): void {
-  for (const cleanUp of leftovers) cleanUp();
-  leftovers.clear();
-}
-
-function hookExit(): void {
-  if (exitHooked) return;
-  exitHooked = true;
-  process.once('exit', cleanUpLeftovers);
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    const onSignal = () => {
-      cleanUpLeftovers();
-      process.removeListener(sig, onSignal);
-      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
-    };
-    process.on(sig, onSignal);
-  }
-}
-
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const binary = options.binary ?? process.env.ANTEROOM_REDIS_SERVER ?? DEFAULT_BINARY;
   if (!existsSync(binary)) {
     throw new Error(`redis-server not found at ${binary}: install it (apt-get install redis-server) or set ANTEROOM_REDIS_SERVER`);
   }
-  hookExit();
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-redis-'));
   let port = 0;
   let child: ChildProcess | null = null;
@@ -172,21 +138,21 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     clearTimeout(timer);
   };
 
-  const cleanUp = () => {
+  // Killed, and its directory deleted, when the test's process exits without destroy().
+  const forget = onTestExit(() => {
     child?.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
-  };
-  leftovers.add(cleanUp);
+  });
 
   // Another process may take the free port before redis-server binds it: try a few ports.
   for (let attempt = 1; ; attempt++) {
-    port = await freePort();
+    port = await freeRedisPort();
     try {
       await launch();
       break;
     } catch (error) {
       if (attempt >= 3) {
-        leftovers.delete(cleanUp);
+        forget();
         rmSync(dir, { recursive: true, force: true });
         throw error;
       }
@@ -212,7 +178,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     },
     destroy: async () => {
       await stop();
-      leftovers.delete(cleanUp);
+      forget();
       rmSync(dir, { recursive: true, force: true });
     },
     output: () => output,

@@ -1,14 +1,15 @@
-// The whole suite N times in a row while another process keeps a core busy: what issue 21 asks of `npm test`
-// ("passes 20 times in a row on this machine while another CPU-heavy process runs"). See docs/testing.md.
+// The flakiness routine of docs/testing.md: the whole suite 3 times in a row beside a busy core, and each test
+// file a change touches 10 times in a row (--files).
 //
-//   node test/support/soak.ts [--runs 20] [--busy 1] [--logs DIR] [--randomize] [--keep-going] [--command CMD]
+//   node test/support/soak.ts [--runs 3] [--busy 1] [--logs DIR] [--randomize] [--keep-going] [--command CMD]
+//   node test/support/soak.ts --runs 10 --files "test/a.test.ts test/b.test.ts"
 //
-// Starts --busy copies of test/support/busy-core.ts (default 1), runs the suite --runs times (default 20), one
+// Starts --busy copies of test/support/busy-core.ts (default 1), runs the suite --runs times (default 3), one
 // run after the other, each run's output in DIR/run-NN.log (default a new temporary folder), and stops at the
 // first failing run unless --keep-going. The suite is `npm test`; with --randomize, the same command with
 // `--test-randomize` (each run another order; node:test prints the seed in the log); --command runs another
-// shell command instead (a part of the suite, say). Exits 1 if a run failed.
-// Takes as long as 20 full runs (about 1½ hours on the shared 2-core machine): for a quiet machine.
+// shell command instead (a part of the suite, say); --files runs `npm test`'s command on those files only
+// (its pages' build and packages check first). Exits 1 if a run failed.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -20,7 +21,8 @@ import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
   options: {
-    runs: { type: 'string', default: '20' },
+    runs: { type: 'string', default: '3' },
+    files: { type: 'string' },
     busy: { type: 'string', default: '1' },
     logs: { type: 'string' },
     randomize: { type: 'boolean', default: false },
@@ -31,7 +33,7 @@ const { values } = parseArgs({
 const runs = Number(values.runs);
 const busy = Number(values.busy);
 if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(busy) || busy < 0) {
-  console.error('usage: node test/support/soak.ts [--runs 20] [--busy 1] [--logs DIR] [--randomize] [--keep-going] [--command CMD]');
+  console.error('usage: node test/support/soak.ts [--runs 3] [--busy 1] [--logs DIR] [--randomize] [--keep-going] [--command CMD | --files "F1 F2"]');
   process.exit(2);
 }
 const logs = values.logs ?? mkdtempSync(join(tmpdir(), 'anteroom-soak-'));
@@ -45,6 +47,8 @@ const busyCore = fileURLToPath(new URL('./busy-core.ts', import.meta.url));
 const testScript = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { test: string } }).scripts.test;
 const suite: [string, string[]] = values.command !== undefined
   ? ['sh', ['-c', values.command]]
+  : values.files !== undefined
+  ? ['sh', ['-c', `npm run pretest && ${testScript.replace('"test/**/*.test.ts"', values.files)}`]]
   : values.randomize
   ? ['sh', ['-c', `npm run pretest && ${testScript.replace('node --test ', 'node --test --test-randomize ')}`]]
   : ['npm', ['test']];

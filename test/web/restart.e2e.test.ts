@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { REPO_ROOT, ensurePagesBuilt, launchChromium, newPage } from './support.ts';
+import { killWithTest } from '../support/children.ts';
 
 const ADMIN_TOKEN = 'restart-test-admin-token-0123456789';
 
@@ -18,14 +19,14 @@ interface Server {
 }
 
 function serve(dataDir: string, port: number): Promise<Server> {
-  const child = spawn(
+  const child = killWithTest(spawn(
     process.execPath,
     ['bin/anteroom.js', 'serve', '--port', String(port), '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN, '--log-level', 'warn'],
     { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  ));
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start within 60 s:\n${output}`)), 60_000); // a hang guard: a start takes ~1 s of CPU, much longer on a loaded machine
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /public API\s+(http:\/\/\S+)/.exec(output);

@@ -2,9 +2,7 @@
 // SigV4 with its own clock, and the store checks token times against it), the web build, and headless Chromium
 // from Debian (never downloaded).
 
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
 import { startNode, type AnteroomNode } from '../../src/app.ts';
@@ -16,13 +14,12 @@ import { TEST_CREDENTIALS, testConfig } from '../support/node.ts';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CHROMIUM = '/usr/bin/chromium';
 
-/** Builds web/dist when it is missing (`npm test` builds it first; a direct `node --test` may not have). */
+/**
+ * Stops a test at once when web/dist is missing. `npm test` builds it before the tests (`pretest`); no test
+ * builds it, since another test file running meanwhile serves those files.
+ */
 export function ensurePagesBuilt(): void {
-  if (pagesBuilt(WEB_DIST_DIR)) return;
-  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], {
-    cwd: REPO_ROOT,
-    stdio: 'inherit',
-  });
+  if (!pagesBuilt(WEB_DIST_DIR)) throw new Error('web/dist is not built: run `npm run build:web` first (npm test does)');
 }
 
 export interface WebNode extends AnteroomNode {
