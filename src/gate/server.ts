@@ -147,6 +147,12 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     // From here on the request's URL is the normalised one: every step below, the URL first asked for, and
     // what the origin receives (reply-from's source, the WebSocket leg) read this one.
     request.raw.url = normal.target;
+    // The host decides the room and is the origin's X-Forwarded-Host: one name (or [IPv6]) and a port, never a
+    // list (`shop.example, x`, which an origin may read as shop.example) or userinfo.
+    if (request.host !== '' && !HOST.test(request.host)) {
+      refuse(reply, 400, 'The Host header is malformed');
+      return;
+    }
     const path = normal.path;
     const match = matchRoom(request.host, path);
     if (!match) {
@@ -337,7 +343,7 @@ function refuse(reply: FastifyReply, status: number, message: string): FastifyRe
 }
 
 /** A host name or [IPv6], with an optional port: what X-Forwarded-Host may hold (never a list). */
-const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+const HOST = /^(?:[A-Za-z0-9._-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 /** The path of a normalised target. */
 function pathOnly(target: string): string {

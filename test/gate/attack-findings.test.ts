@@ -43,3 +43,42 @@ describe('attack findings on the gate', () => {
     }
   });
 });
+
+describe('attack findings: the Host a visitor sends', () => {
+  let origin: Origin;
+  let node: GateNode;
+  let port: number;
+
+  before(async () => {
+    origin = await startOrigin();
+    // A room open to all (state off: admitted at once) on any host, and a protected room for shop.example.
+    node = await startGateNode([
+      gatedRoom('Open', origin.url, { state: 'off' }),
+      gatedRoom('Shop', origin.url, { gate: { origin: origin.url, routes: [{ host: 'shop.example', path: '/' }], queueing_status_code: 200 } }),
+    ]);
+    port = Number(new URL(node.gateUrl).port);
+  });
+  after(async () => {
+    await node?.stop();
+    await origin?.close();
+  });
+
+  it("no spelling of shop.example's host reaches the origin through the open room (the origin reads X-Forwarded-Host as the site)", async () => {
+    // An origin that routes on X-Forwarded-Host reads `shop.example.` (Django drops the dot) and
+    // `shop.example, x` (Express keeps the first of a list) as shop.example.
+    const from = origin.seen.length;
+    for (const host of ['shop.example.', 'SHOP.EXAMPLE.', 'shop.example.:80', 'shop.example:', 'shop.example, x', 'x@shop.example', 'shop.example/x']) {
+      const first = await rawRequest(port, 'GET', '/echo', { host, ...JSON_ACCEPT });
+      const cookie = ([] as string[])
+        .concat(first.headers['set-cookie'] ?? [])
+        .map((line) => line.split(';')[0])
+        .join('; ');
+      const second = await rawRequest(port, 'GET', '/echo', { host, ...JSON_ACCEPT, cookie });
+      for (const answer of [first, second]) {
+        const body = JSON.parse(answer.body) as { status?: string; event_id?: string; error?: string };
+        assert.ok(answer.status === 400 ? typeof body.error === 'string' : body.status === 'queued' && body.event_id === 'Shop', `${host}: ${answer.status} ${answer.body}`);
+      }
+    }
+    assert.deepEqual(origin.seen.slice(from).map((seen) => seen.headers['x-forwarded-host']), []);
+  });
+});
