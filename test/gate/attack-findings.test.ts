@@ -42,6 +42,28 @@ describe('attack findings on the gate', () => {
       }
     }
   });
+  it("bodies and methods the gate's own paths do not take are answered in the one JSON error shape (not Fastify's)", async () => {
+    const cases: [string, string, Record<string, string>, string | undefined, number][] = [
+      ['POST', '/_anteroom/revoke', { 'content-type': 'application/json' }, '{"a":', 400],
+      ['POST', '/_anteroom/check', { 'content-type': 'text/xml' }, '<a/>', 415],
+      ['DELETE', '/_anteroom/wait', { 'content-type': 'application/x-www-form-urlencoded' }, 'a=1', 415],
+      ['TRACE', '/x', {}, undefined, 404],
+      ['PROPFIND', '/_anteroom/wait', {}, undefined, 404],
+    ];
+    for (const [method, target, headers, body, status] of cases) {
+      const answer = await rawRequest(port, method, target, { cookie: visitor.header(), ...headers }, body);
+      assert.equal(answer.status, status, `${method} ${target}: ${answer.body}`);
+      assert.deepEqual(Object.keys(JSON.parse(answer.body) as object), ['error'], `${method} ${target}: ${answer.body}`);
+    }
+  });
+  it('a request refused before its chunked body was read gets one answer, not a second 400 after it', async () => {
+    // Node's client fails on the second answer ("Data after `Connection: close`"): the listener's parser error
+    // handler answered on a connection whose answer had been sent.
+    for (let i = 0; i < 5; i++) {
+      const answer = await rawRequest(port, 'DELETE', '/_anteroom/wait', { 'content-type': 'application/x-www-form-urlencoded' }, 'a=1');
+      assert.equal(answer.status, 415);
+    }
+  });
 });
 
 describe('attack findings: the Host a visitor sends', () => {
