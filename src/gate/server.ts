@@ -160,7 +160,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     request.raw.url = normal.target;
     // The host decides the room and is the origin's X-Forwarded-Host: one name (or [IPv6]) and a port, never a
     // list (`shop.example, x`, which an origin may read as shop.example) or userinfo.
-    if (request.host !== '' && !HOST.test(request.host)) {
+    if (request.host && !HOST.test(request.host)) {
       refuse(reply, 400, 'The Host header is malformed');
       return;
     }
