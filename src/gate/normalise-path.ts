@@ -9,7 +9,7 @@
 // %5C), a raw \, control characters (raw or encoded), a #, malformed escapes, escapes that are not UTF-8, a
 // double-encoded dot, / or \ (%252e: an origin decoding twice would read ..), and a `.`/`..` segment carrying
 // `;` parameters (/..;/ — servlet containers read it as ..).
-// The query is kept as sent.
+// The query is kept as sent (a control character, or a character beyond one byte, is refused).
 
 export type NormalisedTarget = { ok: true; path: string; query: string; target: string } | { ok: false; reason: string };
 
@@ -32,7 +32,12 @@ export function normaliseTarget(target: string): NormalisedTarget {
   const q = target.indexOf('?');
   const rawPath = q === -1 ? target : target.slice(0, q);
   const query = q === -1 ? '' : target.slice(q);
-  for (let i = 0; i < query.length; i++) if (isControl(query.charCodeAt(i))) return refuse('The query contains a control character');
+  for (let i = 0; i < query.length; i++) {
+    const code = query.charCodeAt(i);
+    if (isControl(code)) return refuse('The query contains a control character');
+    // As in the path: the wire gives bytes (≤ 0xFF); a wider character came decoded (a `to=`) and no header can carry it.
+    if (code > 0xff) return refuse('The query must be ASCII or %-escaped');
+  }
   const path = normalisePath(rawPath);
   if (typeof path !== 'string') return path;
   return { ok: true, path, query, target: path + query };

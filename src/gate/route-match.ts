@@ -58,7 +58,8 @@ export class RouteTable {
     const key = host ?? '';
     let candidates = this.byHost.get(key);
     if (!candidates) {
-      const hostName = key.toLowerCase();
+      // A fully qualified name's trailing dot (shop.example.) names the same site: an origin reads it so.
+      const hostName = key.toLowerCase().replace(/\.+(:\d+)?$/, '$1');
       const withoutPort = hostName.replace(/:\d+$/, '');
       candidates = this.routes.filter((r) => r.host === undefined || r.host === hostName || r.host === withoutPort);
       // Hosts come from clients: keep the memory bounded.

@@ -11,9 +11,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import fastifyCookie from '@fastify/cookie';
 import fastifyHttpProxy from '@fastify/http-proxy';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
-import type { SecretStore } from '../domain/ports/store.ts';
+import { StoreUnavailableError, type SecretStore } from '../domain/ports/store.ts';
 import type { GateSettings } from '../domain/room-settings.ts';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
 import { staticPages } from '../web/static-pages.ts';
@@ -124,6 +124,17 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       void refuse(reply as FastifyReply, 400, 'The request target is malformed');
     },
   });
+  // Every failure in the one JSON error shape: a client's error with its status and Fastify's message (a body the
+  // gate's own paths cannot read, 400/413/415), the store down 503, anything else a logged 500 that says nothing.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof StoreUnavailableError) return refuse(reply, 503, 'The waiting room is unavailable');
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) return refuse(reply, status, error.message);
+    request.log.error({ err: error }, 'gate request failed');
+    return refuse(reply, 500, 'Internal error');
+  });
+  // A method no route takes (TRACE, PROPFIND …): nothing of it reaches a site.
+  app.setNotFoundHandler((_request, reply) => refuse(reply, 404, 'Not found'));
   await app.register(fastifyCookie);
   // The gate's own answers (a queued visitor's, a 404) read at most UNSENT_BODY_LIMIT of a body nobody read.
   app.addHook('onSend', (request, reply, payload, done) => {
@@ -147,6 +158,12 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     // From here on the request's URL is the normalised one: every step below, the URL first asked for, and
     // what the origin receives (reply-from's source, the WebSocket leg) read this one.
     request.raw.url = normal.target;
+    // The host decides the room and is the origin's X-Forwarded-Host: one name (or [IPv6]) and a port, never a
+    // list (`shop.example, x`, which an origin may read as shop.example) or userinfo.
+    if (request.host && !HOST.test(request.host)) {
+      refuse(reply, 400, 'The Host header is malformed');
+      return;
+    }
     const path = normal.path;
     const match = matchRoom(request.host, path);
     if (!match) {
@@ -337,7 +354,7 @@ function refuse(reply: FastifyReply, status: number, message: string): FastifyRe
 }
 
 /** A host name or [IPv6], with an optional port: what X-Forwarded-Host may hold (never a list). */
-const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+const HOST = /^(?:[A-Za-z0-9._-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 /** The path of a normalised target. */
 function pathOnly(target: string): string {

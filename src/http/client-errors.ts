@@ -19,7 +19,10 @@ export function clientErrorHandler(metrics: Metrics): (error: Error & { code?: s
     const answer = status === 400 ? Errors.badRequest() : Errors.frameworkClientError(status);
     metrics.observeRequest(MALFORMED_ROUTE, 'unknown', status, 0);
     const body = JSON.stringify({ error: answer.message });
-    if (socket.writable) {
+    // As Node's own handler: never a second answer on a connection whose answer has begun (a request refused
+    // before its body was read: the parser then fails on the body's bytes).
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+    if (socket.writable && !inFlight?.headersSent) {
       socket.end(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
           'Content-Type: application/json; charset=utf-8\r\n' +
