@@ -10,15 +10,14 @@
 //
 //   node bench/edge-nginx.ts    (BENCH_EDGE_SECONDS per run, default 4; BENCH_EDGE_ROUNDS, default 3)
 
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pinnedCommand, startChildNode } from '../test/support/child-node.ts';
+import { startChildNode } from '../test/support/child-node.ts';
 import { freePort, startNginx } from '../test/support/nginx.ts';
 import { runLoad } from './load-runner.ts';
+import { spawnListening } from './gate.ts';
 import { cpuSeconds, median } from './proc-stats.ts';
 
 const SECONDS = Number(process.env.BENCH_EDGE_SECONDS ?? 4);
@@ -44,21 +43,6 @@ async function round(url: string, pids: (number | undefined)[], headers: Record<
   const r = await runLoad({ url, connections: CONNECTIONS, durationSec: SECONDS, headers }, LOAD_CPU);
   const spent = pids.reduce<number>((sum, pid, i) => sum + (cpuSeconds(pid) ?? 0) - (before[i] as number), 0);
   return { rps: r.rps, cpuMicros: (spent * 1e6) / Math.max(1, r.total), non2xx: r.non2xx + r.errors };
-}
-
-async function spawnListening(argv: string[], cpu: number): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
-  const [command, args] = pinnedCommand(cpu, argv);
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
-  const port = /listening (\d+)/.exec(chunk.toString())?.[1];
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
 }
 
 const cookieOf = (response: Response): string => response.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');

@@ -62,7 +62,8 @@ async function round(url: string, pid: number | undefined, headers: Record<strin
   };
 }
 
-async function spawnListening(argv: string[], cpu: number, env: Record<string, string> = {}): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
+/** Starts a process that prints "listening <port>" (a bench server), pinned to `cpu`. */
+export async function spawnListening(argv: string[], cpu: number, env: Record<string, string> = {}): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
   const [command, args] = pinnedCommand(cpu, argv);
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
