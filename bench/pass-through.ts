@@ -9,6 +9,8 @@
 //   node-agent         node:http server + node:http client with a keep-alive http.Agent (maxSockets 128)
 //   reply-from-undici  Fastify + @fastify/reply-from, its default undici client (what the gate uses today)
 //   reply-from-http    Fastify + @fastify/reply-from with `http: { agentOptions }` (node:http client instead)
+//   http-proxy         Fastify + @fastify/http-proxy (reply-from on undici underneath), `upstream` set, nothing
+//                      else: the library the gate is built on, bare (no WebSocket leg, no hooks, no cookies)
 //   fastify-undici-stream  Fastify (one catch-all route, the reply hijacked) + undici Pool `stream`: what a gate
 //                      that kept Fastify but passed requests with undici's cheapest call would start from
 //
@@ -16,6 +18,7 @@
 
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import fastifyHttpProxy from '@fastify/http-proxy';
 import fastifyReplyFrom from '@fastify/reply-from';
 import Fastify from 'fastify';
 import { Pool, type Dispatcher } from 'undici';
@@ -146,6 +149,15 @@ async function replyFrom(client: 'undici' | 'http'): Promise<number> {
   return typeof address === 'object' && address ? address.port : 0;
 }
 
+async function httpProxy(): Promise<number> {
+  const app = Fastify({ logger: false });
+  await app.register(fastifyHttpProxy, { upstream: origin, disableRequestLogging: true, replyOptions: { retryDelay: () => null } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
 async function fastifyUndiciStream(): Promise<number> {
   const app = Fastify({ logger: false });
   const handler = undiciStream(new Pool(origin, { connections: 128 }));
@@ -178,6 +190,7 @@ const variants: Record<string, () => Promise<number>> = {
   'node-agent': () => plain(nodeAgent()),
   'reply-from-undici': () => replyFrom('undici'),
   'reply-from-http': () => replyFrom('http'),
+  'http-proxy': httpProxy,
   'fastify-undici-stream': fastifyUndiciStream,
 };
 
