@@ -79,6 +79,8 @@ export interface GateSettings {
   queueing_status_code: number;
   /** Verify at the edge (docs/edge.md): seconds an edge cookie admits before the edge asks Anteroom again. */
   edge_renewal_interval?: number;
+  /** Pass the visitor's `anteroom_token` cookie on to the origin (for a site that checks it itself). Default false. */
+  forward_token_cookie?: boolean;
 }
 
 export interface GateRoute {
@@ -298,6 +300,12 @@ export const GateSchema = Type.Object(
         minimum: 5,
         maximum: 3600,
         description: 'verify at the edge (docs/edge.md): seconds an edge cookie admits before the edge asks Anteroom again (absent: session_duration / 10, at least 5)',
+      }),
+    ),
+    forward_token_cookie: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: "pass the visitor's anteroom_token cookie on to the origin, for a site that checks the token itself (default: every Anteroom cookie is removed from what the origin receives)",
       }),
     ),
   },

@@ -120,17 +120,24 @@ function placeOf(json: string): Place | undefined {
   }
 }
 
+/** Anteroom's cookies (the gate's two, and the edge's): none of them is the origin's business by default. */
+const ANTEROOM_COOKIES = new Set([PLACE_COOKIE, TOKEN_COOKIE, 'anteroom_edge']);
+const ANTEROOM_BUT_TOKEN = new Set([PLACE_COOKIE, 'anteroom_edge']);
+
 /**
- * A `Cookie` header without the place cookie, for the origin (undefined when nothing is left). The place is
- * Anteroom's business: the origin — and whatever it logs, bypass paths included — never sees it. The token
- * cookie is left for the origin, which may read it (the authorizer's guard, the request ID in `sub`). No work
- * unless the header names the place cookie.
+ * A `Cookie` header without Anteroom's cookies, for the origin (undefined when nothing is left): the place's
+ * request ID would let whoever reads the origin's logs take the visitor out of line, and the token is a
+ * credential. `keepToken` (the room's `gate.forward_token_cookie`) leaves `anteroom_token` for a site that checks
+ * it itself. No work unless the header names an Anteroom cookie.
  */
-export function withoutPlaceCookie(header: string): string | undefined {
-  if (!header.includes(PLACE_COOKIE)) return header;
-  const kept = header.split(';').filter((pair) => {
+export function withoutAnteroomCookies(header: string, keepToken: boolean): string | undefined {
+  if (!header.includes('anteroom_')) return header;
+  const names = keepToken ? ANTEROOM_BUT_TOKEN : ANTEROOM_COOKIES;
+  const pairs = header.split(';');
+  const kept = pairs.filter((pair) => {
     const eq = pair.indexOf('=');
-    return (eq === -1 ? pair : pair.slice(0, eq)).trim() !== PLACE_COOKIE;
+    return !names.has((eq === -1 ? pair : pair.slice(0, eq)).trim());
   });
+  if (kept.length === pairs.length) return header;
   return kept.length === 0 ? undefined : kept.map((pair) => pair.trim()).join('; ');
 }

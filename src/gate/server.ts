@@ -21,7 +21,7 @@ import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
 import { EdgeKeys } from './edge-keys.ts';
 import { edgeRenewalRoute } from './edge-renewal.ts';
-import { PlaceCookies, TOKEN_COOKIE, withoutPlaceCookie } from './cookies.ts';
+import { PlaceCookies, TOKEN_COOKIE, withoutAnteroomCookies } from './cookies.ts';
 import { gateChallengeRoute } from './gate-join.ts';
 import { normaliseTarget, safeLocalPath } from './normalise-path.ts';
 import { ORIGIN_DOWN_REFRESH_SEC } from './refresh-interval.ts';
@@ -380,12 +380,12 @@ function firstHeader(headers: IncomingHttpHeaders, name: string): string | undef
 /**
  * What the origin gets (HTTP and WebSocket legs, bypass requests too): X-Forwarded-For/-Proto/-Host as a proxy
  * adds them (the client's address appended to what came from trusted hops), and the visitor's cookies without
- * Anteroom's place cookie (cookies.ts withoutPlaceCookie).
+ * Anteroom's own (cookies.ts withoutAnteroomCookies; the token kept when the room's gate.forward_token_cookie says so).
  */
 function forwardedHeaders(request: FastifyRequest, headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const cookie = headers.cookie;
   if (cookie !== undefined) {
-    const kept = withoutPlaceCookie(cookie);
+    const kept = withoutAnteroomCookies(cookie, stateOf(request)?.match?.gate.forward_token_cookie === true);
     if (kept === undefined) delete headers.cookie;
     else if (kept !== cookie) headers.cookie = kept;
   }

@@ -26,6 +26,7 @@ describe('what the gate does not leak', () => {
     node = await startGateNode([
       gatedRoom('Free', origin.url, { state: 'off', gate: gate('/', { paths: ['/echo/static/'], headers: { 'x-monitor': MONITOR_SECRET } }) }),
       gatedRoom('Shop', origin.url, { gate: gate('/shop') }),
+      gatedRoom('Kept', origin.url, { state: 'off', gate: { ...gate('/echo/kept'), forward_token_cookie: true } }),
     ]);
   });
   after(async () => {
@@ -47,22 +48,32 @@ describe('what the gate does not leak', () => {
     assert.equal(await cookieAtOrigin('/echo/static/x', `${place};a=1`), 'a=1');
     assert.equal(await cookieAtOrigin('/echo/static/x', place), undefined, 'no Cookie header at all when nothing is left');
     assert.equal(await cookieAtOrigin('/echo', `${place}; a=1`, { 'x-monitor': MONITOR_SECRET }), 'a=1', 'a bypass header too');
+    assert.equal(await cookieAtOrigin('/echo/static/x', `anteroom_token=t; a=1; anteroom_edge=e`), 'a=1', 'nor the token or the edge cookie');
     // Look-alikes are the site's own cookies: kept as they came.
     assert.equal(await cookieAtOrigin('/echo/static/x', 'my_anteroom_place=1; anteroom_places=2'), 'my_anteroom_place=1; anteroom_places=2');
   });
 
-  it('an admitted request reaches the origin with the token cookie but not the place cookie', async () => {
+  it('an admitted request reaches the origin without Anteroom\'s cookies: neither the place nor the token', async () => {
     const jar = new CookieJar();
     assert.equal((await jar.fetch(`${node.gateUrl}/echo`)).status, 303, 'a room that is off admits at once');
     const token = jar.cookies.get(TOKEN_COOKIE);
     assert.ok(token);
+    assert.equal(await cookieAtOrigin('/echo', `session=s1; ${PLACE_COOKIE}=old; ${TOKEN_COOKIE}=${token}`), 'session=s1');
+    assert.equal(await cookieAtOrigin('/echo', `${TOKEN_COOKIE}=${token}`), undefined, 'no Cookie header at all when nothing is left');
+  });
+
+  it('a room with gate.forward_token_cookie passes the token on (for a site that checks it), never the place', async () => {
+    const jar = new CookieJar();
+    assert.equal((await jar.fetch(`${node.gateUrl}/echo/kept`)).status, 303);
+    const token = jar.cookies.get(TOKEN_COOKIE);
+    assert.ok(token);
     assert.equal(
-      await cookieAtOrigin('/echo', `session=s1; ${PLACE_COOKIE}=old; ${TOKEN_COOKIE}=${token}`),
+      await cookieAtOrigin('/echo/kept', `session=s1; ${PLACE_COOKIE}=old; ${TOKEN_COOKIE}=${token}`),
       `session=s1; ${TOKEN_COOKIE}=${token}`,
     );
   });
 
-  it('a WebSocket upgrade reaches the origin without the place cookie', async () => {
+  it('a WebSocket upgrade reaches the origin without Anteroom\'s cookies', async () => {
     const jar = new CookieJar();
     await jar.fetch(`${node.gateUrl}/`);
     const token = jar.cookies.get(TOKEN_COOKIE);
@@ -80,7 +91,7 @@ describe('what the gate does not leak', () => {
     });
     assert.equal(hello, 'hello 127.0.0.1');
     assert.equal(upgrades.length, 1);
-    assert.equal(upgrades[0]?.cookie, `${TOKEN_COOKIE}=${token}; ws=1`);
+    assert.equal(upgrades[0]?.cookie, 'ws=1');
   });
 
   it('the place cookie never shows the request ID; one of the old readable format keeps its place and is replaced', async () => {

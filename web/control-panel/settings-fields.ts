@@ -76,6 +76,7 @@ export const FIELDS: readonly Field[] = [
   { group: 'Gate', name: 'gate.bypass.ips', label: 'Never queued: client IPs (gate.bypass.ips)', kind: 'lines', optional: true, help: 'One IP address or CIDR per line (behind a load balancer, see --trust-proxy).' },
   { group: 'Gate', name: 'gate.bypass.headers', label: 'Never queued: headers (gate.bypass.headers)', kind: 'lines', optional: true, help: 'One per line: Name: value (an exact match). Stored values show as [redacted]: leave them so to keep them.' },
   { group: 'Gate', name: 'gate.queueing_status_code', label: 'Waiting page status (gate.queueing_status_code)', kind: 'int', optional: true, help: '200 (default) keeps crawlers and monitors quiet; 503 tells them to come back later.' },
+  { group: 'Gate', name: 'gate.forward_token_cookie', label: 'Pass the admission cookie to the site (gate.forward_token_cookie)', kind: 'bool', help: 'Off (default): the site never receives Anteroom\'s cookies. On: anteroom_token is passed on, for a site that checks the token itself (the authorizer).' },
   { group: 'Gate', name: 'gate.edge_renewal_interval', label: 'Edge: renew admission every (gate.edge_renewal_interval, seconds)', kind: 'int', optional: true, help: 'Verify at the edge (docs/edge.md): how often nginx asks Anteroom about an admitted visitor, 5–3600 s. Empty: a tenth of session_duration (at least 5 s).' },
   { group: 'Gate', name: 'allowed_return_origins', label: 'Hand-off: allowed return origins (allowed_return_origins)', kind: 'lines', optional: true, help: 'One origin per line (scheme://host[:port]) the page may send a served visitor back to.' },
 
@@ -155,12 +156,14 @@ export function formToBody(values: FormValues): Json {
     if (Object.keys(headers).length > 0) bypass.headers = headers;
     const status = pick('gate.queueing_status_code');
     const renewal = pick('gate.edge_renewal_interval');
+    const forwardToken = pick('gate.forward_token_cookie');
     body.gate = {
       origin,
       routes: routes.length > 0 ? routes : [{ path: '/' }],
       ...(Object.keys(bypass).length > 0 ? { bypass } : {}),
       ...(status === undefined ? {} : { queueing_status_code: status }),
       ...(renewal === undefined ? {} : { edge_renewal_interval: renewal }),
+      ...(forwardToken === true ? { forward_token_cookie: true } : {}),
     };
   }
   const webhooks = String(values.webhooks ?? '')
