@@ -67,6 +67,22 @@ const REFRESH_SLOT = 'refresh';
 const marker = (name: string) => `\uE000${name}\uE001`;
 const MARKER = /\uE000(\w+)\uE001/;
 
+/** What the room's template is rendered with for this gate visitor (the site's variables, plus the gate's). */
+export function gatePageInput(room: RoomSettings, visitor: WaitingPageVisitor, assets: PageAssets, phase: PagePhase, lang: string, nowMs: number): PageInput {
+  return {
+    room,
+    phase,
+    lang,
+    languages: assets.languages,
+    defaultTemplate: assets.template,
+    nowMs,
+    gate: visitor.reason,
+    serving: visitor.serving,
+    refreshIntervalSec: visitor.refresh.seconds,
+    ...(visitor.position !== undefined ? { visitor: { position: visitor.position } } : {}),
+  };
+}
+
 /** The page for this room and visitor. */
 export function renderGatePage(room: RoomSettings, visitor: WaitingPageVisitor, root: string = WEB_DIST_DIR, nowMs: number = Date.now()): WaitingPage {
   let assets = assetsByRoot.get(root);
@@ -76,20 +92,7 @@ export function renderGatePage(room: RoomSettings, visitor: WaitingPageVisitor, 
   }
   const lang = assets ? assets.languages.choose(undefined, visitor.acceptLanguage) : 'en';
   const phase: PagePhase = visitor.reason === 'closed' ? 'closed' : pagePhaseOf(roomPhase(roomScheduleOf(room), Math.floor(nowMs / 1000)));
-  const input: PageInput | undefined = assets
-    ? {
-        room,
-        phase,
-        lang,
-        languages: assets.languages,
-        defaultTemplate: assets.template,
-        nowMs,
-        gate: visitor.reason,
-        serving: visitor.serving,
-        refreshIntervalSec: visitor.refresh.seconds,
-        ...(visitor.position !== undefined ? { visitor: { position: visitor.position } } : {}),
-      }
-    : undefined;
+  const input = assets ? gatePageInput(room, visitor, assets, phase, lang, nowMs) : undefined;
   const values = input ? visitorVariables(input) : undefined;
   // A value is a marker only when truthy, so that a template's {{#section}} on it renders as with the value;
   // an empty one (or 0) is rendered into the shape and named in its key.

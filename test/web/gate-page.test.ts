@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
 import { before, describe, it } from 'node:test';
 import { eventSettings } from '../support/node.ts';
-import { refreshContent, renderGatePage, type WaitingPageVisitor } from '../../src/web/gate-page.ts';
+import { gatePageInput, refreshContent, renderGatePage, type WaitingPageVisitor } from '../../src/web/gate-page.ts';
 import { renderWaitingPage, type PagePhase } from '../../src/web/page-template.ts';
 import { SplicedGzip } from '../../src/web/spliced-gzip.ts';
 import { WEB_DIST_DIR } from '../../src/web/static-pages.ts';
@@ -47,18 +47,7 @@ describe('the gate page for each visitor', () => {
 
   /** The template rendered for this visitor in full, as the site renders it (the gate's assets path). */
   function direct(room: ReturnType<typeof eventSettings>, visitor: WaitingPageVisitor, phase: PagePhase, lang: string): string {
-    const html = renderWaitingPage({
-      room,
-      phase,
-      lang,
-      languages: assets.languages,
-      defaultTemplate: assets.template,
-      nowMs,
-      gate: visitor.reason,
-      serving: visitor.serving,
-      refreshIntervalSec: visitor.refresh.seconds,
-      ...(visitor.position !== undefined ? { visitor: { position: visitor.position } } : {}),
-    });
+    const html = renderWaitingPage(gatePageInput(room, visitor, assets, phase, lang, nowMs));
     return html.replaceAll('="../assets/', '="/_anteroom/assets/');
   }
   const withoutGateTags = (html: string) =>
