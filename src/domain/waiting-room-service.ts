@@ -17,6 +17,7 @@ import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
 import { allowedReturnUrl, handoffLocation, handoffStoreName, HANDOFF_CODE_TTL_SEC, HANDOFF_UNUSED, newHandoffCode, readHandoffCode } from './handoff.ts';
 import { JoinBatcher } from './join-batcher.ts';
 import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from './room-phase.ts';
+import { PeopleAhead } from './people-ahead.ts';
 import { drawPage, DrawPublications } from './draw-publication.ts';
 import { DrawRunner, newDrawCandidate } from './draw-runner.ts';
 import { drawIsDue, roomDraws } from './prequeue.ts';
@@ -136,12 +137,15 @@ export class WaitingRoomService {
 
   /** The wait estimates given at the first lookup of a place, judged at admission (./wait-estimates.ts). */
   readonly estimates = new WaitEstimates();
+  /** People still waiting ahead of a place, without those who left (./people-ahead.ts). Set in the constructor. */
+  readonly peopleAhead: PeopleAhead;
   /** Waits and estimate errors of the visitors admitted here, not yet added to the store (./wait-histogram.ts). */
   private readonly waitTally = new WaitTally();
   private readonly recordWaits: boolean;
 
   constructor(deps: WaitingRoomServiceDeps) {
     this.store = deps.store;
+    this.peopleAhead = new PeopleAhead(deps.store);
     this.catalog = deps.rooms;
     this.keys = deps.keys;
     this.signer = deps.signer;
@@ -318,7 +322,7 @@ export class WaitingRoomService {
   async queueNum(
     eventId: unknown,
     requestId: unknown,
-  ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1; wait_estimate_s?: [number, number] }>> {
+  ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1; wait_estimate_s?: [number, number]; people_ahead?: number }>> {
     const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
     const position = await this.store.getPosition(event.event_id, id);
     if (!position) {
@@ -334,6 +338,8 @@ export class WaitingRoomService {
       status: 1,
       // Beyond VWR's answer: the estimated wait (seconds, early and late end), once the pace is known.
       ...(estimate ? { wait_estimate_s: [estimate.lowSec, estimate.highSec] as [number, number] } : {}),
+      // Anteroom: the people still waiting ahead (issue 33), without those who left.
+      people_ahead: await this.peopleAhead.of(event.event_id, position.position, this.store.peekCounters?.(event.event_id) ?? (await this.store.getCounters(event.event_id))),
     });
   }
 
@@ -358,11 +364,12 @@ export class WaitingRoomService {
   }
 
   /** Both counters of a room in one store read, for the public counter stream (GET /stream). */
-  async streamCounters(eventId: unknown): Promise<{ serving_counter: number; waiting_num: number; generation: number }> {
+  async streamCounters(eventId: unknown): Promise<{ serving_counter: number; waiting_num: number; generation: number; phase: RoomPhase }> {
     const event = this.event(eventId);
     const counters = await this.store.getCounters(event.event_id);
     this.estimates.observe(event.event_id, counters.serving, this.now() * 1000);
-    return { serving_counter: counters.serving, waiting_num: waitingOf(counters), generation: counters.generation ?? 0 };
+    // The phase too: an open page follows the room (pause, close, the start) within a broadcast (issue 33).
+    return { serving_counter: counters.serving, waiting_num: waitingOf(counters), generation: counters.generation ?? 0, phase: await this.phaseOf(event) };
   }
 
   async waitingNum(eventId: unknown): Promise<Answer<{ waiting_num: number }>> {

@@ -144,6 +144,8 @@ export const QueueNumResponse = {
     status: Type.Integer(),
     // Anteroom: the estimated wait in seconds [early, late], once the admission pace is known (docs/pages.md).
     wait_estimate_s: Type.Optional(Type.Array(Type.Integer(), { minItems: 2, maxItems: 2 })),
+    // Anteroom: the people still waiting ahead of this place (not those let in or who left; 0 for the next in line).
+    people_ahead: Type.Optional(Type.Integer()),
   }),
   202: Pending,
 };

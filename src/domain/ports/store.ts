@@ -213,6 +213,12 @@ export interface QueueStore {
    */
   leaveQueue(eventId: string, requestId: string): Promise<LeaveResult>;
   /**
+   * Positions given up with leaveQueue that are above `after`, ascending, at most `limit` of them (the people a
+   * waiting page must not count as ahead: src/domain/people-ahead.ts). Read-only. Optional: a store without it
+   * counts nobody as left.
+   */
+  leftPositionsAbove?(eventId: string, after: number, limit: number): Promise<number[]>;
+  /**
    * Moves the serving counter forward by min(by, queue − serving), never backwards (a counter already past the
    * queue stays where it is), recording new highest values like incrementServing: nobody who joins later
    * skips the line. `by` ≥ 0. With `ifServing`, moves only if the counter is still that value (a compare-and-set:

@@ -848,6 +848,11 @@ export class RedisStore implements Store {
     return this.call(() => this.scripts.leaveQueue(this.keys(eventId), encodeRequestId(requestId)));
   }
 
+  async leftPositionsAbove(eventId: string, after: number, limit: number): Promise<number[]> {
+    const members = await this.call(() => this.client.zrangebyscore(this.keys(eventId).leftPositions, `(${after}`, '+inf', 'LIMIT', 0, limit));
+    return members.map(Number);
+  }
+
   async incrementServingWithinQueue(eventId: string, by: number, now: number, ifServing?: number): Promise<ServingMove> {
     return this.call(() => this.scripts.incrementServingWithinQueue(this.keys(eventId), by, now, ifServing));
   }

@@ -37,6 +37,7 @@ import {
 import { ActiveTokens } from './active-tokens.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { RequestIndex } from './request-index.ts';
+import { leftPositionsAbove } from './left-positions.ts';
 
 /** SQLITE_FULL (13) and SQLITE_IOERR (10), with their extended codes: the disk, not the request. */
 /** SQLITE_BUSY: another connection holds the write lock (the purge thread of a reset, an operator's shell). */
@@ -742,6 +743,10 @@ export class SqliteStore implements Store {
 
   async getCounters(eventId: string): Promise<Counters> {
     return toCounters(this.eventRow(eventId));
+  }
+
+  async leftPositionsAbove(eventId: string, after: number, limit: number): Promise<number[]> {
+    return leftPositionsAbove(this.db, eventId, after, limit);
   }
 
   peekCounters(eventId: string): Counters | undefined {
