@@ -7,6 +7,7 @@
 import { isIP } from 'node:net';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { BrandingSchema, brandingRuleProblem, type Branding } from './page-branding.ts';
 import { Secret } from './secret-settings.ts';
 import { schemaProblem, type Parsed, type SettingProblem } from './setting-problems.ts';
 
@@ -66,6 +67,8 @@ export interface RoomSettings {
   // ---- The visitor's page (docs/pages.md "Templates") ----
   /** The waiting-room page of this room: a Mustache template (≤ 1 MiB); absent = the default page. */
   page?: string;
+  /** The default page's words and look (./page-branding.ts); absent = the plain default page. */
+  branding?: Branding;
 }
 
 /** A room's gate (spec rooms.md §5): the protected origin, the requests it answers, and who skips the queue. */
@@ -461,6 +464,7 @@ export const RoomSettingsSchema = Type.Object(
         errorMessage: 'must be an HTML template of 1 to 1048576 characters',
       }),
     ),
+    branding: Type.Optional(BrandingSchema),
   },
   { additionalProperties: false },
 );
@@ -507,7 +511,8 @@ export function parseRoomSettings(input: unknown, defaults: RoomDefaults = {}): 
     admissionRuleProblem(settings) ??
     scheduleRuleProblem(settings) ??
     gateRuleProblem(settings) ??
-    botDefenceRuleProblem(settings);
+    botDefenceRuleProblem(settings) ??
+    brandingRuleProblem(settings.branding);
   return ruleProblem ? { ok: false, problem: ruleProblem } : { ok: true, settings };
 }
 

@@ -8,6 +8,8 @@ export interface StreamCounters {
   waiting: number;
   /** The room's generation (resets so far); absent from servers that do not send it. */
   generation?: number;
+  /** The room's phase (src/domain/room-phase.ts); absent from servers that do not send it. */
+  phase?: string;
 }
 
 export class CounterStream {
@@ -27,12 +29,17 @@ export class CounterStream {
     const source = new EventSource(url);
     this.source = source;
     source.addEventListener('counters', (event) => {
-      const data = JSON.parse((event as MessageEvent<string>).data) as { serving_counter?: unknown; waiting_num?: unknown; generation?: unknown };
+      const data = JSON.parse((event as MessageEvent<string>).data) as { serving_counter?: unknown; waiting_num?: unknown; generation?: unknown; phase?: unknown };
       const serving = Number(data.serving_counter);
       const waiting = Number(data.waiting_num);
       if (!Number.isFinite(serving) || !Number.isFinite(waiting)) return;
       this.live = true;
-      onCounters({ serving, waiting, ...(typeof data.generation === 'number' ? { generation: data.generation } : {}) });
+      onCounters({
+        serving,
+        waiting,
+        ...(typeof data.generation === 'number' ? { generation: data.generation } : {}),
+        ...(typeof data.phase === 'string' ? { phase: data.phase } : {}),
+      });
     });
     source.addEventListener('error', () => {
       this.live = false;
