@@ -873,6 +873,11 @@ function startGate(reason: string): void {
 }
 
 const gateMeta = document.querySelector<HTMLMetaElement>('meta[name="anteroom-gate"]');
+// The estimate's words follow the clock too (a line that stops moving sends no frames): redrawn every few seconds.
+setInterval(() => {
+  if (session && !session.stopped && !ui.queue.hidden) renderQueue(session);
+}, 5_000);
+
 if (gateMeta) {
   startGate(gateMeta.content);
 } else {
