@@ -242,7 +242,7 @@ describe('the public API', () => {
     assert.match(first, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.notEqual(first, second);
     assert.deepEqual(ok(await service.queueNum('E', first)), { queue_number: 1, entry_time: NOW_S, event_id: 'E', status: 1, people_ahead: 0 });
-    assert.deepEqual(ok(await service.queueNum('E', second)), { queue_number: 2, entry_time: NOW_S + 5, event_id: 'E', status: 1 });
+    assert.deepEqual(ok(await service.queueNum('E', second)), { queue_number: 2, entry_time: NOW_S + 5, event_id: 'E', status: 1, people_ahead: 1 });
     await store.close();
   });
 
