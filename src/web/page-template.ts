@@ -222,7 +222,15 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
   const countdown = countdownMs !== undefined && countdownMs > input.nowMs ? Math.ceil((countdownMs - input.nowMs) / 1000) : undefined;
   const low = input.visitor?.waitLowSec;
   const high = input.visitor?.waitHighSec;
-  const waitText = low !== undefined && high !== undefined ? formatWait(low, high, input.lang, t) : t.estimating!;
+  // "Paused" only while the room is paused; before the start, the start (web/waiting-room-site/phase-view.ts waitWords).
+  const waitText =
+    input.phase === 'paused'
+      ? t.paused!
+      : input.phase === 'prequeue' || input.phase === 'before'
+        ? t.waiting_start!
+        : low !== undefined && high !== undefined
+          ? formatWait(low, high, input.lang, t)
+          : t.estimating!;
   const pace = input.pacePerMinute;
   const paceRounded = pace === undefined ? undefined : pace >= 10 ? Math.round(pace) : Math.round(pace * 10) / 10;
   const start = time(room.event_start_time);
@@ -237,6 +245,7 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
   // Behind the gate the visitor holds a place already: the queue card (the numbers, or "…" until a drawn room
   // numbers its pre-queue) while waiting, no card otherwise; never the site's Reserve.
   const inLine = input.gate === 'queued' && (input.phase === 'waiting' || input.phase === 'prequeue' || input.phase === 'paused');
+  const siteInLine = input.phase === 'waiting' || input.phase === 'paused';
   return {
     event_id: room.event_id,
     lang: input.lang,
@@ -262,8 +271,8 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
     admission: room.admission ?? 'manual',
     // Which card the default page shows before its script runs (the preview and the gate show it as is).
     intro_hidden:
-      input.gate !== undefined || ending || input.phase === 'before' || input.phase === 'your_turn' || (input.phase === 'waiting' && position !== undefined) ? 'hidden' : '',
-    queue_hidden: inLine || (input.gate === undefined && input.phase === 'waiting' && position !== undefined) ? '' : 'hidden',
+      input.gate !== undefined || ending || input.phase === 'before' || input.phase === 'your_turn' || (siteInLine && position !== undefined) ? 'hidden' : '',
+    queue_hidden: inLine || (input.gate === undefined && siteInLine && position !== undefined) ? '' : 'hidden',
     checkout_hidden: input.phase === 'your_turn' ? '' : 'hidden',
     ending_hidden: ending ? '' : 'hidden',
     phase_notice_hidden: phaseNotice === '' ? 'hidden' : '',
