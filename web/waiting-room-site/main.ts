@@ -5,7 +5,7 @@
 import './style.css';
 import { ACTION_BACKOFF, POLL_BACKOFF, errorMessage, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
 import { listedOrigins, readSettings } from '../shared/settings.ts';
-import { CounterStream } from './counter-stream.ts';
+import { CounterStream, type StreamCounters } from './counter-stream.ts';
 import { PROOF_REFUSALS, solveProofOfWork } from './proof-of-work.ts';
 import { TurnEstimator, formatRange } from './turn-estimate.ts';
 import { t, lang } from './strings.ts';
@@ -378,9 +378,7 @@ async function pollCounters(s: Session): Promise<void> {
 function openStream(s: Session): void {
   if (s.stream || s.stopped || s.token || s.visit.position === undefined) return;
   if (s.streamRefusedAt !== undefined && Date.now() - s.streamRefusedAt < STREAM_RETRY_MS) return;
-  s.stream = new CounterStream(
-    `${settings.publicApiUrl}/stream?${eventQuery}`,
-    ({ serving, waiting, generation, phase }) => {
+  const onCounters = ({ serving, waiting, generation, phase }: StreamCounters) => {
       if (s.stopped) return;
       followPhase(phase);
       // The room was reset since this place was given: say so at once (the place is gone).
@@ -401,8 +399,8 @@ function openStream(s: Session): void {
       // The turn: claim now. Otherwise the frames keep the page live: the next poll is only a safety check.
       const reached = s.visit.position !== undefined && serving >= s.visit.position;
       if (!s.token) schedule(s, reached ? 0 : STREAM_SAFETY_POLL_MS);
-    },
-    (gaveUp) => {
+  };
+  const onDrop = (gaveUp: boolean) => {
       if (s.stopped) return;
       if (gaveUp) {
         s.stream = undefined;
@@ -412,8 +410,15 @@ function openStream(s: Session): void {
       // Until the stream is back (EventSource reconnects by itself), the page polls, with its back-off.
       ui.queue.dataset.updates = 'poll';
       if (s.failures === 0) schedule(s, 0);
-    },
-  );
+  };
+  // The room's watch (opened at load for the phase) becomes this visit's stream: one connection per page.
+  if (watcher) {
+    s.stream = watcher;
+    watcher = undefined;
+    s.stream.handOver(onCounters, onDrop);
+  } else {
+    s.stream = new CounterStream(`${settings.publicApiUrl}/stream?${eventQuery}`, onCounters, onDrop);
+  }
   watchRoom();
 }
 
