@@ -23,6 +23,7 @@ import { drawIsDue, roomDraws } from './prequeue.ts';
 import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettings } from './room-settings.ts';
 import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets, type RoomView } from './room-edits.ts';
 import { roomFigures, type RoomFigures } from './room-figures.ts';
+import { readPrequeueNum } from './prequeue-figures.ts';
 import { WaitEstimates, type EstimateAccuracy, type WaitEstimate } from './wait-estimates.ts';
 import { WaitTally } from './wait-histogram.ts';
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
@@ -634,6 +635,12 @@ export class WaitingRoomService {
     return { ...counters, waiting: waitingOf(counters), activeTokens };
   }
 
+  /** People in the room's pre-queue, waiting for the draw (./prequeue-figures.ts); 0 for a room unknown here. */
+  async prequeueNum(eventId: string): Promise<number> {
+    const room = this.catalog.get(eventId);
+    return room ? readPrequeueNum(this.store, room) : 0;
+  }
+
   // ---- rooms at runtime: the rooms API (/private/rooms) and the rooms every node serves ----
 
   /**
@@ -676,13 +683,14 @@ export class WaitingRoomService {
     const room = this.catalog.get(eventId);
     if (!room) throw Errors.unknownRoom();
     const now = this.now();
-    const [counters, snapshot, phase] = await Promise.all([
+    const [counters, snapshot, phase, prequeue] = await Promise.all([
       this.store.getCounters(room.event_id),
       this.store.getAdmissionSnapshot(room.event_id, now, rateWindowStart(now)),
       this.phaseOf(room),
+      readPrequeueNum(this.store, room),
     ]);
     return ok({
-      ...roomFigures(room.event_id, phase, counters, snapshot),
+      ...roomFigures(room.event_id, phase, counters, snapshot, prequeue),
       estimate_accuracy: this.estimates.accuracy(room.event_id),
       // What the bot defence did here (this node, since it started), for a room that has one.
       ...(room.bot_defence ? { bot_defence: this.botDefence.tally(room.event_id) } : {}),
@@ -995,9 +1003,14 @@ export class WaitingRoomService {
   async recordHistory(keepSeconds: number): Promise<void> {
     const now = this.now();
     const minute = now - (now % 60);
-    for (const eventId of this.roomIds()) {
-      const [counters, active] = await Promise.all([this.store.getCounters(eventId), this.store.countActiveTokens(eventId, now)]);
-      await this.store.recordHistory(eventId, { minute, counters, active }, keepSeconds);
+    for (const room of this.catalog.all()) {
+      const eventId = room.event_id;
+      const [counters, active, prequeue] = await Promise.all([
+        this.store.getCounters(eventId),
+        this.store.countActiveTokens(eventId, now),
+        readPrequeueNum(this.store, room),
+      ]);
+      await this.store.recordHistory(eventId, { minute, counters, active, prequeue }, keepSeconds);
     }
     await this.flushWaits(keepSeconds);
   }

@@ -100,7 +100,12 @@ async function loadHistory(s: Session): Promise<void> {
   try {
     const report = await s.panel.report(s.selected, from, to);
     if (load !== historyLoads || s.stopped) return;
-    const recorded = (report?.minutes ?? []).map((m) => ({ atMs: m.minute * 1000, serving: m.serving_counter, waiting: m.waiting }));
+    const recorded = (report?.minutes ?? []).map((m) => ({
+      atMs: m.minute * 1000,
+      serving: m.serving_counter,
+      waiting: m.waiting,
+      prequeue: m.prequeue ?? 0,
+    }));
     history.load(recorded);
     charts.update(history);
     chartUi.status.textContent =
@@ -130,7 +135,7 @@ function setControlsEnabled(enabled: boolean): void {
 
 const selectedRoom = (s: Session): Room | undefined => s.rooms.find((room) => room.event_id === s.selected);
 
-function chart(s: Session, serving: number, waiting: number, nowMs: number): void {
+function chart(s: Session, serving: number, waiting: number, prequeue: number, nowMs: number): void {
   const key = `${s.panel.publicApiUrl}#${s.selected}`;
   if (key !== chartedRoom) {
     history.clear();
@@ -139,7 +144,7 @@ function chart(s: Session, serving: number, waiting: number, nowMs: number): voi
     void loadHistory(s);
   }
   // A range that ends now is live; a past one stays as the server recorded it.
-  if ('lastS' in chartRange) history.add({ atMs: nowMs, serving, waiting });
+  if ('lastS' in chartRange) history.add({ atMs: nowMs, serving, waiting, prequeue });
   charts.update(history);
 }
 
@@ -161,7 +166,7 @@ async function refresh(s: Session): Promise<void> {
       if (s.stopped) return;
       ui.roomsCard.hidden = true;
       renderLegacy(s.selected, figures, now);
-      chart(s, figures.serving, figures.waiting_num, now);
+      chart(s, figures.serving, figures.waiting_num, 0, now);
     }
     if (s.stopped) return;
     if (!s.connected || s.failures > 0) {
@@ -208,7 +213,7 @@ async function refreshRooms(s: Session, now: number): Promise<void> {
   }
   const f = s.figures.get(room.event_id);
   renderRoom(room, f, now);
-  if (f) chart(s, f.serving, f.in_line, now);
+  if (f) chart(s, f.serving, f.in_line, f.prequeue_num ?? 0, now);
   await refreshDraw(s, room, f?.phase ?? room.phase, now);
 }
 
