@@ -19,6 +19,7 @@ import { JoinBatcher } from './join-batcher.ts';
 import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from './room-phase.ts';
 import { drawPage, DrawPublications } from './draw-publication.ts';
 import { DrawRunner, newDrawCandidate } from './draw-runner.ts';
+import { DrawTimes } from './draw-times.ts';
 import { drawIsDue, roomDraws } from './prequeue.ts';
 import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettings } from './room-settings.ts';
 import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets, type RoomView } from './room-edits.ts';
@@ -161,8 +162,14 @@ export class WaitingRoomService {
       deps.joinBatch,
     );
     if (deps.onJoinBatch) this.joins.onBatch = deps.onJoinBatch;
-    this.draws = new DrawRunner({ store: deps.store, nowMs: this.clock, chunkSize: deps.drawChunkSize });
-    this.drawPublications = new DrawPublications({ store: deps.store, nowMs: this.clock, candidate: newDrawCandidate });
+    const drawTimes = new DrawTimes(deps.store, this.clock);
+    this.draws = new DrawRunner({
+      store: deps.store,
+      nowMs: this.clock,
+      chunkSize: deps.drawChunkSize,
+      onStarted: (eventId, draw) => drawTimes.drawn(eventId, draw.commitment),
+    });
+    this.drawPublications = new DrawPublications({ store: deps.store, nowMs: this.clock, candidate: newDrawCandidate, times: drawTimes });
     this.admission = new Admission({
       store: deps.store,
       events: deps.events,
@@ -906,6 +913,8 @@ export class WaitingRoomService {
     const now = this.now();
     for (const room of this.catalog.all()) {
       if (drawIsDue(room, now) && !this.draws.knownDone(room.event_id)) await this.draws.run(room.event_id);
+      // Before the start: the commitment's instant is recorded once the room has one (./draw-times.ts).
+      else if (roomDraws(room) && !drawIsDue(room, now)) await this.drawPublications.notePublished(room.event_id);
     }
   }
 
