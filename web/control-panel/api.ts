@@ -27,6 +27,9 @@ export type Room = Record<string, unknown> & { event_id: string; phase: string; 
 export interface DrawPublication {
   algorithm: string;
   commitment: string;
+  /** When the commitment was first published, and when the draw took place (ISO 8601 UTC). */
+  committed_at?: string;
+  drawn_at?: string;
   seed?: string;
   first_position?: number;
   entries?: string[];
