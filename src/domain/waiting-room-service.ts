@@ -25,6 +25,7 @@ import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettin
 import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSecrets, type RoomView } from './room-edits.ts';
 import { roomFigures, type RoomFigures } from './room-figures.ts';
 import { readPrequeueNum } from './prequeue-figures.ts';
+import { RoomSettingsError, roomSettingsProblems } from './room-settings-problems.ts';
 import { WaitEstimates, type EstimateAccuracy, type WaitEstimate } from './wait-estimates.ts';
 import { WaitTally } from './wait-histogram.ts';
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
@@ -776,7 +777,10 @@ export class WaitingRoomService {
 
   private async writeRoom(eventId: string, input: unknown, stored: StoredRoom | null): Promise<RoomChangeAnswer<RoomView>> {
     const parsed = parseRoomSettings(input, this.roomDefaults);
-    if (!parsed.ok) throw Errors.invalidRoomSettings(describeProblem(parsed.problem));
+    if (!parsed.ok) {
+      // Every problem listed too, for the panel to show each beside its field (./room-settings-problems.ts).
+      throw new RoomSettingsError(Errors.invalidRoomSettings(describeProblem(parsed.problem)), roomSettingsProblems(input, this.roomDefaults));
+    }
     const outcome = await this.store.putRoom(eventId, JSON.stringify(parsed.settings));
     await this.roomSync.check();
     return {

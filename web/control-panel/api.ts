@@ -155,3 +155,12 @@ export function errorText(answer: Answer): string {
   const body = answer.body as { error?: unknown } | undefined;
   return typeof body?.error === 'string' ? body.error : answer.message;
 }
+
+/** Every problem of a 400 for a room's settings ("field: rule" each), when the server lists them; else its error. */
+export function problemTexts(answer: Answer): string[] {
+  const body = answer.body as { problems?: unknown } | undefined;
+  const listed = Array.isArray(body?.problems)
+    ? body.problems.filter((p): p is { field: string; rule: string } => typeof p?.field === 'string' && typeof p?.rule === 'string')
+    : [];
+  return listed.length > 0 ? listed.map((p) => (p.field ? `${p.field}: ${p.rule}` : p.rule)) : [errorText(answer)];
+}

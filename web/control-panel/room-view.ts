@@ -30,7 +30,8 @@ export function buildFigures(): void {
         { id: `${f.id}-box` },
         h('dt', { id: `${f.id}-label` }, f.label),
         h('dd', { id: f.id, 'aria-describedby': `${f.id}-help` }, '–'),
-        h('p', { class: 'figure-help', id: `${f.id}-help` }, f.help),
+        // A second dd (a dl's group holds only dt and dd): what the figure counts.
+        h('dd', { class: 'figure-help', id: `${f.id}-help` }, f.help),
       ),
     ),
   );
