@@ -113,7 +113,7 @@ describe('control panel on sale day', { timeout: 240_000 }, () => {
       await waitForText(page, '#audit-status', /^2 of the \d+ latest changes \(room Sale-/);
       const rows = page.locator('#audit-rows tr');
       assert.equal(await rows.count(), 2);
-      assert.match((await rows.nth(0).textContent()) ?? '', /PUT \/private\/rooms\/Sale-.*event_start_time: "2026-12-01T09:00:00Z" → \(none\)/);
+      assert.match((await rows.nth(0).textContent()) ?? '', /Sale-.*PUT \/private\/rooms\/:event_id.*event_start_time: "2026-12-01T09:00:00Z" → \(none\).*phase: "prequeue" → "open"/);
       assert.match((await rows.nth(1).textContent()) ?? '', /admin token/);
       await page.getByLabel('Room', { exact: true }).fill('NoSuchRoom');
       await waitForText(page, '#audit-status', /^0 of the \d+ latest changes \(room NoSuchRoom\)/);
