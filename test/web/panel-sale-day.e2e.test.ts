@@ -33,9 +33,10 @@ async function waitForText(page: Page, selector: string, expected: RegExp): Prom
   );
 }
 
-async function screenshot(page: Page, name: string): Promise<void> {
+/** The card `selector` as a picture, only when SCREENSHOTS_DIR is set (docs/img: the pictures of docs/rooms.md). */
+async function screenshot(page: Page, name: string, selector: string): Promise<void> {
   const dir = process.env.SCREENSHOTS_DIR;
-  if (dir) await page.screenshot({ path: join(dir, name), fullPage: true });
+  if (dir) await page.locator(selector).screenshot({ path: join(dir, name) });
 }
 
 describe('control panel on sale day', { timeout: 240_000 }, () => {
@@ -80,7 +81,7 @@ describe('control panel on sale day', { timeout: 240_000 }, () => {
       assert.equal(await page.locator('#s-validity-period').getAttribute('aria-invalid'), 'true');
       assert.equal((await room(id)).status, 404);
       assert.deepEqual(await axeViolations(page), [], 'with the problems shown');
-      await screenshot(page, `panel-settings-problems-${viewport.name}.png`);
+      await screenshot(page, `panel-settings-problems-${viewport.name}.png`, '#settings-card');
 
       // The start picked in Berlin time (UTC+1 in December); the UTC value shown under it is what is saved.
       await page.getByLabel('Token lifetime (validity_period, s)').fill('1800');
@@ -102,7 +103,7 @@ describe('control panel on sale day', { timeout: 240_000 }, () => {
       assert.equal(await page.locator('#settings-phase-warning').textContent(), '');
       await page.locator('#s-event-start-time').fill('');
       await waitForText(page, '#settings-phase-warning', /^Saving takes the room from Pre-queue to Open now: joins are accepted and people are let in\.$/);
-      await screenshot(page, `panel-phase-warning-${viewport.name}.png`);
+      await screenshot(page, `panel-phase-warning-${viewport.name}.png`, '#settings-card');
       await page.getByRole('button', { name: 'Save settings' }).click();
       await waitForText(page, '#action-status', new RegExp(`The settings of room ${id} were saved`));
       assert.equal((await room(id)).body.phase, 'open');
@@ -114,13 +115,13 @@ describe('control panel on sale day', { timeout: 240_000 }, () => {
       const rows = page.locator('#audit-rows tr');
       assert.equal(await rows.count(), 2);
       assert.match((await rows.nth(0).textContent()) ?? '', /Sale-.*PUT \/private\/rooms\/:event_id.*event_start_time: "2026-12-01T09:00:00Z" → \(none\).*phase: "prequeue" → "open"/);
-      assert.match((await rows.nth(1).textContent()) ?? '', /admin token/);
+      assert.match((await rows.nth(1).textContent()) ?? '', /admin token.*created/);
       await page.getByLabel('Room', { exact: true }).fill('NoSuchRoom');
       await waitForText(page, '#audit-status', /^0 of the \d+ latest changes \(room NoSuchRoom\)/);
       await page.getByLabel('Room', { exact: true }).fill(id);
       await waitForText(page, '#audit-status', /^2 of/);
       assert.deepEqual(await axeViolations(page), [], 'the panel with a room and its audit log');
-      await screenshot(page, `panel-audit-${viewport.name}.png`);
+      await screenshot(page, `panel-audit-${viewport.name}.png`, '#audit-card');
       assert.deepEqual(errors, []);
       await context.close();
     });

@@ -20,6 +20,8 @@ export interface AuditEntry {
 /** The fields whose value differs between before and after ("state: open → paused"), for a settings change. */
 export function changes(before: unknown, after: unknown): string[] {
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (before === null && isObject(after)) return ['created'];
+  if (isObject(before) && after === null) return ['deleted'];
   if (!isObject(before) || !isObject(after)) return [];
   const show = (v: unknown) => (v === undefined ? '(none)' : JSON.stringify(v));
   const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
