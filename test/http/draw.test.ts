@@ -134,7 +134,7 @@ describe('GET /draw and anteroom verify-draw', () => {
 
   it('after the draw: seed, first position and entries; every visitor has the place they give', async () => {
     node.clock.ms = START_MS;
-    await node.room.runDraws();
+    await node.room.draws.runDraws();
     const published = (await (await node.get('/draw?event_id=drop')).json()) as Published;
     assert.equal(published.commitment, before_.commitment);
     assert.equal(published.committed_at, before_.committed_at);

@@ -91,12 +91,12 @@ for (const storeKind of ['sqlite', 'redis'] as const) describe(`the sale-day run
     assert.equal(f.waiting_num, 0, "VWR's waiting_num counts positions only");
     assert.equal(await waitingNum(), 0);
     assert.equal(await prequeueMetric(), 24);
-    await node.room.recordHistory(86_400);
+    await node.room.reports.recordHistory(86_400);
   });
 
   it('10:00: the draw gives everyone a place; anyone checks it with verify-draw', async () => {
     node.clock.ms = at('2026-11-25T10:00:00Z');
-    while (!(await node.room.drawDone('Drop'))) await node.room.runDraws();
+    while (!(await node.room.draws.drawDone('Drop'))) await node.room.draws.runDraws();
     const f = await figures();
     assert.equal(f.prequeue_num, 0);
     assert.equal(f.waiting_num, 24);
@@ -110,7 +110,7 @@ for (const storeKind of ['sqlite', 'redis'] as const) describe(`the sale-day run
     assert.equal(checked.code, 0, checked.stderr);
     assert.match(checked.stdout, /first published at 2026-11-24T15:00:00\.000Z, before the draw at 2026-11-25T10:00:00\.000Z/);
     assert.match(checked.stdout, /\/queue_num gives the same position/);
-    await node.room.recordHistory(86_400);
+    await node.room.reports.recordHistory(86_400);
   });
 
   it('during the sale: the pace raised live; pause and resume; sold out: close', async () => {

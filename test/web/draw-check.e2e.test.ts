@@ -66,7 +66,7 @@ describe('the draw, checked in the browser', { timeout: 180_000 }, () => {
       // The start is moved to now (after the commitment was published) and the draw runs.
       const patch = await fetch(`${node.privateUrl}/rooms/Drop`, { method: 'PATCH', headers: ADMIN, body: JSON.stringify({ event_start_time: iso(Date.now() + 5) }) });
       assert.equal(patch.status, 200, await patch.text());
-      while (!(await node.room.drawDone('Drop'))) await node.room.runDraws();
+      while (!(await node.room.draws.drawDone('Drop'))) await node.room.draws.runDraws();
 
       const position = ((await (await fetch(`${node.url}/queue_num?event_id=Drop&request_id=${visitors[11]}`)).json()) as { queue_number: number }).queue_number;
       await page.reload();
@@ -133,9 +133,9 @@ describe('the draw, checked in the browser', { timeout: 180_000 }, () => {
       const { page, context, errors } = await newPage(browser);
       await page.goto(`${node.gateUrl}/shop`);
       await page.locator('#queue').waitFor({ state: 'visible' });
-      await node.room.runDraws(); // the draw job before the start: the commitment is published now
+      await node.room.draws.runDraws(); // the draw job before the start: the commitment is published now
       node.clock.ms = START;
-      while (!(await node.room.drawDone('Gated'))) await node.room.runDraws();
+      while (!(await node.room.draws.drawDone('Gated'))) await node.room.draws.runDraws();
 
       const published = (await (await fetch(`${node.gateUrl}/_anteroom/draw-data?event_id=Gated`)).json()) as Published;
       assert.equal(published.entries?.length, 6);
