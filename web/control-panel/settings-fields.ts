@@ -19,7 +19,7 @@ export interface Field {
   optional?: boolean;
 }
 
-const TIME_HELP = 'UTC, like 2026-11-24T18:00:00Z. Empty: not scheduled.';
+const TIME_HELP = 'Picked in your time zone; the UTC time the room keeps is shown below. Empty: not scheduled.';
 
 export const FIELDS: readonly Field[] = [
   { group: 'Room', name: 'event_id', label: 'Room ID (event_id)', kind: 'text', help: "Letters, digits, '.', '_', '~' or '-'; used in URLs." },

@@ -298,6 +298,12 @@ export interface DrawRecord {
    * FIFO behind the drawn ones: drawnThrough when the draw starts, then it grows (numberLateArrivals).
    */
   numberedThrough: number;
+  /**
+   * Pre-queue entries ever listed (join orders 1..listed) and how many of them left, as getDraw reads them
+   * (the operator's pre-queue figure, src/domain/prequeue-figures.ts); absent from the numbering calls' answers.
+   */
+  listed?: number;
+  leftPrequeue?: number;
 }
 
 /** A seed and its commitment, stored only if the room has no draw yet (the first one stored wins). */
@@ -488,6 +494,8 @@ export interface HistorySample {
   counters: Counters;
   /** Token sets not expired with their session open. */
   active: number;
+  /** People in the pre-queue without a position (src/domain/prequeue-figures.ts); absent in older samples. */
+  prequeue?: number;
 }
 
 /** Per-room history at one-minute resolution. */
