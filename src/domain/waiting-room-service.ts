@@ -25,6 +25,7 @@ import { isJsonObject, mergePatch, roomView, withoutReadOnlyFields, withStoredSe
 import { roomFigures, type RoomFigures } from './room-figures.ts';
 import { WaitEstimates, type EstimateAccuracy, type WaitEstimate } from './wait-estimates.ts';
 import { WaitTally } from './wait-histogram.ts';
+import { PositionCache, positionAnswer } from './position-cache.ts';
 import { parseStoredRoom, ROOM_PROPAGATION_MS, RoomSync } from './room-sync.ts';
 import { describeProblem } from './setting-problems.ts';
 import type { EventPublisher } from './ports/events.ts';
@@ -139,6 +140,8 @@ export class WaitingRoomService {
   /** Waits and estimate errors of the visitors admitted here, not yet added to the store (./wait-histogram.ts). */
   private readonly waitTally = new WaitTally();
   private readonly recordWaits: boolean;
+  /** Positions found by /queue_num, answered from memory while the counters say nothing changed (./position-cache.ts). */
+  private readonly positions = new PositionCache();
 
   constructor(deps: WaitingRoomServiceDeps) {
     this.store = deps.store;
@@ -320,7 +323,9 @@ export class WaitingRoomService {
     requestId: unknown,
   ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1; wait_estimate_s?: [number, number] }>> {
     const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
+    const stamp = this.positions.stamp(this.store.peekCounters?.(event.event_id)); // taken before the read
     const position = await this.store.getPosition(event.event_id, id);
+    if (position) this.positions.remember(event.event_id, id, position, stamp);
     if (!position) {
       const parked = this.botDefence.parkedPlace(event, id);
       if (parked) return ok({ queue_number: parked.position, entry_time: parked.entryTime, event_id: event.event_id, status: 1 });
@@ -976,6 +981,15 @@ export class WaitingRoomService {
     const counters = this.store.peekCounters(eventId);
     if (counters) this.estimates.observe(eventId, counters.serving, this.now() * 1000);
     return counters;
+  }
+
+  /**
+   * GET /queue_num's 200 body for a lowercase request ID, from memory (./position-cache.ts), or undefined: the
+   * caller then takes the ordinary path. Never reads the store and never blocks (the polling fast path).
+   */
+  queueNumInMemory(eventId: string, requestId: string): string | undefined {
+    const counters = this.store.peekCounters && this.catalog.get(eventId) ? this.store.peekCounters(eventId) : undefined;
+    return counters && positionAnswer(this.positions, this.estimates, eventId, requestId, counters, this.now() * 1000);
   }
 
   /** Whether the store can answer polls from memory at all (when not, the fast path is not installed). */
