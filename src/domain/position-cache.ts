@@ -84,7 +84,7 @@ export class PositionCache {
    * The kept answer for `requestId` (lowercase) if the room's counters held now (`counters`, fresh) still carry
    * its stamp; undefined otherwise (the entry is dropped).
    */
-  bodyOpen(eventId: string, requestId: string, counters: Counters): string | undefined {
+  entry(eventId: string, requestId: string, counters: Counters): { readonly position: number; readonly bodyOpen: string } | undefined {
     const room = this.rooms.get(eventId);
     if (!room) return undefined;
     let entry = room.newer.get(requestId);
@@ -100,7 +100,7 @@ export class PositionCache {
       entry.left === counters.left &&
       (entry.maxExpired === counters.maxExpired || entry.position > counters.maxExpired)
     ) {
-      return entry.bodyOpen;
+      return entry;
     }
     room.newer.delete(requestId);
     room.older.delete(requestId);
@@ -122,8 +122,8 @@ export class PositionCache {
 
 /**
  * GET /queue_num's 200 body from memory, as the ordinary path (WaitingRoomService.queueNum) would answer it now,
- * or undefined when it cannot be told here: no kept entry, or a wait estimate to be made (the ordinary path makes
- * it and keeps it; later polls find it among the estimates given).
+ * or undefined when it cannot be told here: no kept entry, or a wait estimate to be made for a place still
+ * waiting (the ordinary path makes it and keeps it; later polls find it among the estimates given).
  */
 export function positionAnswer(
   cache: PositionCache,
@@ -133,10 +133,12 @@ export function positionAnswer(
   counters: Counters,
   nowMs: number,
 ): string | undefined {
-  const open = cache.bodyOpen(eventId, requestId, counters);
-  if (open === undefined) return undefined;
+  const entry = cache.entry(eventId, requestId, counters);
+  if (entry === undefined) return undefined;
   const given = estimates.of(eventId, requestId);
-  if (given !== undefined) return `${open},"wait_estimate_s":[${given.lowSec},${given.highSec}]}`;
-  if (estimates.pace(eventId, nowMs) !== undefined) return undefined;
-  return `${open}}`;
+  if (given !== undefined) return `${entry.bodyOpen},"wait_estimate_s":[${given.lowSec},${given.highSec}]}`;
+  if (estimates.pace(eventId, nowMs) === undefined) return `${entry.bodyOpen}}`;
+  // A place the counter has reached: no wait left, an estimate of [0, 0] that is not kept (WaitEstimates.estimate).
+  if (entry.position <= counters.serving) return `${entry.bodyOpen},"wait_estimate_s":[0,0]}`;
+  return undefined;
 }

@@ -122,6 +122,15 @@ describe('GET /queue_num from memory (SQLite)', () => {
     const fast = await poll(node, id);
     assert.equal(fast.routed, false);
     assert.deepEqual(fast.body, routed.body);
+    // A place the counter reached before its first lookup: no wait left, answered from memory as the ordinary
+    // path answers it.
+    const served = await join(node);
+    await serveUpTo(node, (await node.room.counters('Sample')).queue);
+    const first = await poll(node, served);
+    assert.deepEqual(first.body.wait_estimate_s, [0, 0]);
+    const again = await poll(node, served);
+    assert.equal(again.routed, false);
+    assert.deepEqual(again.body, first.body);
   });
 });
 
