@@ -323,7 +323,8 @@ export class WaitingRoomService {
     requestId: unknown,
   ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1; wait_estimate_s?: [number, number] }>> {
     const { event, requestId: id } = this.eventAndRequest(eventId, requestId);
-    const stamp = this.positions.stamp(this.store.peekCounters?.(event.event_id)); // taken before the read
+    // The counters the position is kept with, read before it (./position-cache.ts); only where polls are answered from memory.
+    const stamp = this.store.peekCounters && this.positions.stamp(this.store.peekCounters(event.event_id) ?? (await this.store.getCounters(event.event_id)));
     const position = await this.store.getPosition(event.event_id, id);
     if (position) this.positions.remember(event.event_id, id, position, stamp);
     if (!position) {

@@ -61,6 +61,17 @@ describe('GET /queue_num from memory (SQLite)', () => {
     assert.deepEqual(Object.keys(fast.body), ['queue_number', 'entry_time', 'event_id', 'status']);
   });
 
+  it('answers from memory from the second poll on, even right after a write (no other poll in between)', async () => {
+    const id = await join(node);
+    await join(node); // a write after it: the counters in memory are read again at the next read
+    const before = await routedQueueNums(node);
+    await join(node);
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await (await node.get(`/queue_num?event_id=Sample&request_id=${id}`)).json());
+    assert.equal((await routedQueueNums(node)) - before, 1);
+    assert.deepEqual(answers[2], answers[0]);
+  });
+
   it('never answers a position after a reset (202 at once), nor for an unknown or removed ID', async () => {
     const id = await join(node);
     await pollUntilFromMemory(node, id);
