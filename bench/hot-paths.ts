@@ -25,6 +25,7 @@ import { startBare, type BareServer } from './bare-costs.ts';
 import { runLoad, type LoadResult } from './load-runner.ts';
 import { cpuSeconds, median } from './proc-stats.ts';
 import { runWrk } from './wrk-load.ts';
+import { joinOnce } from './join-and-serve.ts';
 
 const SECONDS = Number(process.env.BENCH_HOT_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_HOT_ROUNDS ?? 3);
@@ -69,11 +70,7 @@ async function measure(target: Target, generator: Generator, seconds: number): P
 async function joinVisitors(node: ChildNode, count: number): Promise<string[]> {
   const ids: string[] = [];
   while (ids.length < count) {
-    const replies = await Promise.all(
-      Array.from({ length: Math.min(100, count - ids.length) }, () =>
-        fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: '{"event_id":"Sample"}' }).then((r) => r.json() as Promise<{ api_request_id: string }>),
-      ),
-    );
+    const replies = await Promise.all(Array.from({ length: Math.min(200, count - ids.length) }, () => joinOnce(node, 'Sample')));
     ids.push(...replies.map((r) => r.api_request_id));
   }
   return ids;
