@@ -13,6 +13,7 @@ import { startRedisServer } from '../test/support/redis-server.ts';
 import { joinAndServe } from './join-and-serve.ts';
 import { topFrames } from './profile-top.ts';
 import { runWrk } from './wrk-load.ts';
+import { runLoad } from './load-runner.ts';
 
 const what = process.argv[2] ?? 'queue_num';
 const store = process.argv[3] ?? 'sqlite';
@@ -44,12 +45,13 @@ try {
         : what === 'queue_num'
           ? { url: node.url, pathsFile: file }
           : { url: `${node.url}/generate_token`, method: 'POST' as const, claimIdsFile: file, eventId: 'Sample' };
-    if (what === 'reclaims') await runWrk({ ...spec, connections: 100, durationSec: 3 }, 0);
+    // Every visitor's first claim: before the profile for re-claims, the profiled load itself for new sets.
+    const firstClaims = () => runLoad({ ...spec, connections: 100, amount: ids.length }, 0);
+    if (what === 'reclaims') await firstClaims();
     if (what === 'queue_num') await runWrk({ ...spec, connections: 100, durationSec: 3 }, 0); // every position found once
     node.process.kill('SIGUSR2');
     await new Promise((done) => setTimeout(done, 200));
-    // New sets: only as long as there are visitors without one (a set is issued once).
-    const r = await runWrk({ ...spec, connections: 100, durationSec: what === 'claims' ? 3 : SECONDS }, 0);
+    const r = what === 'claims' ? await firstClaims() : await runWrk({ ...spec, connections: 100, durationSec: SECONDS }, 0);
     node.process.kill('SIGUSR2');
     for (let i = 0; i < 100 && !existsSync(profileFile); i++) await new Promise((done) => setTimeout(done, 100));
     console.log(`${what} on ${store}: ${Math.round(r.rps)} req/s, ${r.total} answers, ${r.non2xx} not 2xx`);
