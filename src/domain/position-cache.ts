@@ -18,7 +18,8 @@
 //     changed nothing for it; one that did, drops it).
 // On SQLite the counters in memory are the store's own, changed in the same synchronous stretch as the commit,
 // so an entry is exact. On Redis they are at most the hot-read TTL old, so a leave or a reset on another node is
-// seen here within that TTL, as a counter's move is. Stamping with counters read before the position can only
+// seen here within that TTL, as a counter's move is. A room removed from the registry has its entries forgotten
+// (WaitingRoomService.followRoom): one made again under the same ID may start again at generation 0. Stamping with counters read before the position can only
 // make an entry look older than it is (dropped sooner), never newer. A store whose counters carry no
 // generation gets no entries.
 //

@@ -202,6 +202,7 @@ export class WaitingRoomService {
     if (change.kind === 'removed') {
       this.keys.forget(change.eventId);
       this.waitTally.forget(change.eventId);
+      this.positions.forgetRoom(change.eventId); // a room made again under its ID may start at generation 0 (SQLite)
     }
     if (!change.after) return Promise.resolve();
     const room = change.after;

@@ -85,6 +85,17 @@ describe('GET /queue_num from memory (SQLite)', () => {
     assert.equal((await poll(node, '00000000-0000-4000-8000-000000000000')).routed, true, 'a 202 is never kept');
   });
 
+  it('never answers a position of a room deleted and made again under the same ID', async () => {
+    assert.equal((await node.admin('PUT', '/rooms/Again', {})).status, 201);
+    const id = await join(node, 'Again');
+    await pollUntilFromMemory(node, id, 'Again');
+    assert.equal((await node.admin('DELETE', '/rooms/Again')).status, 200);
+    assert.equal((await node.admin('PUT', '/rooms/Again', {})).status, 201);
+    const after = await poll(node, id, 'Again');
+    assert.equal(after.status, 202);
+    assert.deepEqual(after.body, { error: 'Request ID not found' });
+  });
+
   it('a leave drops the kept position: the next poll is routed, and answers what the store says', async () => {
     const [id, other] = [await join(node), await join(node)];
     const kept = await pollUntilFromMemory(node, id);
