@@ -19,7 +19,7 @@
 // On SQLite the counters in memory are the store's own, changed in the same synchronous stretch as the commit,
 // so an entry is exact. On Redis they are at most the hot-read TTL old, so a leave or a reset on another node is
 // seen here within that TTL, as a counter's move is. A room removed from the registry has its entries forgotten
-// (WaitingRoomService.followRoom): one made again under the same ID may start again at generation 0. Stamping with counters read before the position can only
+// (QueueService): one made again under the same ID may start again at generation 0. Stamping with counters read before the position can only
 // make an entry look older than it is (dropped sooner), never newer. A store whose counters carry no
 // generation gets no entries.
 //
@@ -122,7 +122,7 @@ export class PositionCache {
 }
 
 /**
- * GET /queue_num's 200 body from memory, as the ordinary path (WaitingRoomService.queueNum) would answer it now,
+ * GET /queue_num's 200 body from memory, as the ordinary path (QueueService.queueNum) would answer it now,
  * or undefined when it cannot be told here: no kept entry, or a wait estimate to be made for a place still
  * waiting (the ordinary path makes it and keeps it; later polls find it among the estimates given).
  */

@@ -9,13 +9,14 @@
 // metrics, the API key) hold for its answers as for Fastify's.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { waitingOf, type WaitingRoomService } from '../domain/waiting-room-service.ts';
+import { waitingOf } from '../domain/services/room-context.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import type { Counters } from '../domain/ports/store.ts';
 import type { EdgeHandler, EdgeStep } from './edge/edge-chain.ts';
 import { answeredFor, type AnswerLabel } from './edge/request-metrics.ts';
 
 export interface FastPollOptions {
-  room: WaitingRoomService;
+  room: WaitingRoom;
   pollTtl: number;
 }
 
@@ -44,16 +45,16 @@ const ROUTES: readonly [PollRoute, PollRoute] = [
 
 /** The fast path as an edge step, or undefined when this node's counters are not in memory (nothing to do). */
 export function fastPollStep(options: FastPollOptions): EdgeStep | undefined {
-  if (!options.room.answersPollsFromMemory) return undefined;
+  if (!options.room.queue.answersPollsFromMemory) return undefined;
   return new FastPoll(options.room, `public, max-age=${options.pollTtl}`);
 }
 
 class FastPoll implements EdgeStep {
   readonly name = 'fast poll';
-  private readonly room: WaitingRoomService;
+  private readonly room: WaitingRoom;
   private readonly cacheControl: string;
 
-  constructor(room: WaitingRoomService, cacheControl: string) {
+  constructor(room: WaitingRoom, cacheControl: string) {
     this.room = room;
     this.cacheControl = cacheControl;
   }
@@ -71,7 +72,7 @@ class FastPoll implements EdgeStep {
     if (!route) return url.startsWith(QUEUE_NUM.prefix) && this.answerPosition(url, res);
     const eventId = url.slice(route.prefix.length);
     if (!PLAIN_EVENT_ID.test(eventId)) return false;
-    const counters = this.room.countersInMemory(eventId);
+    const counters = this.room.queue.countersInMemory(eventId);
     if (!counters) return false;
     write(res, route.label, route.body(counters), this.cacheControl);
     return true;
@@ -84,7 +85,7 @@ class FastPoll implements EdgeStep {
     const eventId = url.slice(QUEUE_NUM.prefix.length, split);
     const requestId = url.slice(split + QUEUE_NUM.requestParam.length);
     if (!LOWERCASE_UUID.test(requestId) || !PLAIN_EVENT_ID.test(eventId)) return false;
-    const answer = this.room.queueNumInMemory(eventId, requestId);
+    const answer = this.room.queue.queueNumInMemory(eventId, requestId);
     if (answer === undefined) return false;
     write(res, QUEUE_NUM.label, answer, QUEUE_NUM.cacheControl);
     return true;

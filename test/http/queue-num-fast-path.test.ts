@@ -111,11 +111,11 @@ describe('GET /queue_num from memory (SQLite)', () => {
     const [expires, waits] = [await join(node, 'Expiring'), await join(node, 'Expiring')];
     await pollUntilFromMemory(node, expires, 'Expiring');
     await pollUntilFromMemory(node, waits, 'Expiring');
-    const { queue } = await node.room.counters('Expiring');
+    const { queue } = await node.room.reports.counters('Expiring');
     await serveUpTo(node, queue - 1, 'Expiring'); // `expires` is served, `waits` is not
     node.clock.advance(901);
-    await node.room.advanceExpiry('Expiring');
-    assert.equal((await node.room.counters('Expiring')).maxExpired, queue - 1);
+    await node.room.admission.advanceExpiry('Expiring');
+    assert.equal((await node.room.reports.counters('Expiring')).maxExpired, queue - 1);
     assert.equal((await poll(node, expires, 'Expiring')).routed, true, 'an expired position answered from memory');
     assert.equal((await poll(node, waits, 'Expiring')).routed, false);
   });
@@ -132,7 +132,7 @@ describe('GET /queue_num from memory (SQLite)', () => {
     const id = await join(node);
     await join(node);
     // A pace: the counter seen moving over more than 20 s.
-    const { queue } = await node.room.counters('Sample');
+    const { queue } = await node.room.reports.counters('Sample');
     await serveUpTo(node, queue - 3);
     await node.get('/serving_num?event_id=Sample');
     node.clock.advance(30);
@@ -147,7 +147,7 @@ describe('GET /queue_num from memory (SQLite)', () => {
     // A place the counter reached before its first lookup: no wait left, answered from memory as the ordinary
     // path answers it.
     const served = await join(node);
-    await serveUpTo(node, (await node.room.counters('Sample')).queue);
+    await serveUpTo(node, (await node.room.reports.counters('Sample')).queue);
     const first = await poll(node, served);
     assert.deepEqual(first.body.wait_estimate_s, [0, 0]);
     const again = await poll(node, served);
@@ -180,7 +180,7 @@ describe('GET /queue_num from memory: the draw', () => {
     await node.get('/serving_num?event_id=drop');
     for (let i = 0; i < 3; i++) assert.equal((await poll(node, id, 'drop')).status, 202);
     node.clock.ms = START_MS;
-    await node.room.runDraws();
+    await node.room.draws.runDraws();
     const drawn = await poll(node, id, 'drop');
     assert.equal(drawn.status, 200);
     assert.equal(drawn.body.queue_number, 1);
@@ -238,7 +238,7 @@ describe('GET /queue_num from memory on Redis, two nodes', () => {
     const [id, leaver] = [await join(a), await join(a)];
     const kept = await pollUntilFromMemory(b, id);
     assert.equal((await read(a.post('/leave_queue', { event_id: 'Sample', request_id: leaver }))).status, 200);
-    const { waiting: waitingAfter, left } = await a.room.counters('Sample');
+    const { waiting: waitingAfter, left } = await a.room.reports.counters('Sample');
     assert.equal(left, 1);
     // B may drop the entry before this loop sees its counters move (its /metrics scrape refreshes them too), but
     // no later: some poll up to the first one after the counters show the leave went to the store.
