@@ -7,14 +7,8 @@ import type { ChildNode } from '../test/support/child-node.ts';
 export async function joinAndServe(node: ChildNode, eventId: string, count: number, adminToken: string): Promise<string[]> {
   const ids: string[] = [];
   while (ids.length < count) {
-    const n = Math.min(500, count - ids.length);
-    const replies = await Promise.all(
-      Array.from({ length: n }, () =>
-        fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: eventId }) }).then(
-          (r) => r.json() as Promise<{ api_request_id: string }>,
-        ),
-      ),
-    );
+    const n = Math.min(200, count - ids.length);
+    const replies = await Promise.all(Array.from({ length: n }, () => joinOnce(node, eventId)));
     ids.push(...replies.map((r) => r.api_request_id));
   }
   const served = await fetch(`${node.url}/private/increment_serving_counter`, {
@@ -24,4 +18,15 @@ export async function joinAndServe(node: ChildNode, eventId: string, count: numb
   });
   if (!served.ok) throw new Error(`increment_serving_counter: ${served.status}`);
   return ids;
+}
+
+/** One join; tried again when the connection fails (a kept-alive socket the server closed as it was reused). */
+export async function joinOnce(node: { url: string }, eventId: string, tries = 3): Promise<{ api_request_id: string }> {
+  try {
+    const r = await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: eventId }) });
+    return (await r.json()) as { api_request_id: string };
+  } catch (error) {
+    if (tries <= 1) throw error;
+    return joinOnce(node, eventId, tries - 1);
+  }
 }

@@ -14,6 +14,8 @@ interface LoadSpec {
   headers?: Record<string, string>;
   /** Cycle the request body through these request IDs (file with one ID per line). */
   claimIdsFile?: string;
+  /** Cycle the request path through these (file with one path per line), e.g. /queue_num of many visitors. */
+  pathsFile?: string;
   eventId?: string;
   /** At most this many requests per second over all connections (default: as fast as answered). */
   rate?: number;
@@ -21,6 +23,7 @@ interface LoadSpec {
 
 const spec = JSON.parse(process.argv[2] as string) as LoadSpec;
 const ids = spec.claimIdsFile ? readFileSync(spec.claimIdsFile, 'utf8').trim().split('\n') : [];
+const paths = spec.pathsFile ? readFileSync(spec.pathsFile, 'utf8').trim().split('\n') : [];
 let next = 0;
 
 const started = performance.now();
@@ -43,7 +46,9 @@ const result = await autocannon({
           },
         ],
       }
-    : {}),
+    : paths.length > 0
+      ? { requests: [{ setupRequest: (request: Record<string, unknown>) => ({ ...request, path: paths[next++ % paths.length] }) }] }
+      : {}),
 });
 
 const elapsedMs = performance.now() - started;

@@ -9,7 +9,10 @@
 // reset under polling); BENCH_ONLY=issue15 runs only those, BENCH_SKIP_15=1 skips them. The gate's comparison
 // (bench/gate.ts: gate vs nginx vs a bare undici pass-through) runs last (BENCH_SKIP_GATE=1 skips it;
 // BENCH_ONLY=gate runs only it). Then verify at the edge (bench/edge-nginx.ts: nginx alone vs nginx + njs vs
-// forward auth; BENCH_SKIP_EDGE=1 skips it, BENCH_ONLY=edge runs only it).
+// forward auth; BENCH_SKIP_EDGE=1 skips it, BENCH_ONLY=edge runs only it). Issue 37's hot paths (bench/hot-paths.ts:
+// /serving_num and /queue_num on SQLite and Redis beside a bare handler, under autocannon and wrk; then
+// bench/claim-cost.ts: new ES256 sets and re-claims beside a bare POST and bare signatures): BENCH_ONLY=hotpaths,
+// BENCH_SKIP_HOT=1 skips them.
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +28,7 @@ import { runEdgeBench } from './edge-nginx.ts';
 import { runIssue15Bench } from './issue15.ts';
 import { runJoinWrites } from './join-writes.ts';
 import { startBare } from './bare-costs.ts';
+import { runHotPathsBench } from './hot-paths.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
@@ -76,10 +80,18 @@ async function issue15(): Promise<void> {
   await runIssue15Bench();
 }
 
+/** Issue 37: the position polls beside their floors under two load generators, then token sets beside theirs. */
+async function hotPaths(): Promise<void> {
+  await runHotPathsBench();
+  console.log('\nIssue 37 — token sets (ES256) beside their floors (bench/claim-cost.ts)');
+  execFileSync(process.execPath, [here('./claim-cost.ts')], { stdio: 'inherit' });
+}
+
 async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'gate') return runGateBench();
   if (process.env.BENCH_ONLY === 'edge') return runEdgeBench();
   if (process.env.BENCH_ONLY === 'issue15') return issue15();
+  if (process.env.BENCH_ONLY === 'hotpaths') return hotPaths();
   console.log(`Anteroom benchmark — ${new Date().toISOString()}`);
   console.log(`machine: ${machine()}; ${SECONDS} s per run, ${CONNECTIONS} connections, server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}\n`);
   const results: Record<string, LoadResult> = {};
@@ -197,6 +209,10 @@ async function main(): Promise<void> {
   if (process.env.BENCH_SKIP_REDIS !== '1') {
     console.log('');
     await runRedisBench();
+  }
+  if (process.env.BENCH_SKIP_HOT !== '1') {
+    console.log('');
+    await hotPaths();
   }
   if (process.env.BENCH_SKIP_GATE !== '1') {
     console.log('');

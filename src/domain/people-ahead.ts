@@ -61,6 +61,18 @@ export class PeopleAhead {
     return peopleAhead(position, counters.serving, countBetween(list.positions, counters.serving, position));
   }
 
+  /**
+   * The same count without waiting, for the polling fast path (../position-cache.ts): known when nobody has
+   * left or the list of places left is already held for these counters; undefined otherwise (the caller takes
+   * the ordinary path, which reads the list).
+   */
+  known(eventId: string, position: number, counters: Pick<Counters, 'serving' | 'left' | 'generation'>): number | undefined {
+    if (counters.left === 0 || !this.store.leftPositionsAbove) return peopleAhead(position, counters.serving);
+    const list = this.rooms.get(eventId);
+    if (!list || list.left !== counters.left || list.generation !== (counters.generation ?? 0) || list.above > counters.serving) return undefined;
+    return peopleAhead(position, counters.serving, countBetween(list.positions, counters.serving, position));
+  }
+
   private async listFor(eventId: string, counters: Pick<Counters, 'serving' | 'left' | 'generation'>): Promise<RoomLeft> {
     const known = this.rooms.get(eventId);
     const generation = counters.generation ?? 0;

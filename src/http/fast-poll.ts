@@ -1,5 +1,6 @@
 // The polling fast path. Thousands of waiting visitors call GET /serving_num and /waiting_num every second
-// or two; the answer is a counter this process already holds in memory. For exactly that case — a
+// or two, and GET /queue_num until they know their place; the answer is a counter this process already holds
+// in memory, or a position it found before and still knows to be unchanged (src/domain/position-cache.ts). For exactly that case — a
 // well-formed query naming a configured event, the counters in memory — the answer is written straight from
 // node:http, before Fastify routes the request (which costs about as much as everything else on this path
 // together). Anything else — a malformed or unknown query, counters not in memory yet — falls through to the
@@ -68,20 +69,47 @@ class FastPoll implements EdgeStep {
     const url = req.url;
     if (url === undefined) return false;
     const route = url.startsWith(ROUTES[0].prefix) ? ROUTES[0] : url.startsWith(ROUTES[1].prefix) ? ROUTES[1] : undefined;
-    if (!route) return false;
+    if (!route) return url.startsWith(QUEUE_NUM.prefix) && this.answerPosition(url, res);
     const eventId = url.slice(route.prefix.length);
     if (!PLAIN_EVENT_ID.test(eventId)) return false;
     const counters = this.room.queue.countersInMemory(eventId);
     if (!counters) return false;
-    const body = route.body(counters);
-    answeredFor(res, route.label);
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
-      'access-control-allow-origin': '*',
-      'cache-control': this.cacheControl,
-    });
-    res.end(body);
+    write(res, route.label, route.body(counters), this.cacheControl);
     return true;
   }
+
+  /** GET /queue_num?event_id=E&request_id=R, R in lowercase, from the positions kept in memory. */
+  private answerPosition(url: string, res: ServerResponse): boolean {
+    const split = url.indexOf(QUEUE_NUM.requestParam, QUEUE_NUM.prefix.length);
+    if (split < 0 || url.length - split - QUEUE_NUM.requestParam.length !== 36) return false;
+    const eventId = url.slice(QUEUE_NUM.prefix.length, split);
+    const requestId = url.slice(split + QUEUE_NUM.requestParam.length);
+    if (!LOWERCASE_UUID.test(requestId) || !PLAIN_EVENT_ID.test(eventId)) return false;
+    const answer = this.room.queue.queueNumInMemory(eventId, requestId);
+    if (answer === undefined) return false;
+    write(res, QUEUE_NUM.label, answer, QUEUE_NUM.cacheControl);
+    return true;
+  }
+}
+
+/** A position's answer: the routed path's (spec: a 200 of /queue_num is cacheable for 60 s). */
+const QUEUE_NUM = {
+  prefix: '/queue_num?event_id=',
+  requestParam: '&request_id=',
+  label: { route: '/queue_num', fromMemory: true } as AnswerLabel,
+  cacheControl: 'public, max-age=60',
+};
+
+/** A request ID as the store keeps it (the ordinary path lowercases one written in capitals first). */
+const LOWERCASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function write(res: ServerResponse, label: AnswerLabel, text: string, cacheControl: string): void {
+  answeredFor(res, label);
+  res.writeHead(200, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'access-control-allow-origin': '*',
+    'cache-control': cacheControl,
+  });
+  res.end(text);
 }

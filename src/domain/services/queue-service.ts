@@ -14,6 +14,7 @@ import type { AuthorizationStore, Counters, DrawStore, JoinRequest, QueueStore }
 import { PeopleAhead } from '../people-ahead.ts';
 import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from '../room-phase.ts';
 import type { WaitEstimate, WaitEstimates } from '../wait-estimates.ts';
+import { PositionCache, positionAnswer } from '../position-cache.ts';
 import { ok, waitingOf, type Answer, type RoomContext } from './room-context.ts';
 
 export type QueueStoreUsed = Pick<
@@ -46,6 +47,8 @@ export class QueueService {
   readonly estimates: WaitEstimates;
   /** People still waiting ahead of a place, without those who left (../people-ahead.ts). */
   readonly peopleAhead: PeopleAhead;
+  /** Positions found by /queue_num, answered from memory while the counters say nothing changed (../position-cache.ts). */
+  private readonly positions = new PositionCache();
 
   constructor(deps: QueueServiceDeps) {
     this.store = deps.store;
@@ -64,6 +67,10 @@ export class QueueService {
       deps.joinBatch,
     );
     if (deps.onJoinBatch) this.joins.onBatch = deps.onJoinBatch;
+    // A room made again under a removed room's ID may start at generation 0 again (SQLite): its kept positions go.
+    this.context.catalog.onChange((change) => {
+      if (change.kind === 'removed') this.positions.forgetRoom(change.eventId);
+    });
   }
 
   /**
@@ -134,7 +141,10 @@ export class QueueService {
     requestId: unknown,
   ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1; wait_estimate_s?: [number, number]; people_ahead?: number }>> {
     const { event, requestId: id } = this.context.eventAndRequest(eventId, requestId);
+    // The counters the position is kept with, read before it (../position-cache.ts); only where polls are answered from memory.
+    const stamp = this.store.peekCounters && this.positions.stamp(this.store.peekCounters(event.event_id) ?? (await this.store.getCounters(event.event_id)));
     const position = await this.store.getPosition(event.event_id, id);
+    if (position) this.positions.remember(event.event_id, id, position, stamp);
     if (!position) {
       const parked = this.botDefence.parkedPlace(event, id);
       if (parked) return ok({ queue_number: parked.position, entry_time: parked.entryTime, event_id: event.event_id, status: 1 });
@@ -197,6 +207,15 @@ export class QueueService {
     const counters = this.store.peekCounters(eventId);
     if (counters) this.estimates.observe(eventId, counters.serving, this.context.now() * 1000);
     return counters;
+  }
+
+  /**
+   * GET /queue_num's 200 body for a lowercase request ID, from memory (../position-cache.ts), or undefined: the
+   * caller then takes the ordinary path. Never reads the store and never blocks (the polling fast path).
+   */
+  queueNumInMemory(eventId: string, requestId: string): string | undefined {
+    const counters = this.store.peekCounters && this.context.catalog.get(eventId) ? this.store.peekCounters(eventId) : undefined;
+    return counters && positionAnswer(this.positions, this.estimates, eventId, requestId, counters, this.context.now() * 1000, this.peopleAhead);
   }
 
   /** Whether the store can answer polls from memory at all (when not, the fast path is not installed). */
