@@ -58,7 +58,7 @@ describe('GET /queue_num from memory (SQLite)', () => {
     assert.deepEqual({ ...fast, routed: true }, routed);
     assert.equal(fast.status, 200);
     assert.equal(fast.headers['cache-control'], 'public, max-age=60');
-    assert.deepEqual(Object.keys(fast.body), ['queue_number', 'entry_time', 'event_id', 'status']);
+    assert.deepEqual(Object.keys(fast.body), ['queue_number', 'entry_time', 'event_id', 'status', 'people_ahead']);
   });
 
   it('answers from memory from the second poll on, even right after a write (no other poll in between)', async () => {
