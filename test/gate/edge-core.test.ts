@@ -84,7 +84,7 @@ describe('the edge rules shared by nginx and CloudFront', () => {
     const edgeKeys = new EdgeKeys(secrets, Date.now);
     const key = await edgeKeys.current();
     const other = (await edgeKeys.rotate())[1]!;
-    const keys = [{ header: key.header, hmac: key.hmac }, { header: other.header, hmac: other.hmac }];
+    const keys: { header: string; hmac?: string }[] = [{ header: key.header, hmac: key.hmac }, { header: other.header, hmac: other.hmac }];
     const mac = (k: string, input: string) => createHmac('sha256', k).update(input).digest('base64url');
     const decode = (s: string) => Buffer.from(s, 'base64url').toString();
     const claims = { aud: 'Shop', sub: 'r1', iat: 1, exp: 2 };
