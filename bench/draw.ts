@@ -169,9 +169,9 @@ try {
   const idle = await measured(() => sleep(2000));
 
   clock.ms = START_MS;
-  const draw = await measured(() => node.room.runDraws());
-  const counters = await node.room.counters(EVENT);
-  if (counters.queue !== ENTRIES || !(await node.room.drawDone(EVENT))) throw new Error(`the draw numbered ${counters.queue} of ${ENTRIES}`);
+  const draw = await measured(() => node.room.draws.runDraws());
+  const counters = await node.room.reports.counters(EVENT);
+  if (counters.queue !== ENTRIES || !(await node.room.draws.drawDone(EVENT))) throw new Error(`the draw numbered ${counters.queue} of ${ENTRIES}`);
 
   clock.advance(2); // past the draw record's one-second freshness
   const published = await measured(async () => {

@@ -6,7 +6,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { Counters } from '../src/domain/ports/store.ts';
-import type { WaitingRoomService } from '../src/domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../src/domain/services/waiting-room.ts';
 import { ApiKeyStep } from '../src/http/edge/api-key.ts';
 import { edgeChain, type EdgeHandler, type EdgeStep } from '../src/http/edge/edge-chain.ts';
 import { RequestMetricsStep } from '../src/http/edge/request-metrics.ts';
@@ -19,7 +19,7 @@ const BATCH = 5000;
 const BATCHES = 40;
 
 const counters: Counters = { queue: 10, serving: 5, tokens: 1, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0 };
-const room = { answersPollsFromMemory: true, countersInMemory: () => counters } as unknown as WaitingRoomService;
+const room = { queue: { answersPollsFromMemory: true, countersInMemory: () => counters } } as unknown as WaitingRoom;
 const fastPoll = fastPollStep({ room, pollTtl: 1 }) as EdgeStep;
 const notAnswered: EdgeHandler = () => {
   throw new Error('the fast path did not answer');

@@ -86,9 +86,9 @@ async function historyJobCost(): Promise<number> {
   const node = await startNode(testConfig({ dataDir: dir }), { credentials: { adminToken: ADMIN_TOKEN, accessKeyId: 'AKIDBENCH', secretAccessKey: 'bench-secret-0123456789' }, jobs: false });
   try {
     const calls = 200;
-    for (let i = 0; i < 20; i++) await node.room.recordHistory(86_400);
+    for (let i = 0; i < 20; i++) await node.room.reports.recordHistory(86_400);
     const before = process.cpuUsage();
-    for (let i = 0; i < calls; i++) await node.room.recordHistory(86_400);
+    for (let i = 0; i < calls; i++) await node.room.reports.recordHistory(86_400);
     const used = process.cpuUsage(before);
     return (used.user + used.system) / calls;
   } finally {

@@ -12,7 +12,7 @@ import { openStore } from './compose/open-store.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import type { Store } from './domain/ports/store.ts';
 import type { RoomRegistry } from './domain/room-registry.ts';
-import type { WaitingRoomService } from './domain/waiting-room-service.ts';
+import type { WaitingRoom } from './domain/services/waiting-room.ts';
 import { EventBus } from './events/bus.ts';
 import { SseSink } from './events/sse-sink.ts';
 import { CounterStreams } from './http/counter-stream.ts';
@@ -37,7 +37,7 @@ export type { RoomSettings } from './domain/room-settings.ts';
 
 export interface AnteroomNode {
   http: FastifyInstance;
-  room: WaitingRoomService;
+  room: WaitingRoom;
   /** The rooms served; putting or removing one here is followed by every part of the node. */
   rooms: RoomRegistry;
   /** The store the node opened (tests inspect it). */
@@ -105,7 +105,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     onBotDefence: (outcome, eventId) => metrics.botDefence.inc({ outcome, event_id: eventId ?? '' }),
     recordWaits: historyOn,
   });
-  const { service: room, bus, rooms } = core;
+  const { room, bus, rooms } = core;
   const sse = new SseSink();
   bus.subscribe(sse);
   // The adapters that hold something per room follow the registry (rooms can be put and removed while running).
@@ -146,7 +146,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     clockMs: clock,
     // The OpenID Connect adapter (/oidc, issuer = public URL + /oidc) serves the events configured for it.
     plugins: [...(options.plugins ?? []), oidc.routes],
-    privatePlugins: [maxSizeInletRoutes({ room, metrics }), oidc.privateRoutes, edgeConfigRoutes({ rooms: () => room.roomsSnapshot(), secrets: store, nowMs: clock }), ...(options.privatePlugins ?? [])],
+    privatePlugins: [maxSizeInletRoutes({ room, metrics }), oidc.privateRoutes, edgeConfigRoutes({ rooms: () => room.rooms.roomsSnapshot(), secrets: store, nowMs: clock }), ...(options.privatePlugins ?? [])],
   });
   if (config.cdnPurgeUrl) purgeCdn = cdnPurgeHook({ url: config.cdnPurgeUrl, token: config.cdnPurgeToken, log: http.log });
   bus.onSinkError = (sink, error) => http.log.error({ err: error, sink: sink.name }, 'event sink failed');
@@ -155,7 +155,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
   };
   for (const [eventId, problem] of refusedAtStart) logRefusedRoom(eventId, problem);
   // Every node follows the rooms of the store (rooms API changes made on any node), jobs or not.
-  const roomPolling = pollStoredRooms({ sync: () => room.syncRooms(), log: http.log });
+  const roomPolling = pollStoredRooms({ sync: () => room.rooms.syncRooms(), log: http.log });
 
   const scheduler = new JobScheduler({
     store,
@@ -169,7 +169,7 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       name: 'expiry',
       intervalMs: config.expiryJobIntervalSec * 1000,
       run: async () => {
-        for (const eventId of room.roomIds()) await room.advanceExpiry(eventId);
+        for (const eventId of room.rooms.roomIds()) await room.admission.advanceExpiry(eventId);
       },
     });
     // The draw of every room with shuffle_at_event_start, at the first tick at or after its start (a draw that
@@ -177,13 +177,13 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     scheduler.start({
       name: 'draw',
       intervalMs: 1000,
-      run: () => room.runDraws(),
+      run: () => room.draws.runDraws(),
     });
     scheduler.start({
       name: 'metrics',
       intervalMs: config.metricsJobIntervalSec * 1000,
       run: async () => {
-        for (const eventId of room.roomIds()) await room.emitMetrics(eventId);
+        for (const eventId of room.rooms.roomIds()) await room.reports.emitMetrics(eventId);
       },
     });
     scheduler.start(admissionJob(room));
@@ -192,13 +192,13 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
       scheduler.start({
         name: 'history',
         intervalMs: HISTORY_INTERVAL_MS,
-        run: () => room.recordHistory(keepHistorySeconds),
+        run: () => room.reports.recordHistory(keepHistorySeconds),
       });
     }
   }
   // Every node adds the waits of the visitors it admitted to the store's histograms every few seconds (and at close).
   let waitFlushTimer: ReturnType<typeof setInterval> | undefined;
-  const flushWaits = () => room.flushWaits(keepHistorySeconds).catch((error: unknown) => http.log.error({ err: error }, 'wait histogram flush failed'));
+  const flushWaits = () => room.reports.flushWaits(keepHistorySeconds).catch((error: unknown) => http.log.error({ err: error }, 'wait histogram flush failed'));
   if (historyOn && options.jobs !== false) {
     waitFlushTimer = setInterval(() => void flushWaits(), WAIT_FLUSH_INTERVAL_MS);
     waitFlushTimer.unref();
@@ -275,12 +275,12 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
  * within their limits and rooms that are `off` admit everyone waiting. Each tick is claimed through the
  * scheduler's lock, so with N nodes it runs once; rooms with nothing to do cost no store call.
  */
-export function admissionJob(room: WaitingRoomService): JobSpec {
+export function admissionJob(room: WaitingRoom): JobSpec {
   return {
     name: 'admission',
     intervalMs: ADMISSION_TICK_MS,
     run: async () => {
-      for (const eventId of room.roomIds()) await room.admitAutomatically(eventId);
+      for (const eventId of room.rooms.roomIds()) await room.admission.admitAutomatically(eventId);
     },
   };
 }

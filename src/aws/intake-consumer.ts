@@ -39,7 +39,7 @@ export function createIntakeConsumer(
       const message = decodeIntakeMessage(record.body);
       // A message that is not a join of a configured event cannot succeed later either; reported as a failure
       // it ends in the dead-letter queue, where an operator sees it.
-      if (!message || !isRequestId(message.request_id) || !rt.room.roomSettings(message.event_id)) {
+      if (!message || !isRequestId(message.request_id) || !rt.room.rooms.roomSettings(message.event_id)) {
         log('intake: message is not a join of a configured event', { messageId: record.messageId });
         failures.push(record.messageId);
         continue;
@@ -51,7 +51,7 @@ export function createIntakeConsumer(
     }
     for (const [eventId, group] of byEvent) {
       try {
-        await rt.room.numberIntakeJoins(eventId, group.joins);
+        await rt.room.queue.numberIntakeJoins(eventId, group.joins);
       } catch (error) {
         log(`intake: numbering ${group.joins.length} join(s) of ${eventId} failed`, error);
         failures.push(...group.records.map((r) => r.messageId));

@@ -54,17 +54,17 @@ export function createJobHandlers(
   const run = (job: (rt: AwsRuntime, eventId: string) => Promise<void>) => async () => {
     const rt = await runtime();
     await rt.followRooms();
-    for (const eventId of rt.room.roomIds()) await job(rt, eventId);
+    for (const eventId of rt.room.rooms.roomIds()) await job(rt, eventId);
     await rt.flush();
   };
   return {
-    expiry: run((rt, eventId) => rt.room.advanceExpiry(eventId)),
-    metrics: run((rt, eventId) => rt.room.emitMetrics(eventId)),
+    expiry: run((rt, eventId) => rt.room.admission.advanceExpiry(eventId)),
+    metrics: run((rt, eventId) => rt.room.reports.emitMetrics(eventId)),
     admission: async () => {
       const rt = await runtime();
       const ticking = async () => {
         await rt.followRooms();
-        return rt.room.rooms().some(ticksMatter);
+        return rt.room.rooms.rooms().some(ticksMatter);
       };
       if (!(await ticking())) return;
       const scheduler = new JobScheduler({
@@ -78,7 +78,7 @@ export function createJobHandlers(
         name: 'admission',
         intervalMs: ADMISSION_TICK_MS,
         run: async () => {
-          for (const room of rt.room.rooms()) if (ticksMatter(room)) await rt.room.admitAutomatically(room.event_id);
+          for (const room of rt.room.rooms.rooms()) if (ticksMatter(room)) await rt.room.admission.admitAutomatically(room.event_id);
         },
       };
       for (let i = 0; i < ticks.ticks; i++) {
@@ -92,7 +92,7 @@ export function createJobHandlers(
       const rt = await runtime();
       // A warm execution environment learns of rooms created or changed since it started (the rooms API).
       await rt.followRooms();
-      await rt.room.runDraws();
+      await rt.room.draws.runDraws();
       await rt.flush();
     },
     history: async () => {
@@ -100,7 +100,7 @@ export function createJobHandlers(
       const keepSeconds = (rt.config.historyRetentionDays ?? 30) * 86_400;
       if (keepSeconds === 0) return;
       await rt.followRooms();
-      await rt.room.recordHistory(keepSeconds);
+      await rt.room.reports.recordHistory(keepSeconds);
       await rt.flush();
     },
   };

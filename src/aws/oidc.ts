@@ -124,10 +124,10 @@ export function roomsWithOwnClient(runtime: Pick<AwsRuntime, 'room' | 'config'>)
   };
   return {
     get: (id) => {
-      const room = runtime.room.roomSettings(id);
+      const room = runtime.room.rooms.roomSettings(id);
       return room && withClient(room);
     },
-    all: () => runtime.room.rooms().map(withClient),
+    all: () => runtime.room.rooms.rooms().map(withClient),
   };
 }
 

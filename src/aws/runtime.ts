@@ -7,7 +7,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { composeCore } from '../compose/core.ts';
 import type { Clock } from '../domain/clock.ts';
 import { ROOM_CHECK_INTERVAL_MS } from '../domain/room-sync.ts';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { EventBus } from '../events/bus.ts';
 import { EventBridgeSink } from '../events/eventbridge-sink.ts';
 import { CompositeStore } from '../store/dynamodb/composite-store.ts';
@@ -22,7 +22,7 @@ import { readRedisPassword, SecretsManagerKeyStore } from './secrets-key-store.t
 export interface AwsRuntime {
   config: AwsConfig;
   store: Store;
-  room: WaitingRoomService;
+  room: WaitingRoom;
   bus: EventBus;
   clock: Clock;
   /** Waits until every event emitted so far has been delivered (call before a handler returns). */
@@ -85,13 +85,13 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
   return {
     config,
     store: parts.store,
-    room: core.service,
+    room: core.room,
     bus,
     clock: core.clock,
     flush: async () => {
       // The waits of the visitors this invocation admitted go to the room's histograms before it returns (an
       // execution environment may be frozen, then dropped, at any time after). Nothing tallied: no store call.
-      const waits = core.service.flushWaits(keepHistorySeconds).catch((error: unknown) => log('wait histogram flush failed', error));
+      const waits = core.room.reports.flushWaits(keepHistorySeconds).catch((error: unknown) => log('wait histogram flush failed', error));
       await Promise.all([parts.events?.flush(), waits]);
     },
     followRooms: async () => {
@@ -99,7 +99,7 @@ export async function createRuntime(config: AwsConfig, parts: RuntimeParts): Pro
       if (now - lastRoomCheck < ROOM_CHECK_INTERVAL_MS) return;
       lastRoomCheck = now;
       try {
-        await core.service.syncRooms();
+        await core.room.rooms.syncRooms();
       } catch (error) {
         log('cannot follow the rooms of the store; serving the rooms known so far', error);
       }

@@ -329,7 +329,7 @@ async function runServe(raw: Record<string, unknown>): Promise<void> {
   // The sample store verifies tokens issued by this server, whose URL is known once it listens.
   let publicUrl = '';
   // The waiting-room page is rendered per room (its `page` template, its phase), read from the node once up.
-  const roomSettings = (eventId: string) => running.node?.room.roomSettings(eventId);
+  const roomSettings = (eventId: string) => running.node?.room.rooms.roomSettings(eventId);
   const node = await startNode(config, {
     credentials: creds.credentials,
     store,
@@ -341,7 +341,7 @@ async function runServe(raw: Record<string, unknown>): Promise<void> {
   if (stopSignal) return shutDown(node, stopSignal, config.drainTimeoutSec);
   // A worker of --workers N reports to the primary, which prints the banner once for all of them.
   if (isWorkerProcess()) reportListening(node, stop);
-  else process.stdout.write(`${banner(config, node.room.rooms(), node, creds)}\n`);
+  else process.stdout.write(`${banner(config, node.room.rooms.rooms(), node, creds)}\n`);
 }
 
 /** --drain-timeout default: the grace of Kubernetes (30 s) leaves room for it. */

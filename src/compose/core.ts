@@ -1,6 +1,7 @@
-// The one composition root of the core: store → room registry → event bus → keys → signer → the waiting-room
-// service, started with the rooms of the store (the configured rooms are written there first), and closed in
-// the reverse order. Every runtime builds its core here — the node server
+// The one composition root of the core: store → room registry → event bus → keys → signer → the waiting room's
+// capabilities (src/domain/services/waiting-room.ts: queue, claims, sessions, admission, rooms, draws, reports),
+// started with the rooms of the store (the configured rooms are written there first), and closed in the reverse
+// order. Every runtime builds its core here — the node server
 // (src/app.ts), the Lambda runtime (src/aws/runtime.ts) and, through startNode, the tests — and adds its own
 // adapters around it (HTTP and jobs; Lambda handlers).
 
@@ -9,7 +10,7 @@ import { epochSeconds, systemClock, type Clock } from '../domain/clock.ts';
 import type { Store } from '../domain/ports/store.ts';
 import { RoomRegistry } from '../domain/room-registry.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
-import { WaitingRoomService, type WaitingRoomServiceDeps } from '../domain/waiting-room-service.ts';
+import { buildWaitingRoom, type WaitingRoom, type WaitingRoomDeps } from '../domain/services/waiting-room.ts';
 import { EventBus } from '../events/bus.ts';
 import { AltchaProofOfWork } from '../pow/altcha.ts';
 import { KeyRing } from '../tokens/keys.ts';
@@ -23,26 +24,27 @@ export interface CoreParts {
    */
   rooms: readonly RoomSettings[];
   /** Defaults of the settings a room put through the rooms API leaves out (the serve flags). */
-  roomDefaults?: WaitingRoomServiceDeps['roomDefaults'];
+  roomDefaults?: WaitingRoomDeps['roomDefaults'];
   /** Told of a stored room the schema refuses (it is skipped, never fatal). */
-  onRoomRefused?: WaitingRoomServiceDeps['onRoomRefused'];
+  onRoomRefused?: WaitingRoomDeps['onRoomRefused'];
   clock?: Clock | undefined;
   /** Issuer of a room that has none configured. */
   defaultIssuer: () => string;
-  joinBatch?: WaitingRoomServiceDeps['joinBatch'];
-  intake?: WaitingRoomServiceDeps['intake'];
-  afterReset?: WaitingRoomServiceDeps['afterReset'];
-  onJoinBatch?: WaitingRoomServiceDeps['onJoinBatch'];
-  drawChunkSize?: WaitingRoomServiceDeps['drawChunkSize'];
-  onBotDefence?: WaitingRoomServiceDeps['onBotDefence'];
-  recordWaits?: WaitingRoomServiceDeps['recordWaits'];
+  joinBatch?: WaitingRoomDeps['joinBatch'];
+  intake?: WaitingRoomDeps['intake'];
+  afterReset?: WaitingRoomDeps['afterReset'];
+  onJoinBatch?: WaitingRoomDeps['onJoinBatch'];
+  drawChunkSize?: WaitingRoomDeps['drawChunkSize'];
+  onBotDefence?: WaitingRoomDeps['onBotDefence'];
+  recordWaits?: WaitingRoomDeps['recordWaits'];
 }
 
 /** Name in the store of the secret every node signs and checks proof-of-work challenges with. */
 const PROOF_OF_WORK_SECRET = 'proof-of-work';
 
 export interface Core {
-  service: WaitingRoomService;
+  /** The waiting room's capabilities: each driver takes the one it needs. */
+  room: WaitingRoom;
   store: Store;
   rooms: RoomRegistry;
   bus: EventBus;
@@ -66,7 +68,7 @@ export async function composeCore(parts: CoreParts): Promise<Core> {
     await store.close();
     throw error;
   }
-  const service = new WaitingRoomService({
+  const room = buildWaitingRoom({
     store,
     rooms,
     keys,
@@ -87,20 +89,20 @@ export async function composeCore(parts: CoreParts): Promise<Core> {
     parkingSecret: createHmac('sha256', proofOfWorkSecret).update('anteroom infinite queue').digest('hex'),
   });
   try {
-    await service.start();
-    await service.openRooms(parts.rooms);
+    await room.start();
+    await room.rooms.openRooms(parts.rooms);
   } catch (error) {
     await Promise.allSettled([bus.close(), store.close()]);
     throw error;
   }
   return {
-    service,
+    room,
     store,
     rooms,
     bus,
     clock,
     close: async () => {
-      await service.close();
+      await room.close();
       await bus.close();
       await store.close();
     },

@@ -1,7 +1,7 @@
 // Wait-time percentiles for after-event reports, cheaply: each admitted visitor's wait (join → admission) and,
 // when the node gave them a turn estimate, that estimate's error (|actual − middle of the estimated range|) are
 // counted in a small fixed-bucket histogram per room and minute. A node tallies in memory (one Map update per
-// token set issued) and adds its tallies to the store every few seconds (WaitingRoomService.flushWaits), so N
+// token set issued) and adds its tallies to the store every few seconds (ReportService.flushWaits), so N
 // nodes' counts sum in the store. A percentile is read back by interpolating inside its bucket: the bounds are
 // about 25 % apart, so a percentile is off by at most a quarter of its value (exact below 6 s).
 

@@ -1,5 +1,5 @@
 // How a visitor without a place joins through the gate (docs/bots.md, docs/gate.md "Bot defence"): the public
-// API's own join, WaitingRoomService.assignQueueNum, with what that door gives it — the client's IP as the
+// API's own join, QueueService.assignQueueNum, with what that door gives it — the client's IP as the
 // listener names it (--trust-proxy) and the proof of work the page solved — so the room's bot defence (per-client
 // limits, flood detection, `challenge: always|auto`, the infinite queue) judges both doors alike, and so does the
 // server-wide --writes-per-client-per-minute. A refusal becomes an answer the gate can show: a challenge to solve,
@@ -11,7 +11,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ContractError } from '../domain/errors.ts';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 
 /** The header carrying a solved challenge (ALTCHA's payload, base64 JSON: what a public-API join sends as `proof_of_work`). */
 export const PROOF_OF_WORK_HEADER = 'anteroom-proof-of-work';
@@ -20,7 +20,7 @@ export const PROOF_OF_WORK_HEADER = 'anteroom-proof-of-work';
 export const GATE_CHALLENGE_PATH = '/_anteroom/challenge';
 
 export interface GateJoinDeps {
-  room: WaitingRoomService;
+  room: Pick<WaitingRoom, 'queue' | 'rooms'>;
   /** --writes-per-client-per-minute (0 or absent: no limit), as on the public API. */
   writesPerClientPerMinute?: number | undefined;
 }
@@ -41,7 +41,7 @@ const PROOF_REFUSALS = new Set(['ANTEROOM_ERR_PROOF_OF_WORK_REQUIRED', 'ANTEROOM
 export async function joinThroughGate(deps: GateJoinDeps, request: FastifyRequest, eventId: string): Promise<GateJoin> {
   try {
     await limitWrite(deps, request);
-    const joined = await deps.room.assignQueueNum(eventId, { client: request.ip, proofOfWork: proofOf(request) });
+    const joined = await deps.room.queue.assignQueueNum(eventId, { client: request.ip, proofOfWork: proofOf(request) });
     if (joined.status !== 200) throw new Error('join answered 202');
     return { requestId: joined.body.api_request_id };
   } catch (error) {
@@ -56,11 +56,11 @@ export function gateChallengeRoute(scope: FastifyInstance, deps: GateJoinDeps): 
   scope.get('/challenge', async (request, reply) => {
     reply.header('cache-control', 'no-store');
     const eventId = (request.query as Record<string, unknown>).event_id;
-    const room = deps.room.roomSettings(eventId);
+    const room = deps.room.rooms.roomSettings(eventId);
     if (!room?.gate) return reply.code(404).send({ error: 'No waiting room protects this URL' });
     try {
       await limitWrite(deps, request);
-      const answer = await deps.room.challenge(room.event_id);
+      const answer = await deps.room.queue.challenge(room.event_id);
       return reply.send(answer.body);
     } catch (error) {
       if (error instanceof ContractError && error.status < 500) return sendContractError(reply, error);
@@ -71,7 +71,7 @@ export function gateChallengeRoute(scope: FastifyInstance, deps: GateJoinDeps): 
 
 async function limitWrite(deps: GateJoinDeps, request: FastifyRequest): Promise<void> {
   const perMinute = deps.writesPerClientPerMinute ?? 0;
-  if (perMinute > 0) await deps.room.limitPublicWrite(request.ip, perMinute);
+  if (perMinute > 0) await deps.room.queue.limitPublicWrite(request.ip, perMinute);
 }
 
 function proofOf(request: FastifyRequest): string | undefined {

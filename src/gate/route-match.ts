@@ -70,7 +70,7 @@ export class RouteTable {
   }
 }
 
-/** The table of the rooms given, rebuilt only when the array changes (WaitingRoomService.roomsSnapshot). */
+/** The table of the rooms given, rebuilt only when the array changes (RoomService.roomsSnapshot). */
 export function routeTableCache(): (rooms: readonly RoomSettings[]) => RouteTable {
   let last: readonly RoomSettings[] | undefined;
   let table: RouteTable | undefined;

@@ -15,7 +15,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import type { DestinationStream } from 'pino';
 import { StoreUnavailableError, type SecretStore } from '../domain/ports/store.ts';
 import type { GateSettings } from '../domain/room-settings.ts';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { staticPages } from '../web/static-pages.ts';
 import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
@@ -36,7 +36,7 @@ export const COMMAND_HEADER = 'anteroom-command';
 const PLACE_KEY_SECRET = 'gate-place-cookie-key';
 
 export interface GateServerOptions {
-  room: WaitingRoomService;
+  room: WaitingRoom;
   secrets: SecretStore;
   /** Issuer of a room that names none (the node's public URL). */
   defaultIssuer: () => string;
@@ -83,9 +83,9 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
   const places = new PlaceCookies(key);
   const sessions = new GateSessions(
     {
-      jwks: (eventId) => room.jwks(eventId),
-      renewGateSession: (eventId, requestId, nowMs, idleBeforeMs, touch) => room.renewGateSession(eventId, requestId, nowMs, idleBeforeMs, touch),
-      updateSession: (eventId, requestId, status) => room.updateSession(eventId, requestId, status),
+      jwks: (eventId) => room.claims.jwks(eventId),
+      renewGateSession: (eventId, requestId, nowMs, idleBeforeMs, touch) => room.sessions.renewGateSession(eventId, requestId, nowMs, idleBeforeMs, touch),
+      updateSession: (eventId, requestId, status) => room.sessions.updateSession(eventId, requestId, status),
     },
     (settings) => settings.issuer ?? options.defaultIssuer(),
     clockMs,
@@ -93,7 +93,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
   const queueDeps = { room, places, pagesRoot: options.pagesRoot, writesPerClientPerMinute: options.writesPerClientPerMinute, clockMs };
   const uriHeader = options.forwardAuthUriHeader ?? 'X-Original-URI';
   const routes = routeTableCache();
-  const matchRoom = (host: string | undefined, path: string): GatedRoom | undefined => routes(room.roomsSnapshot()).match(host, path);
+  const matchRoom = (host: string | undefined, path: string): GatedRoom | undefined => routes(room.rooms.roomsSnapshot()).match(host, path);
   const bypassRules = new WeakMap<GateSettings, BypassRules>();
   const rulesOf = (gate: GateSettings): BypassRules => {
     let rules = bypassRules.get(gate);
@@ -216,7 +216,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       // The proof-of-work challenge of a room's bot defence, on the site's own host (src/gate/gate-join.ts).
       gateChallengeRoute(scope, queueDeps);
       // Verify at the edge (docs/edge.md): the edge's renewal call.
-      edgeRenewalRoute(scope, { sessions, keys: new EdgeKeys(options.secrets, clockMs), roomOf: (eventId) => room.roomSettings(eventId), nowMs: clockMs });
+      edgeRenewalRoute(scope, { sessions, keys: new EdgeKeys(options.secrets, clockMs), roomOf: (eventId) => room.rooms.roomSettings(eventId), nowMs: clockMs });
       // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, Caddy forward_auth): 200 let
       // through (Envoy's ext_authz takes no other 2xx), 401 + Location, 403 refused. Only what the proxy sets decides: the original URI from the one
       // configured header, the host from X-Forwarded-Host (docs/gate.md#paths-and-headers-the-gate-trusts).
@@ -230,7 +230,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
         if (host === undefined || !HOST.test(host)) return refuse(reply, 403, 'The proxy must send the original host as one X-Forwarded-Host header');
         const normal = normaliseTarget(uri);
         if (!normal.ok) return refuse(reply, 403, normal.reason);
-        const table = routes(room.roomsSnapshot());
+        const table = routes(room.rooms.roomsSnapshot());
         // A host no route names (and no route for any host): nothing of it is let through.
         if (!table.coversHost(host)) return refuse(reply, 403, 'No waiting room names this host');
         const match = table.match(host, normal.path);
@@ -333,7 +333,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     wsClientOptions,
   });
 
-  return { app, sessions, sweep: () => sessions.sweep((eventId) => room.roomSettings(eventId)) };
+  return { app, sessions, sweep: () => sessions.sweep((eventId) => room.rooms.roomSettings(eventId)) };
 }
 
 /** How often the sweep of ended sessions runs. */

@@ -8,8 +8,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ContractError } from '../domain/errors.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
-import { waitingOf } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
+import { waitingOf } from '../domain/services/room-context.ts';
 import { chooseEncoding } from '../web/static-pages.ts';
 import { renderGatePage, type WaitingPage, type WaitingPageVisitor } from '../web/gate-page.ts';
 import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, type Place, type PlaceCookies } from './cookies.ts';
@@ -22,7 +22,7 @@ import { UNSENT_MESSAGE, UNSENT_RETRY_AFTER_SEC, carriesAction, wantsPage } from
 export const GATE_ANSWER_HEADER = 'anteroom-gate';
 
 export interface QueueDeps extends GateJoinDeps {
-  room: WaitingRoomService;
+  room: Pick<WaitingRoom, 'claims' | 'queue' | 'reports' | 'rooms'>;
   places: PlaceCookies;
   pagesRoot?: string | undefined;
   /** Milliseconds since the epoch (the room's phase and pace for the page). Default Date.now. */
@@ -118,7 +118,7 @@ function sendPage(
 ): FastifyReply {
   const nowMs = (deps.clockMs ?? Date.now)();
   const ahead = visitor.position !== undefined && visitor.serving !== undefined ? Math.max(0, visitor.position - visitor.serving) : undefined;
-  const seconds = refreshSeconds(room, { ahead, measuredPerSecond: deps.room.estimates.pace(room.event_id, nowMs), nowMs });
+  const seconds = refreshSeconds(room, { ahead, measuredPerSecond: deps.room.queue.estimates.pace(room.event_id, nowMs), nowMs });
   const page = renderGatePage(
     room,
     { mode: 'gate', ...visitor, acceptLanguage: request.headers['accept-language'], refresh: { seconds, path: safeLocalPath(request.url) ?? '/' } },
@@ -147,7 +147,7 @@ async function decide(deps: QueueDeps, request: FastifyRequest, room: RoomSettin
     place = { eventId, requestId: joined.requestId, returnTo };
   }
   if (place.position === undefined) {
-    const position = await service.queueNum(eventId, place.requestId).catch(ignoreContractError);
+    const position = await service.queue.queueNum(eventId, place.requestId).catch(ignoreContractError);
     if (position === undefined) return 'rejoin';
     // 202: a drawn room numbers its pre-queue at the start.
     if (position.status === 200) place = { ...place, position: position.body.queue_number };
@@ -155,17 +155,17 @@ async function decide(deps: QueueDeps, request: FastifyRequest, room: RoomSettin
   if (place.position !== undefined && room.state !== 'off') {
     // The serving counter from memory when the store keeps it there (SQLite; the Redis hot-read cache), else
     // one read — cheaper than the claim context generate_token reads.
-    const serving = service.countersInMemory(eventId)?.serving ?? (await servingOf(service, eventId));
+    const serving = service.queue.countersInMemory(eventId)?.serving ?? (await servingOf(service, eventId));
     if (serving !== undefined && place.position > serving) return { kind: 'queued', place };
   }
-  const claim = await service.generateToken(eventId, place.requestId).catch(ignoreContractError);
+  const claim = await service.claims.generateToken(eventId, place.requestId).catch(ignoreContractError);
   if (claim === undefined) return 'rejoin';
   if (claim.status === 202) return { kind: 'queued', place };
   return { kind: 'admitted', place, token: claim.body.access_token, expiresIn: claim.body.expires_in };
 }
 
-async function servingOf(service: WaitingRoomService, eventId: string): Promise<number | undefined> {
-  const answer = await service.servingNum(eventId);
+async function servingOf(service: Pick<WaitingRoom, 'claims' | 'queue' | 'reports'>, eventId: string): Promise<number | undefined> {
+  const answer = await service.queue.servingNum(eventId);
   return answer.status === 200 ? answer.body.serving_counter : undefined;
 }
 
@@ -175,10 +175,10 @@ function ignoreContractError(error: unknown): undefined {
   throw error;
 }
 
-async function countersOf(service: WaitingRoomService, eventId: string): Promise<{ serving: number; waiting: number }> {
-  const memory = service.countersInMemory(eventId);
+async function countersOf(service: Pick<WaitingRoom, 'claims' | 'queue' | 'reports'>, eventId: string): Promise<{ serving: number; waiting: number }> {
+  const memory = service.queue.countersInMemory(eventId);
   if (memory) return { serving: memory.serving, waiting: waitingOf(memory) };
-  const all = await service.counters(eventId);
+  const all = await service.reports.counters(eventId);
   return { serving: all.serving, waiting: all.waiting };
 }
 

@@ -5,7 +5,7 @@
 // once a second with the number left out, so a password-guessing client cannot flood the logs.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { privateCaller } from './auth/private-auth.ts';
 
@@ -29,7 +29,7 @@ function eventIdOf(request: FastifyRequest): string | null {
 }
 
 /** Hooks of the private scope: record each successful change; count and log refused credentials. */
-export function auditHooks(scope: FastifyInstance, room: WaitingRoomService, metrics: Metrics): void {
+export function auditHooks(scope: FastifyInstance, room: Pick<WaitingRoom, 'reports'>, metrics: Metrics): void {
   const failureLog = { lastMs: 0, suppressed: 0 };
 
   scope.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
@@ -50,7 +50,7 @@ export function auditHooks(scope: FastifyInstance, room: WaitingRoomService, met
     if (!CHANGES.has(request.method) || reply.statusCode >= 400 || request.routeOptions.url === undefined) return payload;
     const change = request.auditChange;
     try {
-      await room.recordChange({
+      await room.reports.recordChange({
         caller: privateCaller(request),
         address: request.ip,
         action: `${request.method} ${request.routeOptions.url}`,

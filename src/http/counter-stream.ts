@@ -18,7 +18,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
 import { writeEventStreamHead } from '../events/sse-sink.ts';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { mountPreflightAndMethodGuard } from './route-table.ts';
 import { EventQuery } from './schemas.ts';
 
@@ -31,7 +31,7 @@ export const RETRY_MS = 3_000;
 const MAX_BUFFERED_BYTES = 64 * 1024;
 
 export interface CounterStreamsOptions {
-  room: Pick<WaitingRoomService, 'streamCounters'>;
+  room: Pick<WaitingRoom, 'queue'>;
   /** Streams one node keeps open at most; past it, 503 and the page polls. */
   maxConnections: number;
   broadcastMs?: number;
@@ -105,7 +105,7 @@ export class CounterStreams {
       for (const [eventId, room] of this.rooms) {
         let counters: StreamCounters;
         try {
-          counters = await this.options.room.streamCounters(eventId);
+          counters = await this.options.room.queue.streamCounters(eventId);
         } catch {
           // The store is down or the room was deleted: nothing to send this time; pages keep their numbers.
           continue;
@@ -156,7 +156,7 @@ export function counterFrame(c: StreamCounters): string {
 }
 
 /** GET /stream?event_id=E on the public scope; 400/404 as /serving_num, 503 with Retry-After when the node is full. */
-export function counterStreamRoute(app: FastifyInstance, room: Pick<WaitingRoomService, 'streamCounters'>, streams: CounterStreams): void {
+export function counterStreamRoute(app: FastifyInstance, room: Pick<WaitingRoom, 'queue'>, streams: CounterStreams): void {
   app.route({
     method: 'GET',
     url: '/stream',
@@ -168,7 +168,7 @@ export function counterStreamRoute(app: FastifyInstance, room: Pick<WaitingRoomS
       const eventId = (request as FastifyRequest<{ Querystring: Static<typeof EventQuery> }>).query.event_id;
       if (streams.full) throw Errors.streamsFull();
       // Validates the room (400 / 404 as the polls answer) and reads the first frame before the stream starts.
-      const counters = await room.streamCounters(eventId);
+      const counters = await room.queue.streamCounters(eventId);
       reply.hijack();
       streams.attach(reply.raw, eventId, counters);
     },

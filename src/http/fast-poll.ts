@@ -8,13 +8,14 @@
 // metrics, the API key) hold for its answers as for Fastify's.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { waitingOf, type WaitingRoomService } from '../domain/waiting-room-service.ts';
+import { waitingOf } from '../domain/services/room-context.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import type { Counters } from '../domain/ports/store.ts';
 import type { EdgeHandler, EdgeStep } from './edge/edge-chain.ts';
 import { answeredFor, type AnswerLabel } from './edge/request-metrics.ts';
 
 export interface FastPollOptions {
-  room: WaitingRoomService;
+  room: WaitingRoom;
   pollTtl: number;
 }
 
@@ -43,16 +44,16 @@ const ROUTES: readonly [PollRoute, PollRoute] = [
 
 /** The fast path as an edge step, or undefined when this node's counters are not in memory (nothing to do). */
 export function fastPollStep(options: FastPollOptions): EdgeStep | undefined {
-  if (!options.room.answersPollsFromMemory) return undefined;
+  if (!options.room.queue.answersPollsFromMemory) return undefined;
   return new FastPoll(options.room, `public, max-age=${options.pollTtl}`);
 }
 
 class FastPoll implements EdgeStep {
   readonly name = 'fast poll';
-  private readonly room: WaitingRoomService;
+  private readonly room: WaitingRoom;
   private readonly cacheControl: string;
 
-  constructor(room: WaitingRoomService, cacheControl: string) {
+  constructor(room: WaitingRoom, cacheControl: string) {
     this.room = room;
     this.cacheControl = cacheControl;
   }
@@ -70,7 +71,7 @@ class FastPoll implements EdgeStep {
     if (!route) return false;
     const eventId = url.slice(route.prefix.length);
     if (!PLAIN_EVENT_ID.test(eventId)) return false;
-    const counters = this.room.countersInMemory(eventId);
+    const counters = this.room.queue.countersInMemory(eventId);
     if (!counters) return false;
     const body = route.body(counters);
     answeredFor(res, route.label);

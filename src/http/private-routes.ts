@@ -6,7 +6,8 @@ import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
 import { reportCsv } from '../domain/room-report.ts';
 import type { RoomView } from '../domain/room-edits.ts';
-import type { RoomChangeAnswer, WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { RoomChangeAnswer } from '../domain/services/room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import type { SseSink } from '../events/sse-sink.ts';
 import { privateCaller } from './auth/private-auth.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
@@ -32,7 +33,7 @@ type RoomRequest = FastifyRequest<{ Params: { event_id: string }; Body: unknown 
  */
 export const ROOM_BODY_LIMIT = 5 * 1024 * 1024;
 
-export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, sse: SseSink, options: MountOptions): void {
+export function privateRoutes(app: FastifyInstance, room: Pick<WaitingRoom, 'admission' | 'claims' | 'draws' | 'queue' | 'reports' | 'rooms' | 'sessions'>, sse: SseSink, options: MountOptions): void {
   mountRoutes(app, [
     {
       method: 'POST',
@@ -40,7 +41,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       schema: { body: PrivateGenerateTokenBody },
       handler: (req) => {
         const b = (req as B<Static<typeof PrivateGenerateTokenBody>>).body;
-        return room.generateToken(b.event_id, b.request_id, { issuer: b.issuer, validityPeriod: b.validity_period });
+        return room.claims.generateToken(b.event_id, b.request_id, { issuer: b.issuer, validityPeriod: b.validity_period });
       },
     },
     {
@@ -50,8 +51,8 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       handler: async (req) => {
         const b = (req as B<Static<typeof IncrementBody>>).body;
         // For the audit log: the counter as read just before the move (null if the room is unknown).
-        const before = await room.servingNum(b.event_id).then((a) => a.body, () => null);
-        const answer = await room.incrementServingCounter(b.event_id, b.increment_by);
+        const before = await room.queue.servingNum(b.event_id).then((a) => a.body, () => null);
+        const answer = await room.admission.incrementServingCounter(b.event_id, b.increment_by);
         req.auditChange = { before, after: answer.body };
         req.log.info({ event_id: b.event_id, increment_by: b.increment_by, serving: answer.body }, 'serving counter moved');
         return answer;
@@ -62,14 +63,14 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       url: '/num_active_tokens',
       schema: { querystring: EventQuery },
       invalidQuery: Errors.unknownEventKey,
-      handler: (req) => room.numActiveTokens((req as Q<Static<typeof EventQuery>>).query.event_id),
+      handler: (req) => room.sessions.numActiveTokens((req as Q<Static<typeof EventQuery>>).query.event_id),
     },
     {
       method: 'GET',
       url: '/expired_tokens',
       schema: { querystring: EventQuery },
       invalidQuery: Errors.invalidEventId,
-      handler: (req) => room.expiredTokens((req as Q<Static<typeof EventQuery>>).query.event_id),
+      handler: (req) => room.sessions.expiredTokens((req as Q<Static<typeof EventQuery>>).query.event_id),
     },
     {
       method: 'POST',
@@ -77,7 +78,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       schema: { body: UpdateSessionBody },
       handler: (req) => {
         const b = (req as B<Static<typeof UpdateSessionBody>>).body;
-        return room.updateSession(b.event_id, b.request_id, b.status);
+        return room.sessions.updateSession(b.event_id, b.request_id, b.status);
       },
     },
     {
@@ -87,7 +88,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       schema: { querystring: DrawPositionsQuery },
       handler: (req) => {
         const q = (req as Q<Static<typeof DrawPositionsQuery>>).query;
-        return room.drawPositions(q.event_id, Number(q.offset ?? 0), Number(q.limit ?? 5_000));
+        return room.draws.drawPositions(q.event_id, Number(q.offset ?? 0), Number(q.limit ?? 5_000));
       },
     },
     {
@@ -96,7 +97,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       schema: { body: EventBody },
       handler: async (req) => {
         const b = (req as B<Static<typeof EventBody>>).body;
-        const answer = await room.resetInitialState(b.event_id);
+        const answer = await room.admission.resetInitialState(b.event_id);
         req.log.info({ event_id: b.event_id }, 'event reset');
         return answer;
       },
@@ -108,7 +109,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       invalidQuery: Errors.invalidEventId,
       handler: async (req, reply) => {
         const eventId = (req as Q<Static<typeof EventQuery>>).query.event_id;
-        if (!room.roomSettings(eventId)) throw Errors.invalidEventId();
+        if (!room.rooms.roomSettings(eventId)) throw Errors.invalidEventId();
         reply.hijack();
         sse.attach(reply.raw, eventId);
         return { status: 200, body: undefined };
@@ -122,7 +123,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       handler: async (req) => {
         const q = (req as Q<Static<typeof AuditQuery>>).query;
         const limit = Number(q.limit ?? 100);
-        const entries = await room.auditLog(limit, q.before === undefined ? undefined : Number(q.before));
+        const entries = await room.reports.auditLog(limit, q.before === undefined ? undefined : Number(q.before));
         const last = entries.at(-1);
         return { status: 200, body: { entries, ...(entries.length === limit && last ? { next_before: last.seq } : {}) } };
       },
@@ -131,18 +132,18 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
     {
       method: 'GET',
       url: '/rooms',
-      handler: () => room.listRooms(),
+      handler: () => room.rooms.listRooms(),
     },
     {
       method: 'GET',
       url: '/rooms/:event_id',
-      handler: (req) => room.getRoom((req as RoomRequest).params.event_id),
+      handler: (req) => room.rooms.getRoom((req as RoomRequest).params.event_id),
     },
     {
       // What the control panel shows of a room: counts of people, each explained (docs/rooms.md "Control panel").
       method: 'GET',
       url: '/rooms/:event_id/figures',
-      handler: (req) => room.roomFigures((req as RoomRequest).params.event_id),
+      handler: (req) => room.reports.roomFigures((req as RoomRequest).params.event_id),
     },
     {
       // After-event report (minute by minute, from the room's history): JSON, or CSV with format=csv or Accept: text/csv.
@@ -154,7 +155,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
         const to = q.to === undefined ? Math.floor(Date.now() / 1000) : Number(q.to);
         const from = q.from === undefined ? to - 86_400 : Number(q.from);
         if (from > to) throw Errors.invalidRequestBody();
-        const answer = await room.roomReport((req as RoomRequest).params.event_id, from, to);
+        const answer = await room.reports.roomReport((req as RoomRequest).params.event_id, from, to);
         const csv = q.format === 'csv' || (q.format === undefined && (req.headers.accept ?? '').includes('text/csv'));
         if (!csv) return answer;
         reply.header('content-type', 'text/csv; charset=utf-8');
@@ -167,7 +168,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       bodyLimit: ROOM_BODY_LIMIT,
       handler: async (req) => {
         const r = req as RoomRequest;
-        return audited(r, 'put', await room.putRoom(r.params.event_id, r.body));
+        return audited(r, 'put', await room.rooms.putRoom(r.params.event_id, r.body));
       },
     },
     {
@@ -176,7 +177,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       bodyLimit: ROOM_BODY_LIMIT,
       handler: async (req) => {
         const r = req as RoomRequest;
-        return audited(r, 'patch', await room.patchRoom(r.params.event_id, r.body));
+        return audited(r, 'patch', await room.rooms.patchRoom(r.params.event_id, r.body));
       },
     },
     {
@@ -184,7 +185,7 @@ export function privateRoutes(app: FastifyInstance, room: WaitingRoomService, ss
       url: '/rooms/:event_id',
       handler: async (req) => {
         const r = req as RoomRequest;
-        return audited(r, 'delete', await room.deleteRoom(r.params.event_id));
+        return audited(r, 'delete', await room.rooms.deleteRoom(r.params.event_id));
       },
     },
   ], options);

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
   DrawQuery,
@@ -22,7 +22,7 @@ import {
 type Q<T> = FastifyRequest<{ Querystring: T }>;
 type B<T> = FastifyRequest<{ Body: T }>;
 
-export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, options: MountOptions): void {
+export function publicRoutes(app: FastifyInstance, room: Pick<WaitingRoom, 'claims' | 'draws' | 'queue'>, options: MountOptions): void {
   mountRoutes(app, [
     {
       method: 'POST',
@@ -31,7 +31,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       handler: (req) => {
         const b = (req as B<Static<typeof JoinBody>>).body;
         // The client is the address Fastify names, which follows --trust-proxy (X-Forwarded-For from trusted hops).
-        return room.assignQueueNum(b.event_id, { client: req.ip, proofOfWork: b.proof_of_work, enqueueKey: b.enqueue_key });
+        return room.queue.assignQueueNum(b.event_id, { client: req.ip, proofOfWork: b.proof_of_work, enqueueKey: b.enqueue_key });
       },
     },
     {
@@ -40,7 +40,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       url: '/challenge',
       schema: { querystring: EventQuery },
       invalidQuery: Errors.invalidEventId,
-      handler: (req) => room.challenge((req as Q<Static<typeof EventQuery>>).query.event_id),
+      handler: (req) => room.queue.challenge((req as Q<Static<typeof EventQuery>>).query.event_id),
     },
     {
       method: 'GET',
@@ -50,7 +50,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       invalidQuery: Errors.invalidEventOrRequestId,
       handler: (req) => {
         const q = (req as Q<Static<typeof EventRequestQuery>>).query;
-        return room.queueNum(q.event_id, q.request_id);
+        return room.queue.queueNum(q.event_id, q.request_id);
       },
     },
     {
@@ -59,7 +59,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       schema: { querystring: EventQuery, response: ServingResponse },
       cache: 'poll',
       invalidQuery: Errors.invalidEventId,
-      handler: (req) => room.servingNum((req as Q<Static<typeof EventQuery>>).query.event_id),
+      handler: (req) => room.queue.servingNum((req as Q<Static<typeof EventQuery>>).query.event_id),
     },
     {
       method: 'GET',
@@ -67,7 +67,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       schema: { querystring: EventQuery, response: WaitingResponse },
       cache: 'poll',
       invalidQuery: Errors.invalidEventId,
-      handler: (req) => room.waitingNum((req as Q<Static<typeof EventQuery>>).query.event_id),
+      handler: (req) => room.queue.waitingNum((req as Q<Static<typeof EventQuery>>).query.event_id),
     },
     {
       method: 'POST',
@@ -76,7 +76,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       // The public endpoint ignores issuer / validity_period in the body.
       handler: (req) => {
         const b = (req as B<Static<typeof EventRequestBody>>).body;
-        return room.generateToken(b.event_id, b.request_id);
+        return room.claims.generateToken(b.event_id, b.request_id);
       },
     },
     {
@@ -85,7 +85,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       schema: { querystring: EventQuery },
       cache: 'key',
       invalidQuery: Errors.unknownEventKey,
-      handler: (req) => room.publicKey((req as Q<Static<typeof EventQuery>>).query.event_id),
+      handler: (req) => room.claims.publicKey((req as Q<Static<typeof EventQuery>>).query.event_id),
     },
     {
       method: 'GET',
@@ -93,7 +93,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       schema: { querystring: EventQuery },
       cache: 'key',
       invalidQuery: Errors.unknownEventKey,
-      handler: (req) => room.jwks((req as Q<Static<typeof EventQuery>>).query.event_id),
+      handler: (req) => room.claims.jwks((req as Q<Static<typeof EventQuery>>).query.event_id),
     },
     {
       // The room's draw (spec rooms.md §3): built once per draw by the service, sent as the JSON bytes it built.
@@ -104,7 +104,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       invalidQuery: Errors.invalidEventId,
       handler: async (req, reply) => {
         const q = (req as Q<Static<typeof DrawQuery>>).query;
-        const answer = await room.drawPublication(q.event_id, q.page === undefined ? undefined : Number(q.page));
+        const answer = await room.draws.drawPublication(q.event_id, q.page === undefined ? undefined : Number(q.page));
         reply.type('application/json; charset=utf-8');
         return answer;
       },
@@ -117,7 +117,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       invalidQuery: Errors.invalidEventOrRequestId,
       handler: (req) => {
         const q = (req as Q<Static<typeof EventRequestQuery>>).query;
-        return room.queuePosExpiry(q.event_id, q.request_id);
+        return room.claims.queuePosExpiry(q.event_id, q.request_id);
       },
     },
     // spec/rooms.md §4: the visitor gives their place up.
@@ -127,7 +127,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       schema: { body: EventRequestBody },
       handler: (req) => {
         const b = (req as B<Static<typeof EventRequestBody>>).body;
-        return room.leaveQueue(b.event_id, b.request_id);
+        return room.queue.leaveQueue(b.event_id, b.request_id);
       },
     },
     // spec/rooms.md §5, the hand-off without a gate: the page asks for a code, the site's server spends it.
@@ -137,7 +137,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       schema: { body: HandoffCodeBody },
       handler: (req) => {
         const b = (req as B<Static<typeof HandoffCodeBody>>).body;
-        return room.handoffCode(b.event_id, b.request_id, b.return_to);
+        return room.claims.handoffCode(b.event_id, b.request_id, b.return_to);
       },
     },
     {
@@ -146,7 +146,7 @@ export function publicRoutes(app: FastifyInstance, room: WaitingRoomService, opt
       schema: { body: HandoffBody },
       handler: (req) => {
         const b = (req as B<Static<typeof HandoffBody>>).body;
-        return room.exchangeHandoff(b.event_id, b.code);
+        return room.claims.exchangeHandoff(b.event_id, b.code);
       },
     },
   ], options);

@@ -2,7 +2,7 @@
 // and 405 for the methods it does not serve, and carries its caching policy (spec: "Caching headers").
 
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, preValidationHookHandler } from 'fastify';
-import type { Answer } from '../domain/waiting-room-service.ts';
+import type { Answer } from '../domain/services/room-context.ts';
 import { Errors, type ContractError } from '../domain/errors.ts';
 
 /** poll: max-age=pollTtl; queue: 60 s; key: 300 s. Only a 200 is ever cacheable. */

@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { ContractError, Errors } from '../domain/errors.ts';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import type { SseSink } from '../events/sse-sink.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { StoreUnavailableError } from '../domain/ports/store.ts';
@@ -31,7 +31,7 @@ import type { MountOptions } from './route-table.ts';
 import { publicRoutes } from './public-routes.ts';
 
 export interface HttpServerOptions {
-  room: WaitingRoomService;
+  room: WaitingRoom;
   sse: SseSink;
   /** The public counter streams (GET /stream); absent where answers cannot stream (API Gateway). */
   streams?: CounterStreams | undefined;
@@ -178,11 +178,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   app.get('/readyz', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
     try {
-      await options.room.checkStore();
-      return { status: 'ready', store: options.room.storeDescription };
+      await options.room.reports.checkStore();
+      return { status: 'ready', store: options.room.reports.storeDescription };
     } catch {
       reply.code(503).header('retry-after', '1');
-      return { status: 'unavailable', store: options.room.storeDescription };
+      return { status: 'unavailable', store: options.room.reports.storeDescription };
     }
   });
   const metricsToken = options.metricsToken ? secretMatcher(options.metricsToken) : undefined;
@@ -208,7 +208,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       // Every public write, before its body is read: a client over its limit costs one counter and a 429.
       scope.addHook('onRequest', async (request) => {
         if (request.method === 'POST' || request.routeOptions.url === '/challenge') {
-          await options.room.limitPublicWrite(request.ip, writesPerMinute);
+          await options.room.queue.limitPublicWrite(request.ip, writesPerMinute);
         }
       });
     }

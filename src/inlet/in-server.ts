@@ -3,7 +3,7 @@
 // claimed through the store's lock, so with N nodes each tick is applied once. The MaxSize inlet is an
 // endpoint of the private API, behind its authentication: POST <private base>/inlet/max_size. Both are
 // transports: they gather the inputs (the tick's time and pause check, the site's report), hand them to the
-// service's admission (WaitingRoomService.admit, whose rules are in src/domain/admission/), and record what it
+// service's admission (AdmissionService.admit, whose rules are in src/domain/admission/), and record what it
 // did as a log line and metrics; they emit no events of their own (the spec's event list has none for inlets;
 // closing sessions still emits session_updated as update_session does).
 
@@ -16,7 +16,7 @@ import { epochSeconds, type Clock } from '../domain/clock.ts';
 import { Errors } from '../domain/errors.ts';
 import type { RoomRegistry } from '../domain/room-registry.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { mountRoutes, type MountOptions } from '../http/route-table.ts';
 import type { JobScheduler, JobSpec } from '../jobs/scheduler.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -25,14 +25,14 @@ import { pauseChecker } from './pause-check.ts';
 import { describePeriodicOutcome, periodicOutcomeRecord } from './periodic.ts';
 
 export interface InletDeps {
-  room: WaitingRoomService;
+  room: Pick<WaitingRoom, 'admission' | 'rooms'>;
   metrics: Metrics;
   log: Pick<Logger, 'info' | 'debug'>;
 }
 
 /** One job per event configured with the periodic inlet. */
 export function periodicInletJobs(deps: InletDeps & { clock: Clock }): JobSpec[] {
-  return deps.room.rooms().flatMap((event) => periodicInletJob(event, deps) ?? []);
+  return deps.room.rooms.rooms().flatMap((event) => periodicInletJob(event, deps) ?? []);
 }
 
 /** The job name of an event's periodic inlet. */
@@ -54,7 +54,7 @@ export function periodicInletJob(event: RoomSettings, deps: InletDeps & { clock:
     name: periodicInletJobName(eventId),
     intervalMs: settings.interval * 1000,
     run: async () => {
-      const outcome = await deps.room.admit(eventId, { kind: 'periodic', inlet, now: epochSeconds(deps.clock) });
+      const outcome = await deps.room.admission.admit(eventId, { kind: 'periodic', inlet, now: epochSeconds(deps.clock) });
       const labels = { event_id: eventId, strategy: 'periodic' };
       const record = periodicOutcomeRecord(outcome);
       deps.metrics.inletDecisions.inc({ ...labels, outcome: record.outcome });
@@ -119,14 +119,14 @@ export function maxSizeInletRoutes(deps: Omit<InletDeps, 'log'>) {
         bodyLimit: REPORT_BODY_LIMIT,
         handler: async (req) => {
           const b = (req as FastifyRequest<{ Body: Static<typeof MaxSizeReportBody> }>).body;
-          const event = deps.room.roomSettings(b.event_id);
+          const event = deps.room.rooms.roomSettings(b.event_id);
           if (!event) throw Errors.invalidEventId();
           if (event.inlet?.strategy !== 'max_size') throw Errors.maxSizeInletNotConfigured();
           const report = { exited: b.exited, completed: b.completed ?? [], abandoned: b.abandoned ?? [] };
           // Every ID is checked before any session is closed: a bad report changes nothing.
           if (maxSizeReportProblem(report)) throw Errors.invalidEventOrRequestId();
           const maxSize = event.inlet.max_size;
-          const result = await deps.room.admit(event.event_id, { kind: 'max-size', maxSize, report });
+          const result = await deps.room.admission.admit(event.event_id, { kind: 'max-size', maxSize, report });
           const labels = { event_id: event.event_id, strategy: 'max_size' };
           const outcome = result.moved_by > 0 ? 'moved' : result.capacity <= 0 ? 'no_capacity' : 'nothing_reported';
           deps.metrics.inletDecisions.inc({ ...labels, outcome });

@@ -2,7 +2,7 @@
 // (spec/integrations.md §3): the standalone CLI and the Lambda handlers carry the domain's admission steps
 // (src/domain/admission/) out through them. Implemented over HTTP with SigV4 or a bearer token
 // (PrivateApiClient, src/client/private-api-client.ts), which also drives VWR's own API. Inside the server the inlets go through
-// WaitingRoomService.admit instead.
+// AdmissionService.admit instead.
 
 export type SessionStatus = 1 | -1;
 

@@ -1,5 +1,5 @@
 // Every node follows the rooms of the store by itself: once a second it asks the service to bring the rooms it
-// serves in line with the store (WaitingRoomService.syncRooms: one read of the rooms version, and a list only
+// serves in line with the store (RoomService.syncRooms: one read of the rooms version, and a list only
 // when that moved), so a room created, changed or deleted on any node is served so here within about a second —
 // inside the 2 s the rooms API promises, with room for a slow read. Unlike the interval jobs of ./scheduler.ts
 // there is no leader lock: each node keeps its own rooms.

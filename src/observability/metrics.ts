@@ -2,7 +2,7 @@
 // 4xx/5xx CloudWatch alarms; per-event gauges are read from the store when scraped, not on the hot path.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -109,7 +109,7 @@ export class Metrics {
   }
 
   /** Per-event gauges, read from the store once per scrape (not on the request path). */
-  watchEvents(room: WaitingRoomService): void {
+  watchEvents(room: Pick<WaitingRoom, 'queue' | 'reports' | 'rooms'>): void {
     const definitions = [
       ['queue', 'anteroom_queue_positions', 'Positions handed out'],
       ['serving', 'anteroom_serving_counter', 'Serving counter'],
@@ -124,8 +124,8 @@ export class Metrics {
     // Every gauge's collect shares one read of every event's counters per scrape.
     const readAll = (): Promise<void> => {
       scrape ??= (async () => {
-        for (const eventId of room.roomIds()) {
-          const counters = await room.counters(eventId);
+        for (const eventId of room.rooms.roomIds()) {
+          const counters = await room.reports.counters(eventId);
           for (const [key, gauge] of gauges) gauge.set({ event_id: eventId }, counters[key]);
         }
       })().finally(() => setImmediate(() => (scrape = null)));
@@ -143,8 +143,8 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const eventId of room.roomIds()) {
-          const accuracy = room.estimates.accuracy(eventId);
+        for (const eventId of room.rooms.roomIds()) {
+          const accuracy = room.queue.estimates.accuracy(eventId);
           if (accuracy.median_abs_error_s !== null) this.set({ event_id: eventId }, accuracy.median_abs_error_s);
         }
       },
@@ -155,7 +155,7 @@ export class Metrics {
       labelNames: ['event_id'],
       registers: [this.registry],
       collect() {
-        for (const eventId of room.roomIds()) this.set({ event_id: eventId }, room.estimates.accuracy(eventId).samples);
+        for (const eventId of room.rooms.roomIds()) this.set({ event_id: eventId }, room.queue.estimates.accuracy(eventId).samples);
       },
     });
   }

@@ -15,7 +15,8 @@ import type { Clock } from '../domain/clock.ts';
 import type { RoomRegistry } from '../domain/room-registry.ts';
 import { Errors, OAuthError, OAuthErrors, OidcErrors, Pending } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
-import type { Answer, WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { Answer } from '../domain/services/room-context.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { tokenFromAuthorization } from 'anteroom-authorizer';
 import { parseJsonBody } from '../http/json-body.ts';
 import { mountPreflightAndMethodGuard, mountRoutes, type MountOptions } from '../http/route-table.ts';
@@ -44,7 +45,7 @@ import { userInfoClaims } from './userinfo.ts';
 export const OIDC_BASE_PATH = '/oidc';
 
 export interface OidcAdapterOptions {
-  room: WaitingRoomService;
+  room: Pick<WaitingRoom, 'claims' | 'queue' | 'rooms'>;
   /** Where generated client secrets are kept, shared by every node. */
   secrets: SecretStore;
   /** The public base URL of the server (e.g. https://queue.example.com), read per request: known once listening. */
@@ -109,7 +110,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   const basePath = options.basePath ?? OIDC_BASE_PATH;
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath)) throw new Error(`OIDC base path must look like /oidc (got "${basePath}")`);
   const issuer = () => `${options.publicUrl()}${basePath}`;
-  const clients = new OidcClients(options.clientRooms ?? { get: (id) => room.roomSettings(id), all: () => room.rooms() });
+  const clients = new OidcClients(options.clientRooms ?? { get: (id) => room.rooms.roomSettings(id), all: () => room.rooms.rooms() });
   const secrets = new ClientSecrets(options.secrets);
   const rateLimit = new TokenRateLimit();
   // From <basePath>/login back to the root, where the public API is; or the public API given.
@@ -127,7 +128,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
   async function publishedKeys(): Promise<{ keys: PublicJwk[] }> {
     const all = clients.all();
     if (all.length === 0) throw OidcErrors.noOidcClients();
-    const sets = await Promise.all(all.map((client) => room.jwks(client.clientId)));
+    const sets = await Promise.all(all.map((client) => room.claims.jwks(client.clientId)));
     const keys = sets.flatMap((answer) => (answer.status === 200 ? answer.body.keys : []));
     // A missing key set is a failure of ours, never an empty list a relying party would cache.
     if (keys.length === 0) throw new Error('no signing key could be read for the OIDC clients');
@@ -210,7 +211,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     // position (this process, or on AWS the intake consumer behind the SQS queue). The room's bot defence
     // applies as at POST /assign_queue_num: limits per client, and a proof of work or an enqueue key the client
     // sends (the login page solves a challenge itself when refused for want of one).
-    const joined = await room.assignQueueNum(
+    const joined = await room.queue.assignQueueNum(
       eventId,
       { client: request.ip, proofOfWork: body.proof_of_work, enqueueKey: body.enqueue_key },
       bindAuthorization(outcome.request),
@@ -218,8 +219,8 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     if (joined.status !== 200) throw OidcErrors.joinInterrupted();
     const requestId = joined.body.api_request_id;
     // Numbered later (AWS): the page asks the public API's /queue_num for the position until it exists.
-    if (room.joinsNumberedLater) return ok({ request_id: requestId, event_id: eventId });
-    const position = await room.queueNum(eventId, requestId);
+    if (room.queue.joinsNumberedLater) return ok({ request_id: requestId, event_id: eventId });
+    const position = await room.queue.queueNum(eventId, requestId);
     if (position.status !== 200) throw OidcErrors.joinInterrupted();
     return ok({ request_id: requestId, queue_number: position.body.queue_number, event_id: eventId });
   }
@@ -229,14 +230,14 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
     const client = clients.get(body.client_id);
     if (!client || !isRequestId(body.request_id)) throw Errors.invalidEventOrRequestId();
     const requestId = normaliseRequestId(body.request_id);
-    const stored = await room.boundAuthorization(client.clientId, requestId);
+    const stored = await room.claims.boundAuthorization(client.clientId, requestId);
     if (stored === null) throw Errors.invalidRequestId();
     const bound = readBoundAuthorization(stored);
     // The allow-list may have changed since the visitor joined: only ever send them to a URI it holds now.
     if (!client.redirectUris.includes(bound.redirect_uri)) {
       throw OidcErrors.invalidAuthorizationRequest('redirect_uri is not registered for this client');
     }
-    const readiness = await room.claimReadiness(client.clientId, requestId);
+    const readiness = await room.claims.claimReadiness(client.clientId, requestId);
     switch (readiness) {
       case 'no-position':
         throw Errors.invalidRequestId();
@@ -283,7 +284,7 @@ export function oidcAdapter(options: OidcAdapterOptions): OidcAdapter {
 
   function privateRoutes(scope: FastifyInstance, mount: MountOptions): void {
     const clientOf = (eventId: string): OidcClient => {
-      if (!room.roomSettings(eventId)) throw Errors.invalidEventId();
+      if (!room.rooms.roomSettings(eventId)) throw Errors.invalidEventId();
       const client = clients.get(eventId);
       if (!client) throw OidcErrors.oidcNotEnabled();
       return client;

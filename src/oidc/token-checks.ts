@@ -10,7 +10,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { decodeJwt } from 'jose';
 import { ContractError, OAuthErrors } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
-import type { TokenResponse, WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { ClaimService, TokenResponse } from '../domain/services/claim-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { secretsEqual } from '../http/auth/constant-time.ts';
 import { readBoundAuthorization, type BoundAuthorization } from './bound-authorization.ts';
 import type { ClientSecrets } from './client-secrets.ts';
@@ -19,7 +20,7 @@ import type { TokenRateLimit } from './token-rate-limit.ts';
 import { isFormEncoded, rawParameters, type RawParameters } from './parameters.ts';
 
 export interface TokenDeps {
-  room: WaitingRoomService;
+  room: Pick<WaitingRoom, 'claims'>;
   clients: OidcClients;
   secrets: ClientSecrets;
   issuer: () => string;
@@ -103,7 +104,7 @@ const checkCode: TokenStep = async (ctx, deps) => {
   const code = ctx.params.get('code');
   if (code === undefined) throw OAuthErrors.invalidRequest('code is required');
   const client = ctx.client as OidcClient;
-  const stored = isRequestId(code) ? await deps.room.boundAuthorization(client.clientId, normaliseRequestId(code)) : null;
+  const stored = isRequestId(code) ? await deps.room.claims.boundAuthorization(client.clientId, normaliseRequestId(code)) : null;
   if (stored === null) throw OAuthErrors.invalidGrant('the code is not valid for this client');
   ctx.code = normaliseRequestId(code);
   ctx.bound = readBoundAuthorization(stored);
@@ -140,9 +141,9 @@ const issueTokenSet: TokenStep = async (ctx, deps) => {
   const client = ctx.client as OidcClient;
   const bound = ctx.bound as BoundAuthorization;
   const issuer = deps.issuer();
-  let answer: Awaited<ReturnType<WaitingRoomService['generateToken']>>;
+  let answer: Awaited<ReturnType<ClaimService['generateToken']>>;
   try {
-    answer = await deps.room.generateToken(client.clientId, ctx.code, { issuer, nonce: bound.nonce });
+    answer = await deps.room.claims.generateToken(client.clientId, ctx.code, { issuer, nonce: bound.nonce });
   } catch (error) {
     if (error instanceof ContractError && error.status >= 400 && error.status < 500) {
       throw OAuthErrors.invalidGrant(`the code cannot be exchanged: ${error.message}`);

@@ -8,11 +8,11 @@ import { decodeJwt } from 'jose';
 import { AuthorizerError, verifyAccessTokenWithKeys, type RefusalReason, type VerifiedClaims } from 'anteroom-authorizer';
 import type { Clock } from '../domain/clock.ts';
 import { OAuthErrors } from '../domain/errors.ts';
-import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import type { OidcClients } from './clients.ts';
 
 export interface UserInfoDeps {
-  room: WaitingRoomService;
+  room: Pick<WaitingRoom, 'claims'>;
   clients: OidcClients;
   issuer: () => string;
   clock: Clock;
@@ -35,7 +35,7 @@ export async function userInfoClaims(token: string | undefined, deps: UserInfoDe
   // The audience picks the key set; the signature check below is what makes the choice trustworthy.
   const client = deps.clients.get(audience);
   if (!client) throw OAuthErrors.invalidBearerToken('The access token is not valid');
-  const jwks = await deps.room.jwks(client.clientId);
+  const jwks = await deps.room.claims.jwks(client.clientId);
   if (jwks.status !== 200) throw new Error(`no signing keys for event ${client.clientId}`);
   try {
     return await verifyAccessTokenWithKeys(token, jwks.body, {

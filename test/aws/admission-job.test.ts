@@ -25,8 +25,8 @@ async function environment(keyPrefix: string, clock: TestClock, settings: RoomSe
     { store: new RedisStore({ url: redis.url, keyPrefix, readyTimeoutMs: 5000 }), clock: clock.now, log: () => {} },
   );
   const runs: number[] = [];
-  const admit = runtime.room.admitAutomatically.bind(runtime.room);
-  runtime.room.admitAutomatically = async (eventId) => {
+  const admit = runtime.room.admission.admitAutomatically.bind(runtime.room);
+  runtime.room.admission.admitAutomatically = async (eventId) => {
     runs.push(Math.floor(clock.now() / 1000));
     return admit(eventId);
   };
@@ -56,7 +56,7 @@ describe('AWS admission job', () => {
       const start = Math.floor(clock.now() / 1000) + 1;
       await createJobHandlers(async () => runtime, ticksAt(clock, [start, start + 1, start + 2])).admission(scheduledEvent('admission'));
       assert.deepEqual(runs, [start, start + 1, start + 2]);
-      assert.equal((await runtime.room.counters('Sample')).serving, 6, '⌈120/60⌉ = 2 a tick, three ticks');
+      assert.equal((await runtime.room.reports.counters('Sample')).serving, 6, '⌈120/60⌉ = 2 a tick, three ticks');
     } finally {
       await runtime.close();
     }
@@ -74,7 +74,7 @@ describe('AWS admission job', () => {
       assert.equal(waits, 0, 'no tick waited for');
       assert.deepEqual(runs, []);
       // The room switches to automatic admission (the rooms API): the next invocation ticks it.
-      await runtime.room.putRoom('Sample', { ...room });
+      await runtime.room.rooms.putRoom('Sample', { ...room });
       clock.ms += 2_000;
       const later = Math.floor(clock.now() / 1000) + 1;
       await createJobHandlers(async () => runtime, ticksAt(clock, [later, later + 1], () => waits++)).admission(scheduledEvent('admission'));
@@ -106,15 +106,15 @@ describe('AWS admission job', () => {
     const start = clock.now() / 1000;
     const { runtime } = await environment(`ar-aws-hist-${randomUUID().slice(0, 8)}:`, clock, defaultSettings('Sample'));
     try {
-      const joined = await runtime.room.assignQueueNum('Sample', {});
+      const joined = await runtime.room.queue.assignQueueNum('Sample', {});
       const id = (joined.body as { api_request_id: string }).api_request_id;
       clock.advance(20);
-      await runtime.room.incrementServingCounter('Sample', 1);
-      assert.equal((await runtime.room.generateToken('Sample', id)).status, 200);
+      await runtime.room.admission.incrementServingCounter('Sample', 1);
+      assert.equal((await runtime.room.claims.generateToken('Sample', id)).status, 200);
       // The public API function's invocation ends with a flush: the wait is in Redis before it returns.
       await runtime.flush();
       await createJobHandlers(async () => runtime).history(scheduledEvent('history'));
-      const report = await runtime.room.roomReport('Sample', start, start + 60);
+      const report = await runtime.room.reports.roomReport('Sample', start, start + 60);
       assert.deepEqual(
         report.body.minutes.map((m) => [m.minute - start, m.arrivals, m.admissions, m.claims, m.waits_measured]),
         [[0, 1, 1, 1, 1]],

@@ -55,7 +55,7 @@ describe('private-API client against a node', () => {
   for (const [name, credentials] of credentialKinds) {
     it(`moves the counter, reads active tokens and closes sessions with ${name}`, async () => {
       const api = client(credentials);
-      const before = (await node.room.counters('Sample')).serving;
+      const before = (await node.room.reports.counters('Sample')).serving;
       assert.equal(await api.incrementServingCounter('Sample', 3), before + 3);
       assert.equal(await api.incrementServingCounter('Sample', 0), before + 3, 'by 0 reads the counter');
       const requestId = await servedVisitorWithTokens(api);

@@ -91,7 +91,7 @@ for (const backend of backends) {
         defaultIssuer: () => 'https://issuer.test',
         ...(options.chunk ? { drawChunkSize: options.chunk } : {}),
       });
-      const service = core.service;
+      const service = core.room;
       const eventId = room.event_id;
       return {
         store,
@@ -101,13 +101,13 @@ for (const backend of backends) {
         join: async (n: number): Promise<string[]> =>
           Promise.all(
             Array.from({ length: n }, async () => {
-              const answer = await service.assignQueueNum(eventId, {});
+              const answer = await service.queue.assignQueueNum(eventId, {});
               assert.equal(answer.status, 200);
               return (answer.body as { api_request_id: string }).api_request_id;
             }),
           ),
         published: async () =>
-          JSON.parse((await service.drawPublication(eventId)).body.toString('utf8')) as {
+          JSON.parse((await service.draws.drawPublication(eventId)).body.toString('utf8')) as {
             algorithm: string;
             commitment: string;
             seed?: string;
@@ -115,7 +115,7 @@ for (const backend of backends) {
             entries?: string[];
           },
         positionOf: async (requestId: string) => {
-          const answer = await service.queueNum(eventId, requestId);
+          const answer = await service.queue.queueNum(eventId, requestId);
           return answer.status === 200 ? answer.body.queue_number : null;
         },
       };
@@ -124,16 +124,16 @@ for (const backend of backends) {
     it('a pre-queue join waits without a position; /draw shows only the commitment', async () => {
       const t = await setUp(drawRoom('wait'));
       const [a] = await t.join(3);
-      assert.deepEqual(await t.service.queueNum('wait', a), Pending.awaitingDraw);
-      assert.deepEqual(await t.service.generateToken('wait', a), Pending.notServedYet);
-      assert.deepEqual(await t.service.queuePosExpiry('wait', a), Pending.notServedYet);
-      assert.equal((await t.service.counters('wait')).queue, 0);
+      assert.deepEqual(await t.service.queue.queueNum('wait', a), Pending.awaitingDraw);
+      assert.deepEqual(await t.service.claims.generateToken('wait', a), Pending.notServedYet);
+      assert.deepEqual(await t.service.claims.queuePosExpiry('wait', a), Pending.notServedYet);
+      assert.equal((await t.service.reports.counters('wait')).queue, 0);
       const published = await t.published();
       assert.deepEqual(Object.keys(published).sort(), ['algorithm', 'commitment']);
       assert.equal(published.commitment, (await t.store.getDraw('wait'))?.commitment, 'the seed of the first join');
-      assert.equal(await t.service.drawDone('wait'), false);
+      assert.equal(await t.service.draws.drawDone('wait'), false);
       // Before the start the draw job does nothing.
-      await t.service.runDraws();
+      await t.service.draws.runDraws();
       assert.equal((await t.store.getDraw('wait'))?.state, 'committed');
     });
 
@@ -145,9 +145,9 @@ for (const backend of backends) {
       // Through leave_queue, as the page gives a place up: out of the pre-queue, announced, and only once.
       const left: unknown[] = [];
       t.core.bus.subscribe({ name: 'test', deliver: (e) => void (e['detail-type'] === 'queue_left' && left.push(e.detail)) });
-      for (const id of gaveUp) assert.deepEqual(await t.service.leaveQueue('drop', id), { status: 200, body: {} });
+      for (const id of gaveUp) assert.deepEqual(await t.service.queue.leaveQueue('drop', id), { status: 200, body: {} });
       assert.deepEqual(left, gaveUp.map((request_id) => ({ event_id: 'drop', request_id })));
-      await assert.rejects(t.service.leaveQueue('drop', gaveUp[0]), /Queue position was given up/);
+      await assert.rejects(t.service.queue.leaveQueue('drop', gaveUp[0]), /Queue position was given up/);
       const stayed = prequeue.filter((id) => !gaveUp.includes(id));
 
       // Visitors who arrive while the draw numbers its places (after the first chunk) queue behind it.
@@ -160,13 +160,13 @@ for (const backend of backends) {
           // the first chunk has not numbered yet: a numbered one holds a position, which it can give up.)
           let unnumbered: string | undefined;
           for (const id of stayed) if (unnumbered === undefined && (await t.positionOf(id)) === null) unnumbered = id;
-          leaveDuringDraw = await t.service.leaveQueue('drop', unnumbered).catch((error: Error) => error);
+          leaveDuringDraw = await t.service.queue.leaveQueue('drop', unnumbered).catch((error: Error) => error);
         }
       };
       t.clock.ms = START_MS;
-      await t.service.runDraws();
+      await t.service.draws.runDraws();
       assert.ok(t.store.numberDrawnCalls >= 4, `${t.store.numberDrawnCalls} chunks of at most 7 for 28 entries`);
-      assert.equal(await t.service.drawDone('drop'), true);
+      assert.equal(await t.service.draws.drawDone('drop'), true);
 
       const published = await t.published();
       assert.equal(published.commitment, before.commitment, 'the commitment published before the draw');
@@ -185,11 +185,11 @@ for (const backend of backends) {
       );
       assert.deepEqual([...positions].sort((x, y) => x! - y!), Array.from({ length: 28 }, (_, i) => i + 1));
       assert.notDeepEqual(positions, Array.from({ length: 28 }, (_, i) => i + 1), 'not join order');
-      for (const id of gaveUp) assert.deepEqual(await t.service.queueNum('drop', id), Pending.requestIdNotFound);
+      for (const id of gaveUp) assert.deepEqual(await t.service.queue.queueNum('drop', id), Pending.requestIdNotFound);
       assert.deepEqual(await Promise.all(duringDraw.map((id) => t.positionOf(id))), [29, 30, 31]);
       const [afterDraw] = await t.join(1);
       assert.equal(await t.positionOf(afterDraw!), 32, 'a join after the draw gets the next position at once');
-      assert.equal((await t.service.counters('drop')).queue, 32);
+      assert.equal((await t.service.reports.counters('drop')).queue, 32);
     });
 
     it('a draw stopped after k chunks finishes after a restart, with the same order', async () => {
@@ -200,7 +200,7 @@ for (const backend of backends) {
       first.store.onNumberDrawn = async (call) => {
         if (call === 3) throw new Error('the node died');
       };
-      await assert.rejects(first.service.runDraws(), /the node died/);
+      await assert.rejects(first.service.draws.runDraws(), /the node died/);
       const stopped = await first.store.getDraw('crash');
       assert.equal(stopped?.state, 'drawing');
       assert.equal(stopped?.progress, 10, 'two chunks of 5 numbered');
@@ -208,12 +208,12 @@ for (const backend of backends) {
       // Another process while the dead one's lease still holds: it leaves the draw alone.
       const store = new ObservedStore(first.store);
       const restarted = await setUp(room, { chunk: 5, store, clock: first.clock });
-      await restarted.service.runDraws();
+      await restarted.service.draws.runDraws();
       assert.equal((await store.getDraw('crash'))?.progress, 10);
       // Once the lease has run out it resumes from the stored progress.
       first.clock.advance(DRAW_LEASE_MS / 1000 + 1);
-      await restarted.service.runDraws();
-      assert.equal(await restarted.service.drawDone('crash'), true);
+      await restarted.service.draws.runDraws();
+      assert.equal(await restarted.service.draws.drawDone('crash'), true);
       assert.equal(store.numberDrawnCalls, 3, 'only the chunks left: places 11–23');
 
       const expected = placesOf(await drawOrder(stopped!.seed, 23));
@@ -228,13 +228,13 @@ for (const backend of backends) {
       const joined = [...(await a.join(5)), ...(await b.join(5)), ...(await a.join(5))];
       assert.equal((await a.published()).commitment, (await b.published()).commitment);
       a.clock.ms = START_MS;
-      await Promise.all([a.service.runDraws(), b.service.runDraws()]);
+      await Promise.all([a.service.draws.runDraws(), b.service.draws.runDraws()]);
       assert.ok(
         (a.store.numberDrawnCalls === 0) !== (b.store.numberDrawnCalls === 0),
         `one node numbered the places (${a.store.numberDrawnCalls} and ${b.store.numberDrawnCalls} calls)`,
       );
-      assert.equal(await a.service.drawDone('shared'), true);
-      assert.equal(await b.service.drawDone('shared'), true);
+      assert.equal(await a.service.draws.drawDone('shared'), true);
+      assert.equal(await b.service.draws.drawDone('shared'), true);
       const draw = await a.store.getDraw('shared');
       const places = placesOf(await drawOrder(draw!.seed, 15));
       assert.deepEqual(await Promise.all(joined.map((id) => b.positionOf(id))), [...places]);
@@ -243,14 +243,14 @@ for (const backend of backends) {
     it('GET /draw?page=N: the entries in pages (every page fits a Lambda answer), the same head, 404 past the last', async () => {
       const t = await setUp(drawRoom('pages'));
       await t.join(5);
-      assert.deepEqual(JSON.parse((await t.service.drawPublication('pages', 1)).body.toString()), await t.published(), 'before the draw: the publication');
+      assert.deepEqual(JSON.parse((await t.service.draws.drawPublication('pages', 1)).body.toString()), await t.published(), 'before the draw: the publication');
       t.clock.ms = START_MS;
-      await t.service.runDraws();
+      await t.service.draws.runDraws();
       const whole = await t.published();
-      const page = async (n: number) => JSON.parse((await t.service.drawPublication('pages', n)).body.toString()) as Record<string, unknown>;
+      const page = async (n: number) => JSON.parse((await t.service.draws.drawPublication('pages', n)).body.toString()) as Record<string, unknown>;
       const { entries, ...head } = whole;
       assert.deepEqual(await page(1), { ...head, total_entries: 5, page: 1, pages: 1, entries });
-      await assert.rejects(t.service.drawPublication('pages', 2), { status: 404, message: 'The draw has no such page' });
+      await assert.rejects(t.service.draws.drawPublication('pages', 2), { status: 404, message: 'The draw has no such page' });
       // Pages of 2: the same entries, in order, split.
       const publication = { json: Buffer.from(JSON.stringify(whole)), drawn: { firstPosition: whole.first_position!, positions: new Uint32Array(5), entryHexes: entries!.join('') } };
       const pages = [1, 2, 3].map((n) => JSON.parse(drawPage(publication, n, 2)!.toString()) as { entries: string[]; pages: number; total_entries: number });
@@ -265,9 +265,9 @@ for (const backend of backends) {
       const t = await setUp(drawRoom('again'));
       const [a] = await t.join(2);
       const before = await t.published();
-      await t.service.resetInitialState('again');
+      await t.service.admission.resetInitialState('again');
       assert.equal(await t.store.getDraw('again'), null);
-      assert.deepEqual(await t.service.queueNum('again', a), Pending.requestIdNotFound);
+      assert.deepEqual(await t.service.queue.queueNum('again', a), Pending.requestIdNotFound);
       await t.join(1);
       assert.notEqual((await t.published()).commitment, before.commitment);
     });
@@ -276,8 +276,8 @@ for (const backend of backends) {
       const t = await setUp(drawRoom('plain', { shuffle_at_event_start: false }));
       const ids = await t.join(3);
       assert.deepEqual(await Promise.all(ids.map((id) => t.positionOf(id))), [1, 2, 3]);
-      await assert.rejects(t.service.drawPublication('plain'), { status: 404, message: 'This waiting room has no draw' });
-      assert.equal(await t.service.drawDone('plain'), true);
+      await assert.rejects(t.service.draws.drawPublication('plain'), { status: 404, message: 'This waiting room has no draw' });
+      assert.equal(await t.service.draws.drawDone('plain'), true);
     });
 
     it('the first /draw of a room commits its seed; a draw of an empty pre-queue is done at the start', async () => {
@@ -285,8 +285,8 @@ for (const backend of backends) {
       const before = await t.published();
       assert.equal((await t.store.getDraw('empty'))?.commitment, before.commitment);
       t.clock.ms = START_MS + 5000;
-      await t.service.runDraws();
-      assert.equal(await t.service.drawDone('empty'), true);
+      await t.service.draws.runDraws();
+      assert.equal(await t.service.draws.drawDone('empty'), true);
       const published = await t.published();
       assert.deepEqual(published.entries, []);
       assert.equal(published.commitment, before.commitment);

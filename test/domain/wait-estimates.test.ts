@@ -188,27 +188,27 @@ describe('the service records the estimate it answers on /queue_num and judges i
       clock: () => clock.ms,
       defaultIssuer: () => 'http://127.0.0.1',
     });
-    const service = core.service;
-    const join = async () => (await service.assignQueueNum('E', {})).body as { api_request_id: string };
+    const service = core.room;
+    const join = async () => (await service.queue.assignQueueNum('E', {})).body as { api_request_id: string };
     // Ten joined and let in over 60 s: a pace of 1 every 6 s, seen by the polls.
     for (let i = 0; i < 10; i++) await join();
-    await service.servingNum('E');
+    await service.queue.servingNum('E');
     for (let i = 0; i < 10; i++) {
       clock.ms += 6_000;
-      await service.incrementServingCounter('E', 1);
-      await service.servingNum('E');
+      await service.admission.incrementServingCounter('E', 1);
+      await service.queue.servingNum('E');
     }
     // A visitor with 5 ahead: about 30 s.
     for (let i = 0; i < 4; i++) await join();
     const { api_request_id: id } = await join();
-    const answer = (await service.queueNum('E', id)).body as { queue_number: number; wait_estimate_s?: [number, number] };
+    const answer = (await service.queue.queueNum('E', id)).body as { queue_number: number; wait_estimate_s?: [number, number] };
     assert.equal(answer.queue_number, 15);
     assert.deepEqual(answer.wait_estimate_s, [24, 38]);
     // Let in 40 s later (the middle of the range was 31 s): an error of 9 s.
     clock.ms += 40_000;
-    await service.incrementServingCounter('E', 5);
-    assert.equal((await service.generateToken('E', id)).status, 200);
-    const figures = (await service.roomFigures('E')).body as { estimate_accuracy: unknown };
+    await service.admission.incrementServingCounter('E', 5);
+    assert.equal((await service.claims.generateToken('E', id)).status, 200);
+    const figures = (await service.reports.roomFigures('E')).body as { estimate_accuracy: unknown };
     assert.deepEqual(figures.estimate_accuracy, { samples: 1, median_abs_error_s: 9 });
   });
 });

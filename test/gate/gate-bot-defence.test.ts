@@ -23,7 +23,7 @@ function guardedRoom(eventId: string, origin: string, path: string, defence: Par
 
 /** Places actually numbered in the store. */
 async function placesOf(node: GateNode, eventId: string): Promise<number> {
-  return (await node.room.counters(eventId)).queue;
+  return (await node.room.reports.counters(eventId)).queue;
 }
 
 /** A public-API join from `client` (X-Forwarded-For, believed from the loopback peer: --trust-proxy 127.0.0.1). */

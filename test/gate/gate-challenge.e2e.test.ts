@@ -52,13 +52,13 @@ describe('a gate visitor solves the challenge in Chromium and waits in line', { 
     await page.locator('#my-position').filter({ hasText: '2' }).waitFor({ timeout: 60_000 });
     assert.deepEqual(gateAnswers.slice(0, 3), ['challenge 403', 'challenge 200', 'queued 200']);
     assert.deepEqual(proofsSent, ['/product/7'], 'the solution went to the gate, at the URL asked for, once');
-    assert.equal((await node.room.counters('Guarded')).queue, 2);
+    assert.equal((await node.room.reports.counters('Guarded')).queue, 2);
 
     // A reload keeps the place (the cookie's): no second challenge, no second place.
     await page.reload();
     await page.locator('#my-position').filter({ hasText: '2' }).waitFor();
     assert.equal(gateAnswers.filter((a) => a.startsWith('challenge')).length, 2);
-    assert.equal((await node.room.counters('Guarded')).queue, 2);
+    assert.equal((await node.room.reports.counters('Guarded')).queue, 2);
 
     assert.equal((await node.admin('POST', '/increment_serving_counter', { event_id: 'Guarded', increment_by: 2 })).status, 200);
     await page.waitForURL(`${node.gateUrl}/product/7?size=m`);

@@ -59,7 +59,7 @@ describe('gate sessions shared by two gate nodes on one Redis', () => {
   async function firstInSecondWaiting([one, two]: [GateNode, GateNode]): Promise<{ a: CookieJar; b: CookieJar }> {
     const a = new CookieJar();
     assert.equal(await status(one, a), 'queued');
-    await one.room.admitAutomatically('Shop');
+    await one.room.admission.admitAutomatically('Shop');
     assert.equal(await status(one, a), 'admitted');
     assert.ok(a.cookies.has(TOKEN_COOKIE));
     assert.equal(await status(one, a), 'proxied');
@@ -67,7 +67,7 @@ describe('gate sessions shared by two gate nodes on one Redis', () => {
     const b = new CookieJar();
     assert.equal(await status(two, b), 'queued');
     one.clock.advance(1);
-    await one.room.admitAutomatically('Shop');
+    await one.room.admission.admitAutomatically('Shop');
     assert.equal(await status(two, b), 'queued', 'the one place is taken by A');
     return { a, b };
   }
@@ -81,7 +81,7 @@ describe('gate sessions shared by two gate nodes on one Redis', () => {
         nodes[0].clock.advance(6);
         assert.equal((await nodes[0].gate?.server.sweep()) ?? 0, 0, `round ${i}: node one ended an active session`);
         assert.equal((await nodes[1].gate?.server.sweep()) ?? 0, 0, `round ${i}: node two ended an active session`);
-        await nodes[0].room.admitAutomatically('Shop');
+        await nodes[0].room.admission.admitAutomatically('Shop');
         assert.equal(await status(nodes[i % 2]!, a), 'proxied', `round ${i}: A refused`);
       }
       assert.equal(await status(nodes[1], b), 'queued', 'B still waits: A kept the place');
@@ -100,7 +100,7 @@ describe('gate sessions shared by two gate nodes on one Redis', () => {
       const ended = ((await nodes[0].gate?.server.sweep()) ?? 0) + ((await nodes[1].gate?.server.sweep()) ?? 0);
       assert.equal(ended, 1, 'ended once in all');
       assert.equal((await nodes[0].store.getCounters('Shop')).abandoned, 1);
-      await nodes[1].room.admitAutomatically('Shop');
+      await nodes[1].room.admission.admitAutomatically('Shop');
       assert.equal(await status(nodes[0], b), 'admitted');
       assert.equal(await status(nodes[1], a), 'queued', 'the idle visitor is back in line, on either node');
     });

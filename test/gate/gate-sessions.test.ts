@@ -33,14 +33,14 @@ async function withRoom(settings: { session_duration: number; session_renewal: b
 async function firstInSecondWaiting(node: GateNode): Promise<{ a: CookieJar; b: CookieJar }> {
   const a = new CookieJar();
   assert.equal(await status(node, a), 'queued');
-  await node.room.admitAutomatically('Shop');
+  await node.room.admission.admitAutomatically('Shop');
   assert.equal(await status(node, a), 'admitted');
   assert.ok(a.cookies.has(TOKEN_COOKIE));
   assert.equal(await status(node, a), 'proxied');
   const b = new CookieJar();
   assert.equal(await status(node, b), 'queued');
   node.clock.advance(1);
-  await node.room.admitAutomatically('Shop');
+  await node.room.admission.admitAutomatically('Shop');
   assert.equal(await status(node, b), 'queued', 'the one place is taken by A');
   return { a, b };
 }
@@ -53,7 +53,7 @@ describe('gate sessions and automatic admission', () => {
         node.clock.advance(4);
         assert.equal(await status(node, a), 'proxied');
         await node.gate?.server.sweep();
-        await node.room.admitAutomatically('Shop');
+        await node.room.admission.admitAutomatically('Shop');
       }
       assert.equal(await status(node, b), 'queued');
     });
@@ -67,7 +67,7 @@ describe('gate sessions and automatic admission', () => {
       assert.equal(await node.gate?.server.sweep(), 0);
       node.clock.advance(RENEW_EVERY_MS / 1000 + 1);
       assert.equal(await node.gate?.server.sweep(), 1);
-      await node.room.admitAutomatically('Shop');
+      await node.room.admission.admitAutomatically('Shop');
       assert.equal(await status(node, b), 'admitted');
       assert.equal(await status(node, a), 'queued', 'the idle visitor is back in line');
     });
@@ -80,7 +80,7 @@ describe('gate sessions and automatic admission', () => {
       assert.equal(await status(node, a), 'proxied');
       node.clock.advance(5);
       assert.equal(await status(node, a), 'queued', 'refused at session_duration after admission');
-      await node.room.admitAutomatically('Shop');
+      await node.room.admission.admitAutomatically('Shop');
       assert.equal(await status(node, b), 'admitted');
     });
   });

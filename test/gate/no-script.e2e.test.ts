@@ -46,13 +46,13 @@ describe('the gate in Chromium without JavaScript', () => {
     assert.match((await page.locator('#noscript-status').textContent()) ?? '', /updates itself every 5 seconds/);
     assert.equal(await page.locator('meta[http-equiv="refresh"]').getAttribute('content'), '5;url=/product/7?size=m');
 
-    await node.room.admitAutomatically('Shop');
-    assert.equal((await node.room.counters('Shop')).serving, 1, 'let in by the tick');
+    await node.room.admission.admitAutomatically('Shop');
+    assert.equal((await node.room.reports.counters('Shop')).serving, 1, 'let in by the tick');
     // The refresh (5 s) loads the same URL, now answered by the origin.
     await page.locator('#origin-page').filter({ hasText: 'Origin page /product/7?size=m' }).waitFor({ timeout: 20_000 });
     assert.equal(page.url(), `${node.gateUrl}/product/7?size=m`);
     assert.ok(documents.length >= 2, 'the page asked again by itself');
-    assert.equal((await node.room.counters('Shop')).queue, 1, 'one place');
+    assert.equal((await node.room.reports.counters('Shop')).queue, 1, 'one place');
     await context.close();
   });
 

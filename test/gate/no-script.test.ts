@@ -66,7 +66,7 @@ describe('the gate without JavaScript', () => {
     await origin.close();
   });
 
-  const joined = async (eventId: string) => (await node.room.counters(eventId)).queue;
+  const joined = async (eventId: string) => (await node.room.reports.counters(eventId)).queue;
 
   it('queued → refreshes → admitted → the page first asked for, with one place in the store', async () => {
     for (let i = 0; i < 2; i++) await (await fetch(`${node.gateUrl}/ahead`)).text();
@@ -122,9 +122,9 @@ describe('the gate without JavaScript', () => {
       return { position: page.position, seconds: page.seconds };
     };
     assert.deepEqual(await seconds(), { position: '1', seconds: 5 }, '1 ahead: the floor');
-    for (let i = 0; i < 58; i++) await node.room.assignQueueNum('Auto', {});
+    for (let i = 0; i < 58; i++) await node.room.queue.assignQueueNum('Auto', {});
     assert.deepEqual(await seconds(), { position: '60', seconds: 15 }, '60 ahead at 1/s: 60 s / 4');
-    for (let i = 0; i < 100; i++) await node.room.assignQueueNum('Auto', {});
+    for (let i = 0; i < 100; i++) await node.room.queue.assignQueueNum('Auto', {});
     assert.deepEqual(await seconds(), { position: '161', seconds: 30 }, 'far back: the ceiling');
   });
 

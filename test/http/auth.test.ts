@@ -155,14 +155,14 @@ describe('private API: missing and wrong credentials', () => {
   after(() => node.stop());
 
   it('every private endpoint answers 401 {"error": "Missing Authentication Token"} without an Authorization header', async () => {
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     for (const call of PRIVATE_CALLS) {
       const res = await read(privateCall(node, call, {}));
       assert.equal(res.status, 401, `${call.method} ${call.path}`);
       assert.deepEqual(res.body, MISSING, `${call.method} ${call.path}`);
       assert.equal(res.headers.get('access-control-allow-origin'), '*');
     }
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 
   it('an empty Authorization header counts as missing: 401', async () => {
@@ -172,13 +172,13 @@ describe('private API: missing and wrong credentials', () => {
   });
 
   it('every private endpoint answers 403 {"error": "Forbidden"} for a wrong bearer token, and changes nothing', async () => {
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     for (const call of PRIVATE_CALLS) {
       const res = await read(privateCall(node, call, { authorization: 'Bearer not-the-admin-token' }));
       assert.equal(res.status, 403, `${call.method} ${call.path}`);
       assert.deepEqual(res.body, FORBIDDEN);
     }
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 
   it('a bearer token that only starts like the admin token is refused: 403', async () => {
@@ -198,7 +198,7 @@ describe('private API: missing and wrong credentials', () => {
   });
 
   it('the admin bearer token is accepted', async () => {
-    const { activeTokens } = await node.room.counters('Sample');
+    const { activeTokens } = await node.room.reports.counters('Sample');
     const res = await read(node.admin('GET', '/num_active_tokens?event_id=Sample'));
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { active_tokens: activeTokens });
@@ -239,7 +239,7 @@ describe('private API: SigV4 from the control panel (aws4fetch)', () => {
   });
   after(() => node.stop());
 
-  const serving = async () => (await node.room.counters('Sample')).serving;
+  const serving = async () => (await node.room.reports.counters('Sample')).serving;
 
   it('a POST signed by aws4fetch — host + x-amz-date, JSON as text/plain, no X-Amz-Content-Sha256 — is accepted', async () => {
     const before = await serving();
@@ -359,28 +359,28 @@ describe('private API: SigV4 from a botocore-style client (@smithy/signature-v4,
   after(() => node.stop());
 
   it('a GET with a query string is accepted', async () => {
-    const { activeTokens } = await node.room.counters('Sample');
+    const { activeTokens } = await node.room.reports.counters('Sample');
     const res = await read(botoFetch(node, 'GET', '/num_active_tokens?event_id=Sample'));
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { active_tokens: activeTokens });
   });
 
   it('a POST with a JSON body is accepted', async () => {
-    const { serving } = await node.room.counters('Sample');
+    const { serving } = await node.room.reports.counters('Sample');
     const res = await read(botoFetch(node, 'POST', '/increment_serving_counter', { event_id: 'Sample', increment_by: 4 }));
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { serving_num: serving + 4 });
   });
 
   it('an X-Amz-Content-Sha256 that is not the hash of the body answers 403 and changes nothing', async () => {
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const hashOfOther = createHash('sha256').update('{"event_id":"Sample","increment_by":1}').digest('hex');
     const res = await read(
       botoFetch(node, 'POST', '/increment_serving_counter', { event_id: 'Sample', increment_by: 500 }, { claimedHash: hashOfOther }),
     );
     assert.equal(res.status, 403);
     assert.deepEqual(res.body, FORBIDDEN);
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 
   it('UNSIGNED-PAYLOAD is not accepted in place of the body hash', async () => {

@@ -35,7 +35,7 @@ describe('rooms that admit by themselves', () => {
   async function tick(): Promise<void> {
     assert.equal(await node.scheduler.runTick(admissionJob(node.room), Math.floor(node.clock.now() / 1000)), true);
   }
-  const serving = async (eventId: string) => (await node.room.counters(eventId)).serving;
+  const serving = async (eventId: string) => (await node.room.reports.counters(eventId)).serving;
   const claim = (eventId: string, requestId: string) =>
     read<{ error?: string }>(node.post('/generate_token', { event_id: eventId, request_id: requestId }));
   const endSession = async (eventId: string, requestId: string, status: 1 | -1) =>
@@ -66,16 +66,16 @@ describe('rooms that admit by themselves', () => {
       const res = await joinStatus('Soon');
       assert.equal(res.status, 403);
       assert.deepEqual(res.body, { error: 'Waiting room is not open yet' });
-      assert.equal(await node.room.roomPhase('Soon'), 'before');
+      assert.equal(await node.room.rooms.roomPhase('Soon'), 'before');
       node.clock.advance(10);
       assert.equal((await joinStatus('Soon')).status, 200);
-      assert.equal(await node.room.roomPhase('Soon'), 'prequeue');
+      assert.equal(await node.room.rooms.roomPhase('Soon'), 'prequeue');
     });
 
     it('after event_end_time the room has ended: joins answer 403 Waiting room is closed', async () => {
       await node.rooms.put(scheduled(eventSettings('Over'), { event_start_time: iso(-20), event_end_time: iso(-1) }));
       assert.deepEqual((await joinStatus('Over')).body, { error: 'Waiting room is closed' });
-      assert.equal(await node.room.roomPhase('Over'), 'ended');
+      assert.equal(await node.room.rooms.roomPhase('Over'), 'ended');
     });
   });
 
@@ -142,7 +142,7 @@ describe('rooms that admit by themselves', () => {
 
     // Positions 4 and 5 never claim: their claim window (60 s) expires and the expiry job records it.
     node.clock.advance(61);
-    await node.room.advanceExpiry('Loop');
+    await node.room.admission.advanceExpiry('Loop');
     await next(7, 'expired claim windows free their places');
 
     assert.equal((await claim('Loop', ids[5]!)).status, 200); // position 6, token valid 120 s
@@ -170,7 +170,7 @@ describe('rooms that admit by themselves', () => {
     node.clock.advance(1);
     await tick();
     assert.equal(await serving('Held'), 0, 'before the start');
-    assert.equal(await node.room.roomPhase('Held'), 'prequeue');
+    assert.equal(await node.room.rooms.roomPhase('Held'), 'prequeue');
     node.clock.advance(4);
     await tick();
     assert.equal(await serving('Held'), 3, 'from the start');
@@ -181,7 +181,7 @@ describe('rooms that admit by themselves', () => {
     await joinMany('Inlet', 3);
     const now = Math.floor(node.clock.now() / 1000);
     const periodic = { eventId: 'Inlet', incrementBy: 10, startTime: 0, endTime: 0 };
-    assert.deepEqual(await node.room.admit('Inlet', { kind: 'periodic', inlet: periodic, now }), { kind: 'moved', by: 3, servingNum: 3 });
+    assert.deepEqual(await node.room.admission.admit('Inlet', { kind: 'periodic', inlet: periodic, now }), { kind: 'moved', by: 3, servingNum: 3 });
     await joinMany('Inlet', 2);
     const report = await read<{ serving_num: number; moved_by: number }>(
       node.admin('POST', '/inlet/max_size', { event_id: 'Inlet', exited: 50 }),

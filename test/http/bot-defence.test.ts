@@ -46,7 +46,7 @@ describe('bot defence at join', () => {
 
   const joinWith = (eventId: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
     read<{ api_request_id?: string; error?: string }>(node.post('/assign_queue_num', { event_id: eventId, ...extra }, headers));
-  const queued = async (eventId: string) => (await node.room.counters(eventId)).queue;
+  const queued = async (eventId: string) => (await node.room.reports.counters(eventId)).queue;
 
   describe('VWR clients with the defaults (no bot_defence)', () => {
     it('a join without anything else is answered 200, as before', async () => {
@@ -307,13 +307,13 @@ describe('--writes-per-client-per-minute', () => {
     assert.equal(joined.status, 200);
     const claim = await node.post('/generate_token', { event_id: 'Sample', request_id: joined.body.api_request_id });
     assert.equal(claim.status, 202);
-    const before = (await node.room.counters('Sample')).queue;
+    const before = (await node.room.reports.counters('Sample')).queue;
     const refused = await read(node.post('/leave_queue', { event_id: 'Sample', request_id: joined.body.api_request_id }));
     assert.equal(refused.status, 429);
     assert.deepEqual(refused.body, { error: 'Too many requests' });
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
     assert.equal((await node.post('/assign_queue_num', { event_id: 'Sample' })).status, 429);
-    assert.equal((await node.room.counters('Sample')).queue, before);
+    assert.equal((await node.room.reports.counters('Sample')).queue, before);
     assert.equal((await node.get('/serving_num?event_id=Sample')).status, 200);
     assert.equal((await node.get(`/queue_num?event_id=Sample&request_id=${joined.body.api_request_id}`)).status, 200);
   });

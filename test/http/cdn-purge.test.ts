@@ -53,7 +53,7 @@ describe('reset_initial_state calls the configured CDN purge hook', () => {
     assert.equal(join.status, 200);
     const response = await node.admin('POST', '/reset_initial_state', { event_id: 'Sample' });
     assert.equal(response.status, 200);
-    assert.equal((await node.room.counters('Sample')).queue, 0);
+    assert.equal((await node.room.reports.counters('Sample')).queue, 0);
     answer = 200;
   });
 

@@ -67,7 +67,7 @@ describe('a join storm', () => {
     const positions = await Promise.all(ids.map((id) => positionOf(node, id)));
     assert.ok(positions.every((p) => p !== null), 'every acknowledged join has its position');
     assert.deepEqual((positions as number[]).sort(ascending), range(N));
-    const counters = await node.room.counters('Sample');
+    const counters = await node.room.reports.counters('Sample');
     assert.equal(counters.queue, N);
     const waiting = await call(`${node.url}/waiting_num?event_id=Sample`);
     assert.deepEqual(JSON.parse(waiting.text), { waiting_num: N });
@@ -98,7 +98,7 @@ describe('concurrent first claims of one request ID', () => {
     unsubscribe();
     for (const answer of answers) assert.equal(answer.status, 200, answer.text);
     assert.equal(new Set(answers.map((a) => a.text)).size, 1, 'every caller gets the same tokens, byte for byte');
-    assert.equal((await node.room.counters('Sample')).tokens, 1);
+    assert.equal((await node.room.reports.counters('Sample')).tokens, 1);
     assert.deepEqual(
       events.map((e) => [e['detail-type'], e.detail]),
       [['token_generated', { event_id: 'Sample', request_id: id }]],
@@ -106,14 +106,14 @@ describe('concurrent first claims of one request ID', () => {
   });
 
   it('parallel first claims of many request IDs count each token set once', async () => {
-    const before = (await node.room.counters('Sample')).tokens;
+    const before = (await node.room.reports.counters('Sample')).tokens;
     const ids = await Promise.all(Array.from({ length: 40 }, () => join(node)));
     await increment(node, 40);
     const answers = await Promise.all(
       ids.flatMap((id) => [1, 2, 3].map(() => call(`${node.url}/generate_token`, { body: { event_id: 'Sample', request_id: id } }))),
     );
     for (const answer of answers) assert.equal(answer.status, 200, answer.text);
-    assert.equal((await node.room.counters('Sample')).tokens, before + 40);
+    assert.equal((await node.room.reports.counters('Sample')).tokens, before + 40);
   });
 });
 
@@ -133,7 +133,7 @@ describe('a reset during a join storm', () => {
     await Promise.all(
       servedOld.slice(0, 30).map((id) => call(`${node.url}/generate_token`, { body: { event_id: 'Sample', request_id: id } })),
     );
-    assert.equal((await node.room.counters('Sample')).tokens, 30);
+    assert.equal((await node.room.reports.counters('Sample')).tokens, 30);
 
     // The storm: 50 clients joining back to back, and old visitors claiming their first token, while a reset
     // is fired once 300 joins were answered; each client goes on for 5 more joins after the reset answered.
@@ -172,7 +172,7 @@ describe('a reset during a join storm', () => {
     assert.equal(reset.status, 200, reset.text);
     for (const status of claims) assert.ok([200, 404].includes(status), `a straddling claim answered ${status}`);
 
-    const counters = await node.room.counters('Sample');
+    const counters = await node.room.reports.counters('Sample');
     const known = new Map<string, number>();
     for (const id of [...old, ...stormIds]) {
       const position = await positionOf(node, id);
@@ -197,7 +197,7 @@ describe('a reset during a join storm', () => {
       const res = await call(`${node.url}/generate_token`, { body: { event_id: 'Sample', request_id: id } });
       assert.equal(res.status, 404, `old request ID ${id}`);
     }
-    assert.equal((await node.room.counters('Sample')).tokens, 0);
+    assert.equal((await node.room.reports.counters('Sample')).tokens, 0);
   });
 
   it('a request ID from before a reset is never answered with a position of after it', async () => {

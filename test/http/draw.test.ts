@@ -120,7 +120,7 @@ describe('GET /draw and anteroom verify-draw', () => {
 
   it('after the draw: seed, first position and entries; every visitor has the place they give', async () => {
     node.clock.ms = START_MS;
-    await node.room.runDraws();
+    await node.room.draws.runDraws();
     const published = (await (await node.get('/draw?event_id=drop')).json()) as Published;
     assert.equal(published.commitment, before_.commitment);
     assert.equal(drawCommitment(published.seed!), published.commitment);

@@ -46,7 +46,7 @@ function postRaw(node: TestNode, endpoint: { path: string; private: boolean }, b
 /** Counters of the event plus the queue as the public API shows it: what a bad request must not change. */
 async function snapshot(node: TestNode) {
   return {
-    counters: await node.room.counters('Sample'),
+    counters: await node.room.reports.counters('Sample'),
     serving: (await read(node.get('/serving_num?event_id=Sample'))).text,
     waiting: (await read(node.get('/waiting_num?event_id=Sample'))).text,
   };
@@ -275,7 +275,7 @@ describe('routing: unknown paths and wrong methods', () => {
   });
 
   it('a wrong method answers 405 with a JSON error and an Allow header, and changes nothing', async () => {
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const cases: [string, string, string][] = [
       [`${node.url}/assign_queue_num`, 'GET', 'POST, OPTIONS'],
       [`${node.url}/assign_queue_num`, 'PUT', 'POST, OPTIONS'],
@@ -293,7 +293,7 @@ describe('routing: unknown paths and wrong methods', () => {
       assert.equal(res.headers.get('allow'), allow);
       assert.equal(res.headers.get('access-control-allow-origin'), '*');
     }
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 });
 
@@ -450,13 +450,13 @@ describe('optional origin key (publicApiKey)', () => {
   after(() => node.stop());
 
   it('a public request without x-api-key answers 403 {"error": "Forbidden"} and changes nothing', async () => {
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     for (const res of [await read(node.post('/assign_queue_num', { event_id: 'Sample' })), await read(node.get('/serving_num?event_id=Sample'))]) {
       assert.equal(res.status, 403);
       assert.deepEqual(res.body, { error: 'Forbidden' });
       assert.equal(res.headers.get('access-control-allow-origin'), '*');
     }
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 
   it('a wrong x-api-key answers 403 {"error": "Forbidden"}', async () => {

@@ -76,14 +76,14 @@ describe('event envelopes and details', () => {
 
   it('an event describes state that is already durable: at delivery the token is already counted and stored', async () => {
     const id = await servedVisitor(node);
-    const before = (await node.room.counters('Sample')).tokens;
+    const before = (await node.room.reports.counters('Sample')).tokens;
     let seen: Promise<[number, number]> | undefined;
     const stop = node.bus.subscribe({
       name: 'durability-probe',
       deliver: (e) => {
         if (e['detail-type'] !== 'token_generated') return;
         seen = Promise.all([
-          node.room.counters('Sample').then((c) => c.tokens),
+          node.room.reports.counters('Sample').then((c) => c.tokens),
           node.store.getClaimContext('Sample', id).then((ctx) => (ctx?.token ? 1 : 0)),
         ]);
       },
@@ -122,7 +122,7 @@ describe('event envelopes and details', () => {
     await node.admin('POST', '/increment_serving_counter', { event_id: 'Sample', increment_by: 2 });
     node.clock.advance(901);
     const { events, stop } = collectEvents(node);
-    await node.room.advanceExpiry('Sample');
+    await node.room.admission.advanceExpiry('Sample');
     stop();
     assert.equal(events.length, 1);
     assertEnvelope(events[0]!, 'automatic_serving_counter_incr', node);
@@ -142,7 +142,7 @@ describe('event envelopes and details', () => {
     await node.admin('POST', '/update_session', { event_id: 'Sample', request_id: ids[0], status: 1 });
     await node.admin('POST', '/update_session', { event_id: 'Sample', request_id: ids[1], status: -1 });
     const { events, stop } = collectEvents(node);
-    await node.room.emitMetrics('Sample');
+    await node.room.reports.emitMetrics('Sample');
     stop();
     assert.equal(events.length, 1);
     assertEnvelope(events[0]!, 'waiting_room_metrics', node);
@@ -161,7 +161,7 @@ describe('event envelopes and details', () => {
 
   it('waiting_room_metrics is not emitted when enable_events_generation is off', async () => {
     const { events, stop } = collectEvents(node);
-    await node.room.emitMetrics('Quiet');
+    await node.room.reports.emitMetrics('Quiet');
     stop();
     assert.deepEqual(events, []);
   });

@@ -51,7 +51,7 @@ describe('polling fast path', () => {
 
   it('leaves every malformed or unknown query to the routed path and its errors', async () => {
     await poll(node, '/serving_num?event_id=Sample');
-    const { serving } = await node.room.counters('Sample');
+    const { serving } = await node.room.reports.counters('Sample');
     assert.equal((await poll(node, '/serving_num?event_id=Nope')).status, 400);
     assert.equal((await node.get('/serving_num?event_id=Sample&event_id=Sample')).status, 400);
     assert.deepEqual((await poll(node, '/serving_num?event_id=Sam%70le')).body, { serving_counter: serving });

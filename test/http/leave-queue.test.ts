@@ -28,7 +28,7 @@ describe('POST /leave_queue', () => {
     assert.deepEqual(res.body, {});
     assert.equal(res.headers.get('cache-control'), 'no-store');
     assert.equal(await waiting(), before - 1);
-    assert.equal((await node.room.counters('Sample')).left >= 1, true);
+    assert.equal((await node.room.reports.counters('Sample')).left >= 1, true);
   });
 
   it('a later generate_token answers 410, served or not', async () => {
@@ -107,8 +107,8 @@ describe('POST /leave_queue', () => {
     await serveUpTo(node, 2, 'Expiring');
     assert.equal((await leave(gone, 'Expiring')).status, 200);
     node.clock.advance(901);
-    await node.room.advanceExpiry('Expiring');
-    const counters = await node.room.counters('Expiring');
+    await node.room.admission.advanceExpiry('Expiring');
+    const counters = await node.room.reports.counters('Expiring');
     assert.deepEqual([counters.expired, counters.left, counters.waiting], [1, 1, 0], 'position 2 expired, position 1 left');
     assert.equal((await read(node.post('/generate_token', { event_id: 'Expiring', request_id: stays }))).status, 410);
   });

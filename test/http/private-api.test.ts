@@ -129,13 +129,13 @@ describe('POST /private/generate_token', () => {
 
   it('an invalid validity_period or issuer answers 400 "Invalid request body" and issues nothing', async () => {
     const id = await servedVisitor(node);
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     for (const extra of [{ validity_period: 0 }, { validity_period: 1.5 }, { validity_period: '60' }, { issuer: 5 }, { issuer: '' }]) {
       const res = await adminClaim(node, id, extra);
       assert.equal(res.status, 400, JSON.stringify(extra));
       assert.deepEqual(res.body, { error: 'Invalid request body' });
     }
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 });
 
@@ -164,7 +164,7 @@ describe('POST /private/increment_serving_counter', () => {
   });
 
   it('a non-integer increment_by answers 400 "Invalid request body" and changes nothing', async () => {
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     for (const by of [1.5, '5', null, true, [1], { n: 1 }]) {
       const res = await increment(node, by);
       assert.equal(res.status, 400, JSON.stringify(by));
@@ -173,7 +173,7 @@ describe('POST /private/increment_serving_counter', () => {
     const missing = await read(node.admin('POST', '/increment_serving_counter', { event_id: 'Sample' }));
     assert.equal(missing.status, 400);
     assert.deepEqual(missing.body, { error: 'Invalid request body' });
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 
   it('an unknown event answers 400 "Invalid event ID"', async () => {
@@ -315,13 +315,13 @@ describe('POST /private/update_session', () => {
 
   it('status 1 closes the session as completed: 200 {}, completed += 1, one session_updated event', async () => {
     const id = await claimed();
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const { events, stop } = collectEvents(node);
     const res = await updateSession(node, id, 1);
     stop();
     assert.equal(res.status, 200);
     assert.equal(res.text, '{}');
-    const after = await node.room.counters('Sample');
+    const after = await node.room.reports.counters('Sample');
     assert.equal(after.completed, before.completed + 1);
     assert.equal(after.abandoned, before.abandoned);
     assert.deepEqual(
@@ -332,11 +332,11 @@ describe('POST /private/update_session', () => {
 
   it('status −1 closes the session as abandoned: abandoned += 1', async () => {
     const id = await claimed();
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const { events, stop } = collectEvents(node);
     assert.equal((await updateSession(node, id, -1)).status, 200);
     stop();
-    const after = await node.room.counters('Sample');
+    const after = await node.room.reports.counters('Sample');
     assert.equal(after.abandoned, before.abandoned + 1);
     assert.equal(after.completed, before.completed);
     assert.deepEqual(events[0]?.detail, { event_id: 'Sample', request_id: id, status: 'abandoned' });
@@ -345,9 +345,9 @@ describe('POST /private/update_session', () => {
   it('the completed and abandoned counts show in the waiting_room_metrics event', async () => {
     await updateSession(node, await claimed(), 1);
     await updateSession(node, await claimed(), -1);
-    const { completed, abandoned } = await node.room.counters('Sample');
+    const { completed, abandoned } = await node.room.reports.counters('Sample');
     const { events, stop } = collectEvents(node);
-    await node.room.emitMetrics('Sample');
+    await node.room.reports.emitMetrics('Sample');
     stop();
     assert.equal(events.length, 1);
     const detail = events[0]!.detail as { completed_sessions: number; abandoned_sessions: number };
@@ -366,7 +366,7 @@ describe('POST /private/update_session', () => {
   it('a second update_session answers 404 and changes nothing', async () => {
     const id = await claimed();
     assert.equal((await updateSession(node, id, 1)).status, 200);
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const { events, stop } = collectEvents(node);
     for (const status of [1, -1]) {
       const res = await updateSession(node, id, status);
@@ -374,7 +374,7 @@ describe('POST /private/update_session', () => {
       assert.deepEqual(res.body, { error: "Request ID doesn't exist or status already set." });
     }
     stop();
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
     assert.deepEqual(events, []);
   });
 
@@ -388,13 +388,13 @@ describe('POST /private/update_session', () => {
 
   it('any other status answers 400 "Invalid event or request ID" and leaves the session open', async () => {
     const id = await claimed();
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     for (const status of [0, 2, -2, 100]) {
       const res = await updateSession(node, id, status);
       assert.equal(res.status, 400, `status ${status}`);
       assert.deepEqual(res.body, { error: 'Invalid event or request ID' });
     }
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
     assert.equal((await claim(node, id)).status, 200, 'the session is still open');
   });
 
@@ -432,15 +432,15 @@ describe('POST /private/reset_initial_state', () => {
     await updateSession(node, ids[0]!, 1);
     await updateSession(node, ids[1]!, -1);
     node.clock.advance(901);
-    await node.room.advanceExpiry('Sample');
-    const dirty = await node.room.counters('Sample');
+    await node.room.admission.advanceExpiry('Sample');
+    const dirty = await node.room.reports.counters('Sample');
     assert.ok(dirty.queue > 0 && dirty.serving > 0 && dirty.tokens > 0 && dirty.expired > 0);
     assert.ok(dirty.completed > 0 && dirty.abandoned > 0 && dirty.maxExpired > 0);
 
     const res = await read(node.admin('POST', '/reset_initial_state', { event_id: 'Sample' }));
     assert.equal(res.status, 200);
     assert.equal(res.text, '{"message":"Counters reset. DynamoDB table recreated."}');
-    assert.deepEqual(await node.room.counters('Sample'), {
+    assert.deepEqual(await node.room.reports.counters('Sample'), {
       queue: 0, serving: 0, tokens: 0, expired: 0, completed: 0, abandoned: 0, maxExpired: 0, left: 0, generation: 1, waiting: 0, activeTokens: 0,
     });
     assert.deepEqual((await read(node.get('/serving_num?event_id=Sample'))).body, { serving_counter: 0 });
@@ -456,7 +456,7 @@ describe('POST /private/reset_initial_state', () => {
     }
     // Other events are untouched.
     assert.equal(await positionOf(node, kept, 'Other'), 1);
-    assert.equal((await node.room.counters('Other')).serving, 1);
+    assert.equal((await node.room.reports.counters('Other')).serving, 1);
   });
 
   it('numbering starts again at 1 after a reset', async () => {
@@ -492,9 +492,9 @@ describe('expiry job without incr_serving_on_expiry', () => {
     await claim(node, ids[0]!);
     const { events, stop } = collectEvents(node);
     node.clock.advance(901);
-    await node.room.advanceExpiry('Sample');
+    await node.room.admission.advanceExpiry('Sample');
     stop();
-    const counters = await node.room.counters('Sample');
+    const counters = await node.room.reports.counters('Sample');
     assert.equal(counters.expired, 2, 'positions 2 and 3 expired unclaimed; 1 claimed, 4 never served');
     assert.equal(counters.maxExpired, 3);
     assert.equal(counters.serving, 3);
@@ -506,7 +506,7 @@ describe('expiry job without incr_serving_on_expiry', () => {
     const id = await join(node);
     await serveUpTo(node, await positionOf(node, id));
     node.clock.advance(901);
-    await node.room.advanceExpiry('Sample');
+    await node.room.admission.advanceExpiry('Sample');
     const res = await claim(node, id);
     assert.equal(res.status, 410);
     assert.deepEqual(res.body, { error: 'Queue position has expired' });
@@ -516,12 +516,12 @@ describe('expiry job without incr_serving_on_expiry', () => {
     const id = await join(node);
     await serveUpTo(node, await positionOf(node, id));
     node.clock.advance(901);
-    await node.room.advanceExpiry('Sample');
-    const before = await node.room.counters('Sample');
+    await node.room.admission.advanceExpiry('Sample');
+    const before = await node.room.reports.counters('Sample');
     assert.equal(before.expired, 1);
-    await node.room.advanceExpiry('Sample');
-    await node.room.advanceExpiry('Sample');
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    await node.room.admission.advanceExpiry('Sample');
+    await node.room.admission.advanceExpiry('Sample');
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 });
 
@@ -540,14 +540,14 @@ describe('expiry job with incr_serving_on_expiry', () => {
     await claim(node, ids[1]!);
     const { events, stop } = collectEvents(node);
     node.clock.advance(901);
-    await node.room.advanceExpiry('Sample');
+    await node.room.admission.advanceExpiry('Sample');
     stop();
     return { ids, events };
   }
 
   it('moves the serving counter by the number of unclaimed expired positions and emits automatic_serving_counter_incr', async () => {
     const { ids, events } = await firstTick();
-    const counters = await node.room.counters('Sample');
+    const counters = await node.room.reports.counters('Sample');
     assert.equal(counters.serving, 5, '3 + positions 1 and 3, which never claimed');
     assert.equal(counters.expired, 2);
     assert.deepEqual((await read(node.get('/serving_num?event_id=Sample'))).body, { serving_counter: 5 });
@@ -568,16 +568,16 @@ describe('expiry job with incr_serving_on_expiry', () => {
     const { ids } = await firstTick();
     assert.equal((await claim(node, ids[4]!)).status, 200);
     const { events, stop } = collectEvents(node);
-    await node.room.advanceExpiry('Sample');
-    assert.equal((await node.room.counters('Sample')).serving, 5);
+    await node.room.admission.advanceExpiry('Sample');
+    assert.equal((await node.room.reports.counters('Sample')).serving, 5);
     node.clock.advance(900);
-    await node.room.advanceExpiry('Sample');
-    assert.equal((await node.room.counters('Sample')).serving, 5, 'not yet past the period');
+    await node.room.admission.advanceExpiry('Sample');
+    assert.equal((await node.room.reports.counters('Sample')).serving, 5, 'not yet past the period');
     node.clock.advance(1);
-    await node.room.advanceExpiry('Sample');
+    await node.room.admission.advanceExpiry('Sample');
     stop();
     // Position 4 expired unclaimed (5 claimed): one more admitted.
-    const counters = await node.room.counters('Sample');
+    const counters = await node.room.reports.counters('Sample');
     assert.equal(counters.serving, 6);
     assert.equal(counters.expired, 3);
     assert.deepEqual(
@@ -588,12 +588,12 @@ describe('expiry job with incr_serving_on_expiry', () => {
 
   it('a tick where nothing expired emits nothing and moves nothing', async () => {
     await firstTick();
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const { events, stop } = collectEvents(node);
-    await node.room.advanceExpiry('Sample');
+    await node.room.admission.advanceExpiry('Sample');
     stop();
     assert.deepEqual(events, []);
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 });
 
@@ -612,15 +612,15 @@ describe('expiry boundary: one rule for the API and the job', () => {
     node.clock.advance(900);
     const atBoundary = await read(node.get(`/queue_pos_expiry?event_id=Sample&request_id=${second}`));
     assert.deepEqual(atBoundary.body, { expires_in: 0 });
-    await node.room.advanceExpiry('Sample');
-    assert.equal((await node.room.counters('Sample')).expired, 0, 'the job agrees: not expired at now − T = period');
+    await node.room.admission.advanceExpiry('Sample');
+    assert.equal((await node.room.reports.counters('Sample')).expired, 0, 'the job agrees: not expired at now − T = period');
     assert.equal((await claim(node, first)).status, 200, 'a claim at the boundary succeeds');
 
     node.clock.advance(1);
     const past = await claim(node, second);
     assert.equal(past.status, 410, 'the API: expired at now − T = period + 1');
-    await node.room.advanceExpiry('Sample');
-    const counters = await node.room.counters('Sample');
+    await node.room.admission.advanceExpiry('Sample');
+    const counters = await node.room.reports.counters('Sample');
     assert.equal(counters.expired, 1, 'the job agrees: position 2 expired, position 1 was claimed');
     assert.equal(counters.maxExpired, 2);
   });
@@ -641,8 +641,8 @@ describe('a token issued makes expiry no longer apply', () => {
     const first = await claim(node, id);
     assert.equal(first.status, 200);
     node.clock.advance(5000);
-    await node.room.advanceExpiry('Sample');
-    const counters = await node.room.counters('Sample');
+    await node.room.admission.advanceExpiry('Sample');
+    const counters = await node.room.reports.counters('Sample');
     assert.equal(counters.expired, 0);
     assert.equal(counters.serving, 1, 'a claimed position gives no capacity back');
     const again = await claim(node, id);
@@ -675,8 +675,8 @@ describe('expiry switched on after a position became eligible', () => {
     assert.equal(off.status, 202);
     assert.deepEqual(off.body, { error: 'Queue position expiration not enabled' });
     clock.advance(5000);
-    await node.room.advanceExpiry('Sample');
-    assert.equal((await node.room.counters('Sample')).expired, 0, 'the job does nothing while expiry is off');
+    await node.room.admission.advanceExpiry('Sample');
+    assert.equal((await node.room.reports.counters('Sample')).expired, 0, 'the job does nothing while expiry is off');
     await node.stop();
 
     node = await startTestNode({ store, events: [eventSettings('Sample', { enable_queue_position_expiry: true })] }, { clock });
@@ -684,18 +684,18 @@ describe('expiry switched on after a position became eligible', () => {
     const on = await read(node.get(`/queue_pos_expiry?event_id=Sample&request_id=${id}`));
     assert.equal(on.status, 200);
     assert.deepEqual(on.body, { expires_in: 900 }, 'eligible from the switch, not from when it was served');
-    await node.room.advanceExpiry('Sample');
-    assert.equal((await node.room.counters('Sample')).expired, 0);
+    await node.room.admission.advanceExpiry('Sample');
+    assert.equal((await node.room.reports.counters('Sample')).expired, 0);
     clock.advance(900);
-    await node.room.advanceExpiry('Sample');
-    assert.equal((await node.room.counters('Sample')).expired, 0, 'period seconds after the switch: not expired');
+    await node.room.admission.advanceExpiry('Sample');
+    assert.equal((await node.room.reports.counters('Sample')).expired, 0, 'period seconds after the switch: not expired');
     assert.deepEqual((await read(node.get(`/queue_pos_expiry?event_id=Sample&request_id=${id}`))).body, {
       expires_in: 0,
     });
     clock.advance(1);
     assert.equal((await read(node.get(`/queue_pos_expiry?event_id=Sample&request_id=${id}`))).status, 410);
     assert.equal((await claim(node, id)).status, 410);
-    await node.room.advanceExpiry('Sample');
-    assert.equal((await node.room.counters('Sample')).expired, 1);
+    await node.room.admission.advanceExpiry('Sample');
+    assert.equal((await node.room.reports.counters('Sample')).expired, 1);
   });
 });

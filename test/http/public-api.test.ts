@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose';
-import { waitingOf } from '../../src/domain/waiting-room-service.ts';
+import { waitingOf } from '../../src/domain/services/room-context.ts';
 import { eventSettings, startTestNode, type TestNode } from '../support/node.ts';
 import { type Body, read, type TokenBody, join, positionOf, resetEvents, serveUpTo, collectEvents } from '../support/api-calls.ts';
 
@@ -48,12 +48,12 @@ describe('POST /assign_queue_num', () => {
   });
 
   it('each call is a new visitor: a new request ID and the next position', async () => {
-    const before = (await node.room.counters('Sample')).queue;
+    const before = (await node.room.reports.counters('Sample')).queue;
     const ids = [await join(node), await join(node), await join(node)];
     assert.equal(new Set(ids).size, 3);
     const positions = await Promise.all(ids.map((id) => positionOf(node, id)));
     assert.deepEqual(positions, [before + 1, before + 2, before + 3]);
-    assert.equal((await node.room.counters('Sample')).queue, before + 3);
+    assert.equal((await node.room.reports.counters('Sample')).queue, before + 3);
   });
 
   it('the position exists as soon as the join is answered (/queue_num succeeds immediately)', async () => {
@@ -63,11 +63,11 @@ describe('POST /assign_queue_num', () => {
   });
 
   it('an unknown event answers 400 "Invalid event ID" and consumes no position', async () => {
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const res = await read(node.post('/assign_queue_num', { event_id: 'NoSuchEvent' }));
     assert.equal(res.status, 400);
     assert.deepEqual(res.body, { error: 'Invalid event ID' });
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
     // No gap: the next visitor gets the very next position.
     assert.equal(await positionOf(node, await join(node)), before.queue + 1);
   });
@@ -188,8 +188,8 @@ describe('GET /waiting_num', () => {
     // Position 2 never claims: once it expired unclaimed, it no longer counts (VWR #208: always subtracted,
     // even without incr_serving_on_expiry).
     node.clock.advance(901);
-    await node.room.advanceExpiry('Sample');
-    const counters = await node.room.counters('Sample');
+    await node.room.admission.advanceExpiry('Sample');
+    const counters = await node.room.reports.counters('Sample');
     assert.equal(counters.expired, 1);
     assert.equal(await waiting(), counters.queue - counters.tokens - counters.expired);
     assert.equal(await waiting(), 2);
@@ -226,13 +226,13 @@ describe('POST /generate_token: decision order', () => {
   it('1. a malformed request ID (trailing junk included) answers 400 "Invalid event or request ID"', async () => {
     const id = await join(node);
     await serveUpTo(node, await positionOf(node, id));
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     for (const bad of ['nope', `${id}0`, `${id} `, id.replaceAll('-', '')]) {
       const res = await claim(node, bad);
       assert.equal(res.status, 400, bad);
       assert.deepEqual(res.body, { error: 'Invalid event or request ID' });
     }
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 
   it('2. a request ID without a position answers 404 "Invalid request ID"', async () => {
@@ -246,11 +246,11 @@ describe('POST /generate_token: decision order', () => {
   it('3. a position beyond the serving counter answers 202 "Request ID not being served yet" and issues nothing', async () => {
     const id = await join(node);
     await serveUpTo(node, (await positionOf(node, id)) - 1);
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const res = await claim(node, id);
     assert.equal(res.status, 202);
     assert.deepEqual(res.body, { error: 'Request ID not being served yet' });
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 
   it('4. a claim after the session was closed answers 410 "Token corresponding to request id has expired"', async () => {
@@ -259,11 +259,11 @@ describe('POST /generate_token: decision order', () => {
     assert.equal((await claim(node, id)).status, 200);
     const closed = await read(node.admin('POST', '/update_session', { event_id: 'Sample', request_id: id, status: 1 }));
     assert.equal(closed.status, 200);
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const res = await claim(node, id);
     assert.equal(res.status, 410);
     assert.deepEqual(res.body, { error: 'Token corresponding to request id has expired' });
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 
   it('4. an abandoned session answers 410 as well, even long after its position would have expired', async () => {
@@ -283,7 +283,7 @@ describe('POST /generate_token: decision order', () => {
     const first = await claim(node, id);
     assert.equal(first.status, 200);
     assert.equal(first.body.expires_in, 3600);
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const { events, stop } = collectEvents(node);
     node.clock.advance(100);
     const again = await claim(node, id);
@@ -295,7 +295,7 @@ describe('POST /generate_token: decision order', () => {
     assert.equal(again.body.token_type, 'Bearer');
     assert.equal(again.body.expires_in, 3500);
     assert.deepEqual(events, []);
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
   });
 
   it('4. a re-claim after the tokens expired still answers 200, with expires_in floored at 0', async () => {
@@ -325,11 +325,11 @@ describe('POST /generate_token: decision order', () => {
     const id = await join(node);
     await serveUpTo(node, await positionOf(node, id));
     node.clock.advance(901);
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const res = await claim(node, id);
     assert.equal(res.status, 410);
     assert.deepEqual(res.body, { error: 'Queue position has expired' });
-    assert.deepEqual(await node.room.counters('Sample'), before);
+    assert.deepEqual(await node.room.reports.counters('Sample'), before);
     // And it stays refused.
     assert.equal((await claim(node, id)).status, 410);
   });
@@ -337,7 +337,7 @@ describe('POST /generate_token: decision order', () => {
   it('6. issue: 200 with token_type Bearer, expires_in = validity_period, tokens += 1 and one token_generated event', async () => {
     const id = await join(node);
     await serveUpTo(node, await positionOf(node, id));
-    const before = await node.room.counters('Sample');
+    const before = await node.room.reports.counters('Sample');
     const { events, stop } = collectEvents(node);
     const res = await claim(node, id);
     stop();
@@ -345,7 +345,7 @@ describe('POST /generate_token: decision order', () => {
     assert.deepEqual(Object.keys(res.body).sort(), ['access_token', 'expires_in', 'id_token', 'refresh_token', 'token_type']);
     assert.equal(res.body.token_type, 'Bearer');
     assert.equal(res.body.expires_in, 3600);
-    assert.equal((await node.room.counters('Sample')).tokens, before.tokens + 1);
+    assert.equal((await node.room.reports.counters('Sample')).tokens, before.tokens + 1);
     assert.deepEqual(
       events.map((e) => [e['detail-type'], e.detail]),
       [['token_generated', { event_id: 'Sample', request_id: id }]],
@@ -502,9 +502,9 @@ describe('GET /queue_pos_expiry', () => {
     const id = await join(node, 'NoExpiry');
     await serveUpTo(node, await positionOf(node, id, 'NoExpiry'), 'NoExpiry');
     node.clock.advance(10 * 3600);
-    await node.room.advanceExpiry('NoExpiry');
+    await node.room.admission.advanceExpiry('NoExpiry');
     assert.equal((await claim(node, id, 'NoExpiry')).status, 200);
-    assert.equal((await node.room.counters('NoExpiry')).expired, 0);
+    assert.equal((await node.room.reports.counters('NoExpiry')).expired, 0);
   });
 
   it('a position not served yet answers 202 "Request ID not being served yet"', async () => {

@@ -23,11 +23,11 @@ describe('after-event report', () => {
     let node = await startTestNode({ store, dataDir: dir }, { clock });
     try {
       for (let i = 0; i < 3; i++) await joinQueue(node);
-      await node.room.recordHistory(86_400);
+      await node.room.reports.recordHistory(86_400);
       clock.advance(60);
       await fetch(`${node.privateUrl}/increment_serving_counter`, { method: 'POST', headers: ADMIN, body: JSON.stringify({ event_id: 'Sample', increment_by: 2 }) });
       await joinQueue(node);
-      await node.room.recordHistory(86_400);
+      await node.room.reports.recordHistory(86_400);
     } finally {
       await node.close();
     }
@@ -67,9 +67,9 @@ describe('after-event report', () => {
     const start = clock.now() / 1000;
     const node = await startTestNode({}, { clock });
     try {
-      await node.room.recordHistory(120);
+      await node.room.reports.recordHistory(120);
       clock.advance(180);
-      await node.room.recordHistory(120);
+      await node.room.reports.recordHistory(120);
       const report = (await (await fetch(`${node.privateUrl}/rooms/Sample/report?from=${start}&to=${start + 180}`, { headers: ADMIN })).json()) as {
         minutes: { minute: number }[];
       };
@@ -86,7 +86,7 @@ describe('after-event report', () => {
     try {
       const ids: string[] = [];
       for (let i = 0; i < 4; i++) ids.push(await joinQueue(node));
-      await node.room.recordHistory(86_400);
+      await node.room.reports.recordHistory(86_400);
       await read(node.get('/serving_num?event_id=Sample'));
       clock.advance(30);
       await serveUpTo(node, 1);
@@ -102,7 +102,7 @@ describe('after-event report', () => {
       assert.equal((await claim(ids[2]!)).status, 200);
       // A second claim of the same token set is not a second admission.
       assert.equal((await claim(ids[2]!)).status, 200);
-      await node.room.recordHistory(86_400);
+      await node.room.reports.recordHistory(86_400);
       const report = (await (await fetch(`${node.privateUrl}/rooms/Sample/report?from=${start}&to=${start + 120}`, { headers: ADMIN })).json()) as {
         minutes: Record<string, number | null>[];
       };
@@ -133,7 +133,7 @@ describe('after-event report', () => {
         const id = await joinQueue(node);
         await serveUpTo(node, 1);
         assert.equal((await read(node.post('/generate_token', { event_id: 'Sample', request_id: id }))).status, 200);
-        await node.room.flushWaits(3600);
+        await node.room.reports.flushWaits(3600);
         const waits = await node.store.readWaits('Sample', 0, clock.now() / 1000);
         assert.equal(waits.reduce((sum, m) => sum + (m.counts.w0 ?? 0), 0), measured, `retention ${days}`);
       } finally {

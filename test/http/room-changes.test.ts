@@ -126,7 +126,7 @@ describe('a running node follows room changes: periodic inlets', () => {
   async function servingUntil(eventId: string, done: (serving: number) => boolean): Promise<number> {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const { serving } = await node.room.counters(eventId);
+      const { serving } = await node.room.reports.counters(eventId);
       if (done(serving)) return serving;
       if (Date.now() > deadline) assert.fail(`${eventId}: serving counter still ${serving}`);
       await new Promise((resolve) => setTimeout(resolve, 50));

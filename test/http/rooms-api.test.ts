@@ -248,7 +248,7 @@ describe('the rooms API', () => {
   it('a stored room the schema refuses is skipped with a log line, and the node goes on', async () => {
     lines.length = 0;
     await node.store.putRoom('Refused', JSON.stringify({ event_id: 'Refused', validity_periodd: 5 }));
-    await node.room.syncRooms();
+    await node.room.rooms.syncRooms();
     const warning = lines.find((line) => line.event_id === 'Refused');
     assert.equal(warning?.msg, 'stored room refused by the room-settings schema; skipped');
     assert.equal(warning?.problem, 'validity_periodd: unknown setting');

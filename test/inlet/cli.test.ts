@@ -74,7 +74,7 @@ describe('anteroom inlet (standalone, SigV4)', () => {
     site.answer = { status: 200, body: '{"load":0.1}', delayMs: 0 };
   });
 
-  const serving = async () => (await node.room.counters('Sample')).serving;
+  const serving = async () => (await node.room.reports.counters('Sample')).serving;
 
   it('max-size closes the reported sessions and moves the serving counter', async () => {
     const ids = await visitorsWithTokens(node, 4);
@@ -90,7 +90,7 @@ describe('anteroom inlet (standalone, SigV4)', () => {
       { time: undefined, event_id: 'Sample', strategy: 'max_size', max_size: 5, serving_num: 8, moved_by: 4, closed: 3, capacity: 4 },
     );
     assert.equal(await serving(), 8);
-    const counters = await node.room.counters('Sample');
+    const counters = await node.room.reports.counters('Sample');
     assert.equal(counters.completed, 2);
     assert.equal(counters.abandoned, 1);
   });
@@ -111,7 +111,7 @@ describe('anteroom inlet (standalone, SigV4)', () => {
     const malformed = await run(['max-size', ...sigv4, '--max-size', '5', '--completed', `${ids[0]},nope`]);
     assert.equal(malformed.code, 2);
     assert.match(malformed.stderr, /--completed: "nope" is not a request ID/);
-    assert.equal((await node.room.counters('Sample')).completed, 0);
+    assert.equal((await node.room.reports.counters('Sample')).completed, 0);
     assert.equal(await serving(), 1);
   });
 

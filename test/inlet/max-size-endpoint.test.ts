@@ -59,7 +59,7 @@ describe('POST /private/inlet/max_size', () => {
     const res = await node.admin('POST', '/inlet/max_size', body);
     return { status: res.status, body: (await res.json()) as Result, headers: res.headers };
   };
-  const counters = () => node.room.counters('Sample');
+  const counters = () => node.room.reports.counters('Sample');
 
   it('closes the listed sessions and moves by what they freed', async () => {
     const ids = await visitorsWithTokens(node, 3);

@@ -108,7 +108,7 @@ describe('periodic inlet inside the server (scheduler job, test clock)', () => {
     assert.ok(found, `job ${name}`);
     return found;
   };
-  const serving = async (eventId: string) => (await node.room.counters(eventId)).serving;
+  const serving = async (eventId: string) => (await node.room.reports.counters(eventId)).serving;
   const tickNow = (name: string) => {
     const j = job(name);
     return node.scheduler.runTick(j, Math.floor(node.clock.now() / j.intervalMs));
@@ -202,10 +202,10 @@ describe('periodic inlet wired into startNode', () => {
       // The job runs every second on the real clock: poll for its first increment (the deadline only guards
       // against a hang; the test does not depend on how soon the job runs).
       const deadline = Date.now() + 30_000;
-      while ((await node.room.counters('Sample')).serving === 0 && Date.now() < deadline) {
+      while ((await node.room.reports.counters('Sample')).serving === 0 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      const serving = (await node.room.counters('Sample')).serving;
+      const serving = (await node.room.reports.counters('Sample')).serving;
       assert.ok(serving > 0 && serving % 7 === 0, `serving counter moved by multiples of 7 (got ${serving})`);
       const metrics = await (await node.get('/metrics')).text();
       assert.match(metrics, /anteroom_job_runs_total\{job="inlet:Sample",outcome="ok"\}/);

@@ -48,7 +48,7 @@ describe('anteroom loadtest --bots', () => {
     assert.equal(result.visitorsPlaced, 20);
     assert.equal(result.botPlaces, 0);
     assert.equal(result.botShare, 0);
-    assert.equal((await node.room.counters('Guarded')).queue, 20);
+    assert.equal((await node.room.reports.counters('Guarded')).queue, 20);
   });
 
   it('the options: loopback targets only, bot joins default to half the arrivals', () => {

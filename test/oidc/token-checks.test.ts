@@ -10,7 +10,8 @@ import { ContractError, OAuthError } from '../../src/domain/errors.ts';
 import type { PublicJwk, SigningKeys, TokenSigning } from '../../src/domain/ports/tokens.ts';
 import { RoomRegistry } from '../../src/domain/room-registry.ts';
 import { defaultSettings } from '../../src/domain/room-settings.ts';
-import { WaitingRoomService } from '../../src/domain/waiting-room-service.ts';
+import type { ClaimService } from '../../src/domain/services/claim-service.ts';
+import { buildWaitingRoom } from '../../src/domain/services/waiting-room.ts';
 import { bindAuthorization } from '../../src/oidc/bound-authorization.ts';
 import { ClientSecrets } from '../../src/oidc/client-secrets.ts';
 import { OidcClients } from '../../src/oidc/clients.ts';
@@ -42,24 +43,24 @@ function setup() {
     defaultSettings('Plain'),
   ]);
   const clock = { ms: Date.UTC(2026, 10, 22, 12) };
-  const room = new WaitingRoomService({
+  const room = buildWaitingRoom({
     store, rooms, keys, signer, events: { publish: () => {} }, clock: () => clock.ms, defaultIssuer: () => 'https://node.example',
   });
   const deps = { room, clients: new OidcClients(rooms), secrets: new ClientSecrets(store), issuer: () => ISSUER };
   /** A visitor of Shop who joined through /authorize (with the given challenge and nonce) and is served. */
   const code = async (bound: { challenge?: string; nonce?: string; served?: boolean } = {}) => {
-    const joined = await room.assignQueueNum('Shop', {});
+    const joined = await room.queue.assignQueueNum('Shop', {});
     const id = joined.status === 200 ? joined.body.api_request_id : assert.fail('join');
     const client = deps.clients.get('Shop')!;
-    await room.bindAuthorization('Shop', id, bindAuthorization({
+    await room.claims.bindAuthorization('Shop', id, bindAuthorization({
       client, redirectUri: REDIRECT, scope: 'openid', state: 's', nonce: bound.nonce ?? 'n-1',
       codeChallenge: bound.challenge, codeChallengeMethod: bound.challenge ? 'S256' : undefined,
     }));
     if (bound.served !== false) {
-      const position = await room.queueNum('Shop', id);
-      const serving = await room.servingNum('Shop');
+      const position = await room.queue.queueNum('Shop', id);
+      const serving = await room.queue.servingNum('Shop');
       if (position.status === 200 && serving.status === 200) {
-        await room.incrementServingCounter('Shop', position.body.queue_number - serving.body.serving_counter);
+        await room.admission.incrementServingCounter('Shop', position.body.queue_number - serving.body.serving_counter);
       }
     }
     return id;
@@ -185,7 +186,7 @@ describe('token exchange checks, in order', () => {
     const form = { grant_type: 'authorization_code', client_id: 'Shop', client_secret: SECRET };
     assert.equal(await refusal(exchangeCode(request({ ...form, redirect_uri: REDIRECT }), deps)), '400 invalid_request: code is required');
     assert.equal(await refusal(exchangeCode(request({ ...form, code: 'not-a-uuid', redirect_uri: REDIRECT }), deps)), '400 invalid_grant: the code is not valid for this client');
-    const plainJoin = await room.assignQueueNum('Shop', {});
+    const plainJoin = await room.queue.assignQueueNum('Shop', {});
     const unbound = plainJoin.status === 200 ? plainJoin.body.api_request_id : '';
     assert.equal(await refusal(exchangeCode(request({ ...form, code: unbound, redirect_uri: REDIRECT }), deps)), '400 invalid_grant: the code is not valid for this client');
     const id = await code();
@@ -222,11 +223,11 @@ describe('token exchange checks, in order', () => {
     const waiting = await code({ served: false });
     assert.equal(await refusal(exchangeCode(form(waiting), deps)), '400 invalid_grant: the visitor is not being served yet');
     const outside = await code();
-    assert.equal((await room.generateToken('Shop', outside)).status, 200, 'claimed through the public API');
+    assert.equal((await room.claims.generateToken('Shop', outside)).status, 200, 'claimed through the public API');
     assert.equal(await refusal(exchangeCode(form(outside), deps)), '400 invalid_grant: the code was already redeemed outside OpenID Connect');
     const closed = await code();
     await exchangeCode(form(closed), deps);
-    await room.updateSession('Shop', closed, 1);
+    await room.sessions.updateSession('Shop', closed, 1);
     assert.equal(
       await refusal(exchangeCode(form(closed), deps)),
       '400 invalid_grant: the code cannot be exchanged: Token corresponding to request id has expired',
@@ -239,10 +240,10 @@ describe('token exchange checks, in order', () => {
   });
 
   /** The exchange of a bound, served code, with generateToken answered by `generateToken`. */
-  async function exchangeWith(generateToken: WaitingRoomService['generateToken']): Promise<unknown> {
+  async function exchangeWith(generateToken: ClaimService['generateToken']): Promise<unknown> {
     const { deps, code, store } = setup();
     const id = await code({ nonce: 'n-1' });
-    const room = Object.assign(Object.create(deps.room) as WaitingRoomService, { generateToken });
+    const room = { claims: Object.assign(Object.create(deps.room.claims) as ClaimService, { generateToken }) };
     try {
       return await exchangeCode(
         request({ grant_type: 'authorization_code', client_id: 'Shop', client_secret: SECRET, code: id, redirect_uri: REDIRECT }),

@@ -55,7 +55,7 @@ export async function resetEvents(node: TestNode, ...eventIds: string[]): Promis
 
 /** Moves the serving counter exactly to `value` through the private API. */
 export async function serveUpTo(node: TestNode, value: number, eventId = 'Sample'): Promise<void> {
-  const { serving } = await node.room.counters(eventId);
+  const { serving } = await node.room.reports.counters(eventId);
   if (value === serving) return;
   const res = await read(node.admin('POST', '/increment_serving_counter', { event_id: eventId, increment_by: value - serving }));
   assert.equal(res.status, 200, res.text);
@@ -65,7 +65,7 @@ export async function serveUpTo(node: TestNode, value: number, eventId = 'Sample
 export async function servedVisitor(node: TestNode, eventId = 'Sample'): Promise<string> {
   const id = await join(node, eventId);
   const position = await positionOf(node, id, eventId);
-  const { serving } = await node.room.counters(eventId);
+  const { serving } = await node.room.reports.counters(eventId);
   if (serving < position) await serveUpTo(node, position, eventId);
   return id;
 }

@@ -56,7 +56,7 @@ describe('the waiting-room page solves the challenge by itself', { timeout: 120_
     });
     assert.deepEqual(joins, [403, 200]);
     assert.deepEqual(challenges, [200]);
-    assert.equal((await node.room.counters('Guarded')).queue, 1);
+    assert.equal((await node.room.reports.counters('Guarded')).queue, 1);
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -194,7 +194,7 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
       assert.equal(await page.locator('#draw-seed').count(), 0);
       // The start moves into the past; the draw job's tick runs the draw (the node runs no jobs by itself).
       assert.equal((await admin('PATCH', `/rooms/${drawn}`, { event_start_time: iso(-60) })).status, 200);
-      await node.room.runDraws();
+      await node.room.draws.runDraws();
       await waitForText(page, '#draw-seed', /^[0-9a-f]{64}$/);
       await waitForText(page, '#draw-result', /1 entry drawn; place 1 got position 1/);
       assert.equal(await page.locator('#draw-result a').getAttribute('href'), `${node.url}/draw?event_id=${drawn}`);
@@ -243,7 +243,7 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
     for (let i = 0; i < 5; i++) await join(id);
     // The history job's sample of this minute: 5 waiting. Then everyone is let in: the page's own samples
     // see nobody waiting, so a 5 on the chart can only come from the server's history.
-    await node.room.recordHistory(86_400);
+    await node.room.reports.recordHistory(86_400);
     const sampledAt = Math.floor(Date.now() / 1000);
     assert.equal((await admin('POST', '/increment_serving_counter', { event_id: id, increment_by: 5 })).status, 200);
 
@@ -296,7 +296,7 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
       const response = await fetch(`${node.url}/generate_token`, { method: 'POST', body: JSON.stringify({ event_id: id, request_id: requestId }) });
       assert.equal(response.status, 200);
     }
-    await node.room.recordHistory(86_400);
+    await node.room.reports.recordHistory(86_400);
 
     const { page, context, errors } = await newPage(browser, { width: 390, height: 844 });
     await connect(page, 'token');

@@ -32,7 +32,7 @@ export async function startWebNode(overrides: Partial<ServerConfig> = {}, option
   const config = testConfig(overrides);
   let publicUrl = '';
   const running: { node?: AnteroomNode } = {};
-  const roomSettings = (eventId: string) => running.node?.room.roomSettings(eventId);
+  const roomSettings = (eventId: string) => running.node?.room.rooms.roomSettings(eventId);
   const node = await startNode(config, {
     credentials: TEST_CREDENTIALS,
     jobs: false,

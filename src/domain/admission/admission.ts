@@ -7,8 +7,9 @@
 //   max-size  a site's report to the in-server MaxSize inlet (max-size.ts);
 //   expiry    a step of the expiry job, which moves the counter with incr_serving_on_expiry (on-expiry.ts);
 //   automatic a tick of the admission job for a room with admission "automatic" or state "off" (automatic.ts).
-// The WaitingRoomService owns one Admission and reaches it through admit(), advanceExpiry() and
-// admitAutomatically(); its own store type leaves out the operations that move the counter, and
+// One Admission per process, held by the admission capability (src/domain/services/admission-service.ts:
+// admit(), advanceExpiry(), admitAutomatically()); no other capability's store type has the operations that
+// move the counter, and
 // test/domain/admission-boundary.test.ts checks that nothing else in src/ calls them.
 //
 // Two rules hold for every move but the manual one (spec/rooms.md §2):

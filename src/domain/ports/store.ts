@@ -414,7 +414,7 @@ export interface RoomStore {
    */
   deleteRoomSettings(eventId: string): Promise<boolean>;
   /**
-   * Second step, once no node serves the room any more (WaitingRoomService.deleteRoom waits for that): every
+   * Second step, once no node serves the room any more (RoomService.deleteRoom waits for that): every
    * piece of the room's data — positions, tokens, counters, serving history, signing keys, OpenID Connect
    * authorizations, and any other per-room state. One atomic unit.
    */

@@ -1,0 +1,160 @@
+// Reports: what the operator reads about a room — its counters and figures (the control panel), the metrics
+// events, the minute-by-minute history and the after-event report with its wait histograms, the audit log of
+// the private API, and whether the store answers (/readyz). Sealed: the private routes, the metrics, the jobs
+// and the gate's page call these methods and never reach the store.
+
+import { rateWindowStart } from '../admission/automatic.ts';
+import type { BotDefence, BotDefenceOutcome } from '../bot-defence.ts';
+import { Errors } from '../errors.ts';
+import type { EventPublisher } from '../ports/events.ts';
+import type { AuditEntry, AuditStore, Counters, HistoryStore, QueueStore, Store } from '../ports/store.ts';
+import { roomFigures, type RoomFigures } from '../room-figures.ts';
+import { reportMinutes, reportTotals, type ReportMinute, type ReportTotals } from '../room-report.ts';
+import type { EstimateAccuracy, WaitEstimates } from '../wait-estimates.ts';
+import type { WaitTally } from '../wait-histogram.ts';
+import { ok, waitingOf, type Answer, type RoomContext } from './room-context.ts';
+
+export type ReportStoreUsed = Pick<QueueStore, 'getCounters' | 'countActiveTokens' | 'getAdmissionSnapshot'> &
+  HistoryStore &
+  AuditStore &
+  Pick<Store, 'ping' | 'description'>;
+
+export interface ReportServiceDeps {
+  store: ReportStoreUsed;
+  context: RoomContext;
+  events: EventPublisher;
+  botDefence: BotDefence;
+  estimates: WaitEstimates;
+  waitTally: WaitTally;
+}
+
+export class ReportService {
+  private readonly store: ReportStoreUsed;
+  private readonly context: RoomContext;
+  private readonly events: EventPublisher;
+  private readonly botDefence: BotDefence;
+  private readonly estimates: WaitEstimates;
+  private readonly waitTally: WaitTally;
+
+  constructor(deps: ReportServiceDeps) {
+    this.store = deps.store;
+    this.context = deps.context;
+    this.events = deps.events;
+    this.botDefence = deps.botDefence;
+    this.estimates = deps.estimates;
+    this.waitTally = deps.waitTally;
+  }
+
+  async counters(eventId: string): Promise<Counters & { waiting: number; activeTokens: number }> {
+    const counters = await this.store.getCounters(eventId);
+    const activeTokens = await this.store.countActiveTokens(eventId, this.context.now());
+    return { ...counters, waiting: waitingOf(counters), activeTokens };
+  }
+
+  /**
+   * The room's figures for the control panel (GET /private/rooms/{event_id}/figures, ../room-figures.ts): the
+   * counters and the admission snapshot, read now. A room this node does not serve → 404.
+   */
+  async roomFigures(
+    eventId: unknown,
+  ): Promise<Answer<RoomFigures & { estimate_accuracy: EstimateAccuracy; bot_defence?: Record<BotDefenceOutcome, number> }>> {
+    const room = this.context.catalog.get(eventId);
+    if (!room) throw Errors.unknownRoom();
+    const now = this.context.now();
+    const [counters, snapshot, phase] = await Promise.all([
+      this.store.getCounters(room.event_id),
+      this.store.getAdmissionSnapshot(room.event_id, now, rateWindowStart(now)),
+      this.context.phaseOf(room),
+    ]);
+    return ok({
+      ...roomFigures(room.event_id, phase, counters, snapshot),
+      estimate_accuracy: this.estimates.accuracy(room.event_id),
+      // What the bot defence did here (this node, since it started), for a room that has one.
+      ...(room.bot_defence ? { bot_defence: this.botDefence.tally(room.event_id) } : {}),
+    });
+  }
+
+  /** One tick of the metrics job for one event (only when events generation is on, and the room still served). */
+  async emitMetrics(eventId: string): Promise<void> {
+    const event = this.context.catalog.get(eventId);
+    if (!event?.enable_events_generation) return;
+    const c = await this.counters(eventId);
+    this.events.publish('waiting_room_metrics', {
+      event_id: eventId,
+      num_active_tokens: c.activeTokens,
+      total_num_tokens: c.tokens,
+      queue_counter: c.queue,
+      serving_number: c.serving,
+      completed_sessions: c.completed,
+      abandoned_sessions: c.abandoned,
+      expired_queue_positions: c.expired,
+      waiting_num: c.waiting,
+    });
+  }
+
+  /**
+   * Keeps every room's counters at the current minute in its history (the history job, once a minute across
+   * nodes), dropping samples older than `keepSeconds`.
+   */
+  async recordHistory(keepSeconds: number): Promise<void> {
+    const now = this.context.now();
+    const minute = now - (now % 60);
+    for (const eventId of this.context.catalog.ids()) {
+      const [counters, active] = await Promise.all([this.store.getCounters(eventId), this.store.countActiveTokens(eventId, now)]);
+      await this.store.recordHistory(eventId, { minute, counters, active }, keepSeconds);
+    }
+    await this.flushWaits(keepSeconds);
+  }
+
+  /**
+   * Adds this node's wait tallies to the store's histograms (every node, every few seconds, and at close).
+   * Tallies the store could not take are kept for the next flush.
+   */
+  async flushWaits(keepSeconds: number): Promise<void> {
+    const entries = this.waitTally.drain();
+    for (let i = 0; i < entries.length; i++) {
+      const { eventId, waits } = entries[i]!;
+      try {
+        await this.store.addWaits(eventId, waits, keepSeconds);
+      } catch (error) {
+        this.waitTally.restore(entries.slice(i));
+        throw error;
+      }
+    }
+  }
+
+  /** The room's after-event report, minute by minute, for the minutes from `from` to `to` (epoch seconds). */
+  async roomReport(
+    eventId: string,
+    from: number,
+    to: number,
+  ): Promise<{ status: 200; body: { event_id: string; from: number; to: number; totals: ReportTotals; minutes: ReportMinute[] } }> {
+    if (!this.context.catalog.get(eventId)) throw Errors.unknownRoom();
+    const first = from - (from % 60);
+    // One sample before the range gives its first minute's movements.
+    const [samples, waits] = await Promise.all([this.store.readHistory(eventId, first - 60, to), this.store.readWaits(eventId, first, to)]);
+    const previous = samples[0] && samples[0].minute < first ? samples.shift() : undefined;
+    const minutes = reportMinutes(samples, previous, waits);
+    return { status: 200, body: { event_id: eventId, from, to, totals: reportTotals(minutes, waits), minutes } };
+  }
+
+  /** Keeps one private-API change in the audit log (who, from where, what, before and after). */
+  async recordChange(entry: Omit<AuditEntry, 'at'>): Promise<void> {
+    await this.store.appendAudit({ at: this.context.clock(), ...entry });
+  }
+
+  /** The audit log, newest first: at most `limit` entries older than `beforeSeq`. */
+  auditLog(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
+    return this.store.listAudit(limit, beforeSeq);
+  }
+
+  /** Throws when the store cannot be reached (/readyz). */
+  async checkStore(): Promise<void> {
+    await this.store.ping();
+  }
+
+  /** The store's name for logs and /readyz (no credentials). */
+  get storeDescription(): string {
+    return this.store.description;
+  }
+}
