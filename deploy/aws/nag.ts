@@ -77,6 +77,7 @@ export const ACKNOWLEDGEMENTS: readonly Acknowledgement[] = [
   { stack: 'sample', id: 'AwsSolutions-CFR1', paths: ['SampleWebContentCloudFront'], reason: OPEN_GEO },
   { stack: 'sample', id: 'AwsSolutions-CFR2', paths: ['SampleWebContentCloudFront'], reason: 'The sample\'s static pages: nothing behind them to flood (the waiting room\'s own API has its limits)' },
   { stack: 'sample', id: 'AwsSolutions-CFR4', paths: ['SampleWebContentCloudFront'], reason: DEFAULT_CERTIFICATE },
+  { stack: 'sample', id: BASIC_EXECUTION, paths: ['EdgeVerification/EdgeKeyRotation'], reason: LOGS_ROLE },
   { stack: 'authorizers', id: BASIC_EXECUTION, reason: LOGS_ROLE },
   { stack: 'inlet', id: BASIC_EXECUTION, reason: LOGS_ROLE },
   { stack: 'cwLogsRole', id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]', reason: 'The account\'s API Gateway logging role, with the managed policy API Gateway documents for it' },

@@ -22,7 +22,8 @@ export interface EdgeRoute {
 export interface EdgeConfig {
   version: 1;
   routes: EdgeRoute[];
-  keys: { kid: string; alg: 'ES256'; spki: string; hmac?: string }[];
+  /** `header`: the first part of the cookies each key signs (the fast check finds the key by it). */
+  keys: { kid: string; alg: 'ES256'; spki: string; header: string; hmac?: string }[];
 }
 
 /** `withHmac`: the HMAC keys too (the edge's fast check); without, public keys only. */
@@ -38,7 +39,7 @@ export async function edgeConfig(rooms: readonly RoomSettings[], keys: EdgeKeys,
   }
   // As the gate's RouteTable: longest path first, a route naming its host before a catch-all, else rooms' order.
   routes.sort((a, b) => b.path.length - a.path.length || Number(b.host !== undefined) - Number(a.host !== undefined));
-  return { version: 1, routes, keys: (await keys.all()).map((k) => ({ kid: k.kid, alg: k.alg, spki: k.spki, ...(withHmac ? { hmac: k.hmac } : {}) })) };
+  return { version: 1, routes, keys: (await keys.all()).map((k) => ({ kid: k.kid, alg: k.alg, spki: k.spki, header: k.header, ...(withHmac ? { hmac: k.hmac } : {}) })) };
 }
 
 export function edgeConfigModule(config: EdgeConfig): string {

@@ -3,7 +3,9 @@
 // cookie (anteroom_token) checks the session as the gate does (GateSessions.check: signature, audience,
 // expiry, open session, and records the visit as the session's last seen), and answers a fresh edge cookie
 // (anteroom_edge) that admits until the next renewal time. X-Accel-Expires tells nginx's cache how long the
-// answer may be reused for the same cookie, so a burst of requests makes one call. With `to` (a local path: the
+// answer may be reused for the same cookie, so a burst of requests makes one call. With mac_only=1 (sent by an
+// edge that checks only the HMAC) the cookie carries no ES256 signature: a renewal then costs about what one
+// forward-auth check does. With `to` (a local path: the
 // CloudFront function sends the browser here, as it cannot call out) the answer is a 303: back to `to` with the
 // fresh cookie, or to the waiting page.
 
@@ -61,7 +63,9 @@ export function edgeRenewalRoute(scope: FastifyInstance, deps: EdgeRenewalDeps):
     }
     const now = Math.floor(deps.nowMs() / 1000);
     const exp = Math.min(now + edgeRenewalSeconds(room), verdict.claims.exp);
-    const cookie = signEdgeCookie(await deps.keys.current(), { aud: room.event_id, sub: verdict.claims.sub, iat: now, exp });
+    // mac_only=1: the edge checks the HMAC only (nginx holding HMAC keys, CloudFront), so no ES256 signature.
+    const macOnly = (request.query as Record<string, unknown>).mac_only === '1';
+    const cookie = signEdgeCookie(await deps.keys.current(), { aud: room.event_id, sub: verdict.claims.sub, iat: now, exp }, macOnly);
     // The cookie lives as long as the admission; the edge asks again once its exp (inside) has passed.
     reply.setCookie(EDGE_COOKIE, cookie, cookieAttributes(request.protocol === 'https', Math.max(0, verdict.claims.exp - now)));
     if (to !== undefined) return reply.redirect(to, 303);

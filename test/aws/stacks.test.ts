@@ -181,6 +181,8 @@ describe('CloudFormation templates', () => {
     assert.equal(json('openid').Parameters.EventID.AllowedPattern, json('core').Parameters.EventId.AllowedPattern);
     assert.deepEqual(parameterDefaults('sample'), {
       AuthorizerARN: undefined, APIGatewayRegion: undefined, PublicAPIEndpoint: undefined, PrivateAPIEndpoint: undefined, EventID: undefined,
+      // Verify at the edge (deploy/aws/stacks/edge.ts), off by default.
+      EdgeAnteroomPrivateUrl: '', EdgeAdminTokenSecretArn: '',
     });
     assert.deepEqual(parameterDefaults('inlet'), {
       EventId: undefined, PrivateCoreApiEndpoint: undefined, CoreApiRegion: undefined, InletStrategy: 'Periodic', IncrementBy: 10,

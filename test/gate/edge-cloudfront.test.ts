@@ -99,7 +99,7 @@ describe('the CloudFront Function (under a shim of cloudfront-js-2.0)', () => {
   it('sends a visitor with an admission cookie past the renewal time to Anteroom\'s renewal, which sends them back', async () => {
     const renew = (await handler(request('/product/1', { anteroom_edge: cookieFor({ exp: nowSec() - 1 }), anteroom_token: 'x.y.z' }))) as CfResponse;
     assert.equal(renew.statusCode, 302);
-    assert.equal(renew.headers.location?.value, '/_anteroom/renew?event_id=Shop&to=%2Fproduct%2F1');
+    assert.equal(renew.headers.location?.value, '/_anteroom/renew?event_id=Shop&mac_only=1&to=%2Fproduct%2F1');
     assert.equal(renew.headers['cache-control']?.value, 'no-store');
   });
 

@@ -3,7 +3,10 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createHmac } from 'node:crypto';
 import { HOSTILE_PATHS } from './hostile-paths.ts';
+import { EdgeKeys, signEdgeCookie } from '../../src/gate/edge-keys.ts';
+import type { SecretStore } from '../../src/domain/ports/store.ts';
 
 interface Route {
   host?: string;
@@ -17,6 +20,7 @@ interface Core {
   bypassed(route: Route, path: string): boolean;
   cookieValue(header: string | undefined, name: string): string | undefined;
   parseEdgeCookie(value: string | undefined, decode: (segment: string) => string): { alg: string; kid: string; claims: Record<string, unknown>; signingInput: string; signature: string; mac: string } | null;
+  macClaims(value: string | undefined, keys: { header: string; hmac?: string }[], mac: (key: string, input: string) => string, decode: (segment: string) => string): Record<string, unknown> | null;
   sameString(a: string, b: string): boolean;
   claimsVerdict(claims: Record<string, unknown>, eventId: string, nowSec: number): 'admit' | 'renew' | 'refuse';
   waitingLocation(path: string, query: string): string;
@@ -69,5 +73,42 @@ describe('the edge rules shared by nginx and CloudFront', () => {
     assert.equal(core.claimsVerdict({ aud: 'Other', sub: 'r', exp: 100 }, 'Shop', 1), 'refuse');
     assert.equal(core.claimsVerdict({ aud: 'Shop', exp: 100 }, 'Shop', 1), 'refuse');
     assert.equal(core.waitingLocation('/a b', 'x=1&y=2'), '/_anteroom/wait?to=%2Fa%20b%3Fx%3D1%26y%3D2');
+  });
+
+  it('the fast check: a cookie Anteroom signed, found by its header, MAC checked before its claims are read', async () => {
+    let stored: string | undefined;
+    const secrets = {
+      claimSecret: async (_name: string, value: string) => (stored ??= value),
+      replaceSecret: async (_name: string, _old: string, value: string) => (stored = value),
+    } as unknown as SecretStore;
+    const edgeKeys = new EdgeKeys(secrets, Date.now);
+    const key = await edgeKeys.current();
+    const other = (await edgeKeys.rotate())[1]!;
+    const keys: { header: string; hmac?: string }[] = [{ header: key.header, hmac: key.hmac }, { header: other.header, hmac: other.hmac }];
+    const mac = (k: string, input: string) => createHmac('sha256', k).update(input).digest('base64url');
+    const decode = (s: string) => Buffer.from(s, 'base64url').toString();
+    const claims = { aud: 'Shop', sub: 'r1', iat: 1, exp: 2 };
+    const full = signEdgeCookie(key, claims);
+    const macOnly = signEdgeCookie(other, claims, true);
+    assert.deepEqual(core.macClaims(full, keys, mac, decode), claims);
+    assert.equal(macOnly.split('.')[2], '', 'no ES256 signature');
+    assert.deepEqual(core.macClaims(macOnly, keys, mac, decode), claims);
+    const [header, payload, signature, tag] = full.split('.') as [string, string, string, string];
+    const swapped = Buffer.from(JSON.stringify({ ...claims, aud: 'Admin' })).toString('base64url');
+    const refused: [string, string | undefined, typeof keys][] = [
+      ['no cookie', undefined, keys],
+      ['payload swapped', `${header}.${swapped}.${signature}.${tag}`, keys],
+      ['header of the other key', `${other.header}.${payload}.${signature}.${tag}`, keys],
+      ['MAC cut', `${header}.${payload}.${signature}.${tag.slice(1)}`, keys],
+      ['five parts', `${full}.x`, keys],
+      ['three parts', `${header}.${payload}.${tag}`, keys],
+      ['key unknown', full, [keys[1]!]],
+      ['key without HMAC (public only)', full, [{ header: key.header }]],
+      ['too long', `${header}.${payload}.${'a'.repeat(2100)}.${tag}`, keys],
+    ];
+    for (const [name, value, known] of refused) assert.equal(core.macClaims(value, known, mac, decode), null, name);
+    // A MAC that verifies over a payload that is not JSON: no claims, no exception.
+    const junk = `${header}.${Buffer.from('not json').toString('base64url')}`;
+    assert.equal(core.macClaims(`${junk}..${mac(key.hmac, junk)}`, keys, mac, decode), null);
   });
 });

@@ -161,6 +161,7 @@ describe('nginx verifies admission at the edge (njs)', () => {
     assert.equal(claims.aud, 'Shop');
     assert.equal(claims.sub, requestId);
     assert.equal(claims.exp - claims.iat, 30);
+    assert.equal(edge.split('.')[2], '', 'nginx holds HMAC keys: it asked for a cookie without an ES256 signature (mac_only)');
 
     const calls = counter.seen.length;
     const seenByOrigin = origin.seen.length;

@@ -69,7 +69,7 @@ async function handler(event) {
   const query = queryOf(request.querystring || {});
   if (cookies.anteroom_token) {
     const to = query ? path + '?' + query : path;
-    return answer(302, 'Found', { location: '/_anteroom/renew?event_id=' + encodeURIComponent(route.event_id) + '&to=' + encodeURIComponent(to) });
+    return answer(302, 'Found', { location: '/_anteroom/renew?event_id=' + encodeURIComponent(route.event_id) + '&mac_only=1&to=' + encodeURIComponent(to) });
   }
   return answer(302, 'Found', { location: core.waitingLocation(path, query) });
 }

@@ -21,5 +21,20 @@ export function buildEdgeFunction(routes: readonly CloudFrontRoute[]): string {
   const coreExpression = `(function () {\n${body}\nreturn ${exported[1]};\n})()`;
   const template = read('./anteroom-edge-cloudfront.js');
   if (!template.includes('/*ANTEROOM_CORE*/ null') || !template.includes('/*ANTEROOM_ROUTES*/ []')) throw new Error('template markers missing');
-  return template.replace('/*ANTEROOM_ROUTES*/ []', () => JSON.stringify(routes)).replace('/*ANTEROOM_CORE*/ null', () => coreExpression);
+  return compact(template.replace('/*ANTEROOM_ROUTES*/ []', () => JSON.stringify(routes)).replace('/*ANTEROOM_CORE*/ null', () => coreExpression));
+}
+
+/** CloudFront Functions are at most 10 KB: what a function is built from must fit once its comments are gone. */
+export const CLOUDFRONT_FUNCTION_MAX_BYTES = 10_240;
+
+/**
+ * `code` without its comment lines ("//", "/*", " *") and indentation: the same program (no statement of these
+ * files starts with "*" or "/", and no string or template literal spans lines), in fewer bytes.
+ */
+export function compact(code: string): string {
+  return code
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('//') && !line.startsWith('/*') && !line.startsWith('*'))
+    .join('\n');
 }

@@ -23,6 +23,7 @@ import { CfnPermission, Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { SHOP_OPERATIONS } from '../../../src/web/shop-api.ts';
+import { EdgeVerification } from './edge.ts';
 import { accessLogsBucket, executionLogGroup, loggedStage, logGroup, stringParameter } from './common.ts';
 
 /** The sample API answers by itself (a mock): a modest stage limit keeps a flood from costing much. */
@@ -119,6 +120,8 @@ export class SampleStack extends Stack {
     new CfnOutput(this, 'ControlPanelURL', {
       value: Fn.join('', [site, '/control-panel/index.html?eventId=', eventId.valueAsString, '&publicApiUrl=', publicApi.valueAsString, '&privateApiUrl=', privateApi.valueAsString, '&regionName=', Aws.REGION]),
     });
+    // Verify at the edge with a CloudFront Function (docs/edge.md): off unless EdgeAnteroomPrivateUrl is given.
+    new EdgeVerification(this, 'EdgeVerification', eventId.valueAsString);
     new CfnOutput(this, 'SampleWebContentBucketName', { value: bucket.bucketName, description: 'Upload web/dist here (aws s3 sync web/dist s3://<bucket>/)' });
   }
 }
