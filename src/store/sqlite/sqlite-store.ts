@@ -37,6 +37,7 @@ import {
 import { ActiveTokens } from './active-tokens.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { RequestIndex } from './request-index.ts';
+import { SqlitePresence } from './presence.ts';
 
 /** SQLITE_FULL (13) and SQLITE_IOERR (10), with their extended codes: the disk, not the request. */
 /** SQLITE_BUSY: another connection holds the write lock (the purge thread of a reset, an operator's shell). */
@@ -360,6 +361,11 @@ export class SqliteStore implements Store {
   }[] = [];
   /** Rate counters and single-use marks: in memory, this process being the only one (see bot-defence-memory.ts). */
   private readonly botDefence = new InMemoryBotDefence();
+  private presenceInProcess: SqlitePresence | undefined;
+  /** Presence (issue 34), in the process: ./presence.ts. */
+  get presence(): SqlitePresence {
+    return (this.presenceInProcess ??= new SqlitePresence({ db: this.db, counters: (id) => this.getCounters(id) }));
+  }
 
   constructor(options: SqliteStoreOptions) {
     const inMemory = options.path === ':memory:';

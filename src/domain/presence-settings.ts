@@ -1,0 +1,64 @@
+// The presence settings of a room (issue 34; docs/rooms.md "Presence and the arrival window"): part of the one
+// settings model (RoomSettingsSchema spreads PresenceSettingProperties, RoomSettings extends PresenceSettings).
+//
+//   presence_timeout  seconds without a sign of life after which a waiting visitor counts as absent. Signs of
+//                     life: the join, a /queue_num poll with the request ID, an open /stream with the request ID,
+//                     a request of the gate's waiting page. 0 = off: everyone waiting counts as present.
+//                     Absent from the settings: 60 in an automatic room, 0 (off) in a manual room. Why: VWR had
+//                     no automatic admission, so no VWR client waits in an automatic room; VWR's clients poll
+//                     /serving_num (which names no visitor) and would all look absent, so a manual room — where
+//                     they live — keeps presence off unless the operator turns it on.
+//   arrival_window    seconds an admitted visitor has to claim before they stop counting against
+//                     total_active_users (they keep the right to claim until their claim window ends).
+//                     0 = off: they count until the claim window ends, as before issue 34.
+
+import { Type } from '@sinclair/typebox';
+import type { SettingProblem } from './setting-problems.ts';
+
+export interface PresenceSettings {
+  /** Seconds without a sign of life after which a waiting visitor is absent; 0 = off; absent = by admission mode. */
+  presence_timeout?: number;
+  /** Seconds an admitted visitor counts against total_active_users before claiming; 0 = until the claim window ends. */
+  arrival_window: number;
+}
+
+/** presence_timeout when the settings leave it out, in an automatic room. */
+export const DEFAULT_AUTOMATIC_PRESENCE_TIMEOUT = 60;
+/** The shortest presence timeout: a few presence windows and poll intervals. */
+export const MIN_PRESENCE_TIMEOUT = 10;
+export const MAX_PRESENCE_TIMEOUT = 3600;
+
+export const PresenceSettingProperties = {
+  presence_timeout: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_PRESENCE_TIMEOUT,
+      description:
+        'seconds without a poll after which a waiting visitor counts as absent (skipped by admission, keeping their place); 0 = off; default 60 in automatic rooms, 0 in manual ones',
+    }),
+  ),
+  arrival_window: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 31_536_000,
+      default: 120,
+      description:
+        'seconds an admitted visitor counts against total_active_users before claiming; later they may still claim until the claim window ends; 0 = count until then',
+    }),
+  ),
+};
+
+/** The presence timeout in effect for a room (0 = presence off). */
+export function presenceTimeoutOf(room: { presence_timeout?: number | undefined; admission: 'manual' | 'automatic' }): number {
+  if (room.presence_timeout !== undefined) return room.presence_timeout;
+  return room.admission === 'automatic' ? DEFAULT_AUTOMATIC_PRESENCE_TIMEOUT : 0;
+}
+
+/** The rule the schema does not express: a timeout, when on, of at least MIN_PRESENCE_TIMEOUT. */
+export function presenceRuleProblem(settings: PresenceSettings): SettingProblem | undefined {
+  const timeout = settings.presence_timeout;
+  if (timeout !== undefined && timeout !== 0 && timeout < MIN_PRESENCE_TIMEOUT) {
+    return { path: ['presence_timeout'], rule: `must be 0 (off) or at least ${MIN_PRESENCE_TIMEOUT}` };
+  }
+  return undefined;
+}
