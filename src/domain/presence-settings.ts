@@ -62,3 +62,8 @@ export function presenceRuleProblem(settings: PresenceSettings): SettingProblem 
   }
   return undefined;
 }
+
+/** Whether a room's admission looks at presence or arrival windows (else it is exactly as before issue 34). */
+export function presenceApplies(room: { presence_timeout?: number | undefined; admission: 'manual' | 'automatic'; arrival_window: number }): boolean {
+  return presenceTimeoutOf(room) > 0 || room.arrival_window > 0;
+}

@@ -33,6 +33,7 @@ import type { ProofOfWork } from './ports/proof-of-work.ts';
 import { BotDefence, type BotDefenceOutcome, type JoinCredentials } from './bot-defence.ts';
 import { reportMinutes, reportTotals, type ReportMinute, type ReportTotals } from './room-report.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
+import { PresenceTracker } from './presence.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
 
@@ -58,7 +59,7 @@ export interface WaitingRoomServiceDeps {
     BotDefenceStore &
     AuditStore &
     HistoryStore &
-    Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock' | 'claimSecret' | 'replaceSecret'>;
+    Pick<Store, 'presence' | 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock' | 'claimSecret' | 'replaceSecret'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
   signer: TokenSigning;
@@ -122,6 +123,8 @@ export class WaitingRoomService {
   private readonly joins: JoinBatcher;
   private readonly botDefence: BotDefence;
   private readonly admission: Admission;
+  /** Who is still there (./presence.ts): the node's marks, merged into the store every few seconds. */
+  readonly presence: PresenceTracker;
   private readonly draws: DrawRunner;
   private readonly drawPublications: DrawPublications;
   private readonly intake: boolean;
@@ -162,7 +165,10 @@ export class WaitingRoomService {
     if (deps.onJoinBatch) this.joins.onBatch = deps.onJoinBatch;
     this.draws = new DrawRunner({ store: deps.store, nowMs: this.clock, chunkSize: deps.drawChunkSize });
     this.drawPublications = new DrawPublications({ store: deps.store, nowMs: this.clock, candidate: newDrawCandidate });
+    this.presence = new PresenceTracker({ store: deps.store.presence, now: () => this.now(), room: (id) => this.catalog.get(id) });
     this.admission = new Admission({
+      presence: deps.store.presence,
+      flushPresence: (eventId) => this.presence.flush(eventId),
       store: deps.store,
       events: deps.events,
       now: () => this.now(),
@@ -217,6 +223,7 @@ export class WaitingRoomService {
     this.stopFollowingRooms?.();
     await this.roomWrites;
     await this.drainJoins();
+    await this.presence.close();
   }
 
   private event(eventId: unknown, invalid: () => Error = Errors.invalidEventId): RoomSettings {
@@ -326,6 +333,7 @@ export class WaitingRoomService {
       if (parked) return ok({ queue_number: parked.position, entry_time: parked.entryTime, event_id: event.event_id, status: 1 });
       return (await this.waitsForDraw(event, id)) ? Pending.awaitingDraw : Pending.requestIdNotFound;
     }
+    this.presence.seen(event.event_id, position.position);
     const estimate = await this.estimateFor(event.event_id, id, position.position, position.entryTime);
     return ok({
       queue_number: position.position,
@@ -407,6 +415,7 @@ export class WaitingRoomService {
         return ok(await this.tokenResponse(event.event_id, decision.record, now));
       case 'issue': {
         const answer = await this.issue(event, id, decision.position, now, overrides);
+        if (answer.issued) this.presence.claimed(event, decision.position, ctx?.servedAt ?? null);
         if (answer.issued && this.recordWaits) {
           // The wait it had (join → admission; the claim when the admission time is unknown), against the
           // estimate it was given (when this node gave it one): the room's wait histogram of that minute.
@@ -540,8 +549,8 @@ export class WaitingRoomService {
   // ---- private API ----
 
   /** A manual admission: `by` may be negative (VWR); the counter never goes below 0. */
-  async incrementServingCounter(eventId: unknown, by: number): Promise<Answer<{ serving_num: number }>> {
-    return ok(await this.admit(eventId, { kind: 'manual', by }));
+  async incrementServingCounter(eventId: unknown, by: number, presentOnly = false): Promise<Answer<{ serving_num: number }>> {
+    return ok(await this.admit(eventId, { kind: 'manual', by, presentOnly }));
   }
 
   async numActiveTokens(eventId: unknown): Promise<Answer<{ active_tokens: number }>> {
@@ -843,6 +852,7 @@ export class WaitingRoomService {
   private async commitJoins(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
     if (this.routesToPrequeue(eventId)) return this.store.joinPrequeue(eventId, joins, newDrawCandidate());
     const positions = await this.store.assignPositions(eventId, joins);
+    this.presence.seenAll(eventId, positions);
     await this.bindJoins(eventId, joins);
     return positions;
   }

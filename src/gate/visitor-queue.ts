@@ -153,6 +153,7 @@ async function decide(deps: QueueDeps, request: FastifyRequest, room: RoomSettin
     if (position.status === 200) place = { ...place, position: position.body.queue_number };
   }
   if (place.position !== undefined && room.state !== 'off') {
+    service.presence.seen(eventId, place.position);
     // The serving counter from memory when the store keeps it there (SQLite; the Redis hot-read cache), else
     // one read — cheaper than the claim context generate_token reads.
     const serving = service.countersInMemory(eventId)?.serving ?? (await servingOf(service, eventId));
