@@ -8,6 +8,8 @@
 // presence_timeout (presence-settings.ts).
 
 import type { PresenceStore } from './ports/presence.ts';
+import type { AdmissionSnapshot } from './ports/store.ts';
+import { presenceFigures, type PresenceFigures } from './presence-figures.ts';
 import { presenceApplies, presenceTimeoutOf } from './presence-settings.ts';
 import type { RoomSettings } from './room-settings.ts';
 
@@ -33,8 +35,8 @@ export interface PresenceTrackerDeps {
 
 export class PresenceTracker {
   private readonly deps: PresenceTrackerDeps;
-  /** Positions seen since the last flush, per room. */
-  private pending = new Map<string, Set<number>>();
+  /** Positions seen since the last flush, per room and second. */
+  private pending = new Map<string, Map<number, Set<number>>>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -46,8 +48,12 @@ export class PresenceTracker {
   seen(eventId: string, position: number): void {
     const room = this.deps.room(eventId);
     if (!room || presenceTimeoutOf(room) === 0) return;
-    let positions = this.pending.get(eventId);
-    if (!positions) this.pending.set(eventId, (positions = new Set()));
+    // Kept by the second it was seen in, so that a late merge does not make the sign of life look newer.
+    const now = this.deps.now();
+    let bySecond = this.pending.get(eventId);
+    if (!bySecond) this.pending.set(eventId, (bySecond = new Map()));
+    let positions = bySecond.get(now);
+    if (!positions) bySecond.set(now, (positions = new Set()));
     positions.add(position);
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
@@ -61,23 +67,24 @@ export class PresenceTracker {
 
   /** Merges what this node saw (of one room, or of all) into the store. A failed merge is dropped: presence is soft. */
   flush(eventId?: string): Promise<void> {
-    const taken = new Map<string, Set<number>>();
+    const taken = new Map<string, Map<number, Set<number>>>();
     if (eventId === undefined) {
-      for (const [id, positions] of this.pending) taken.set(id, positions);
+      for (const [id, bySecond] of this.pending) taken.set(id, bySecond);
       this.pending = new Map();
     } else {
-      const positions = this.pending.get(eventId);
-      if (positions) taken.set(eventId, positions);
+      const bySecond = this.pending.get(eventId);
+      if (bySecond) taken.set(eventId, bySecond);
       this.pending.delete(eventId);
     }
-    const now = this.deps.now();
-    const merges = [...taken].map(async ([id, positions]) => {
+    const merges = [...taken].map(async ([id, bySecond]) => {
       const room = this.deps.room(id);
       if (!room) return;
       const timeout = presenceTimeoutOf(room);
       if (timeout === 0) return;
       try {
-        await this.deps.store.markSeen(id, [...positions], now, presenceWindowSeconds(timeout));
+        for (const [second, positions] of bySecond) {
+          await this.deps.store.markSeen(id, [...positions], second, presenceWindowSeconds(timeout));
+        }
       } catch {
         // The store is unreachable: these visitors look absent a few seconds early at worst; they poll again.
       }
@@ -95,6 +102,22 @@ export class PresenceTracker {
     if (!presenceApplies(room)) return;
     const late = room.arrival_window > 0 && servedAt !== null && this.deps.now() - servedAt > room.arrival_window;
     this.deps.store.recordClaim(room.event_id, position, late).catch(() => {});
+  }
+
+  /** The room's presence figures now (presence-figures.ts), after merging this node's marks of it. */
+  async figures(room: RoomSettings, snapshot: Pick<AdmissionSnapshot, 'activeSessions'>): Promise<PresenceFigures> {
+    await this.flush(room.event_id);
+    const now = this.deps.now();
+    const timeout = presenceTimeoutOf(room);
+    const view = await this.deps.store.presenceView(room.event_id, {
+      now,
+      timeout,
+      windowSeconds: presenceWindowSeconds(timeout),
+      arrivalCutoff: room.arrival_window > 0 ? now - room.arrival_window : null,
+      rateWindowStart: now - 59,
+      limit: 0,
+    });
+    return presenceFigures(room, view, snapshot);
   }
 
   /** Stops the timer and merges what is left. */

@@ -34,6 +34,7 @@ import { BotDefence, type BotDefenceOutcome, type JoinCredentials } from './bot-
 import { reportMinutes, reportTotals, type ReportMinute, type ReportTotals } from './room-report.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from './ports/tokens.ts';
 import { PresenceTracker } from './presence.ts';
+import type { PresenceFigures } from './presence-figures.ts';
 
 export type Answer<T> = { status: 200; body: T } | { status: 202; body: { error: string } };
 
@@ -681,7 +682,7 @@ export class WaitingRoomService {
    */
   async roomFigures(
     eventId: unknown,
-  ): Promise<Answer<RoomFigures & { estimate_accuracy: EstimateAccuracy; bot_defence?: Record<BotDefenceOutcome, number> }>> {
+  ): Promise<Answer<RoomFigures & { estimate_accuracy: EstimateAccuracy; presence: PresenceFigures; bot_defence?: Record<BotDefenceOutcome, number> }>> {
     const room = this.catalog.get(eventId);
     if (!room) throw Errors.unknownRoom();
     const now = this.now();
@@ -693,6 +694,7 @@ export class WaitingRoomService {
     return ok({
       ...roomFigures(room.event_id, phase, counters, snapshot),
       estimate_accuracy: this.estimates.accuracy(room.event_id),
+      presence: await this.presence.figures(room, snapshot),
       // What the bot defence did here (this node, since it started), for a room that has one.
       ...(room.bot_defence ? { bot_defence: this.botDefence.tally(room.event_id) } : {}),
     });

@@ -122,6 +122,8 @@ export const PrivateGenerateTokenBody = body({
 export const IncrementBody = body({
   event_id: Id,
   increment_by: Type.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000 }),
+  /** Count only present visitors (issue 34, docs/rooms.md "Presence and the arrival window"); default false (VWR's). */
+  present_only: Type.Optional(Type.Boolean()),
 });
 
 export const UpdateSessionBody = body({
