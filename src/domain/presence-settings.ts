@@ -24,8 +24,8 @@ export interface PresenceSettings {
 
 /** presence_timeout when the settings leave it out, in an automatic room. */
 export const DEFAULT_AUTOMATIC_PRESENCE_TIMEOUT = 60;
-/** The shortest presence timeout: a few presence windows and poll intervals. */
-export const MIN_PRESENCE_TIMEOUT = 10;
+/** The shortest presence timeout: three of the waiting page's presence beats (10 s). */
+export const MIN_PRESENCE_TIMEOUT = 30;
 export const MAX_PRESENCE_TIMEOUT = 3600;
 
 export const PresenceSettingProperties = {

@@ -15,7 +15,7 @@ const room = (eventId: string, extra: Partial<RoomSettings> = {}) =>
     admission: 'automatic',
     new_users_per_minute: 6000,
     total_active_users: 2,
-    presence_timeout: 10,
+    presence_timeout: 30,
     arrival_window: 30,
     queue_position_expiry_period: 600,
     ...extra,
@@ -50,7 +50,7 @@ describe('presence: admission that skips absent visitors', () => {
   it('passes absent visitors, keeps their place, and lets them in at once when they come back (a late arrival)', async () => {
     await node.rooms.put(room('Skip'));
     const ids = await joinMany('Skip', 6);
-    node.clock.advance(11); // everyone's join is older than the timeout: all absent
+    node.clock.advance(31); // everyone's join is older than the timeout: all absent
     await tick();
     assert.equal(await serving('Skip'), 0, 'nobody present: the counter stays where it is');
     for (const i of [2, 4, 5]) await poll('Skip', ids[i]!); // positions 3, 5 and 6 are there
@@ -94,9 +94,9 @@ describe('presence: admission that skips absent visitors', () => {
   });
 
   it('a manual increment with present_only counts present visitors only', async () => {
-    await node.rooms.put(eventSettings('Manual', { presence_timeout: 10 }));
+    await node.rooms.put(eventSettings('Manual', { presence_timeout: 30 }));
     const ids = await joinMany('Manual', 5);
-    node.clock.advance(11);
+    node.clock.advance(31);
     await poll('Manual', ids[1]!);
     await poll('Manual', ids[3]!);
     const res = await read<{ serving_num: number }>(
@@ -111,5 +111,20 @@ describe('presence: admission that skips absent visitors', () => {
     );
     assert.equal(more.body.serving_num, 4, 'only one more present visitor: the counter stops after them');
     assert.equal((await figures('Manual')).present_waiting, 0);
+  });
+
+  it('an open /stream that names the request ID is a sign of life', async () => {
+    await node.rooms.put(eventSettings('Streamed', { presence_timeout: 30 }));
+    const ids = await joinMany('Streamed', 3);
+    node.clock.advance(31);
+    assert.equal((await figures('Streamed')).present_waiting, 0);
+    const res = await node.get(`/stream?event_id=Streamed&request_id=${ids[1]!}`).catch(() => undefined);
+    assert.equal(res?.status, 200);
+    const reader = res!.body!.getReader();
+    await reader.read(); // the first frame: the stream is attached
+    const seen = await figures('Streamed');
+    assert.equal(seen.present_waiting, 1);
+    assert.equal(seen.absent_waiting, 2);
+    await reader.cancel();
   });
 });

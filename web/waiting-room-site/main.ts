@@ -16,6 +16,11 @@ import { VisitStore, type Receipt, type Visit } from './visit-store.ts';
 const POLL_MS = 3_000;
 /** With the counter stream open, a poll now and then all the same, in case the stream stalls unnoticed. */
 const STREAM_SAFETY_POLL_MS = 60_000;
+/**
+ * How often a page that polls tells the room it is still there (GET /queue_num with its request ID: presence,
+ * docs/rooms.md "Presence and the arrival window"); the stream tells it by being open (its URL names the ID).
+ */
+const PRESENCE_BEAT_MS = 10_000;
 /** After the server refused the stream, ask for it again this much later (a node may have room again). */
 const STREAM_RETRY_MS = 120_000;
 /** A screen reader hears a position change at most this often (the live region would chatter otherwise). */
@@ -80,6 +85,8 @@ interface Token {
 /** Everything about the current visit; replaced as a whole by "Start over". */
 interface Session {
   visit: Visit;
+  /** When the page last told the room it is there (ms; presence). */
+  presenceBeatAt?: number;
   serving?: number;
   /** The serving counter when this page first saw it, for the progress bar. */
   servingAtStart?: number;
@@ -207,10 +214,12 @@ async function readNumber(response: Response, field: string): Promise<number> {
 
 async function pollCounters(s: Session): Promise<void> {
   const needPosition = s.visit.position === undefined;
+  const beat = needPosition || Date.now() - (s.presenceBeatAt ?? 0) >= PRESENCE_BEAT_MS;
+  if (beat) s.presenceBeatAt = Date.now();
   const [servingRes, waitingRes, positionRes] = await Promise.all([
     get(`/serving_num?${eventQuery}`),
     get(`/waiting_num?${eventQuery}`),
-    needPosition ? get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`) : undefined,
+    beat ? get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`) : undefined,
   ]);
   for (const response of [servingRes, waitingRes]) {
     if (response.status >= 400) throw new Fatal(t('unknown_room'));
@@ -221,7 +230,7 @@ async function pollCounters(s: Session): Promise<void> {
   const waiting = await readNumber(waitingRes, 'waiting_num');
   // The serving counter moved back under a known place: the room may have been reset (a server without the
   // counter stream sends no generation); the place is looked up again to know.
-  if (!needPosition && s.serving !== undefined && serving < s.serving) {
+  if (!needPosition && !positionRes && s.serving !== undefined && serving < s.serving) {
     const check = await get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`);
     if (check.status >= 400) throw new Fatal(t(check.status === 410 ? 'expired' : 'restarted'));
   }
@@ -261,7 +270,7 @@ function openStream(s: Session): void {
   if (s.stream || s.stopped || s.token || s.visit.position === undefined) return;
   if (s.streamRefusedAt !== undefined && Date.now() - s.streamRefusedAt < STREAM_RETRY_MS) return;
   s.stream = new CounterStream(
-    `${settings.publicApiUrl}/stream?${eventQuery}`,
+    `${settings.publicApiUrl}/stream?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`,
     ({ serving, waiting, generation }) => {
       if (s.stopped) return;
       // The room was reset since this place was given: say so at once (the place is gone).
