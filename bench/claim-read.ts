@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { CLAIM_ROW_SQL } from '../src/store/sqlite/sqlite-store.ts';
+import { CLAIM_ROW_SQL } from '../src/store/sqlite/token-sets.ts';
 import { prefillTokenSets } from './prefill-token-sets.ts';
 
 const READS = Number(process.env.READS ?? 200_000);

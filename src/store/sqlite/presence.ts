@@ -52,6 +52,11 @@ export class SqlitePresence implements PresenceStore {
     };
   }
 
+  /** The event's data is gone (a reset, deleteRoomData): its presence with it. */
+  forget(eventId: string): void {
+    this.rooms.delete(eventId);
+  }
+
   /** The room's presence for the counters' generation: a reset starts it afresh. */
   private room(eventId: string, generation: number): RoomPresence {
     let room = this.rooms.get(eventId);
