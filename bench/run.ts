@@ -9,7 +9,8 @@
 // reset under polling); BENCH_ONLY=issue15 runs only those, BENCH_SKIP_15=1 skips them. The gate's comparison
 // (bench/gate.ts: gate vs nginx vs a bare undici pass-through) runs last (BENCH_SKIP_GATE=1 skips it;
 // BENCH_ONLY=gate runs only it). Then verify at the edge (bench/edge-nginx.ts: nginx alone vs nginx + njs vs
-// forward auth; BENCH_SKIP_EDGE=1 skips it, BENCH_ONLY=edge runs only it).
+// forward auth; BENCH_SKIP_EDGE=1 skips it, BENCH_ONLY=edge runs only it). BENCH_ONLY=presence: what presence costs
+// a poll (bench/presence-cost.ts, issue 34).
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ import { runEdgeBench } from './edge-nginx.ts';
 import { runIssue15Bench } from './issue15.ts';
 import { runJoinWrites } from './join-writes.ts';
 import { startBare } from './bare-costs.ts';
+import { runPresenceBench } from './presence-cost.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
@@ -78,6 +80,7 @@ async function issue15(): Promise<void> {
 
 async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'gate') return runGateBench();
+  if (process.env.BENCH_ONLY === 'presence') return runPresenceBench();
   if (process.env.BENCH_ONLY === 'edge') return runEdgeBench();
   if (process.env.BENCH_ONLY === 'issue15') return issue15();
   console.log(`Anteroom benchmark — ${new Date().toISOString()}`);

@@ -3,6 +3,7 @@
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WaitingRoomService } from '../domain/waiting-room-service.ts';
+import { watchPresence } from './presence-metrics.ts';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -135,6 +136,7 @@ export class Metrics {
       ([key, name, help]) =>
         [key, new Gauge({ name, help, labelNames: ['event_id'], registers: [this.registry], collect: readAll })] as const,
     );
+    watchPresence(this.registry, room);
     // The wait estimates on record (issue 16): how far the estimate given at the first lookup was from the wait.
     new Gauge({
       name: 'anteroom_wait_estimate_median_abs_error_seconds',

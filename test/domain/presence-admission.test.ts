@@ -72,6 +72,10 @@ describe('presence: admission that skips absent visitors', () => {
     assert.equal(back.late_arrivals, 1);
     assert.ok(back.overshoot! <= back.late_arrivals!, 'overshoot ≤ late arrivals');
     assert.equal(back.overshoot, 1);
+    const metrics = await (await node.get('/metrics')).text();
+    assert.match(metrics, /anteroom_late_arrivals\{event_id="Skip"\} 1\n/);
+    assert.match(metrics, /anteroom_overshoot\{event_id="Skip"\} 1\n/);
+    assert.match(metrics, /anteroom_present_waiting\{event_id="Skip"\} 1\n/);
   });
 
   it('an admitted visitor who does not claim within the arrival window stops counting, may still claim, and is announced as a no-show', async () => {
