@@ -73,12 +73,13 @@ describe('room settings: one schema', () => {
     assert.deepEqual(defaultSettings('A'), result.settings);
   });
 
-  it('presence_timeout: absent means 60 in an automatic room and off in a manual one; 1–29 is refused', () => {
+  it('presence_timeout: absent means off in every room (VWR clients unchanged); 1–29 is refused', () => {
     const manual = parseRoomSettings({ event_id: 'A' });
     const automatic = parseRoomSettings({ event_id: 'A', admission: 'automatic', new_users_per_minute: 60, total_active_users: 5 });
     assert.ok(manual.ok && automatic.ok);
     assert.equal(presenceTimeoutOf(manual.settings), 0);
-    assert.equal(presenceTimeoutOf(automatic.settings), 60);
+    assert.equal(presenceTimeoutOf(automatic.settings), 0);
+    assert.equal(presenceTimeoutOf({ ...automatic.settings, presence_timeout: 60 }), 60);
     assert.equal(presenceTimeoutOf({ ...automatic.settings, presence_timeout: 0 }), 0);
     assert.equal(problemOf({ event_id: 'A', presence_timeout: 20 }), 'presence_timeout: must be 0 (off) or at least 30');
     assert.equal(problemOf({ event_id: 'A', arrival_window: -1 }), 'arrival_window: must be a whole number from 0 to 31536000');
