@@ -13,6 +13,7 @@
 // /serving_num and /queue_num on SQLite and Redis beside a bare handler, under autocannon and wrk; then
 // bench/claim-cost.ts: new ES256 sets and re-claims beside a bare POST and bare signatures): BENCH_ONLY=hotpaths,
 // BENCH_SKIP_HOT=1 skips them.
+// BENCH_ONLY=presence: what presence costs a poll (bench/presence-cost.ts, issue 34).
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,6 +30,7 @@ import { runIssue15Bench } from './issue15.ts';
 import { runJoinWrites } from './join-writes.ts';
 import { startBare } from './bare-costs.ts';
 import { runHotPathsBench } from './hot-paths.ts';
+import { runPresenceBench } from './presence-cost.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
@@ -89,6 +91,7 @@ async function hotPaths(): Promise<void> {
 
 async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'gate') return runGateBench();
+  if (process.env.BENCH_ONLY === 'presence') return runPresenceBench();
   if (process.env.BENCH_ONLY === 'edge') return runEdgeBench();
   if (process.env.BENCH_ONLY === 'issue15') return issue15();
   if (process.env.BENCH_ONLY === 'hotpaths') return hotPaths();

@@ -10,6 +10,7 @@ import { Value } from '@sinclair/typebox/value';
 import { BrandingSchema, brandingRuleProblem, type Branding } from './page-branding.ts';
 import { Secret } from './secret-settings.ts';
 import { schemaProblem, type Parsed, type SettingProblem } from './setting-problems.ts';
+import { PresenceSettingProperties, presenceRuleProblem, type PresenceSettings } from './presence-settings.ts';
 
 export interface WebhookTarget {
   url: string;
@@ -17,7 +18,8 @@ export interface WebhookTarget {
   secret: string;
 }
 
-export interface RoomSettings {
+/** Presence and the arrival window: src/domain/presence-settings.ts. */
+export interface RoomSettings extends PresenceSettings {
   event_id: string;
   validity_period: number;
   enable_queue_position_expiry: boolean;
@@ -407,6 +409,7 @@ export const RoomSettingsSchema = Type.Object(
         description: 'automatic: visitors in at once (admitted and not yet claimed, plus active sessions)',
       }),
     ),
+    ...PresenceSettingProperties,
     session_duration: Type.Optional(PeriodSeconds({ default: 300, description: 'a gate session ends after this long without a request' })),
     session_renewal: Type.Optional(
       Type.Boolean({ default: true, description: 'false: a session ends session_duration after admission, whatever the traffic' }),
@@ -509,6 +512,7 @@ export function parseRoomSettings(input: unknown, defaults: RoomDefaults = {}): 
   const ruleProblem =
     (settings.inlet ? inletRuleProblem(settings.inlet) : undefined) ??
     admissionRuleProblem(settings) ??
+    presenceRuleProblem(settings) ??
     scheduleRuleProblem(settings) ??
     gateRuleProblem(settings) ??
     botDefenceRuleProblem(settings) ??

@@ -24,7 +24,7 @@ import { UNSENT_MESSAGE, UNSENT_RETRY_AFTER_SEC, carriesAction, wantsPage } from
 export const GATE_ANSWER_HEADER = 'anteroom-gate';
 
 export interface QueueDeps extends GateJoinDeps {
-  room: Pick<WaitingRoom, 'claims' | 'queue' | 'reports' | 'rooms'>;
+  room: Pick<WaitingRoom, 'claims' | 'queue' | 'reports' | 'rooms' | 'presence'>;
   places: PlaceCookies;
   pagesRoot?: string | undefined;
   /** Milliseconds since the epoch (the room's phase and pace for the page). Default Date.now. */
@@ -183,6 +183,7 @@ async function decide(deps: QueueDeps, request: FastifyRequest, room: RoomSettin
     if (position.status === 200) place = { ...place, position: position.body.queue_number };
   }
   if (place.position !== undefined && room.state !== 'off') {
+    service.presence.seen(eventId, place.position);
     // The serving counter from memory when the store keeps it there (SQLite; the Redis hot-read cache), else
     // one read — cheaper than the claim context generate_token reads.
     const serving = service.queue.countersInMemory(eventId)?.serving ?? (await servingOf(service, eventId));

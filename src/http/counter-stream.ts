@@ -21,7 +21,7 @@ import { Errors } from '../domain/errors.ts';
 import { writeEventStreamHead } from '../events/sse-sink.ts';
 import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { mountPreflightAndMethodGuard } from './route-table.ts';
-import { EventQuery } from './schemas.ts';
+import { StreamQuery } from './schemas.ts';
 
 /** How often the rooms with listeners are read: a change reaches every listener within this plus the write. */
 export const BROADCAST_MS = 100;
@@ -31,8 +31,11 @@ export const RETRY_MS = 3_000;
 /** A listener whose unsent bytes pass this is not reading: dropped rather than buffered without bound. */
 const MAX_BUFFERED_BYTES = 64 * 1024;
 
+/** How often the visitors of open streams are marked seen (presence, issue 34): well within the shortest timeout. */
+export const PRESENCE_MARK_MS = 5_000;
+
 export interface CounterStreamsOptions {
-  room: Pick<WaitingRoom, 'queue'>;
+  room: Pick<WaitingRoom, 'queue' | 'presence'>;
   /** Streams one node keeps open at most; past it, 503 and the page polls. */
   maxConnections: number;
   broadcastMs?: number;
@@ -41,6 +44,8 @@ export interface CounterStreamsOptions {
 
 interface RoomListeners {
   listeners: Set<ServerResponse>;
+  /** The positions of listeners that named their request ID: marked seen every PRESENCE_MARK_MS. */
+  positions: Map<ServerResponse, number>;
   /** The last frame sent (null before the first read). */
   last: string | null;
 }
@@ -50,6 +55,7 @@ export class CounterStreams {
   private readonly options: CounterStreamsOptions;
   private readonly broadcastTimer: NodeJS.Timeout;
   private readonly heartbeatTimer: NodeJS.Timeout;
+  private readonly presenceTimer: NodeJS.Timeout;
   private connections = 0;
   private broadcasting = false;
   private closed = false;
@@ -58,6 +64,8 @@ export class CounterStreams {
     this.options = options;
     this.broadcastTimer = setInterval(() => void this.broadcast(), options.broadcastMs ?? BROADCAST_MS);
     this.heartbeatTimer = setInterval(() => this.heartbeat(), options.heartbeatMs ?? HEARTBEAT_MS);
+    this.presenceTimer = setInterval(() => this.markPresent(), PRESENCE_MARK_MS);
+    this.presenceTimer.unref();
     this.broadcastTimer.unref();
     this.heartbeatTimer.unref();
   }
@@ -72,17 +80,20 @@ export class CounterStreams {
   }
 
   /** Starts the stream: headers, the reconnection delay and the current counters, then every change. */
-  attach(response: ServerResponse, eventId: string, counters: StreamCounters): void {
+  attach(response: ServerResponse, eventId: string, counters: StreamCounters, position?: number): void {
     writeEventStreamHead(response);
     let room = this.rooms.get(eventId);
-    if (!room) this.rooms.set(eventId, (room = { listeners: new Set(), last: null }));
+    if (!room) this.rooms.set(eventId, (room = { listeners: new Set(), positions: new Map(), last: null }));
+    if (position !== undefined) room.positions.set(response, position);
     const frame = counterFrame(counters);
     response.write(`retry: ${RETRY_MS}\n${room.last ?? frame}`);
     room.last ??= frame;
     room.listeners.add(response);
     this.connections++;
     const listeners = room.listeners;
+    const positions = room.positions;
     response.once('close', () => {
+      positions.delete(response);
       if (listeners.delete(response)) this.connections--;
       if (listeners.size === 0 && this.rooms.get(eventId)?.listeners === listeners) this.rooms.delete(eventId);
     });
@@ -93,6 +104,7 @@ export class CounterStreams {
     this.closed = true;
     clearInterval(this.broadcastTimer);
     clearInterval(this.heartbeatTimer);
+    clearInterval(this.presenceTimer);
     for (const room of this.rooms.values()) for (const response of room.listeners) response.end();
     this.rooms.clear();
     this.connections = 0;
@@ -119,6 +131,13 @@ export class CounterStreams {
     } finally {
       this.broadcasting = false;
     }
+  }
+
+  /** An open stream that named its request ID is a sign of life of that visitor (presence). */
+  markPresent(): void {
+    const presence = this.options.room.presence;
+    if (!presence) return;
+    for (const [eventId, room] of this.rooms) for (const position of room.positions.values()) presence.seen(eventId, position);
   }
 
   private heartbeat(): void {
@@ -166,15 +185,17 @@ export function counterStreamRoute(app: FastifyInstance, room: Pick<WaitingRoom,
     url: '/stream',
     // HEAD would open a stream with no body to carry it: GET only (HEAD answers 405).
     exposeHeadRoute: false,
-    schema: { querystring: EventQuery },
+    schema: { querystring: StreamQuery },
     config: { invalidQuery: Errors.invalidEventId },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      const eventId = (request as FastifyRequest<{ Querystring: Static<typeof EventQuery> }>).query.event_id;
+      const { event_id: eventId, request_id: requestId } = (request as FastifyRequest<{ Querystring: Static<typeof StreamQuery> }>).query;
       if (streams.full) throw Errors.streamsFull();
       // Validates the room (400 / 404 as the polls answer) and reads the first frame before the stream starts.
       const counters = await room.queue.streamCounters(eventId);
+      // With the request ID, the visitor's place (a sign of life now, and while the stream stays open).
+      const place = requestId === undefined ? undefined : await room.queue.queueNum(eventId, requestId).catch(() => undefined);
       reply.hijack();
-      streams.attach(reply.raw, eventId, counters);
+      streams.attach(reply.raw, eventId, counters, place?.status === 200 ? place.body.queue_number : undefined);
     },
   });
   mountPreflightAndMethodGuard(app, '/stream', ['GET'], { headWithGet: false });

@@ -52,7 +52,7 @@ export function privateRoutes(app: FastifyInstance, room: Pick<WaitingRoom, 'adm
         const b = (req as B<Static<typeof IncrementBody>>).body;
         // For the audit log: the counter as read just before the move (null if the room is unknown).
         const before = await room.queue.servingNum(b.event_id).then((a) => a.body, () => null);
-        const answer = await room.admission.incrementServingCounter(b.event_id, b.increment_by);
+        const answer = await room.admission.incrementServingCounter(b.event_id, b.increment_by, b.present_only === true);
         req.auditChange = { before, after: answer.body };
         req.log.info({ event_id: b.event_id, increment_by: b.increment_by, serving: answer.body }, 'serving counter moved');
         return answer;

@@ -11,6 +11,8 @@ const body = <T extends Record<string, TSchema>>(properties: T) => Type.Object(p
 
 export const EventQuery = query({ event_id: Id });
 export const EventRequestQuery = query({ event_id: Id, request_id: Id });
+/** GET /stream: with the visitor's request ID, the open stream is a sign of life (issue 34, presence). */
+export const StreamQuery = query({ event_id: Id, request_id: Type.Optional(Id) });
 
 /**
  * Pages of the drawn entries (the private draw_positions): offset from 0, limit 1–5,000 (one store chunk).
@@ -124,6 +126,8 @@ export const PrivateGenerateTokenBody = body({
 export const IncrementBody = body({
   event_id: Id,
   increment_by: Type.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000 }),
+  /** Count only present visitors (issue 34, docs/rooms.md "Presence and the arrival window"); default false (VWR's). */
+  present_only: Type.Optional(Type.Boolean()),
 });
 
 export const UpdateSessionBody = body({

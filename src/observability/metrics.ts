@@ -3,6 +3,7 @@
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WaitingRoom } from '../domain/services/waiting-room.ts';
+import { watchPresence } from './presence-metrics.ts';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -109,7 +110,7 @@ export class Metrics {
   }
 
   /** Per-event gauges, read from the store once per scrape (not on the request path). */
-  watchEvents(room: Pick<WaitingRoom, 'queue' | 'reports' | 'rooms'>): void {
+  watchEvents(room: Pick<WaitingRoom, 'queue' | 'reports' | 'rooms' | 'presence'>): void {
     const definitions = [
       ['queue', 'anteroom_queue_positions', 'Positions handed out'],
       ['serving', 'anteroom_serving_counter', 'Serving counter'],
@@ -144,6 +145,7 @@ export class Metrics {
       registers: [this.registry],
       collect: readAll,
     });
+    watchPresence(this.registry, room);
     // The wait estimates on record (issue 16): how far the estimate given at the first lookup was from the wait.
     new Gauge({
       name: 'anteroom_wait_estimate_median_abs_error_seconds',

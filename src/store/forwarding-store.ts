@@ -31,6 +31,7 @@ import type {
   HistorySample,
   MinuteWaits,
 } from '../domain/ports/store.ts';
+import type { PresenceStore } from '../domain/ports/presence.ts';
 
 export abstract class ForwardingStore implements Store {
   readonly description: string;
@@ -39,6 +40,10 @@ export abstract class ForwardingStore implements Store {
   constructor(inner: Store, description: string = inner.description) {
     this.inner = inner;
     this.description = description;
+  }
+
+  get presence(): PresenceStore {
+    return this.inner.presence;
   }
 
   ping(): Promise<void> {

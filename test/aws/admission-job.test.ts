@@ -16,7 +16,7 @@ import { scheduledEvent } from './events.ts';
 const redis = await startRedisServer();
 after(() => redis.destroy());
 
-const room: RoomSettings = { ...defaultSettings('Sample'), admission: 'automatic', new_users_per_minute: 120, total_active_users: 1000 };
+const room: RoomSettings = { ...defaultSettings('Sample'), admission: 'automatic', new_users_per_minute: 120, total_active_users: 1000, presence_timeout: 0 }; // positions made in the store: nobody to be seen
 
 /** One execution environment of the jobs function, on a shared Redis and clock; counts its admission runs. */
 async function environment(keyPrefix: string, clock: TestClock, settings: RoomSettings = room) {

@@ -24,6 +24,7 @@ import {
   scalarSettingProblem,
 } from '../../src/domain/room-settings.ts';
 import { describeProblem } from '../../src/domain/setting-problems.ts';
+import { presenceTimeoutOf } from '../../src/domain/presence-settings.ts';
 
 const problemOf = (input: unknown) => {
   const result = parseRoomSettings(input);
@@ -62,6 +63,7 @@ describe('room settings: one schema', () => {
       incr_serving_on_expiry: false,
       enable_events_generation: false,
       admission: 'manual',
+      arrival_window: 120,
       session_duration: 300,
       session_renewal: true,
       state: 'open',
@@ -69,6 +71,19 @@ describe('room settings: one schema', () => {
       webhooks: [],
     });
     assert.deepEqual(defaultSettings('A'), result.settings);
+  });
+
+  it('presence_timeout: absent means off in every room (VWR clients unchanged); 1–29 is refused', () => {
+    const manual = parseRoomSettings({ event_id: 'A' });
+    const automatic = parseRoomSettings({ event_id: 'A', admission: 'automatic', new_users_per_minute: 60, total_active_users: 5 });
+    assert.ok(manual.ok && automatic.ok);
+    assert.equal(presenceTimeoutOf(manual.settings), 0);
+    assert.equal(presenceTimeoutOf(automatic.settings), 0);
+    assert.equal(presenceTimeoutOf({ ...automatic.settings, presence_timeout: 60 }), 60);
+    assert.equal(presenceTimeoutOf({ ...automatic.settings, presence_timeout: 0 }), 0);
+    assert.equal(problemOf({ event_id: 'A', presence_timeout: 20 }), 'presence_timeout: must be 0 (off) or at least 30');
+    assert.equal(problemOf({ event_id: 'A', arrival_window: -1 }), 'arrival_window: must be a whole number from 0 to 31536000');
+    assert.ok(parseRoomSettings({ event_id: 'A', presence_timeout: 30, arrival_window: 0 }).ok);
   });
 
   it('refuses an unknown key at every level, naming it', () => {

@@ -117,7 +117,8 @@ describe('rooms that admit by themselves', () => {
 
   it('closed loop: a completed, abandoned, expired or left place is given to the next visitor at the next tick', async () => {
     await node.rooms.put(
-      automatic('Loop', { perMinute: 6000, active: 2 }, { validity_period: 120, enable_queue_position_expiry: true, queue_position_expiry_period: 60 }),
+      // These visitors never poll: presence off (rooms with presence: test/domain/presence-admission.test.ts).
+      automatic('Loop', { perMinute: 6000, active: 2 }, { validity_period: 120, enable_queue_position_expiry: true, queue_position_expiry_period: 60, presence_timeout: 0 }),
     );
     const ids = await joinMany('Loop', 8);
     const next = async (expected: number, why: string) => {

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, it, after } from 'node:test';
 import { newTokenRecord, type TokenRecord } from '../../src/domain/claims.ts';
 import type { Store } from '../../src/domain/ports/store.ts';
+import { runPresenceContract } from './presence-contract.ts';
 
 export interface StoreFactory {
   create(): Promise<Store>;
@@ -1387,6 +1388,8 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         assert.equal(await store.roomsVersion(), before);
       });
     });
+
+    runPresenceContract(open);
 
     it('ping answers while the store is reachable', async () => {
       const store = await open();

@@ -140,11 +140,15 @@ describe('control panel: figures', () => {
   it('every figure has a label and a help text; none is negative; a counter past the line is explained', () => {
     for (const f of FIGURES) assert.ok(f.label && f.help.length > 20, f.id);
     const values = figureValues(figures({}));
-    // A room without bot_defence shows no bot figures; one with it shows them all.
-    // The pre-queue figure only while it can matter (see below); the bot figures only with bot_defence.
-    const usual = FIGURES.map((f) => f.id).filter((id) => !id.startsWith('b-') && id !== 'c-prequeue');
-    assert.deepEqual(Object.keys(values).sort(), usual.sort());
-    assert.deepEqual(Object.keys(figureValues(figures({ bot_defence: {}, prequeue_num: 3 }))).sort(), FIGURES.map((f) => f.id).sort());
+    // A room without bot_defence shows no bot figures; one with it shows them all. The pre-queue figure only while
+    // it can matter (see below). Presence figures come from a server that has them; present/absent only where
+    // presence is on.
+    const core = FIGURES.map((f) => f.id).filter((id) => !id.startsWith('b-') && !id.startsWith('p-') && id !== 'c-prequeue');
+    assert.deepEqual(Object.keys(values).sort(), [...core].sort());
+    const presence = { present_waiting: 3, absent_waiting: 2, no_shows: 1, late_arrivals: 1, overshoot: 0, presence_timeout: 60 };
+    assert.deepEqual(Object.keys(figureValues(figures({ bot_defence: {}, prequeue_num: 3, presence }))).sort(), FIGURES.map((f) => f.id).sort());
+    const off = Object.keys(figureValues(figures({ presence: { ...presence, presence_timeout: 0 } })));
+    assert.deepEqual(off.filter((id) => id.startsWith('p-')).sort(), ['p-late', 'p-noshows', 'p-overshoot']);
     assert.equal(aheadText(figures({})), '');
     assert.match(aheadText(figures({ let_in_ahead: 137 })), /137 places past the last position handed out: the next 137 people to join will be let in at once/);
   });

@@ -16,6 +16,8 @@ export interface RoomFigures {
   admitted_last_minute: number;
   /** In the pre-queue of a room that draws: no position yet, not counted in Waiting (absent from older servers). */
   prequeue_num?: number;
+  /** Presence (src/domain/presence-figures.ts); absent from servers before issue 34. */
+  presence?: { present_waiting: number; absent_waiting: number; no_shows: number; late_arrivals: number; overshoot: number; presence_timeout: number };
   /** What the bot defence did in the room on the node answering (since it started); absent without bot_defence. */
   bot_defence?: Partial<Record<BotOutcome, number>>;
 }
@@ -53,6 +55,12 @@ export const FIGURES: readonly Figure[] = [
   { id: 'c-serving', label: 'Serving counter', help: 'Everyone with a position up to this number may enter.' },
   { id: 'c-queue', label: 'Joined', help: 'Positions handed out since the last reset (whoever left included).' },
   { id: 'c-rate', label: 'Let in, last minute', help: 'Positions the serving counter reached in the last 60 seconds.' },
+  // Presence (docs/rooms.md "Presence and the arrival window").
+  { id: 'p-present', label: 'Waiting and present', help: 'In line and seen within the presence timeout.' },
+  { id: 'p-absent', label: 'Waiting, absent', help: 'In line but not seen within the presence timeout: admission passes them, keeping their place.' },
+  { id: 'p-noshows', label: 'No-shows', help: 'Let in, not claimed within the arrival window: they no longer hold a place (they may still claim).' },
+  { id: 'p-late', label: 'Late arrivals', help: 'Came back after they had stopped counting (passed while absent, or past the arrival window).' },
+  { id: 'p-overshoot', label: 'Over capacity by', help: 'How far the room is over total active users because of late arrivals (at most their number).' },
   // The bot defence (rooms with bot_defence only), counted by the node that answers since it started.
   { id: 'b-issued', label: 'Challenges issued', help: 'Proof-of-work challenges handed out (this node, since it started; /metrics has every node).' },
   { id: 'b-solved', label: 'Challenges solved', help: 'Joins that came with a valid, unused solution (this node).' },
@@ -87,6 +95,7 @@ export function figureValues(f: RoomFigures): Record<string, number> {
     'c-queue': f.queue,
     'c-rate': f.admitted_last_minute,
     ...(showsPrequeue(f) ? { 'c-prequeue': f.prequeue_num ?? 0 } : {}),
+    ...(f.presence ? presenceFigureValues(f.presence) : {}),
     ...(f.bot_defence ? botFigureValues(f.bot_defence) : {}),
   };
 }
@@ -94,6 +103,16 @@ export function figureValues(f: RoomFigures): Record<string, number> {
 /** The pre-queue figure is shown while it can matter: someone is in it, or the room has not started yet. */
 export function showsPrequeue(f: RoomFigures): boolean {
   return f.prequeue_num !== undefined && (f.prequeue_num > 0 || f.phase === 'before' || f.phase === 'prequeue');
+}
+
+/** Presence figures by element id: present/absent only where presence is on. */
+export function presenceFigureValues(p: NonNullable<RoomFigures['presence']>): Record<string, number> {
+  return {
+    ...(p.presence_timeout > 0 ? { 'p-present': p.present_waiting, 'p-absent': p.absent_waiting } : {}),
+    'p-noshows': p.no_shows,
+    'p-late': p.late_arrivals,
+    'p-overshoot': p.overshoot,
+  };
 }
 
 export function legacyFigureValues(f: LegacyFigures): Record<string, number | undefined> {

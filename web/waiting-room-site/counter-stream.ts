@@ -16,10 +16,10 @@ export class CounterStream {
   private source: EventSource | undefined;
   /** A frame arrived since the stream last (re)connected: the numbers on screen are live. */
   live = false;
-  /** The last frame, handed to a new listener (handOver). */
+  /** The last frame. */
   private last: StreamCounters | undefined;
-  private onCounters: (c: StreamCounters) => void;
-  private onDrop: (gaveUp: boolean) => void;
+  private readonly onCounters: (c: StreamCounters) => void;
+  private readonly onDrop: (gaveUp: boolean) => void;
 
   /**
    * Opens the stream; `onCounters` gets every frame. `onDrop` is called when the stream breaks: `gaveUp` false
@@ -55,16 +55,6 @@ export class CounterStream {
       if (gaveUp) this.close();
       this.onDrop(gaveUp);
     });
-  }
-
-  /** The same connection for another listener (the page's room watch becomes its visit's stream): no second stream. */
-  handOver(onCounters: (c: StreamCounters) => void, onDrop: (gaveUp: boolean) => void): void {
-    this.onCounters = onCounters;
-    this.onDrop = onDrop;
-    if (this.last && this.live) {
-      const last = this.last;
-      queueMicrotask(() => this.onCounters(last));
-    }
   }
 
   close(): void {

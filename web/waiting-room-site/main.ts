@@ -17,6 +17,11 @@ import { VisitStore, type Receipt, type Visit } from './visit-store.ts';
 const POLL_MS = 3_000;
 /** With the counter stream open, a poll now and then all the same, in case the stream stalls unnoticed. */
 const STREAM_SAFETY_POLL_MS = 60_000;
+/**
+ * How often a page that polls tells the room it is still there (GET /queue_num with its request ID: presence,
+ * docs/rooms.md "Presence and the arrival window"); the stream tells it by being open (its URL names the ID).
+ */
+const PRESENCE_BEAT_MS = 10_000;
 /** After the server refused the stream, ask for it again this much later (a node may have room again). */
 const STREAM_RETRY_MS = 120_000;
 /** A screen reader hears a position change at most this often (the live region would chatter otherwise). */
@@ -94,6 +99,8 @@ interface Token {
 /** Everything about the current visit; replaced as a whole by "Start over". */
 interface Session {
   visit: Visit;
+  /** When the page last told the room it is there (ms; presence). */
+  presenceBeatAt?: number;
   serving?: number;
   /** The serving counter when this page first saw it, for the progress bar. */
   servingAtStart?: number;
@@ -323,10 +330,13 @@ async function pollCounters(s: Session): Promise<void> {
   const needPosition = s.visit.position === undefined;
   // The place is looked up again now and then for the server's count of the people still ahead (some left).
   const refreshAhead = !needPosition && Date.now() - (s.serverAheadAt ?? 0) > AHEAD_REFRESH_MS;
+  // A sign of life every PRESENCE_BEAT_MS while the page polls (presence, issue 34): the same lookup.
+  const beat = needPosition || Date.now() - (s.presenceBeatAt ?? 0) >= PRESENCE_BEAT_MS;
+  if (beat) s.presenceBeatAt = Date.now();
   const [servingRes, waitingRes, positionRes] = await Promise.all([
     get(`/serving_num?${eventQuery}`),
     get(`/waiting_num?${eventQuery}`),
-    needPosition || refreshAhead ? get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`) : undefined,
+    beat || refreshAhead ? get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`) : undefined,
   ]);
   for (const response of [servingRes, waitingRes]) {
     if (response.status >= 400) throw new Fatal(t('unknown_room'));
@@ -337,7 +347,7 @@ async function pollCounters(s: Session): Promise<void> {
   const waiting = await readNumber(waitingRes, 'waiting_num');
   // The serving counter moved back under a known place: the room may have been reset (a server without the
   // counter stream sends no generation); the place is looked up again to know.
-  if (!needPosition && s.serving !== undefined && serving < s.serving) {
+  if (!needPosition && !positionRes && s.serving !== undefined && serving < s.serving) {
     const check = await get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`);
     if (check.status >= 400) throw new Fatal(t(check.status === 410 ? 'expired' : 'restarted'));
   }
@@ -411,14 +421,11 @@ function openStream(s: Session): void {
       ui.queue.dataset.updates = 'poll';
       if (s.failures === 0) schedule(s, 0);
   };
-  // The room's watch (opened at load for the phase) becomes this visit's stream: one connection per page.
-  if (watcher) {
-    s.stream = watcher;
-    watcher = undefined;
-    s.stream.handOver(onCounters, onDrop);
-  } else {
-    s.stream = new CounterStream(`${settings.publicApiUrl}/stream?${eventQuery}`, onCounters, onDrop);
-  }
+  // The room's watch (opened at load, for the phase) gives way to this visit's stream, which names the request
+  // ID: an open stream is the visitor's sign of life (presence, issue 34). One connection per page at a time.
+  watcher?.close();
+  watcher = undefined;
+  s.stream = new CounterStream(`${settings.publicApiUrl}/stream?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`, onCounters, onDrop);
   watchRoom();
 }
 

@@ -36,10 +36,13 @@ import {
 import { maxSizeAdmission, type MaxSizeReport, type MaxSizeResult } from './max-size.ts';
 import { expiryIncrementEvent, expiryMovesCounter } from './on-expiry.ts';
 import { periodicTick, type PeriodicInlet, type PeriodicOutcome } from './periodic.ts';
+import type { PresenceStore } from '../ports/presence.ts';
+import { presenceApplies, presentIncrement, presentTick, type PresentTickDeps, type PresentTickOutcome } from './presence-aware.ts';
 
 /** Who asks to move the counter, with what they bring. */
 export type AdmissionRequest =
-  | { kind: 'manual'; by: number }
+  /** presentOnly: count only present visitors (presence-aware.ts presentIncrement); by ≥ 1 then. */
+  | { kind: 'manual'; by: number; presentOnly?: boolean }
   /** `now`: the tick's time in epoch seconds (the scheduler's clock), for the inlet's window. */
   | { kind: 'periodic'; inlet: PeriodicInlet; now: number }
   /** The report is checked (maxSizeReportProblem) by the caller, which answers a bad one in its own way. */
@@ -67,6 +70,9 @@ export interface AdmissionDeps {
    * closed the session instead of a 404: the MaxSize inlet closes the sessions a site reports this way.
    */
   closeSession: (eventId: string, requestId: string, status: Exclude<SessionStatus, 0>) => Promise<boolean>;
+  /** Presence (presence-aware.ts): the store's, and the node's marks of a room merged into it. */
+  presence?: PresenceStore | undefined;
+  flushPresence?: (eventId: string) => Promise<void>;
 }
 
 export class Admission {
@@ -85,6 +91,10 @@ export class Admission {
   private async carryOut(room: RoomSettings, request: AdmissionRequest): Promise<AdmissionResults[AdmissionRequest['kind']]> {
     const eventId = room.event_id;
     if (request.kind === 'manual') {
+      const presentDeps = this.presentDeps();
+      if (request.presentOnly && request.by > 0 && presentDeps) {
+        return { serving_num: (await presentIncrement(presentDeps, room, request.by, this.deps.now())).serving };
+      }
       return { serving_num: await this.deps.store.incrementServing(eventId, request.by, this.deps.now()) };
     }
     const phase = await this.deps.phase(room);
@@ -105,6 +115,13 @@ export class Admission {
           request.report,
         );
     }
+  }
+
+  /** What presence-aware admission needs, when this Admission was given a presence store. */
+  private presentDeps(): PresentTickDeps | undefined {
+    const presence = this.deps.presence;
+    if (!presence) return undefined;
+    return { store: this.deps.store, presence, events: this.deps.events, flush: this.deps.flushPresence ?? (async () => {}) };
   }
 
   /** The one call that moves the counter for an inlet or automatic admission: never past the queue. */
@@ -142,11 +159,15 @@ export class Admission {
    * otherwise the snapshot, the decision and the move. A move is announced as automatic_serving_counter_incr,
    * like the expiry job's.
    */
-  async admitAutomatically(room: RoomSettings): Promise<AutomaticTickOutcome> {
+  async admitAutomatically(room: RoomSettings): Promise<AutomaticTickOutcome | PresentTickOutcome> {
     const plan = planTick(admissionModeOf(room), await this.deps.phase(room));
     if (plan.kind === 'nothing') return plan;
     const now = this.deps.now();
     const snapshot = await this.deps.store.getAdmissionSnapshot(room.event_id, now, rateWindowStart(now));
+    const presentDeps = this.presentDeps();
+    if (plan.kind === 'within-limits' && presenceApplies(room) && presentDeps) {
+      return presentTick(presentDeps, room, plan.limits, snapshot, now);
+    }
     const decision = decideAdmission(plan, snapshot);
     const moved =
       decision.by > 0

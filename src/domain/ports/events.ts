@@ -7,6 +7,11 @@ export interface EventDetails {
   session_updated: { event_id: string; request_id: string; status: 'completed' | 'abandoned' };
   /** A visitor gave their place up (leave_queue). */
   queue_left: { event_id: string; request_id: string };
+  /**
+   * An admitted visitor's arrival window passed without a claim (issue 34): they stop counting against
+   * total_active_users, and may still claim until their claim window ends.
+   */
+  visitor_no_show: { event_id: string; queue_number: number; arrival_window: number };
   automatic_serving_counter_incr: {
     event_id: string;
     previous_serving_counter_position: number;

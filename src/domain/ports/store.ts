@@ -5,6 +5,7 @@
 // round trips. The contract suite in test/store/contract.ts states the behaviour every backend must show.
 
 import type { SessionStatus, TokenRecord } from '../claims.ts';
+import type { PresenceStore } from './presence.ts';
 
 export interface Counters {
   /** Positions handed out. */
@@ -539,6 +540,8 @@ export interface Store
     HistoryStore {
   /** A name for logs and /readyz, e.g. "sqlite:/path" or "redis://host:port" (no credentials). */
   readonly description: string;
+  /** Who is still there (issue 34): src/domain/ports/presence.ts. */
+  readonly presence: PresenceStore;
 
   /** Throws if the backend cannot be reached. */
   ping(): Promise<void>;

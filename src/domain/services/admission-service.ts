@@ -43,8 +43,8 @@ export class AdmissionService {
   }
 
   /** A manual admission: `by` may be negative (VWR); the counter never goes below 0. */
-  async incrementServingCounter(eventId: unknown, by: number): Promise<Answer<{ serving_num: number }>> {
-    return ok(await this.admit(eventId, { kind: 'manual', by }));
+  async incrementServingCounter(eventId: unknown, by: number, presentOnly = false): Promise<Answer<{ serving_num: number }>> {
+    return ok(await this.admit(eventId, { kind: 'manual', by, presentOnly }));
   }
 
   // ---- background jobs ----

@@ -13,6 +13,7 @@ import type { EventPublisher } from '../ports/events.ts';
 import type { AuthorizationStore, QueueStore, SecretStore } from '../ports/store.ts';
 import type { PublicJwk, SigningKeys, TokenSet, TokenSigning } from '../ports/tokens.ts';
 import type { RoomSettings } from '../room-settings.ts';
+import type { PresenceTracker } from '../presence.ts';
 import type { WaitEstimates } from '../wait-estimates.ts';
 import type { WaitTally } from '../wait-histogram.ts';
 import { ok, type Answer, type RoomContext } from './room-context.ts';
@@ -41,6 +42,8 @@ export interface ClaimServiceDeps {
   events: EventPublisher;
   botDefence: BotDefence;
   estimates: WaitEstimates;
+  /** Told of each first claim (../presence.ts): late arrivals and no-shows are counted from it (issue 34). */
+  presence: Pick<PresenceTracker, 'claimed'>;
   /** Where each admitted visitor's wait is tallied; undefined: waits are not recorded (history off). */
   waitTally: WaitTally | undefined;
   /** Issuer used when an event has none configured: the server's public base URL (known once listening). */
@@ -58,8 +61,11 @@ export class ClaimService {
   private readonly waitTally: WaitTally | undefined;
   private readonly defaultIssuer: () => string;
 
+  private readonly presence: Pick<PresenceTracker, 'claimed'>;
+
   constructor(deps: ClaimServiceDeps) {
     this.store = deps.store;
+    this.presence = deps.presence;
     this.context = deps.context;
     this.keys = deps.keys;
     this.signer = deps.signer;
@@ -103,6 +109,7 @@ export class ClaimService {
         return ok(await this.tokenResponse(event.event_id, decision.record, now));
       case 'issue': {
         const answer = await this.issue(event, id, decision.position, now, overrides);
+        if (answer.issued) this.presence.claimed(event, decision.position, ctx?.servedAt ?? null);
         if (answer.issued && this.waitTally) {
           // The wait it had (join → admission; the claim when the admission time is unknown), against the
           // estimate it was given (when this node gave it one): the room's wait histogram of that minute.

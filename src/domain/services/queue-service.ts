@@ -12,6 +12,7 @@ import { JoinBatcher } from '../join-batcher.ts';
 import type { EventPublisher } from '../ports/events.ts';
 import type { AuthorizationStore, Counters, DrawStore, JoinRequest, QueueStore } from '../ports/store.ts';
 import { PeopleAhead } from '../people-ahead.ts';
+import type { PresenceTracker } from '../presence.ts';
 import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from '../room-phase.ts';
 import type { WaitEstimate, WaitEstimates } from '../wait-estimates.ts';
 import { PositionCache, positionAnswer } from '../position-cache.ts';
@@ -30,6 +31,8 @@ export interface QueueServiceDeps {
   events: EventPublisher;
   botDefence: BotDefence;
   estimates: WaitEstimates;
+  /** Marks the visitors seen (../presence.ts): a poll of /queue_num and a join are signs of life. */
+  presence: Pick<PresenceTracker, 'seen' | 'seenAll'>;
   joinBatch?: { maxBatch?: number; windowMs?: number } | undefined;
   /** Asynchronous intake (see WaitingRoomDeps.intake). */
   intake?: ((eventId: string, joins: readonly JoinRequest[]) => Promise<void>) | undefined;
@@ -49,6 +52,7 @@ export class QueueService {
   readonly peopleAhead: PeopleAhead;
   /** Positions found by /queue_num, answered from memory while the counters say nothing changed (../position-cache.ts). */
   private readonly positions = new PositionCache();
+  private readonly presence: Pick<PresenceTracker, 'seen' | 'seenAll'>;
 
   constructor(deps: QueueServiceDeps) {
     this.store = deps.store;
@@ -57,6 +61,7 @@ export class QueueService {
     this.events = deps.events;
     this.botDefence = deps.botDefence;
     this.estimates = deps.estimates;
+    this.presence = deps.presence;
     const intake = deps.intake;
     this.intake = intake !== undefined;
     this.joins = new JoinBatcher(
@@ -150,6 +155,7 @@ export class QueueService {
       if (parked) return ok({ queue_number: parked.position, entry_time: parked.entryTime, event_id: event.event_id, status: 1 });
       return (await this.context.waitsForDraw(event, id)) ? Pending.awaitingDraw : Pending.requestIdNotFound;
     }
+    this.presence.seen(event.event_id, position.position);
     const estimate = await this.estimateFor(event.event_id, id, position.position, position.entryTime);
     return ok({
       queue_number: position.position,
@@ -215,7 +221,9 @@ export class QueueService {
    */
   queueNumInMemory(eventId: string, requestId: string): string | undefined {
     const counters = this.store.peekCounters && this.context.catalog.get(eventId) ? this.store.peekCounters(eventId) : undefined;
-    return counters && positionAnswer(this.positions, this.estimates, eventId, requestId, counters, this.context.now() * 1000, this.peopleAhead);
+    return counters && positionAnswer(this.positions, this.estimates, eventId, requestId, counters, this.context.now() * 1000, this.peopleAhead, (position) =>
+      this.presence.seen(eventId, position),
+    );
   }
 
   /** Whether the store can answer polls from memory at all (when not, the fast path is not installed). */
@@ -294,6 +302,7 @@ export class QueueService {
   private async commitJoins(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
     if (this.context.routesToPrequeue(eventId)) return this.store.joinPrequeue(eventId, joins, newDrawCandidate());
     const positions = await this.store.assignPositions(eventId, joins);
+    this.presence.seenAll(eventId, positions);
     await this.bindJoins(eventId, joins);
     return positions;
   }

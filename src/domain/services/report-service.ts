@@ -11,6 +11,8 @@ import type { AuditEntry, AuditStore, Counters, DrawStore, HistoryStore, QueueSt
 import { roomFigures, type RoomFigures } from '../room-figures.ts';
 import { readPrequeueNum } from '../prequeue-figures.ts';
 import { reportMinutes, reportTotals, type ReportMinute, type ReportTotals } from '../room-report.ts';
+import type { PresenceTracker } from '../presence.ts';
+import type { PresenceFigures } from '../presence-figures.ts';
 import type { EstimateAccuracy, WaitEstimates } from '../wait-estimates.ts';
 import type { WaitTally } from '../wait-histogram.ts';
 import { ok, waitingOf, type Answer, type RoomContext } from './room-context.ts';
@@ -28,6 +30,8 @@ export interface ReportServiceDeps {
   botDefence: BotDefence;
   estimates: WaitEstimates;
   waitTally: WaitTally;
+  /** The presence figures of a room (../presence.ts, issue 34). */
+  presence: Pick<PresenceTracker, 'figures'>;
 }
 
 export class ReportService {
@@ -38,8 +42,11 @@ export class ReportService {
   private readonly estimates: WaitEstimates;
   private readonly waitTally: WaitTally;
 
+  private readonly presence: Pick<PresenceTracker, 'figures'>;
+
   constructor(deps: ReportServiceDeps) {
     this.store = deps.store;
+    this.presence = deps.presence;
     this.context = deps.context;
     this.events = deps.events;
     this.botDefence = deps.botDefence;
@@ -59,7 +66,7 @@ export class ReportService {
    */
   async roomFigures(
     eventId: unknown,
-  ): Promise<Answer<RoomFigures & { estimate_accuracy: EstimateAccuracy; bot_defence?: Record<BotDefenceOutcome, number> }>> {
+  ): Promise<Answer<RoomFigures & { estimate_accuracy: EstimateAccuracy; presence: PresenceFigures; bot_defence?: Record<BotDefenceOutcome, number> }>> {
     const room = this.context.catalog.get(eventId);
     if (!room) throw Errors.unknownRoom();
     const now = this.context.now();
@@ -72,6 +79,7 @@ export class ReportService {
     return ok({
       ...roomFigures(room.event_id, phase, counters, snapshot, prequeue),
       estimate_accuracy: this.estimates.accuracy(room.event_id),
+      presence: await this.presence.figures(room, snapshot),
       // What the bot defence did here (this node, since it started), for a room that has one.
       ...(room.bot_defence ? { bot_defence: this.botDefence.tally(room.event_id) } : {}),
     });

@@ -22,6 +22,7 @@ import type { SigningKeys, TokenSigning } from '../ports/tokens.ts';
 import type { RoomRegistry } from '../room-registry.ts';
 import type { RoomDefaults } from '../room-settings.ts';
 import { RoomSync } from '../room-sync.ts';
+import { PresenceTracker } from '../presence.ts';
 import { WaitEstimates } from '../wait-estimates.ts';
 import { WaitTally } from '../wait-histogram.ts';
 import { AdmissionService } from './admission-service.ts';
@@ -40,7 +41,7 @@ export interface WaitingRoomDeps {
     BotDefenceStore &
     AuditStore &
     HistoryStore &
-    Pick<Store, 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock' | 'claimSecret' | 'replaceSecret'>;
+    Pick<Store, 'presence' | 'ping' | 'description' | 'saveAuthorization' | 'getAuthorization' | 'tryAcquireLock' | 'claimSecret' | 'replaceSecret'>;
   rooms: RoomRegistry;
   keys: SigningKeys;
   signer: TokenSigning;
@@ -94,6 +95,8 @@ export interface WaitingRoom {
   draws: DrawService;
   /** Counters and figures, metrics, history and reports, the audit log, the store's health (./report-service.ts). */
   reports: ReportService;
+  /** Who is still there (../presence.ts): this node's marks, merged into the store every few seconds (issue 34). */
+  presence: PresenceTracker;
   /**
    * Brings the store in line with the rooms (expiry switch times), creates missing keys, and from then on does
    * the same for every room put in the registry (RoomService.start).
@@ -132,6 +135,7 @@ export function buildWaitingRoom(deps: WaitingRoomDeps): WaitingRoom {
   });
   const estimates = new WaitEstimates();
   const waitTally = new WaitTally();
+  const presence = new PresenceTracker({ store: store.presence, now: () => context.now(), room: (id) => context.catalog.get(id) });
 
   const queue = new QueueService({
     store,
@@ -139,6 +143,7 @@ export function buildWaitingRoom(deps: WaitingRoomDeps): WaitingRoom {
     events,
     botDefence,
     estimates,
+    presence,
     joinBatch: deps.joinBatch,
     intake: deps.intake,
     onJoinBatch: deps.onJoinBatch,
@@ -151,6 +156,7 @@ export function buildWaitingRoom(deps: WaitingRoomDeps): WaitingRoom {
     events,
     botDefence,
     estimates,
+    presence,
     waitTally: (deps.recordWaits ?? true) ? waitTally : undefined,
     defaultIssuer: deps.defaultIssuer,
   });
@@ -160,6 +166,8 @@ export function buildWaitingRoom(deps: WaitingRoomDeps): WaitingRoom {
     store,
     context,
     admission: new Admission({
+      presence: store.presence,
+      flushPresence: (eventId) => presence.flush(eventId),
       store: counterMovers,
       events,
       now: () => context.now(),
@@ -183,7 +191,7 @@ export function buildWaitingRoom(deps: WaitingRoomDeps): WaitingRoom {
     sleep: deps.sleep ?? sleep,
   });
   const drawService = new DrawService({ context, draws, publications });
-  const reports = new ReportService({ store, context, events, botDefence, estimates, waitTally });
+  const reports = new ReportService({ store, context, events, botDefence, estimates, waitTally, presence });
 
   return {
     queue,
@@ -193,10 +201,12 @@ export function buildWaitingRoom(deps: WaitingRoomDeps): WaitingRoom {
     rooms,
     draws: drawService,
     reports,
+    presence,
     start: () => rooms.start(),
     close: async () => {
       await rooms.close();
       await queue.drainJoins();
+      await presence.close();
     },
   };
 }

@@ -94,6 +94,7 @@ import {
 } from './encoding.ts';
 import { RedisScripts, type EventKeys, type RawTokenClaim, type RedisClient, type RoomKeys } from './scripts.ts';
 import { WriteFenceClock } from './write-fence.ts';
+import { RedisPresence } from './presence.ts';
 
 export interface RedisStoreOptions {
   /**
@@ -246,6 +247,8 @@ function toStoreError(description: string, error: unknown): unknown {
 
 export class RedisStore implements Store {
   readonly description: string;
+  /** Presence (issue 34): ./presence.ts. */
+  readonly presence: RedisPresence;
   private readonly client: RedisClient;
   private readonly ownsClient: boolean;
   private readonly scripts: RedisScripts;
@@ -290,6 +293,7 @@ export class RedisStore implements Store {
       fence: () => this.fenceClock.fence(),
       replicas: minReplicas > 0 ? { count: minReplicas, timeoutMs: replicaTimeoutMs } : undefined,
     });
+    this.presence = new RedisPresence({ client: this.client, prefix: this.prefix, call: (op) => this.call(op), fence: () => this.fenceClock.fence() });
     this.client.on('ready', () => {
       this.unreachable = false;
       this.hung = false;

@@ -70,6 +70,7 @@ import { SqliteRooms } from './rooms.ts';
 import { SqliteSecrets } from './secrets.ts';
 import { SqliteSigningKeys } from './signing-keys.ts';
 import { SqliteTokenSets } from './token-sets.ts';
+import { SqlitePresence } from './presence.ts';
 
 export type { SqliteStoreOptions, SqliteSynchronous } from './connection.ts';
 
@@ -95,6 +96,8 @@ export class SqliteStore implements Store {
   private readonly audit: SqliteAudit;
   /** Rate counters and single-use marks: in memory, this process being the only one (see bot-defence-memory.ts). */
   private readonly botDefence = new InMemoryBotDefence();
+  /** Presence (issue 34), in the process: ./presence.ts. */
+  readonly presence: SqlitePresence;
 
   constructor(options: SqliteStoreOptions) {
     const connection = (this.connection = new SqliteConnection(options));
@@ -115,6 +118,8 @@ export class SqliteStore implements Store {
     this.authorizations = new SqliteAuthorizations(connection, this.positions);
     this.history = new SqliteHistory(connection);
     this.audit = new SqliteAudit(connection);
+    this.presence = new SqlitePresence({ db: connection.db, counters: (id) => this.getCounters(id) });
+    connection.rememberPerEvent(this.presence);
     // A reset cut short by a crash is finished before anything is read; then the modules read what they keep in
     // memory; then writes stop waiting in SQLite (connection.opened).
     this.resets.finishInterrupted();

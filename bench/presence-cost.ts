@@ -1,0 +1,64 @@
+// Issue 34 item 1: what presence costs a poll. GET /queue_num with a request ID is the poll that marks a
+// visitor seen (the waiting page sends one every 10 s, the gate page's polls do the same). One Anteroom process
+// (SQLite, pinned to the server core) serves two rooms that differ only in presence_timeout — "Off" (0: no mark)
+// and "On" (60 s: every poll adds the position to the node's set, merged every 2 s) — polled alternately, ROUNDS
+// times, beside a bare node:http handler measured in the same rounds. CPU µs per request, medians; the ratio
+// On/Off is the figure the issue bounds (≤ 1.05). `BENCH_ONLY=presence npm run bench`, or run this file.
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startChildNode } from '../test/support/child-node.ts';
+import { startBare } from './bare-costs.ts';
+import { runLoad } from './load-runner.ts';
+import { cpuSeconds, median } from './proc-stats.ts';
+
+const SERVER_CPU = 1;
+const LOAD_CPU = 0;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+async function cpuPerRequest(url: string, pid: number | undefined): Promise<{ micros: number; rps: number }> {
+  const before = cpuSeconds(pid) ?? 0;
+  const r = await runLoad({ url, connections: CONNECTIONS, durationSec: SECONDS }, LOAD_CPU);
+  if (r.non2xx > 0 || r.total === 0) throw new Error(`${url}: ${r.non2xx} answers not 2xx of ${r.total}`);
+  return { micros: (((cpuSeconds(pid) ?? 0) - before) * 1e6) / r.total, rps: r.rps };
+}
+
+export async function runPresenceBench(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'anteroom-presence-bench-'));
+  const config = join(dir, 'events.json');
+  writeFileSync(config, JSON.stringify({ events: [{ event_id: 'Off', presence_timeout: 0 }, { event_id: 'On', presence_timeout: 60 }] }));
+  const node = await startChildNode(['--data-dir', dir, '--admin-token', 'bench-admin-token-0123456789', '--config', config], {}, { cpu: SERVER_CPU });
+  const bare = await startBare(SERVER_CPU);
+  try {
+    const ids: Record<string, string> = {};
+    for (const room of ['Off', 'On']) {
+      const res = await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: room }) });
+      ids[room] = ((await res.json()) as { api_request_id: string }).api_request_id;
+    }
+    const rounds: Record<'bare' | 'Off' | 'On', number[]> = { bare: [], Off: [], On: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      rounds.bare.push((await cpuPerRequest(`${bare.url}/`, bare.pid)).micros);
+      for (const room of ['Off', 'On'] as const) {
+        rounds[room].push((await cpuPerRequest(`${node.url}/queue_num?event_id=${room}&request_id=${ids[room]}`, node.process.pid)).micros);
+      }
+    }
+    const show = (label: string, values: number[]) =>
+      console.log(`${label.padEnd(44)} ${median(values).toFixed(1).padStart(6)} µs CPU/request (${values.map((v) => v.toFixed(1)).join(', ')})`);
+    console.log(`Presence on the polling path — ${new Date().toISOString()}; ${ROUNDS} rounds of ${SECONDS} s, ${CONNECTIONS} connections`);
+    show('bare node:http GET', rounds.bare);
+    show('anteroom GET /queue_num, presence off', rounds.Off);
+    show('anteroom GET /queue_num, presence on (60 s)', rounds.On);
+    const ratio = median(rounds.On) / median(rounds.Off);
+    console.log(`presence on / off: ${ratio.toFixed(3)}× CPU per poll (target ≤ 1.05×)  ${ratio <= 1.05 ? 'met' : 'NOT met'}`);
+    console.log(`off / bare: ${(median(rounds.Off) / median(rounds.bare)).toFixed(2)}×, on / bare: ${(median(rounds.On) / median(rounds.bare)).toFixed(2)}×`);
+  } finally {
+    await bare.stop();
+    node.process.kill('SIGTERM');
+    await node.exited;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await runPresenceBench();
