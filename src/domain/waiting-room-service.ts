@@ -14,6 +14,7 @@ import { newTokenRecord, sameTokenSet, signaturesOf, type TokenRecord } from './
 import { Errors, OidcErrors, Pending } from './errors.ts';
 import type { RoomChange, RoomRegistry } from './room-registry.ts';
 import { isRequestId, newRequestId, normaliseRequestId } from './ids.ts';
+import { requestIdForIdempotencyKey } from './idempotency-key.ts';
 import { allowedReturnUrl, handoffLocation, handoffStoreName, HANDOFF_CODE_TTL_SEC, HANDOFF_UNUSED, newHandoffCode, readHandoffCode } from './handoff.ts';
 import { JoinBatcher } from './join-batcher.ts';
 import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from './room-phase.ts';
@@ -286,22 +287,29 @@ export class WaitingRoomService {
     if (event.bot_defence || credentials.enqueueKey !== undefined) {
       const verdict = await this.botDefence.checkJoin(event, credentials);
       // One place per enqueue key: its request ID is the key's, numbered once whoever asks, on any node.
-      if (verdict.kind === 'keyed') {
-        const join = { requestId: verdict.requestId, entryTime: this.now(), authorization };
-        await this.store.assignPositionsIfAbsent(event.event_id, [join]);
-        await this.bindJoins(event.event_id, [join]);
-        return ok({ api_request_id: verdict.requestId });
-      }
+      if (verdict.kind === 'keyed') return this.keyedJoin(event.event_id, verdict.requestId, authorization);
       // The infinite queue: answered like a join, with a place behind everyone that is stored nowhere.
       if (verdict.kind === 'parked') {
         const { queue } = await this.store.getCounters(event.event_id);
         return ok({ api_request_id: this.botDefence.parkedRequestId(event.event_id, queue + 1) });
       }
     }
+    // One place per Idempotency-Key, likewise (a retry of a refused join gets the place it may have taken).
+    if (credentials.idempotencyKey !== undefined) {
+      return this.keyedJoin(event.event_id, requestIdForIdempotencyKey(event.event_id, credentials.idempotencyKey), authorization);
+    }
     // The pre-queue has no position to bind an authorization to (a draw numbers it later, unbound).
     if (authorization !== undefined && this.routesToPrequeue(event.event_id)) throw OidcErrors.joinInterrupted();
     const requestId = newRequestId();
     await this.joins.join(event.event_id, { requestId, entryTime: this.now(), ...(authorization !== undefined ? { authorization } : {}) });
+    return ok({ api_request_id: requestId });
+  }
+
+  /** A join whose request ID a key names (an enqueue key, an Idempotency-Key): numbered once, whoever asks. */
+  private async keyedJoin(eventId: string, requestId: string, authorization: string | undefined): Promise<Answer<{ api_request_id: string }>> {
+    const join = { requestId, entryTime: this.now(), authorization };
+    await this.store.assignPositionsIfAbsent(eventId, [join]);
+    await this.bindJoins(eventId, [join]);
     return ok({ api_request_id: requestId });
   }
 

@@ -54,7 +54,6 @@
 
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
 import {
-  StoreUnavailableError,
   type AdmissionSnapshot,
   type ClaimContext,
   type Counters,
