@@ -54,7 +54,7 @@ export function keyedStorm(urls: () => readonly string[], concurrency: number) {
       if (answer.status === 200) acknowledged.set(key, answer.requestId as string);
       else if (answer.status === null || answer.status >= 500) {
         refused.push(key);
-        await sleep(5); // a failing node answers at once: do not spin
+        await sleep(50); // a failing (or killed) node answers at once: do not spin
       } else other.push(`${answer.status}`);
     }
   });
