@@ -2,35 +2,7 @@
 // Every mutating method is ONE Lua script (./lua/<operation>.lua), so it is atomic without a read-modify-
 // write across round trips; reads that combine several keys are scripts too, so they see one instant.
 //
-// Key layout (prefix default "ar:"; E = event ID, in a hash tag so all keys of an event share one slot):
-//   ar:{E}:c   hash      counters: q queue, s serving, ms highest serving ever, t tokens, x expired,
-//                        co completed, ab abandoned, mx max expired, es expiry switched on at (absent = off),
-//                        lf left
-//   ar:{E}:rq  hash      request ID (16 raw bytes of the UUID) → position. The only per-visitor structure.
-//   ar:{E}:et  zset      entry-time runs: score = first position of a run of equal entry times,
-//                        member "<start>:<entry time>". Entry time of P = run with the greatest start ≤ P.
-//   ar:{E}:sh  zset      serving history: score = each new highest counter value, member "<value>:<reached at>"
-//   ar:{E}:tk  hash      request ID → token record "<status>,<position>,<JSON [iat,nbf,exp,iss,kid,nonce?] or [.., kid, nonce|null, signatures]>"
-//   ar:{E}:te  zset      every token by exp; member = 6-byte big-endian position + request ID, so equal
-//                        exps sort by position ("oldest first" in expired_tokens)
-//   ar:{E}:to  zset      open sessions only, same members: active tokens = ZCOUNT exp ≥ now, O(log n)
-//   ar:{E}:tp  zset      token positions (score = member = position): tokens held in a range of positions
-//   ar:{E}:k   hash      signing keys: kid → JSON [createdAt, private JWK, public JWK]
-//   ar:{E}:oa  hash      OpenID Connect: request ID (as in ar:{E}:rq) → its authorization request (JSON)
-//   ar:{E}:ls  hash      the gate's shared "last seen" of open sessions: request ID → epoch ms (lua/renewSession.lua)
-//   ar:{E}:lp  zset      positions given up with leave_queue (score = member = position); counted in lf of ar:{E}:c
-//   ar:{E}:pq, ar:{E}:pl, ar:{E}:dr   the pre-queue (hash and list in join order) and the draw: see
-//                        lua/joinPrequeue.lua
-//   ar:lock:<name> hash  job leader lock {o owner, x expires at (ms, caller's clock)}, with a Redis TTL
-//   ar:rate:{<name>}:<window> string  a bot-defence rate counter for one fixed window (TTL two windows)
-//   ar:once:<name> string  a single-use mark (a proof of work's challenge), TTL until the challenge expires
-//   ar:secret:<name> string  a value generated once and shared by every node (the generated admin
-//                        credentials, JSON): readable by anyone who can read this Redis, like the signing keys
-//   Rooms at runtime, under the hash tag {@rooms} ('@' is not allowed in an event ID, so no event's keys
-//   can share it): one slot for every room's settings, so a put or a list is one script.
-//   ar:{@rooms}:settings hash  event ID → settings (JSON text, opaque to Redis)
-//   ar:{@rooms}:created  hash  event ID → rooms version at which the room was created
-//   ar:{@rooms}:version  string the rooms version, bumped by every change (every node GETs it every second)
+// Key layout: keys.ts.
 //
 // Memory: a queued visitor costs one entry of ar:{E}:rq (≈ 80 bytes of used_memory, see
 // bench/redis-memory.ts); entry times cost one run per distinct second, not one per visitor.
@@ -48,8 +20,10 @@
 //   it resumes: so every writing script carries a deadline on the Redis server's clock, a little before the
 //   caller's give-up time, and refuses to run after it (FENCE_PROLOGUE in scripts.ts, clock in
 //   write-fence.ts). A write answered 503 because of a timeout never takes effect.
-// - With `minReplicas` N > 0, each write is followed by WAIT N on the same connection; fewer than N replicas
-//   within `replicaTimeoutMs` is a StoreUnavailableError (503), never a success.
+// - With `minReplicas` N > 0, each write, and each read that answers a visitor, is followed by a barrier write
+//   and WAIT N on the same connection (replica-waits.ts); fewer than N replicas within `replicaTimeoutMs` is a
+//   StoreUnavailableError (503), never a success.
+// - A client that ends for good (ioredis' "end") is replaced by a new one from the same factory (connection.ts).
 // The client reconnects by itself (at most one second apart), so calls succeed again once Redis is back.
 
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
@@ -99,6 +73,7 @@ import {
   toStoreError,
 } from './clients.ts';
 import { RedisConnection } from './connection.ts';
+import { eventKeys, roomKeys } from './keys.ts';
 import type { EventKeys, RawTokenClaim, RedisClient, RedisScripts, RoomKeys } from './scripts.ts';
 
 export interface RedisStoreOptions {
@@ -201,30 +176,11 @@ export class RedisStore implements Store {
   }
 
   private keys(eventId: string): EventKeys {
-    const base = `${this.prefix}{${eventId}}:`;
-    return {
-      counters: `${base}c`,
-      positions: `${base}rq`,
-      runs: `${base}et`,
-      history: `${base}sh`,
-      tokens: `${base}tk`,
-      tokensByExp: `${base}te`,
-      openByExp: `${base}to`,
-      tokenPositions: `${base}tp`,
-      signingKeys: `${base}k`,
-      authorizations: `${base}oa`,
-      closedSessions: `${base}cs`,
-      leftPositions: `${base}lp`,
-      prequeue: `${base}pq`,
-      prequeueList: `${base}pl`,
-      draw: `${base}dr`,
-      lastSeen: `${base}ls`,
-    };
+    return eventKeys(this.prefix, eventId);
   }
 
   private roomKeys(): RoomKeys {
-    const base = `${this.prefix}{@rooms}:`;
-    return { settings: `${base}settings`, created: `${base}created`, version: `${base}version` };
+    return roomKeys(this.prefix);
   }
 
   async ping(): Promise<void> {
