@@ -6,6 +6,7 @@
 // by `npm run faults` (test/faults/run.ts).
 
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import type { ChildNode } from '../support/child-node.ts';
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
 import { startSentinel, type Sentinel } from '../support/redis-sentinel.ts';
@@ -23,6 +24,25 @@ export interface FailoverCampaign extends PlaceCount {
   slowestRecoveryMs: number;
   /** Longest answer to a join seen during the campaign. */
   longestAnswerMs: number;
+}
+
+/** Whether the Sentinel on `sentinelPort` lists the replica on `port` as up and in sync with its primary. */
+async function replicaInSync(sentinelPort: number, name: string, port: number): Promise<boolean> {
+  const client = new Redis({ port: sentinelPort, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const replicas = (await client.call('SENTINEL', 'REPLICAS', name)) as string[][];
+    return replicas.some((flat) => {
+      const fields = new Map<string, string>();
+      for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i] as string, flat[i + 1] as string);
+      return fields.get('port') === String(port) && fields.get('flags') === 'slave' && fields.get('master-link-status') === 'ok';
+    });
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
 }
 
 export async function sentinelFailovers(options: {
@@ -77,7 +97,14 @@ export async function sentinelFailovers(options: {
       servers.splice(servers.indexOf(victim), 1);
       await victim.destroy();
       const [host, port] = promoted.split(':') as [string, string];
-      servers.push(await startRedisServer({ args: ['--replicaof', host, port] }));
+      const fresh = await startRedisServer({ args: ['--replicaof', host, port] });
+      servers.push(fresh);
+      // The next round needs a replica every Sentinel can promote: wait until each lists it, in sync.
+      await Promise.all(
+        sentinels.map((sentinel) =>
+          waitFor('the Sentinels to know the new replica', () => replicaInSync(sentinel.port, name, fresh.port), 30_000, 100).catch(() => {}),
+        ),
+      );
       const late: ChildNode[] = [];
       await Promise.all(
         nodes.map(async (node) => {
