@@ -91,7 +91,8 @@ async function counter(url: string, path: string, field: string, deadline: numbe
 
 /** After the fault: retries every refused key, then counts (see the top of this file). */
 export async function settle(url: string, storm: ReturnType<typeof keyedStorm>): Promise<KeyedOutcome> {
-  const deadline = Date.now() + 60_000;
+  // Generous: with --redis-min-replicas, a promoted primary answers only once a replica is in sync again.
+  const deadline = Date.now() + 120_000;
   const positions: number[] = [];
   let lost = 0;
   for (const requestId of storm.acknowledged.values()) {
