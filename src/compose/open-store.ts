@@ -84,9 +84,13 @@ function openRedisStore(url: string, keyPrefix: string, replication: { minReplic
   const sentinel = /^(rediss?)-sentinel:\/\//.exec(url);
   if (sentinel) {
     const { nodes, username, password, masterName } = parseSentinelUrl(url);
-    const client = createRedisSentinelClient(nodes, masterName, { username, password, tls: sentinel[1] === 'rediss' });
-    client.on('error', () => {});
-    return new RedisStore({ url, keyPrefix, client, closeClient: true, ...replication });
+    // A factory, not a client: the store builds a new client whenever one ends for good (issue 35).
+    const createClient = () => {
+      const client = createRedisSentinelClient(nodes, masterName, { username, password, tls: sentinel[1] === 'rediss' });
+      client.on('error', () => {});
+      return client;
+    };
+    return new RedisStore({ url, keyPrefix, createClient, ...replication });
   }
   const cluster = /^(rediss?)-cluster:\/\//.exec(url);
   if (!cluster) {
@@ -102,10 +106,13 @@ function openRedisStore(url: string, keyPrefix: string, replication: { minReplic
     return new RedisStore({ url, keyPrefix, ...replication });
   }
   const { nodes, username, password } = parseClusterUrl(url);
-  const client = createRedisClusterClient(nodes, { username, password, tls: cluster[1] === 'rediss' });
-  // As for a single server: failures surface through the calls (StoreUnavailableError), not as log noise.
-  client.on('error', () => {});
-  return new RedisStore({ url, keyPrefix, client, closeClient: true, ...replication });
+  const createClient = () => {
+    const client = createRedisClusterClient(nodes, { username, password, tls: cluster[1] === 'rediss' });
+    // As for a single server: failures surface through the calls (StoreUnavailableError), not as log noise.
+    client.on('error', () => {});
+    return client;
+  };
+  return new RedisStore({ url, keyPrefix, createClient, ...replication });
 }
 
 /**

@@ -39,6 +39,8 @@ export interface JoinCredentials {
   proofOfWork?: string | undefined;
   /** An enqueue key signed by the site. */
   enqueueKey?: string | undefined;
+  /** The request's Idempotency-Key (src/domain/idempotency-key.ts): a retry with it gets the same place. */
+  idempotencyKey?: string | undefined;
 }
 
 /** What the defence did, for metrics (challenges issued/solved/failed, joins refused by limits). */

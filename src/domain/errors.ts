@@ -231,6 +231,8 @@ export const Errors = {
   enqueueKeyRequired: contract('ANTEROOM_ERR_ENQUEUE_KEY_REQUIRED', 403, 'Enqueue key required'),
   /** An enqueue key with a wrong signature, another room's, expired, or sent to a room without enqueue keys. */
   enqueueKeyInvalid: contract('ANTEROOM_ERR_ENQUEUE_KEY_INVALID', 403, 'Invalid enqueue key'),
+  /** An Idempotency-Key header that is not 16-64 characters of [A-Za-z0-9_-] (quoted or not): src/domain/idempotency-key.ts. */
+  invalidIdempotencyKey: contract('ANTEROOM_ERR_INVALID_IDEMPOTENCY_KEY', 400, 'Invalid Idempotency-Key header'),
   /** Over a per-client limit (a room's joins_per_client_per_minute, or --writes-per-client-per-minute). */
   tooManyRequests: contractWith('ANTEROOM_ERR_TOO_MANY_REQUESTS', 429, 'Too many requests', (retryAfterSeconds: number) => ({
     headers: { 'retry-after': String(retryAfterSeconds) },

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
+import { IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from '../domain/idempotency-key.ts';
 import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { mountRoutes, type MountOptions } from './route-table.ts';
 import {
@@ -31,7 +32,8 @@ export function publicRoutes(app: FastifyInstance, room: Pick<WaitingRoom, 'clai
       handler: (req) => {
         const b = (req as B<Static<typeof JoinBody>>).body;
         // The client is the address Fastify names, which follows --trust-proxy (X-Forwarded-For from trusted hops).
-        return room.queue.assignQueueNum(b.event_id, { client: req.ip, proofOfWork: b.proof_of_work, enqueueKey: b.enqueue_key });
+        const idempotencyKey = readIdempotencyKey(req.headers[IDEMPOTENCY_KEY_HEADER]);
+        return room.queue.assignQueueNum(b.event_id, { client: req.ip, proofOfWork: b.proof_of_work, enqueueKey: b.enqueue_key, idempotencyKey });
       },
     },
     {

@@ -28,7 +28,7 @@ export interface RouteSpec {
 }
 
 export const ALLOWED_HEADERS =
-  'Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-Content-Sha256';
+  'Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-Content-Sha256,Idempotency-Key';
 
 /** `hide` leaves a route out of the OpenAPI document (@fastify/swagger); Fastify itself ignores the key. */
 const PLUMBING = { hide: true } as FastifySchema;

@@ -87,10 +87,13 @@ export function joinStorm(urls: () => readonly string[], concurrency: number, ev
   const acknowledged: string[] = [];
   let failures = 0;
   let running = true;
+  let longest = 0;
   const loops = Array.from({ length: concurrency }, async (_, loop) => {
     for (let i = loop; running; i++) {
       const targets = urls();
+      const started = Date.now();
       const id = await join(targets[i % targets.length] as string, eventId);
+      longest = Math.max(longest, Date.now() - started);
       if (id) acknowledged.push(id);
       else {
         failures += 1;
@@ -101,6 +104,8 @@ export function joinStorm(urls: () => readonly string[], concurrency: number, ev
   return {
     acknowledged,
     failures: () => failures,
+    /** The longest time a join took to be answered (any answer), in ms. */
+    longestMs: () => longest,
     stop: async () => {
       running = false;
       await Promise.all(loops);

@@ -225,7 +225,7 @@ describe('private API: missing and wrong credentials', () => {
         assert.equal(res.headers.get('access-control-allow-methods'), `${call.method === 'GET' ? 'GET,HEAD' : 'POST'},OPTIONS`);
         assert.equal(
           res.headers.get('access-control-allow-headers'),
-          'Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-Content-Sha256',
+          'Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-Content-Sha256,Idempotency-Key',
         );
       }
     }

@@ -9,7 +9,7 @@ import { startTestNode, TEST_CREDENTIALS, type TestNode } from '../support/node.
 import { type Body, read, resetEvents, servedVisitor } from '../support/api-calls.ts';
 
 const INVALID_BODY = { error: 'Invalid request body' };
-const ALLOW_HEADERS = 'Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-Content-Sha256';
+const ALLOW_HEADERS = 'Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-Content-Sha256,Idempotency-Key';
 const BEARER = { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}` };
 
 /** Every JSON-body endpoint, public and private, with a valid body to start from. */

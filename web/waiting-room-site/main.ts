@@ -578,9 +578,12 @@ async function reserve(): Promise<void> {
   ui.reserve.disabled = true;
   setError('');
   setStatus(t('joining'));
-  // Sent once: a join that failed in transit may still have taken a place, so only the visitor may retry. A join
-  // refused for want of a proof of work took no place: it is sent again with one (twice at most, the second
-  // time after a fresh challenge if the first solution came too late or was used).
+  // Every join carries an Idempotency-Key, kept until the join has a final answer: a join that failed (5xx, or
+  // lost in transit) may still have taken a place, and the visitor's next press of Reserve sends the same key,
+  // so it gets that place rather than a second one (docs/distributed.md, "What a 5xx means"). A join refused
+  // for want of a proof of work took no place: it is sent again with one (twice at most, the second time after
+  // a fresh challenge if the first solution came too late or was used).
+  pendingJoinKey ??= crypto.randomUUID();
   try {
     let response = await join(undefined);
     for (let attempt = 0; attempt < 2 && response.status === 403; attempt++) {
@@ -589,6 +592,7 @@ async function reserve(): Promise<void> {
       setStatus(t('checking_browser'));
       response = await join(await solveProofOfWork(settings.publicApiUrl, settings.eventId));
     }
+    if (response.status < 500) pendingJoinKey = undefined; // a final answer: the next join is another one
     if (response.status !== 200) {
       setStatus('');
       // 403: the room is closed (sold out, maintenance) or not open yet; trying again at once will not help.
@@ -609,10 +613,13 @@ async function reserve(): Promise<void> {
   }
 }
 
+/** The Idempotency-Key of the join under way (or failed with a 5xx or in transit), until it has a final answer. */
+let pendingJoinKey: string | undefined;
+
 function join(proofOfWork: string | undefined): Promise<Response> {
   return fetch(`${settings.publicApiUrl}/assign_queue_num`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', 'idempotency-key': `"${pendingJoinKey}"` },
     body: JSON.stringify({ event_id: settings.eventId, ...(proofOfWork ? { proof_of_work: proofOfWork } : {}) }),
   });
 }

@@ -11,6 +11,7 @@ import { newRequestId } from '../ids.ts';
 import { JoinBatcher } from '../join-batcher.ts';
 import type { EventPublisher } from '../ports/events.ts';
 import type { AuthorizationStore, Counters, DrawStore, JoinRequest, QueueStore } from '../ports/store.ts';
+import { requestIdForIdempotencyKey } from '../idempotency-key.ts';
 import { PeopleAhead } from '../people-ahead.ts';
 import type { PresenceTracker } from '../presence.ts';
 import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from '../room-phase.ts';
@@ -112,22 +113,29 @@ export class QueueService {
     if (event.bot_defence || credentials.enqueueKey !== undefined) {
       const verdict = await this.botDefence.checkJoin(event, credentials);
       // One place per enqueue key: its request ID is the key's, numbered once whoever asks, on any node.
-      if (verdict.kind === 'keyed') {
-        const join = { requestId: verdict.requestId, entryTime: this.context.now(), authorization };
-        await this.store.assignPositionsIfAbsent(event.event_id, [join]);
-        await this.bindJoins(event.event_id, [join]);
-        return ok({ api_request_id: verdict.requestId });
-      }
+      if (verdict.kind === 'keyed') return this.keyedJoin(event.event_id, verdict.requestId, authorization);
       // The infinite queue: answered like a join, with a place behind everyone that is stored nowhere.
       if (verdict.kind === 'parked') {
         const { queue } = await this.store.getCounters(event.event_id);
         return ok({ api_request_id: this.botDefence.parkedRequestId(event.event_id, queue + 1) });
       }
     }
+    // One place per Idempotency-Key, likewise (a retry of a refused join gets the place it may have taken).
+    if (credentials.idempotencyKey !== undefined) {
+      return this.keyedJoin(event.event_id, requestIdForIdempotencyKey(event.event_id, credentials.idempotencyKey), authorization);
+    }
     // The pre-queue has no position to bind an authorization to (a draw numbers it later, unbound).
     if (authorization !== undefined && this.context.routesToPrequeue(event.event_id)) throw OidcErrors.joinInterrupted();
     const requestId = newRequestId();
     await this.joins.join(event.event_id, { requestId, entryTime: this.context.now(), ...(authorization !== undefined ? { authorization } : {}) });
+    return ok({ api_request_id: requestId });
+  }
+
+  /** A join whose request ID a key names (an enqueue key, an Idempotency-Key): numbered once, whoever asks. */
+  private async keyedJoin(eventId: string, requestId: string, authorization: string | undefined): Promise<Answer<{ api_request_id: string }>> {
+    const join = { requestId, entryTime: this.context.now(), authorization };
+    await this.store.assignPositionsIfAbsent(eventId, [join]);
+    await this.bindJoins(eventId, [join]);
     return ok({ api_request_id: requestId });
   }
 

@@ -25,7 +25,8 @@ type ScriptName = keyof typeof SCRIPTS;
 type ScriptArg = string | number;
 
 export interface RedisPresenceOptions {
-  client: RedisClient;
+  /** The store's current client (a new one after the last ended: ./connection.ts). */
+  client: () => RedisClient;
   /** The store's key prefix ("ar:"). */
   prefix: string;
   /** The store's call wrapper (connection checks, timeout, StoreUnavailableError). */
@@ -37,13 +38,25 @@ export interface RedisPresenceOptions {
 export class RedisPresence implements PresenceStore {
   readonly inProcess = false;
   private readonly options: RedisPresenceOptions;
+  private readonly lua = new Map<string, string>();
+  /** The clients the scripts are defined on (the store may replace its client: ./connection.ts). */
+  private readonly defined = new WeakSet<RedisClient>();
 
   constructor(options: RedisPresenceOptions) {
     this.options = options;
-    for (const [name, keys] of Object.entries(SCRIPTS)) {
-      const lua = readFileSync(new URL(`./lua/presence/${name}.lua`, import.meta.url), 'utf8');
-      options.client.defineCommand(`anteroom_${name}`, { lua: FENCE_PROLOGUE + lua, numberOfKeys: keys });
+    for (const name of Object.keys(SCRIPTS)) {
+      this.lua.set(name, FENCE_PROLOGUE + readFileSync(new URL(`./lua/presence/${name}.lua`, import.meta.url), 'utf8'));
     }
+  }
+
+  /** The current client, with the presence scripts defined on it. */
+  private client(): RedisClient {
+    const client = this.options.client();
+    if (!this.defined.has(client)) {
+      for (const [name, keys] of Object.entries(SCRIPTS)) client.defineCommand(`anteroom_${name}`, { lua: this.lua.get(name)!, numberOfKeys: keys });
+      this.defined.add(client);
+    }
+    return client;
   }
 
   private base(eventId: string): string {
@@ -51,12 +64,12 @@ export class RedisPresence implements PresenceStore {
   }
 
   private run(name: ScriptName, eventId: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
-    const client = this.options.client as unknown as Record<string, (...a: ScriptArg[]) => Promise<unknown>>;
-    const command = client[`anteroom_${name}`] as (...a: ScriptArg[]) => Promise<unknown>;
     const base = this.base(eventId);
-    return this.options.call(() =>
-      command.call(this.options.client, ...keys.map((key) => base + key), base, ...args, this.options.fence()),
-    );
+    return this.options.call(() => {
+      const client = this.client();
+      const command = (client as unknown as Record<string, (...a: ScriptArg[]) => Promise<unknown>>)[`anteroom_${name}`]!;
+      return command.call(client, ...keys.map((key) => base + key), base, ...args, this.options.fence());
+    });
   }
 
   async markSeen(eventId: string, positions: readonly number[], now: number, windowSeconds: number): Promise<void> {

@@ -2,35 +2,7 @@
 // Every mutating method is ONE Lua script (./lua/<operation>.lua), so it is atomic without a read-modify-
 // write across round trips; reads that combine several keys are scripts too, so they see one instant.
 //
-// Key layout (prefix default "ar:"; E = event ID, in a hash tag so all keys of an event share one slot):
-//   ar:{E}:c   hash      counters: q queue, s serving, ms highest serving ever, t tokens, x expired,
-//                        co completed, ab abandoned, mx max expired, es expiry switched on at (absent = off),
-//                        lf left
-//   ar:{E}:rq  hash      request ID (16 raw bytes of the UUID) → position. The only per-visitor structure.
-//   ar:{E}:et  zset      entry-time runs: score = first position of a run of equal entry times,
-//                        member "<start>:<entry time>". Entry time of P = run with the greatest start ≤ P.
-//   ar:{E}:sh  zset      serving history: score = each new highest counter value, member "<value>:<reached at>"
-//   ar:{E}:tk  hash      request ID → token record "<status>,<position>,<JSON [iat,nbf,exp,iss,kid,nonce?] or [.., kid, nonce|null, signatures]>"
-//   ar:{E}:te  zset      every token by exp; member = 6-byte big-endian position + request ID, so equal
-//                        exps sort by position ("oldest first" in expired_tokens)
-//   ar:{E}:to  zset      open sessions only, same members: active tokens = ZCOUNT exp ≥ now, O(log n)
-//   ar:{E}:tp  zset      token positions (score = member = position): tokens held in a range of positions
-//   ar:{E}:k   hash      signing keys: kid → JSON [createdAt, private JWK, public JWK]
-//   ar:{E}:oa  hash      OpenID Connect: request ID (as in ar:{E}:rq) → its authorization request (JSON)
-//   ar:{E}:ls  hash      the gate's shared "last seen" of open sessions: request ID → epoch ms (lua/renewSession.lua)
-//   ar:{E}:lp  zset      positions given up with leave_queue (score = member = position); counted in lf of ar:{E}:c
-//   ar:{E}:pq, ar:{E}:pl, ar:{E}:dr   the pre-queue (hash and list in join order) and the draw: see
-//                        lua/joinPrequeue.lua
-//   ar:lock:<name> hash  job leader lock {o owner, x expires at (ms, caller's clock)}, with a Redis TTL
-//   ar:rate:{<name>}:<window> string  a bot-defence rate counter for one fixed window (TTL two windows)
-//   ar:once:<name> string  a single-use mark (a proof of work's challenge), TTL until the challenge expires
-//   ar:secret:<name> string  a value generated once and shared by every node (the generated admin
-//                        credentials, JSON): readable by anyone who can read this Redis, like the signing keys
-//   Rooms at runtime, under the hash tag {@rooms} ('@' is not allowed in an event ID, so no event's keys
-//   can share it): one slot for every room's settings, so a put or a list is one script.
-//   ar:{@rooms}:settings hash  event ID → settings (JSON text, opaque to Redis)
-//   ar:{@rooms}:created  hash  event ID → rooms version at which the room was created
-//   ar:{@rooms}:version  string the rooms version, bumped by every change (every node GETs it every second)
+// Key layout: keys.ts.
 //
 // Memory: a queued visitor costs one entry of ar:{E}:rq (≈ 80 bytes of used_memory, see
 // bench/redis-memory.ts); entry times cost one run per distinct second, not one per visitor.
@@ -48,14 +20,14 @@
 //   it resumes: so every writing script carries a deadline on the Redis server's clock, a little before the
 //   caller's give-up time, and refuses to run after it (FENCE_PROLOGUE in scripts.ts, clock in
 //   write-fence.ts). A write answered 503 because of a timeout never takes effect.
-// - With `minReplicas` N > 0, each write is followed by WAIT N on the same connection; fewer than N replicas
-//   within `replicaTimeoutMs` is a StoreUnavailableError (503), never a success.
+// - With `minReplicas` N > 0, each write, and each read that answers a visitor, is followed by a barrier write
+//   and WAIT N on the same connection (replica-waits.ts); fewer than N replicas within `replicaTimeoutMs` is a
+//   StoreUnavailableError (503), never a success.
+// - A client that ends for good (ioredis' "end") is replaced by a new one from the same factory (connection.ts).
 // The client reconnects by itself (at most one second apart), so calls succeed again once Redis is back.
 
-import { Cluster, Redis } from 'ioredis';
 import type { SessionStatus, TokenRecord } from '../../domain/claims.ts';
 import {
-  StoreUnavailableError,
   type AdmissionSnapshot,
   type ClaimContext,
   type Counters,
@@ -92,8 +64,17 @@ import {
   encodeTokenClaims,
   POSITION_PREFIX_BYTES,
 } from './encoding.ts';
-import { RedisScripts, type EventKeys, type RawTokenClaim, type RedisClient, type RoomKeys } from './scripts.ts';
-import { WriteFenceClock } from './write-fence.ts';
+import {
+  createRedisClient,
+  describeRedisUrl,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_READY_TIMEOUT_MS,
+  DEFAULT_REPLICA_TIMEOUT_MS,
+  toStoreError,
+} from './clients.ts';
+import { RedisConnection } from './connection.ts';
+import { eventKeys, roomKeys } from './keys.ts';
+import type { EventKeys, RawTokenClaim, RedisClient, RedisScripts, RoomKeys } from './scripts.ts';
 import { RedisPresence } from './presence.ts';
 
 export interface RedisStoreOptions {
@@ -106,6 +87,11 @@ export interface RedisStoreOptions {
   keyPrefix?: string;
   /** An existing client (e.g. a Cluster); by default the store leaves it open on close(). */
   client?: RedisClient;
+  /**
+   * Builds the client (Sentinel, Cluster): the store calls it at start (unless `client` is given) and again
+   * whenever its client ends for good, so a node follows every failover by itself. Such clients are the store's.
+   */
+  createClient?: () => RedisClient;
   /** Close `client` when the store closes. Default: true for a client the store created, else false. */
   closeClient?: boolean;
   /** How long a call waits for a (re)connection before failing. Default 500 ms. */
@@ -120,356 +106,93 @@ export interface RedisStoreOptions {
   replicaTimeoutMs?: number;
 }
 
-export const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
-export const DEFAULT_READY_TIMEOUT_MS = 500;
-export const DEFAULT_REPLICA_TIMEOUT_MS = 250;
-/**
- * The write fence closes this long before the command timeout: a script that started just before its
- * deadline has this long to finish and have its reply read before the caller gives up (see call()).
- */
-const FENCE_MARGIN_MS = 300;
-/** ioredis' own command timeout is only a backstop behind the store's (which decides the 503). */
-const BACKSTOP_MS = 500;
-
 const DEFAULT_PREFIX = 'ar:';
 /** Redis deletes a lock key this long after the lock expires; see tryAcquireLock.lua. */
 const LOCK_GRACE_MS = 60_000;
 
-/** A client with the failure behaviour described at the top of this file. */
-export function createRedisClient(
-  url: string,
-  options: { commandTimeoutMs?: number; connectTimeoutMs?: number } = {},
-): Redis {
-  return new Redis(url, {
-    connectionName: 'anteroom',
-    commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-    connectTimeout: options.connectTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-    // Fail at once instead of queueing while disconnected; the store waits for `ready` itself, bounded.
-    enableOfflineQueue: false,
-    // A command in flight when the connection drops may have run: fail it rather than run it twice.
-    autoResendUnfulfilledCommands: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
-  });
-}
-
-/**
- * The same failure behaviour for a Redis Cluster (the caller parses the node list). Each node connection
- * gets the settings of createRedisClient; the cluster itself queues nothing while it is not ready.
- */
-export function createRedisClusterClient(
-  nodes: readonly { host: string; port: number }[],
-  options: {
-    commandTimeoutMs?: number;
-    connectTimeoutMs?: number;
-    /** ACL user and password, the same on every node. */
-    username?: string | undefined;
-    password?: string | undefined;
-    /** TLS to every node (rediss-cluster://). */
-    tls?: boolean;
-  } = {},
-): Cluster {
-  return new Cluster([...nodes], {
-    enableOfflineQueue: false,
-    clusterRetryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
-    // Never re-send a command whose connection closed under it (it may have run): the caller gets 503.
-    retryDelayOnFailover: 0,
-    // CLUSTERDOWN (nothing ran): 503 at once rather than a wait beyond the bound.
-    retryDelayOnClusterDown: 0,
-    // MOVED / ASK / TRYAGAIN mean the command did not run; following them is safe, and the write fence
-    // refuses a script that arrives after the caller's deadline anyway.
-    maxRedirections: 5,
-    redisOptions: {
-      connectionName: 'anteroom',
-      commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-      connectTimeout: options.connectTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-      autoResendUnfulfilledCommands: false,
-      maxRetriesPerRequest: 0,
-      ...(options.username ? { username: options.username } : {}),
-      ...(options.password ? { password: options.password } : {}),
-      ...(options.tls ? { tls: {} } : {}),
-    },
-  });
-}
-
-/**
- * A client of the primary that Redis Sentinel names (redis-sentinel://), with the failure behaviour of
- * createRedisClient. It asks the Sentinels for the primary at every (re)connection, checks that the server
- * is a primary, and listens for +switch-master, so it follows a failover by itself: the old primary's
- * connection is closed and the commands in flight on it fail (503; none is re-sent), then the client
- * connects to the new primary.
- */
-export function createRedisSentinelClient(
-  sentinels: readonly { host: string; port: number }[],
-  name: string,
-  options: {
-    commandTimeoutMs?: number;
-    connectTimeoutMs?: number;
-    username?: string | undefined;
-    password?: string | undefined;
-    tls?: boolean;
-  } = {},
-): Redis {
-  return new Redis({
-    sentinels: [...sentinels],
-    name,
-    role: 'master',
-    connectionName: 'anteroom',
-    commandTimeout: (options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS) + BACKSTOP_MS,
-    connectTimeout: options.connectTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-    sentinelCommandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-    sentinelRetryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
-    failoverDetector: true,
-    enableOfflineQueue: false,
-    autoResendUnfulfilledCommands: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
-    ...(options.username ? { username: options.username } : {}),
-    ...(options.password ? { password: options.password } : {}),
-    ...(options.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
-  });
-}
-
-/** The URL without credentials or query (which may carry a password), for logs and /readyz. */
-export function describeRedisUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1').replace(/[?#].*$/, '');
-}
-
-/** Errors of the Redis server itself that mean "not available right now", not "bad command". */
-const UNAVAILABLE_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS|FENCED|MOVED|ASK)\b/;
-
-function toStoreError(description: string, error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || !(error instanceof Error)) return error;
-  // Script errors and wrong commands are bugs, not outages: let them through unchanged.
-  if (error.name === 'ReplyError' && !UNAVAILABLE_REPLY.test(error.message)) return error;
-  return new StoreUnavailableError(`Redis ${description} unavailable: ${error.message}`, { cause: error });
-}
+export {
+  createRedisClient,
+  createRedisClusterClient,
+  createRedisSentinelClient,
+  describeRedisUrl,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_READY_TIMEOUT_MS,
+  DEFAULT_REPLICA_TIMEOUT_MS,
+} from './clients.ts';
 
 export class RedisStore implements Store {
   readonly description: string;
   /** Presence (issue 34): ./presence.ts. */
   readonly presence: RedisPresence;
-  private readonly client: RedisClient;
-  private readonly ownsClient: boolean;
-  private readonly scripts: RedisScripts;
+  private readonly connection: RedisConnection;
   private readonly prefix: string;
-  private readonly readyTimeoutMs: number;
-  private readonly commandTimeoutMs: number;
-  private readonly fenceClock: WriteFenceClock;
-  private readyWaiter: Promise<void> | null = null;
-  /** Set when a wait for the connection timed out; cleared when the client is ready again. */
-  private unreachable = false;
-  /** One server (not a Cluster): a command timed out and nothing was answered since; see probe(). */
-  private hung = false;
-  /** The client's last connection error (e.g. WRONGPASS), to say why Redis is unavailable. */
-  private lastConnectionError: string | null = null;
-  private closed = false;
 
   constructor(options: RedisStoreOptions) {
     this.description = describeRedisUrl(options.url);
     this.prefix = options.keyPrefix ?? DEFAULT_PREFIX;
-    this.readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+    const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
     const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
-    this.commandTimeoutMs = commandTimeoutMs;
     const minReplicas = options.minReplicas ?? 0;
     const replicaTimeoutMs = options.replicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS;
     if (!Number.isInteger(minReplicas) || minReplicas < 0) throw new RangeError('minReplicas must be an integer ≥ 0');
     if (!(replicaTimeoutMs >= 1 && replicaTimeoutMs <= commandTimeoutMs / 2)) {
       throw new RangeError(`replicaTimeoutMs must be between 1 and ${commandTimeoutMs / 2} ms (half the command timeout)`);
     }
-    if (options.client) {
-      this.client = options.client;
-      this.ownsClient = options.closeClient ?? false;
-    } else {
-      this.client = createRedisClient(options.url, options);
-      this.ownsClient = options.closeClient ?? true;
-      // Connection errors surface through the calls that fail (StoreUnavailableError); without a listener
-      // ioredis would print every reconnection attempt.
-      this.client.on('error', () => {});
+    let createClient = options.createClient;
+    if (!options.client && !createClient) {
+      createClient = () => {
+        const client = createRedisClient(options.url, options);
+        // Connection errors surface through the calls that fail (StoreUnavailableError); without a listener
+        // ioredis would print every reconnection attempt.
+        client.on('error', () => {});
+        return client;
+      };
     }
-    // A client passed in (a Cluster) has its own command timeout; the fence assumes the default or the given one.
-    this.fenceClock = new WriteFenceClock(this.client, { budgetMs: commandTimeoutMs - FENCE_MARGIN_MS });
-    this.scripts = new RedisScripts(this.client, {
-      fence: () => this.fenceClock.fence(),
+    const client = options.client ?? (createClient as () => RedisClient)();
+    this.connection = new RedisConnection({
+      description: this.description,
+      client,
+      createClient,
+      ownsClient: options.closeClient ?? !options.client,
+      readyTimeoutMs,
+      commandTimeoutMs,
       replicas: minReplicas > 0 ? { count: minReplicas, timeoutMs: replicaTimeoutMs } : undefined,
     });
-    this.presence = new RedisPresence({ client: this.client, prefix: this.prefix, call: (op) => this.call(op), fence: () => this.fenceClock.fence() });
-    this.client.on('ready', () => {
-      this.unreachable = false;
-      this.hung = false;
-      this.lastConnectionError = null;
-      // A reconnection may reach another machine (a Sentinel failover): measure its clock before writing.
-      if (!this.isCluster()) this.fenceClock.forget();
-    });
-    this.client.on('error', (error: Error) => {
-      this.lastConnectionError = error.message;
-    });
+    this.presence = new RedisPresence({ client: () => this.client, prefix: this.prefix, call: (op) => this.call(op), fence: () => this.connection.fence() });
+  }
+
+  /** The current client: a new one after the last ended (see connection.ts). */
+  private get client(): RedisClient {
+    return this.connection.client;
+  }
+
+  private get scripts(): RedisScripts {
+    return this.connection.scripts;
+  }
+
+  /** How many times the client ended for good and was replaced by a new one. */
+  get clientReplacements(): number {
+    return this.connection.replacements;
+  }
+
+  private call<T>(operation: () => Promise<T>): Promise<T> {
+    return this.connection.call(operation);
   }
 
   private keys(eventId: string): EventKeys {
-    const base = `${this.prefix}{${eventId}}:`;
-    return {
-      counters: `${base}c`,
-      positions: `${base}rq`,
-      runs: `${base}et`,
-      history: `${base}sh`,
-      tokens: `${base}tk`,
-      tokensByExp: `${base}te`,
-      openByExp: `${base}to`,
-      tokenPositions: `${base}tp`,
-      signingKeys: `${base}k`,
-      authorizations: `${base}oa`,
-      closedSessions: `${base}cs`,
-      leftPositions: `${base}lp`,
-      prequeue: `${base}pq`,
-      prequeueList: `${base}pl`,
-      draw: `${base}dr`,
-      lastSeen: `${base}ls`,
-    };
+    return eventKeys(this.prefix, eventId);
   }
 
   private roomKeys(): RoomKeys {
-    const base = `${this.prefix}{@rooms}:`;
-    return { settings: `${base}settings`, created: `${base}created`, version: `${base}version` };
-  }
-
-  private isCluster(): boolean {
-    return (this.client as Cluster).isCluster === true;
-  }
-
-  /** Runs one Redis call once the client is connected, turning connection trouble into StoreUnavailableError. */
-  private async call<T>(operation: () => Promise<T>): Promise<T> {
-    await this.connected();
-    try {
-      return await this.withTimeout(operation());
-    } catch (error) {
-      if (error instanceof Error && /timed out/i.test(error.message) && !this.isCluster()) this.suspectHung();
-      throw toStoreError(this.description, error);
-    }
-  }
-
-  /**
-   * The command timeout. When the timer fires, the reply may already sit in the socket, unread because the
-   * event loop was busy (timers run before I/O in a loop turn): look once more after the next I/O poll
-   * (setImmediate) before giving up, so a write that ran in time is answered as done, not 503.
-   */
-  private withTimeout<T>(pending: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      const timer = setTimeout(() => {
-        setImmediate(() => {
-          if (settled) return;
-          settled = true;
-          reject(new Error(`Command timed out after ${this.commandTimeoutMs} ms`));
-        });
-      }, this.commandTimeoutMs);
-      pending.then(
-        (value) => {
-          clearTimeout(timer);
-          if (settled) return;
-          settled = true;
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          if (settled) return;
-          settled = true;
-          reject(error instanceof Error ? error : new Error(String(error)));
-        },
-      );
-    });
-  }
-
-  /**
-   * A command timed out on the one connection: fail every call at once (the bound) until a PING on that
-   * connection is answered, which also means the commands stuck before it have been answered (refused by
-   * the fence if late). After two unanswered PINGs the connection is dropped and re-opened: by then every
-   * command sent before the first timeout has timed out by itself, and nothing new was sent in between.
-   */
-  private suspectHung(): void {
-    if (this.hung) return;
-    this.hung = true;
-    const client = this.client as Redis;
-    void (async () => {
-      for (let unanswered = 0; this.hung && !this.closed; ) {
-        try {
-          await client.ping();
-          this.hung = false;
-        } catch {
-          if (client.status !== 'ready') return; // the 'ready' event ends the suspicion
-          if (++unanswered >= 2) {
-            client.disconnect(true);
-            return;
-          }
-        }
-      }
-    })();
-  }
-  private unavailable(): StoreUnavailableError {
-    const why = this.lastConnectionError ? ` (${this.lastConnectionError})` : '';
-    const status = this.hung ? 'not answering' : this.client.status;
-    return new StoreUnavailableError(`Redis ${this.description} unavailable: ${status}${why}`);
-  }
-
-  private async connected(): Promise<void> {
-    const client = this.client;
-    if (this.closed) throw new StoreUnavailableError(`Redis ${this.description}: the store is closed`);
-    if (client.status === 'ready') {
-      if (this.hung) throw this.unavailable();
-      if (!this.fenceClock.ready()) {
-        try {
-          await this.fenceClock.measure();
-        } catch (error) {
-          throw toStoreError(this.description, error);
-        }
-      }
-      return;
-    }
-    if (client.status === 'end') {
-      throw new StoreUnavailableError(`Redis ${this.description}: the client was closed`);
-    }
-    // Once a wait has timed out, fail at once until the client reconnects: callers queued behind one
-    // another (e.g. join batches of one event) must not each wait readyTimeoutMs during an outage.
-    if (this.unreachable) throw this.unavailable();
-    if (client.status === 'wait') client.connect().catch(() => {}); // a lazyConnect client passed in
-    this.readyWaiter ??= new Promise<void>((resolve) => {
-      client.once('ready', () => {
-        this.readyWaiter = null;
-        resolve();
-      });
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.unreachable = true;
-        reject(this.unavailable());
-      }, this.readyTimeoutMs);
-    });
-    try {
-      await Promise.race([this.readyWaiter, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-    await this.connected();
+    return roomKeys(this.prefix);
   }
 
   async ping(): Promise<void> {
     await this.call(() => this.client.ping());
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (!this.ownsClient) return;
-    if (this.client.status === 'ready') {
-      try {
-        await this.client.quit();
-        return;
-      } catch {
-        // fall through: drop the connection without waiting
-      }
-    }
-    this.client.disconnect();
+  close(): Promise<void> {
+    return this.connection.close();
   }
 
   async syncExpirySwitch(eventId: string, enabled: boolean, now: number): Promise<void> {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
 import type { AdmissionSnapshot, LeaveResult, ServingMove } from '../../domain/ports/store.ts';
+import { runAndWait } from './replica-waits.ts';
 
 export type RedisClient = Redis | Cluster;
 
@@ -49,14 +50,17 @@ export interface RoomKeys {
 type ScriptArg = string | number | Buffer;
 type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
 
-/** Every script with its number of KEYS; read-only scripts may be routed to replicas by a cluster client. */
+/**
+ * Every script with its number of KEYS; read-only scripts may be routed to replicas by a cluster client.
+ * `confirm`: a read that answers a visitor, confirmed on the replicas like a write (replica-waits.ts).
+ */
 const SCRIPTS = {
   syncExpirySwitch: { keys: 1 },
   assignPositions: { keys: 3 },
   assignPositionsIfAbsent: { keys: 3 },
-  getPosition: { keys: 2, readOnly: true },
+  getPosition: { keys: 2, readOnly: true, confirm: true },
   incrementServing: { keys: 2 },
-  getClaimContext: { keys: 6, readOnly: true },
+  getClaimContext: { keys: 6, readOnly: true, confirm: true },
   issueTokenIfAbsent: { keys: 7 },
   closeSession: { keys: 3 },
   renewSession: { keys: 4 },
@@ -80,7 +84,7 @@ const SCRIPTS = {
   commitDraw: { keys: 1 },
   joinPrequeue: { keys: 6 },
   readPrequeue: { keys: 3, readOnly: true },
-  getPrequeueEntry: { keys: 2, readOnly: true },
+  getPrequeueEntry: { keys: 2, readOnly: true, confirm: true },
   startDraw: { keys: 3 },
   numberDrawn: { keys: 5 },
   numberLateArrivals: { keys: 6 },
@@ -92,7 +96,7 @@ const SCRIPTS = {
   deleteRoomSettings: { keys: 3 },
   /** Every key of the room, however many there are (a key added to EventKeys later is deleted too). */
   deleteRoomData: { keys: 'any' },
-} as const satisfies Record<string, { keys: number | 'any'; readOnly?: boolean }>;
+} as const satisfies Record<string, { keys: number | 'any'; readOnly?: boolean; confirm?: boolean }>;
 
 type ScriptName = keyof typeof SCRIPTS;
 
@@ -211,53 +215,17 @@ export class RedisScripts {
   }
 
   private run(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
-    const definition: { keys: number | 'any'; readOnly?: boolean } = SCRIPTS[name];
+    const definition: { keys: number | 'any'; readOnly?: boolean; confirm?: boolean } = SCRIPTS[name];
     const expected = definition.keys;
     if (expected !== 'any' && keys.length !== expected) throw new Error(`${name}.lua takes ${expected} keys`);
     const writes = !definition.readOnly;
     const all: ScriptArg[] = [...(expected === 'any' ? [keys.length] : []), ...keys, ...args];
     if (writes) all.push(this.guard.fence());
     const replicas = this.guard.replicas;
-    if (writes && replicas && replicas.count > 0) return this.runAndWait(name, all, replicas);
+    const confirms = writes || ('confirm' in definition && definition.confirm === true);
+    if (confirms && replicas && replicas.count > 0) return runAndWait(this.client, commandName(name), all, keys[0] as string, replicas);
     const command = (this.client as unknown as Record<string, ScriptCommand>)[commandName(name)] as ScriptCommand;
     return command.call(this.client, ...all);
-  }
-
-  /**
-   * The script, then WAIT on the same connection (one pipeline, so a Cluster sends both to the primary of the
-   * script's slot): the write counts as done only once `count` replicas have it. Too few replicas in time is
-   * an error (the store answers 503), never a success.
-   */
-  private async runAndWait(name: ScriptName, all: ScriptArg[], replicas: { count: number; timeoutMs: number }): Promise<unknown> {
-    // A Cluster answers MOVED/ASK for a slot that moved (a failover): the script did not run. ioredis follows
-    // redirections of single commands but not of this pipeline (WAIT's reply is not an error), so refresh the
-    // slots and send it again; the caller's command timeout bounds the whole.
-    for (let attempt = 1; ; attempt++) {
-      const pipeline = this.client.pipeline() as unknown as Record<string, (...args: ScriptArg[]) => unknown> & {
-        exec(): Promise<[Error | null, unknown][] | null>;
-      };
-      (pipeline[commandName(name)] as (...args: ScriptArg[]) => unknown).call(pipeline, ...all);
-      (pipeline.wait as (...args: ScriptArg[]) => unknown).call(pipeline, replicas.count, replicas.timeoutMs);
-      const results = await pipeline.exec();
-      const [script, wait] = results ?? [];
-      if (!script || !wait) throw new Error('the Redis pipeline returned no result');
-      if (script[0]) {
-        const cluster = this.client as Cluster;
-        if (cluster.isCluster && attempt < 3 && /^(MOVED|ASK) /.test(script[0].message)) {
-          await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
-          continue;
-        }
-        throw script[0];
-      }
-      if (wait[0]) throw wait[0];
-      const acknowledged = Number(wait[1]);
-      if (acknowledged < replicas.count) {
-        throw new Error(
-          `NOREPLICAS the write reached ${acknowledged} of the ${replicas.count} replicas required within ${replicas.timeoutMs} ms`,
-        );
-      }
-      return script[1];
-    }
   }
 
   /** Like run, with every string of the reply as a Buffer (for replies that carry raw request IDs). */

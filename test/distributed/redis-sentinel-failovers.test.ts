@@ -1,0 +1,21 @@
+// A node recovers from every Sentinel failover by itself (issue 35, item 1): 20 SIGKILL failovers of the
+// primary, with the load and the moment of the kill varying by round (test/faults/sentinel-failovers.ts);
+// every node is ready again within 10 s of each promotion (0 stuck), and no acknowledged join is lost or
+// shares its position with another (--redis-min-replicas 1).
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { fileTimeout } from '../support/test-guard.ts';
+import { sentinelFailovers } from '../faults/sentinel-failovers.ts';
+
+describe('repeated Sentinel failovers', () => {
+  it('20 SIGKILL failovers: 0 stuck nodes, 0 acknowledged joins lost, 0 positions twice', { timeout: 900_000 }, async () => {
+    fileTimeout(960_000);
+    const result = await sentinelFailovers({ rounds: Number(process.env.FAILOVER_ROUNDS ?? 20), nodes: 2, minReplicas: 1, progress: (line) => console.log(line) });
+    console.log(JSON.stringify(result));
+    assert.equal(result.stuck, 0, 'rounds with a node not ready within 10 s of the promotion');
+    assert.ok(result.acknowledged > 0, 'joins were acknowledged');
+    assert.equal(result.lost, 0, 'acknowledged joins lost');
+    assert.equal(result.duplicated, 0, 'positions given twice');
+  });
+});

@@ -1,0 +1,95 @@
+// An answer read from an unreplicated write waits like a write (issue 35, item 2). With --redis-min-replicas 1
+// and the replication link frozen by a proxy: a claim on node A writes the token set on the primary, its WAIT
+// fails and A answers 503; the same claim on node B finds that token set and writes nothing. B must not answer
+// 200 from state the replicas do not hold: once the primary dies and the replica is promoted, a token set B
+// acknowledged would be gone, and claiming again would issue another one. Counted: acknowledged claims that the
+// promoted replica does not answer with the same token (lost) — 0. The same for a place read back after a join.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import type { ChildNode } from '../support/child-node.ts';
+import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
+import { startProxy, type FreezableProxy } from '../support/redis-sentinel.ts';
+import { ADMIN, ADMIN_TOKEN, call, freshPrefix, join, json, startNodes, stopNodes, waitFor } from './fleet.ts';
+
+const VISITORS = 20;
+
+async function linkUp(replica: RedisServer): Promise<void> {
+  const client = new Redis(replica.url);
+  try {
+    await waitFor('the replica to be in sync', async () => /master_link_status:up/.test(await client.info('replication')), 15_000);
+  } finally {
+    client.disconnect();
+  }
+}
+
+const claim = (url: string, id: string) =>
+  call(`${url}/generate_token`, { method: 'POST', body: JSON.stringify({ event_id: 'Sample', request_id: id }) });
+
+describe('a claim answered from a token set that only the primary holds (--redis-min-replicas 1, link frozen)', () => {
+  let primary: RedisServer;
+  let replica: RedisServer;
+  let proxy: FreezableProxy;
+  const nodes: ChildNode[] = [];
+  const prefix = freshPrefix();
+
+  before(async () => {
+    primary = await startRedisServer();
+    proxy = await startProxy(primary.port);
+    replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(proxy.port)] });
+    await linkUp(replica);
+  });
+  after(async () => {
+    await stopNodes(nodes);
+    await proxy?.close();
+    await primary?.destroy();
+    await replica?.destroy();
+  });
+
+  it('node B answers 503 like node A, never a 200 that the promoted replica does not know: 0 lost', async () => {
+    const args = ['--redis-key-prefix', prefix, '--admin-token', ADMIN_TOKEN, '--redis-min-replicas', '1', '--redis-replica-timeout-ms', '200'];
+    const [a, b] = await startNodes(2, primary.url, args);
+    nodes.push(a!, b!);
+    const ids: string[] = [];
+    for (let i = 0; i < VISITORS + 1; i++) ids.push((await join(a!.url)) as string);
+    assert.ok(ids.every(Boolean), 'joins before the cut');
+    const served = await json<{ serving_num: number }>(`${a!.url}/private/increment_serving_counter`, {
+      method: 'POST', headers: ADMIN, body: JSON.stringify({ event_id: 'Sample', increment_by: VISITORS + 1 }),
+    });
+    assert.equal(served.status, 200);
+    const readBack = ids.pop() as string;
+
+    proxy.freeze();
+    const acknowledged = new Map<string, string>();
+    let refusedOnA = 0;
+    for (const id of ids) {
+      const first = await claim(a!.url, id);
+      if (first?.status === 503) refusedOnA += 1;
+      const second = await claim(b!.url, id);
+      if (second?.status === 200) acknowledged.set(id, (JSON.parse(second.text) as { access_token: string }).access_token);
+      else assert.equal(second?.status, 503, `B answered ${second?.status} ${second?.text}`);
+    }
+    assert.equal(refusedOnA, VISITORS, 'every claim on A was refused (its WAIT failed): the scenario happened');
+    // A place that B reads while the link is frozen: the join was replicated before the cut, so B may answer it.
+    const place = await call(`${b!.url}/queue_num?event_id=Sample&request_id=${readBack}`);
+    assert.ok(place && [200, 503].includes(place.status));
+
+    await primary.kill('SIGKILL');
+    await stopNodes(nodes.splice(0));
+    const promote = new Redis(replica.url);
+    try {
+      await promote.call('REPLICAOF', 'NO', 'ONE');
+    } finally {
+      promote.disconnect();
+    }
+    const [successor] = await startNodes(1, replica.url, ['--redis-key-prefix', prefix, '--admin-token', ADMIN_TOKEN]);
+    nodes.push(successor!);
+    let lost = 0;
+    for (const [id, token] of acknowledged) {
+      const again = await claim(successor!.url, id);
+      if (again?.status !== 200 || (JSON.parse(again.text) as { access_token: string }).access_token !== token) lost += 1;
+    }
+    assert.equal(lost, 0, `${lost} of ${acknowledged.size} claims acknowledged by B were lost in the failover`);
+  });
+});
