@@ -2,7 +2,7 @@
 // Anteroom nodes on redis-sentinel://, joins under a load that varies from round to round; each round kills the
 // current primary with SIGKILL at a varying moment, waits for the Sentinels to promote a replica, restarts the
 // killed server as a replica of the new primary and counts the nodes whose /readyz is not ready again within
-// READY_WITHIN_MS of the promotion: stuck nodes. Used by test/distributed/redis-sentinel-failovers.test.ts and
+// READY_WITHIN_MS of the promotion: stuck nodes. Used by test/faults/sentinel-failovers.check.ts (npm run faults:failovers) and
 // by `npm run faults` (test/faults/run.ts).
 
 import { setTimeout as sleep } from 'node:timers/promises';

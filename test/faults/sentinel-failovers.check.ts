@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileTimeout } from '../support/test-guard.ts';
-import { sentinelFailovers } from '../faults/sentinel-failovers.ts';
+import { sentinelFailovers } from './sentinel-failovers.ts';
 
 describe('repeated Sentinel failovers', () => {
   it('20 SIGKILL failovers: 0 stuck nodes, 0 acknowledged joins lost, 0 positions twice', { timeout: 900_000 }, async () => {
