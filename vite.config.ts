@@ -65,6 +65,8 @@ export default defineConfig({
         'waiting-room-site': page('waiting-room-site'),
         'control-panel': page('control-panel'),
         'control-panel-report': fileURLToPath(new URL('./web/control-panel/report.html', import.meta.url)),
+        // The draw, checked in the visitor's browser (docs/rooms.md "Checking a place").
+        'draw-check': page('draw-check'),
         // The waiting room's proof-of-work solver as a module of its own, at a name that does not change, for
         // the OpenID Connect login page (src/oidc/login-page.ts) to import.
         [SOLVER_ENTRY]: fileURLToPath(new URL('./web/waiting-room-site/solver.ts', import.meta.url)),

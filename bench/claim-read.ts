@@ -1,6 +1,6 @@
 // What a claim reads of SQLite, in-process, with 20,000 and 1,000,000 token sets: the four statements the store
 // ran before (position row, when it was served, token set, left) against the one statement it runs now
-// (findClaimRow in src/store/sqlite/sqlite-store.ts), each with the memory map off and on (PRAGMA mmap_size, the
+// (findClaimRow in src/store/sqlite/token-sets.ts), each with the memory map off and on (PRAGMA mmap_size, the
 // store's MMAP_BYTES). CPU and wall time per read, over random positions, measured in the same process in
 // alternation; the second of two passes is reported (the first warms the page cache).
 //

@@ -1,6 +1,7 @@
 // `anteroom verify-draw`: anyone can check a room's draw from what it published (GET /draw, spec rooms.md §3):
-// the seed matches the commitment published before the start, the algorithm is the documented one, and every
-// place is recomputed from the seed and the entries. Then it checks places against the positions handed out:
+// the seed matches the commitment, the commitment was published before the draw (committed_at < drawn_at, as
+// the room stored them) and — given --commitment, the one the visitor saw before the start — is that one; the
+// algorithm is the documented one, and every place is recomputed from the seed and the entries. Then it checks places against the positions handed out:
 // a visitor's own (--request-id, public: /queue_num), or the operator's sample or all of them (private API
 // credentials: /private/draw_positions).
 // Exit status: 0 when everything checked matches, 1 when something does not (the message says what), 2 when
@@ -9,6 +10,7 @@
 import { Command, Option } from 'commander';
 import { PrivateApiClient, type PrivateApiCredentials } from '../client/private-api-client.ts';
 import { checkPublishedDraw, DRAW_ALGORITHM, drawEntry, type PublishedDraw } from '../domain/draw.ts';
+import { drawInstantsProblem } from '../domain/draw-times.ts';
 import { ConfigError, ConfigErrors } from '../domain/errors.ts';
 import { isRequestId, normaliseRequestId } from '../domain/ids.ts';
 import { EVENT_ID_PATTERN } from '../domain/room-settings.ts';
@@ -18,9 +20,12 @@ import { integerIn } from './option-parsers.ts';
 const HELP_AFTER = `
 What is checked:
   1. GET <public-url>/draw?event_id=…: once the draw has taken place it publishes the algorithm, the
-     commitment (SHA-256 of the seed, published before the start), the seed, first_position and the entries
-     (SHA-256 of every pre-queue request ID, in join order). The seed must match the commitment and the
-     algorithm must be ${DRAW_ALGORITHM} (docs/rooms.md, "The draw").
+     commitment (SHA-256 of the seed), committed_at (when the commitment was first published), drawn_at
+     (when the draw fixed its entries), the seed, first_position and the entries (SHA-256 of every pre-queue
+     request ID, in join order). The seed must match the commitment, committed_at must come before drawn_at,
+     and the algorithm must be ${DRAW_ALGORITHM} (docs/rooms.md, "The draw"). The commitment as published
+     now is only as good as the room's word: give --commitment with the one you saw (or the room posted)
+     before the start, and it must be the same.
   2. Every place is recomputed from the seed and the number of entries: place p has position
      first_position + p - 1.
   3. With --request-id: your entry is SHA-256 of your request ID; the command prints its place and checks that
@@ -33,6 +38,8 @@ Authentication (only for the positions of other visitors): --admin-token, or --a
 
 Exit status: 0 = everything checked matches, 1 = something does not (or the draw has not taken place yet),
 2 = wrong options.
+
+Without an installed \`anteroom\`, run it from a checkout or the unpacked release: \`node bin/anteroom.js verify-draw …\`.
 
 Examples:
   anteroom verify-draw --public-url https://queue.example.com --event-id drop --request-id 6f1c…
@@ -56,6 +63,7 @@ export function verifyDrawCommand(): Command {
     .addOption(new Option('--public-url <url>', 'base URL of the public API, e.g. https://queue.example.com').env('ANTEROOM_PUBLIC_URL'))
     .addOption(new Option('--event-id <id>', 'the room whose draw is checked').env('ANTEROOM_EVENT_ID'))
     .addOption(new Option('--request-id <id>', 'your request ID: print your place and check it against /queue_num'))
+    .addOption(new Option('--commitment <hex>', 'the commitment you saw before the start: the published one must be the same'))
     .addOption(new Option('--check-all', 'check the position of every entry (needs the private API credentials)'))
     .addOption(
       new Option('--sample <n>', 'with the private API credentials: entries checked at random (without --check-all)')
@@ -114,6 +122,8 @@ async function verifyDraw(cmd: Command, o: Record<string, unknown>, out: Output)
   const eventId = String(o.eventId);
   if (!new RegExp(EVENT_ID_PATTERN).test(eventId)) throw ConfigErrors.option(`--event-id "${eventId}" is not a valid event ID`);
   const requestId = o.requestId === undefined ? undefined : String(o.requestId);
+  const noted = o.commitment === undefined ? undefined : String(o.commitment).toLowerCase();
+  if (noted !== undefined && !/^[0-9a-f]{64}$/.test(noted)) throw ConfigErrors.option('--commitment must be 64 hex digits (a SHA-256)');
   if (requestId !== undefined && !isRequestId(requestId)) throw ConfigErrors.option('--request-id must be a request ID (a UUID)');
   const timeoutMs = (o.requestTimeout as number) * 1000;
   const credentials = hasCredentials(o) ? credentialsFrom(cmd, o) : undefined;
@@ -127,7 +137,20 @@ async function verifyDraw(cmd: Command, o: Record<string, unknown>, out: Output)
   const draw = await fetchDraw(getPublic, eventId);
   out.line(`Room ${eventId}: the draw ordered ${count(draw.entries.length)} entries (algorithm ${draw.algorithm}).`);
   const places = await recomputePlaces(draw, out);
-  out.line('The seed matches the commitment published before the start; every place was recomputed.');
+  const instants = drawInstantsProblem(draw.committedAt, draw.drawnAt);
+  if (instants !== null) throw new Mismatch(`the published draw does not verify: ${instants}`);
+  out.line(
+    `The seed matches the commitment ${draw.commitment.slice(0, 16)}…, which the room first published at ${draw.committedAt}, ` +
+      `before the draw at ${draw.drawnAt}; every place was recomputed.`,
+  );
+  if (noted !== undefined) {
+    if (noted !== draw.commitment) {
+      throw new Mismatch(`the published commitment ${draw.commitment} is not the one you saw before the start (${noted}): the commitment changed`);
+    }
+    out.line('It is the commitment you saw before the start.');
+  } else {
+    out.line('(Give --commitment with the commitment you saw before the start to check that it never changed.)');
+  }
   const positionOf = (index: number) => draw.firstPosition + (places[index] as number) - 1;
 
   if (requestId !== undefined) {
@@ -155,6 +178,8 @@ function hasCredentials(o: Record<string, unknown>): boolean {
 
 interface FetchedDraw extends PublishedDraw {
   firstPosition: number;
+  committedAt: unknown;
+  drawnAt: unknown;
 }
 
 async function fetchDraw(getPublic: (path: string) => Promise<Response>, eventId: string): Promise<FetchedDraw> {
@@ -172,7 +197,7 @@ async function fetchDraw(getPublic: (path: string) => Promise<Response>, eventId
     throw new Mismatch(`GET /draw answered ${response.status} with something that is not JSON`);
   }
   if (response.status !== 200) throw new Mismatch(`GET /draw answered ${response.status}: ${String(body.error ?? text.slice(0, 200))}`);
-  const { algorithm, commitment, seed, entries, first_position: firstPosition } = body;
+  const { algorithm, commitment, seed, entries, first_position: firstPosition, committed_at: committedAt, drawn_at: drawnAt } = body;
   if (typeof algorithm !== 'string' || typeof commitment !== 'string') {
     throw new Mismatch('GET /draw answered without an algorithm and a commitment');
   }
@@ -187,7 +212,7 @@ async function fetchDraw(getPublic: (path: string) => Promise<Response>, eventId
   if (!Number.isSafeInteger(firstPosition) || (firstPosition as number) < 1) {
     throw new Mismatch('GET /draw answered without a first_position');
   }
-  return { algorithm, commitment, seed, entries: entries as string[], firstPosition: firstPosition as number };
+  return { algorithm, commitment, seed, entries: entries as string[], firstPosition: firstPosition as number, committedAt, drawnAt };
 }
 
 /** The places, checking the publication first; a progress line for draws large enough to take a while. */

@@ -1,6 +1,8 @@
 // What GET /draw publishes (spec rooms.md §3), as the JSON bytes sent:
-//   before the draw is done  {"algorithm", "commitment"}
-//   after it                 {"algorithm", "commitment", "seed", "first_position", "entries"}
+//   before the draw is done  {"algorithm", "commitment", "committed_at"}
+//   after it                 {"algorithm", "commitment", "committed_at", "drawn_at", "seed", "first_position", "entries"}
+// where committed_at is when the commitment was first published and drawn_at when the draw fixed its entries
+// (ISO 8601 UTC, ./draw-times.ts)
 // where entries are the SHA-256 (hex) of every request ID the draw ordered, in join order, and first_position
 // is the position of place 1 (place p has position first_position + p − 1).
 //
@@ -13,6 +15,7 @@
 
 import { drawEntry } from './draw.ts';
 import { readDrawnEntries } from './draw-runner.ts';
+import type { DrawTimes } from './draw-times.ts';
 import type { DrawRecord, DrawSeed, DrawStore } from './ports/store.ts';
 
 export interface DrawPublication {
@@ -62,6 +65,8 @@ const RECORD_TTL_MS = 1000;
 /** Entries hashed between two yields to the event loop (a few milliseconds of work). */
 const HASH_SLICE = 1_000;
 
+const isoOf = (ms: number) => new Date(ms).toISOString();
+
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface DrawPublicationsDeps {
@@ -70,12 +75,16 @@ export interface DrawPublicationsDeps {
   nowMs: () => number;
   /** A new seed, stored as the room's draw if it has none when first asked (all nodes then share the winner). */
   candidate: () => DrawSeed;
+  /** When each commitment was published and each draw took place. */
+  times: DrawTimes;
 }
 
 export class DrawPublications {
   private readonly deps: DrawPublicationsDeps;
   private readonly records = new Map<string, { record: Promise<DrawRecord>; readAt: number }>();
   private readonly published = new Map<string, { seed: string; publication: Promise<DrawPublication> }>();
+  /** Rooms whose commitment this process has marked published (notePublished). */
+  private readonly noted = new Set<string>();
 
   constructor(deps: DrawPublicationsDeps) {
     this.deps = deps;
@@ -85,7 +94,8 @@ export class DrawPublications {
   async current(eventId: string): Promise<DrawPublication> {
     const record = await this.record(eventId);
     if (record.state !== 'done') {
-      const json = JSON.stringify({ algorithm: record.algorithm, commitment: record.commitment });
+      const committedAt = await this.deps.times.published(eventId, record.commitment);
+      const json = JSON.stringify({ algorithm: record.algorithm, commitment: record.commitment, committed_at: isoOf(committedAt) });
       return { json: Buffer.from(json), drawn: null };
     }
     let built = this.published.get(eventId);
@@ -106,6 +116,19 @@ export class DrawPublications {
   forget(eventId: string): void {
     this.records.delete(eventId);
     this.published.delete(eventId);
+    this.noted.delete(eventId);
+  }
+
+  /**
+   * The draw job, while the room's pre-queue is open: once the room has a commitment (its first pre-queue join
+   * stored one), marks it published, so that its instant is the one it was first there to see.
+   */
+  async notePublished(eventId: string): Promise<void> {
+    if (this.noted.has(eventId)) return;
+    const record = await this.deps.store.getDraw(eventId);
+    if (!record) return;
+    await this.deps.times.published(eventId, record.commitment);
+    this.noted.add(eventId);
   }
 
   /** The stored draw, read at most once per RECORD_TTL_MS; committed first if the room has none yet. */
@@ -125,9 +148,15 @@ export class DrawPublications {
 
   private async build(eventId: string, draw: DrawRecord): Promise<DrawPublication> {
     const entries = await readDrawnEntries(this.deps.store, eventId, draw);
+    const [committedAt, drawnAt] = await Promise.all([
+      this.deps.times.published(eventId, draw.commitment),
+      this.deps.times.drawn(eventId, draw.commitment),
+    ]);
     const head = JSON.stringify({
       algorithm: draw.algorithm,
       commitment: draw.commitment,
+      committed_at: isoOf(committedAt),
+      drawn_at: isoOf(drawnAt),
       seed: draw.seed,
       first_position: draw.firstPosition,
     });

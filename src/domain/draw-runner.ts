@@ -134,12 +134,15 @@ export interface DrawRunnerDeps {
   nowMs: () => number;
   /** Entries per store call, fixed (tests use a few to see several chunks); default: sized by ChunkSizer. */
   chunkSize?: number | undefined;
+  /** Told once the store has fixed the draw's entries (every run: it records the first instant only). */
+  onStarted?: ((eventId: string, draw: DrawRecord) => Promise<unknown>) | undefined;
 }
 
 export class DrawRunner {
   private readonly store: DrawStore & LockStore;
   private readonly nowMs: () => number;
   private readonly chunkSize: number | undefined;
+  private readonly onStarted: DrawRunnerDeps['onStarted'];
   /** Names this process as the holder of a draw's lease. */
   private readonly owner = `draw:${randomUUID()}`;
   /** Rooms whose draw this process has seen done (until it resets them). */
@@ -150,6 +153,7 @@ export class DrawRunner {
     this.store = deps.store;
     this.nowMs = deps.nowMs;
     this.chunkSize = deps.chunkSize;
+    this.onStarted = deps.onStarted;
   }
 
   /** Known to be done, from what this process saw (no store read): joins can skip the pre-queue. */
@@ -200,6 +204,7 @@ export class DrawRunner {
     if (await this.isDone(eventId)) return;
     if (!(await this.lease(eventId))) return;
     let draw: DrawRecord | null = await this.store.startDraw(eventId, newDrawCandidate());
+    await this.onStarted?.(eventId, draw);
     const seed = draw.seed;
     if (draw.state === 'drawing' && draw.progress < draw.entryCount) {
       draw = await this.numberPlaces(eventId, draw);

@@ -7,6 +7,8 @@
 //   active_sessions   token set issued, session open, not expired
 //   room_in_queue     how far the counter can move before it passes the last position handed out (queue − serving)
 //   let_in_ahead      how far the counter is past the last position: the next arrivals walk straight in
+//   prequeue_num      in the pre-queue of a room that draws: listed, no position yet (./prequeue-figures.ts);
+//                     not part of waiting_num, which stays VWR's
 //
 // in_line comes from the counters without a scan: the positions at or below min(serving, queue) are the token
 // holders, the expired, the given up and the awaiting; what remains of waiting_num (queue − tokens − expired −
@@ -30,6 +32,8 @@ export interface RoomFigures {
   admitted_last_minute: number;
   /** As GET /waiting_num answers it: in line plus let in and not arrived. */
   waiting_num: number;
+  /** In the pre-queue, waiting for the draw (no position yet): not in waiting_num. */
+  prequeue_num: number;
   tokens_issued: number;
   expired: number;
   left: number;
@@ -37,7 +41,13 @@ export interface RoomFigures {
   abandoned: number;
 }
 
-export function roomFigures(eventId: string, phase: RoomPhase, counters: Counters, snapshot: AdmissionSnapshot): RoomFigures {
+export function roomFigures(
+  eventId: string,
+  phase: RoomPhase,
+  counters: Counters,
+  snapshot: AdmissionSnapshot,
+  prequeueNum = 0,
+): RoomFigures {
   const waitingNum = Math.max(0, counters.queue - counters.tokens - counters.expired - counters.left);
   const awaitingClaim = Math.max(0, Math.min(snapshot.awaitingClaim, waitingNum));
   return {
@@ -52,6 +62,7 @@ export function roomFigures(eventId: string, phase: RoomPhase, counters: Counter
     let_in_ahead: Math.max(0, counters.serving - counters.queue),
     admitted_last_minute: snapshot.reachedInWindow,
     waiting_num: waitingNum,
+    prequeue_num: prequeueNum,
     tokens_issued: counters.tokens,
     expired: counters.expired,
     left: counters.left,

@@ -17,6 +17,8 @@ export interface ReportMinute {
   expiries: number;
   /** Positions handed out and not yet served (serving counter below the queue), at the end of the minute. */
   waiting: number;
+  /** In the pre-queue of a room that draws (no position yet, not in `waiting`), at the end of the minute. */
+  prequeue: number;
   active_sessions: number;
   /** The serving counter at the sample (charts draw it; a reset sets it back to zero). */
   serving_counter: number;
@@ -33,7 +35,7 @@ export interface ReportMinute {
 
 export const REPORT_COLUMNS = [
   'minute', 'arrivals', 'admissions', 'claims', 'leaves', 'completions', 'abandons', 'expiries', 'waiting', 'active_sessions', 'serving_counter',
-  'waits_measured', 'wait_p50_s', 'wait_p90_s', 'wait_p99_s', 'estimates_judged', 'estimate_error_p50_s', 'estimate_error_p90_s',
+  'waits_measured', 'wait_p50_s', 'wait_p90_s', 'wait_p99_s', 'estimates_judged', 'estimate_error_p50_s', 'estimate_error_p90_s', 'prequeue',
 ] as const satisfies readonly (keyof ReportMinute)[];
 
 // No sample before: the first minute counts from zero (the history starts with the room, or after a reset).
@@ -58,6 +60,7 @@ export function reportMinutes(samples: readonly HistorySample[], previous?: Hist
       abandons: moved(c.abandoned, last?.abandoned),
       expiries: moved(c.expired, last?.expired),
       waiting: Math.max(0, c.queue - Math.min(c.serving, c.queue) - c.left),
+      prequeue: sample.prequeue ?? 0,
       active_sessions: sample.active,
       serving_counter: c.serving,
       ...waitColumns(waitsOf.get(sample.minute) ?? {}),
@@ -74,7 +77,7 @@ export function reportMinutes(samples: readonly HistorySample[], previous?: Hist
     const before = latestFirst.find((row) => row.minute < minute);
     rows.push({
       minute, arrivals: 0, admissions: 0, claims: 0, leaves: 0, completions: 0, abandons: 0, expiries: 0,
-      waiting: before?.waiting ?? 0, active_sessions: before?.active_sessions ?? 0,
+      waiting: before?.waiting ?? 0, prequeue: before?.prequeue ?? 0, active_sessions: before?.active_sessions ?? 0,
       serving_counter: before?.serving_counter ?? 0, ...waitColumns(counts),
     });
   }
@@ -106,6 +109,8 @@ export interface ReportTotals {
   /** The minute of the peak (the first one), or null without minutes. */
   peak_waiting_minute: number | null;
   peak_active_sessions: number;
+  /** The most people in the pre-queue at a minute's end (0 for a room without a draw). */
+  peak_prequeue: number;
   waits_measured: number;
   wait_p50_s: number | null;
   wait_p90_s: number | null;
@@ -134,6 +139,7 @@ export function reportTotals(rows: readonly ReportMinute[], waits: readonly Minu
     peak_waiting: peak?.waiting ?? 0,
     peak_waiting_minute: peak?.minute ?? null,
     peak_active_sessions: rows.reduce((most, row) => Math.max(most, row.active_sessions), 0),
+    peak_prequeue: rows.reduce((most, row) => Math.max(most, row.prequeue), 0),
     ...waitColumns(merged),
   };
 }

@@ -4,6 +4,7 @@
 
 import { isIP } from 'node:net';
 import type { InletSettings, PauseCheckSettings, RoomSettings } from './room-settings-model.ts';
+import { brandingRuleProblem } from './page-branding.ts';
 import type { SettingProblem } from './setting-problems.ts';
 
 /** The first rule across fields the settings (defaults filled in) break, or undefined. */
@@ -13,7 +14,8 @@ export function roomRuleProblem(settings: RoomSettings): SettingProblem | undefi
     admissionRuleProblem(settings) ??
     scheduleRuleProblem(settings) ??
     gateRuleProblem(settings) ??
-    botDefenceRuleProblem(settings)
+    botDefenceRuleProblem(settings) ??
+    brandingRuleProblem(settings.branding)
   );
 }
 

@@ -2,6 +2,8 @@
 // that every source of settings is checked against is room-settings-schema.ts; the rules across fields are
 // room-setting-rules.ts; parsing (the one way in) is room-settings.ts, which every other part imports.
 
+import type { Branding } from './page-branding.ts';
+
 export interface WebhookTarget {
   url: string;
   /** HMAC-SHA256 key for the X-Anteroom-Signature header. Never returned by any API nor logged. */
@@ -58,6 +60,8 @@ export interface RoomSettings {
   // ---- The visitor's page (docs/pages.md "Templates") ----
   /** The waiting-room page of this room: a Mustache template (≤ 1 MiB); absent = the default page. */
   page?: string;
+  /** The default page's words and look (./page-branding.ts); absent = the plain default page. */
+  branding?: Branding;
 }
 
 /** A room's gate (spec rooms.md §5): the protected origin, the requests it answers, and who skips the queue. */

@@ -12,6 +12,7 @@ import {
   type RoomSettings,
   type WebhookTarget,
 } from './room-settings-model.ts';
+import { BrandingSchema } from './page-branding.ts';
 import { Secret } from './secret-settings.ts';
 
 // ---- the schema ----
@@ -318,6 +319,7 @@ export const RoomSettingsSchema = Type.Object(
         errorMessage: 'must be an HTML template of 1 to 1048576 characters',
       }),
     ),
+    branding: Type.Optional(BrandingSchema),
   },
   { additionalProperties: false },
 );

@@ -64,7 +64,7 @@ function pointerSegments(pointer: string): string[] {
   return pointer.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
-function ruleOf(error: ValueError): string {
+export function ruleOf(error: ValueError): string {
   if (error.type === ValueErrorType.ObjectAdditionalProperties) return 'unknown setting';
   if (error.type === ValueErrorType.ObjectRequiredProperty) return 'is required';
   return expectation(error.schema);

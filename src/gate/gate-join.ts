@@ -29,7 +29,9 @@ export interface GateJoinDeps {
 export type JoinRefusal =
   | { kind: 'challenge'; message: string }
   | { kind: 'limited'; message: string; retryAfter: string }
-  | { kind: 'closed'; message: string };
+  | { kind: 'closed'; message: string }
+  /** Before the pre-queue opens: no place yet; the page counts down to the opening and asks again (issue 33). */
+  | { kind: 'before'; message: string };
 
 /** The join's answer: the place's request ID, or the refusal. */
 export type GateJoin = { requestId: string } | { refused: JoinRefusal };
@@ -83,7 +85,8 @@ function refusalOf(error: unknown): JoinRefusal | undefined {
   if (!(error instanceof ContractError)) return undefined;
   if (PROOF_REFUSALS.has(error.code)) return { kind: 'challenge', message: error.message };
   if (error.status === 429) return { kind: 'limited', message: error.message, retryAfter: error.headers['retry-after'] ?? '60' };
-  // Closed, not open yet, an enqueue key required (the gate has none to give): the room takes no join from here.
+  if (error.code === 'ANTEROOM_ERR_ROOM_NOT_OPEN_YET') return { kind: 'before', message: error.message };
+  // Closed, an enqueue key required (the gate has none to give): the room takes no join from here.
   if (error.status === 403) return { kind: 'closed', message: error.message };
   return undefined;
 }

@@ -22,6 +22,7 @@ import { BypassRules } from './bypass.ts';
 import { EdgeKeys } from './edge-keys.ts';
 import { edgeRenewalRoute } from './edge-renewal.ts';
 import { PlaceCookies, TOKEN_COOKIE, withoutAnteroomCookies } from './cookies.ts';
+import { gateDrawRoutes } from './draw-check.ts';
 import { gateChallengeRoute } from './gate-join.ts';
 import { normaliseTarget, safeLocalPath } from './normalise-path.ts';
 import { ORIGIN_DOWN_REFRESH_SEC } from './refresh-interval.ts';
@@ -215,6 +216,8 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       staticPages(options.pagesRoot ? { root: options.pagesRoot } : {})(scope);
       // The proof-of-work challenge of a room's bot defence, on the site's own host (src/gate/gate-join.ts).
       gateChallengeRoute(scope, queueDeps);
+      // The draw of a gated room and the way to its check page, with the visitor's own request ID (draw-check.ts).
+      gateDrawRoutes(scope, { room, places });
       // Verify at the edge (docs/edge.md): the edge's renewal call.
       edgeRenewalRoute(scope, { sessions, keys: new EdgeKeys(options.secrets, clockMs), roomOf: (eventId) => room.rooms.roomSettings(eventId), nowMs: clockMs });
       // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, Caddy forward_auth): 200 let

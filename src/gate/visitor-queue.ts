@@ -12,6 +12,8 @@ import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { waitingOf } from '../domain/services/room-context.ts';
 import { chooseEncoding } from '../web/static-pages.ts';
 import { renderGatePage, type WaitingPage, type WaitingPageVisitor } from '../web/gate-page.ts';
+import { queueId } from '../web/page-template.ts';
+import type { Counters } from '../domain/ports/store.ts';
 import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, type Place, type PlaceCookies } from './cookies.ts';
 import { GATE_CHALLENGE_PATH, joinThroughGate, type GateJoinDeps, type JoinRefusal } from './gate-join.ts';
 import { safeLocalPath } from './normalise-path.ts';
@@ -51,6 +53,13 @@ export async function answerVisitor(
   // A request that carries an action is never lost silently (unsent-requests.ts).
   const action = carriesAction(request.method);
   const json = action ? !wantsPage(request.headers.accept) : wantsJson(request.headers.accept);
+  // Before the pre-queue opens: no place is taken; the page counts down to the opening and asks again by itself.
+  if (outcome.kind === 'before') {
+    reply.code(room.gate?.queueing_status_code ?? 200);
+    const opensAt = room.prequeue_start_time ?? room.event_start_time ?? null;
+    if (json) return reply.send({ status: 'before', event_id: room.event_id, phase: 'before', opens_at: opensAt });
+    return sendPage(deps, request, reply, room, { reason: 'before' });
+  }
   if (outcome.kind === 'closed') {
     reply.clearCookie(PLACE_COOKIE, { path: '/' }).code(403);
     if (json) return reply.send({ status: 'closed', event_id: room.event_id, error: outcome.message });
@@ -91,6 +100,8 @@ export async function answerVisitor(
   if (queued !== place || deps.places.isLegacy(queued)) reply.setCookie(PLACE_COOKIE, deps.places.encode(queued), cookieAttributes(secure, PLACE_COOKIE_MAX_AGE_SEC));
   reply.code(room.gate?.queueing_status_code ?? 200);
   const counters = await countersOf(deps.room, room.event_id);
+  // The people still waiting ahead (not those who left: src/domain/people-ahead.ts), from memory between leaves.
+  const peopleAhead = queued.position === undefined ? undefined : await deps.room.queue.peopleAhead.of(room.event_id, queued.position, counters);
   if (action) reply.code(503).header('retry-after', String(UNSENT_RETRY_AFTER_SEC));
   if (json) {
     return reply.send({
@@ -100,9 +111,21 @@ export async function answerVisitor(
       queue_number: queued.position ?? null,
       serving_counter: counters.serving,
       waiting_num: counters.waiting,
+      // Anteroom's page: the room's phase (pause, close, the start reach an open page at its next poll), the people
+      // ahead and the short queue ID.
+      phase: await deps.room.rooms.roomPhase(room.event_id),
+      people_ahead: peopleAhead ?? null,
+      queue_id: queueId(queued.requestId),
     });
   }
-  return sendPage(deps, request, reply, room, { reason: 'queued', position: queued.position, serving: counters.serving, unsent: action });
+  return sendPage(deps, request, reply, room, {
+    reason: 'queued',
+    position: queued.position,
+    serving: counters.serving,
+    unsent: action,
+    peopleAhead,
+    requestId: queued.requestId,
+  });
 }
 
 /**
@@ -114,14 +137,21 @@ function sendPage(
   request: FastifyRequest,
   reply: FastifyReply,
   room: RoomSettings,
-  visitor: Pick<WaitingPageVisitor, 'reason' | 'position' | 'serving' | 'unsent'>,
+  visitor: Pick<WaitingPageVisitor, 'reason' | 'position' | 'serving' | 'unsent' | 'peopleAhead' | 'requestId'>,
 ): FastifyReply {
   const nowMs = (deps.clockMs ?? Date.now)();
-  const ahead = visitor.position !== undefined && visitor.serving !== undefined ? Math.max(0, visitor.position - visitor.serving) : undefined;
+  const ahead = visitor.peopleAhead ?? (visitor.position !== undefined && visitor.serving !== undefined ? Math.max(0, visitor.position - visitor.serving) : undefined);
   const seconds = refreshSeconds(room, { ahead, measuredPerSecond: deps.room.queue.estimates.pace(room.event_id, nowMs), nowMs });
   const page = renderGatePage(
     room,
-    { mode: 'gate', ...visitor, acceptLanguage: request.headers['accept-language'], refresh: { seconds, path: safeLocalPath(request.url) ?? '/' } },
+    {
+      mode: 'gate',
+      ...visitor,
+      acceptLanguage: request.headers['accept-language'],
+      // ?lang= as on the site's page (one language choice for both).
+      queryLang: typeof (request.query as Record<string, unknown> | undefined)?.lang === 'string' ? ((request.query as Record<string, string>).lang) : undefined,
+      refresh: { seconds, path: safeLocalPath(request.url) ?? '/' },
+    },
     deps.pagesRoot,
     nowMs,
   );
@@ -175,11 +205,10 @@ function ignoreContractError(error: unknown): undefined {
   throw error;
 }
 
-async function countersOf(service: Pick<WaitingRoom, 'claims' | 'queue' | 'reports'>, eventId: string): Promise<{ serving: number; waiting: number }> {
+async function countersOf(service: Pick<WaitingRoom, 'claims' | 'queue' | 'reports'>, eventId: string): Promise<Counters & { waiting: number }> {
   const memory = service.queue.countersInMemory(eventId);
-  if (memory) return { serving: memory.serving, waiting: waitingOf(memory) };
-  const all = await service.reports.counters(eventId);
-  return { serving: all.serving, waiting: all.waiting };
+  if (memory) return { ...memory, waiting: waitingOf(memory) };
+  return service.reports.counters(eventId);
 }
 
 /** A client asking for JSON rather than a page (fetch with Accept: application/json, API clients). */

@@ -10,7 +10,8 @@
 // it reconnects, or its page falls back to polling. Past `maxConnections` a node answers 503 with Retry-After,
 // and the page polls instead (web/waiting-room-site).
 //
-// Frames: `event: counters` with `data: {"serving_counter": S, "waiting_num": W, "generation": G}` (G: resets so far), first on connect, then on each
+// Frames: `event: counters` with `data: {"serving_counter": S, "waiting_num": W, "generation": G, "phase": P}` (G: resets so far; P: the
+// room's phase, src/domain/room-phase.ts), first on connect, then on each
 // change; `retry:` tells EventSource to reconnect after RETRY_MS.
 
 import type { ServerResponse } from 'node:http';
@@ -149,10 +150,13 @@ export interface StreamCounters {
   waiting_num: number;
   /** How many times the room was reset: a page that joined in another generation lost its place. */
   generation?: number;
+  /** The room's phase (src/domain/room-phase.ts): an open page follows a pause, a close or the start at once. */
+  phase?: string;
 }
 
 export function counterFrame(c: StreamCounters): string {
-  return `event: counters\ndata: {"serving_counter":${c.serving_counter},"waiting_num":${c.waiting_num},"generation":${c.generation ?? 0}}\n\n`;
+  const phase = c.phase === undefined ? '' : `,"phase":"${c.phase}"`;
+  return `event: counters\ndata: {"serving_counter":${c.serving_counter},"waiting_num":${c.waiting_num},"generation":${c.generation ?? 0}${phase}}\n\n`;
 }
 
 /** GET /stream?event_id=E on the public scope; 400/404 as /serving_num, 503 with Retry-After when the node is full. */

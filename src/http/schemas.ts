@@ -49,6 +49,7 @@ const ReportMinuteSchema = Type.Object({
   abandons: Type.Integer(),
   expiries: Type.Integer(),
   waiting: Type.Integer({ description: 'Waiting line at the end of the minute' }),
+  prequeue: Type.Integer({ description: 'In the pre-queue (waiting for the draw, no position yet) at the end of the minute' }),
   active_sessions: Type.Integer(),
   serving_counter: Type.Integer({ description: 'The serving counter at the end of the minute' }),
   waits_measured: Type.Integer({ description: 'Visitors admitted this minute whose wait (join → admission) was measured' }),
@@ -70,6 +71,7 @@ const ReportTotalsSchema = Type.Object({
   peak_waiting: Type.Integer(),
   peak_waiting_minute: Type.Union([Type.Integer(), Type.Null()]),
   peak_active_sessions: Type.Integer(),
+  peak_prequeue: Type.Integer({ description: 'The most people in the pre-queue at the end of a minute' }),
   waits_measured: Type.Integer(),
   wait_p50_s: NullableSeconds,
   wait_p90_s: NullableSeconds,
@@ -144,6 +146,8 @@ export const QueueNumResponse = {
     status: Type.Integer(),
     // Anteroom: the estimated wait in seconds [early, late], once the admission pace is known (docs/pages.md).
     wait_estimate_s: Type.Optional(Type.Array(Type.Integer(), { minItems: 2, maxItems: 2 })),
+    // Anteroom: the people still waiting ahead of this place (not those let in or who left; 0 for the next in line).
+    people_ahead: Type.Optional(Type.Integer()),
   }),
   202: Pending,
 };

@@ -9,6 +9,7 @@ import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { ContractError, Errors } from '../domain/errors.ts';
+import { RoomSettingsError } from '../domain/room-settings-problems.ts';
 import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import type { SseSink } from '../events/sse-sink.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -268,6 +269,8 @@ function sendContractError(reply: FastifyReply, answer: ContractError) {
     .headers(answer.headers)
     .header('access-control-allow-origin', '*')
     .header('cache-control', 'no-store');
+  // A room's settings refused: every problem too, each naming its field (src/domain/room-settings-problems.ts).
+  if (answer instanceof RoomSettingsError) return reply.send({ error: answer.message, problems: answer.problems });
   return reply.send({ error: answer.message });
 }
 

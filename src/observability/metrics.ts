@@ -125,8 +125,9 @@ export class Metrics {
     const readAll = (): Promise<void> => {
       scrape ??= (async () => {
         for (const eventId of room.rooms.roomIds()) {
-          const counters = await room.reports.counters(eventId);
+          const [counters, prequeue] = await Promise.all([room.reports.counters(eventId), room.reports.prequeueNum(eventId)]);
           for (const [key, gauge] of gauges) gauge.set({ event_id: eventId }, counters[key]);
+          prequeueGauge.set({ event_id: eventId }, prequeue);
         }
       })().finally(() => setImmediate(() => (scrape = null)));
       return scrape;
@@ -135,6 +136,14 @@ export class Metrics {
       ([key, name, help]) =>
         [key, new Gauge({ name, help, labelNames: ['event_id'], registers: [this.registry], collect: readAll })] as const,
     );
+    // Not in anteroom_waiting (VWR's waiting_num): people in a drawing room's pre-queue, no position yet.
+    const prequeueGauge = new Gauge({
+      name: 'anteroom_prequeue_waiting',
+      help: 'Visitors in the pre-queue waiting for the draw (no position yet; not counted in anteroom_waiting)',
+      labelNames: ['event_id'],
+      registers: [this.registry],
+      collect: readAll,
+    });
     // The wait estimates on record (issue 16): how far the estimate given at the first lookup was from the wait.
     new Gauge({
       name: 'anteroom_wait_estimate_median_abs_error_seconds',

@@ -155,6 +155,10 @@ export abstract class ForwardingStore implements Store {
     return this.inner.leaveQueue(eventId, requestId);
   }
 
+  leftPositionsAbove(eventId: string, after: number, limit: number): Promise<number[]> {
+    return this.inner.leftPositionsAbove?.(eventId, after, limit) ?? Promise.resolve([]);
+  }
+
   incrementServingWithinQueue(eventId: string, by: number, now: number, ifServing?: number): Promise<ServingMove> {
     return this.inner.incrementServingWithinQueue(eventId, by, now, ifServing);
   }

@@ -29,8 +29,12 @@ export interface WaitingPageVisitor {
    * bot defence (src/gate/gate-join.ts) asks a proof of work first or refused the visitor's IP for a while.
    */
   reason: GateReason;
-  /** The request's Accept-Language (the page's language, as on the site). */
+  /** The request's Accept-Language and ?lang= (the page's language, chosen as on the site). */
   acceptLanguage?: string | undefined;
+  queryLang?: string | undefined;
+  /** The place's request ID (the short queue ID) and the people still waiting ahead, when known. */
+  requestId?: string | undefined;
+  peopleAhead?: number | undefined;
   /** The visitor's position, once known, and the serving counter. */
   position?: number | undefined;
   serving?: number | undefined;
@@ -79,7 +83,11 @@ export function gatePageInput(room: RoomSettings, visitor: WaitingPageVisitor, a
     gate: visitor.reason,
     serving: visitor.serving,
     refreshIntervalSec: visitor.refresh.seconds,
-    ...(visitor.position !== undefined ? { visitor: { position: visitor.position } } : {}),
+    visitor: {
+      ...(visitor.position !== undefined ? { position: visitor.position } : {}),
+      ...(visitor.peopleAhead !== undefined ? { peopleAhead: visitor.peopleAhead } : {}),
+      ...(visitor.requestId !== undefined ? { requestId: visitor.requestId } : {}),
+    },
   };
 }
 
@@ -90,7 +98,7 @@ export function renderGatePage(room: RoomSettings, visitor: WaitingPageVisitor, 
     assets = loadPageAssets(root) ?? null;
     assetsByRoot.set(root, assets);
   }
-  const lang = assets ? assets.languages.choose(undefined, visitor.acceptLanguage) : 'en';
+  const lang = assets ? assets.languages.choose(visitor.queryLang, visitor.acceptLanguage) : 'en';
   const phase: PagePhase = visitor.reason === 'closed' ? 'closed' : pagePhaseOf(roomPhase(roomScheduleOf(room), Math.floor(nowMs / 1000)));
   const input = assets ? gatePageInput(room, visitor, assets, phase, lang, nowMs) : undefined;
   const values = input ? visitorVariables(input) : undefined;

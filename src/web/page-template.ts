@@ -8,11 +8,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Mustache from 'mustache';
+import { createHash } from 'node:crypto';
+import { brandingStyle } from '../domain/page-branding.ts';
+import { peopleAhead as peopleStillAhead } from '../domain/people-ahead.ts';
 import type { RoomPhase } from '../domain/room-phase.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
 
 /** The phases a page is rendered for (the room's phase, or the visitor's when known). */
-export const PAGE_PHASES = ['prequeue', 'waiting', 'your_turn', 'paused', 'closed', 'ended'] as const;
+export const PAGE_PHASES = ['before', 'prequeue', 'waiting', 'your_turn', 'paused', 'closed', 'ended'] as const;
 export type PagePhase = (typeof PAGE_PHASES)[number];
 
 /** The largest template a room may hold (the `page` setting), in characters. */
@@ -81,13 +84,18 @@ export class Languages {
 /** What is known of one visitor (the gate and the preview know it; the site's page learns it in the browser). */
 export interface PageVisitor {
   position?: number;
+  /** People still waiting ahead, when the server counted them (src/domain/people-ahead.ts); else position − serving − 1. */
+  peopleAhead?: number;
+  /** The visitor's request ID (the short queue ID is shown from it). */
+  requestId?: string;
   /** Estimated wait, seconds: the early and the late end. */
   waitLowSec?: number;
   waitHighSec?: number;
 }
 
 export interface PageInput {
-  room: Pick<RoomSettings, 'event_id' | 'event_start_time' | 'event_end_time' | 'allowed_api_origins'> & { page?: string | undefined };
+  room: Pick<RoomSettings, 'event_id' | 'event_start_time' | 'event_end_time' | 'allowed_api_origins'> &
+    Partial<Pick<RoomSettings, 'prequeue_start_time' | 'shuffle_at_event_start' | 'branding' | 'admission'>> & { page?: string | undefined };
   phase: PagePhase;
   lang: string;
   languages: Languages;
@@ -112,7 +120,7 @@ export interface PageInput {
  * Why the gate shows the page: waiting in line, the room is closed, the protected site did not answer, or the
  * room's bot defence (src/gate/gate-join.ts) asks a proof of work first or refused the visitor's IP for a while.
  */
-export type GateReason = 'queued' | 'closed' | 'origin-down' | 'challenge' | 'limited';
+export type GateReason = 'queued' | 'before' | 'closed' | 'origin-down' | 'challenge' | 'limited';
 
 /**
  * The variables that depend on the visitor and the moment rather than on the room, language and phase: the gate
@@ -125,6 +133,8 @@ export const VISITOR_VARIABLES = [
   'serving_text',
   'people_ahead',
   'people_ahead_text',
+  'queue_id',
+  'queue_id_hidden',
   'refresh_interval_seconds',
   'gate_noscript',
 ] as const;
@@ -146,7 +156,8 @@ export function visitorVariables(input: PageInput): Record<VisitorVariable, stri
   const t = input.languages.strings(input.lang);
   const number = numberFormat(input.lang);
   const position = input.visitor?.position;
-  const ahead = position !== undefined && input.serving !== undefined ? peopleAhead(position, input.serving) : undefined;
+  const ahead =
+    input.visitor?.peopleAhead ?? (position !== undefined && input.serving !== undefined ? peopleAhead(position, input.serving) : undefined);
   const refresh = input.refreshIntervalSec ?? 30;
   return {
     position: position ?? '',
@@ -155,6 +166,8 @@ export function visitorVariables(input: PageInput): Record<VisitorVariable, stri
     serving_text: input.serving === undefined ? '…' : number.format(input.serving),
     people_ahead: ahead ?? '',
     people_ahead_text: ahead === undefined ? '…' : number.format(ahead),
+    queue_id: input.visitor?.requestId === undefined ? '' : queueId(input.visitor.requestId),
+    queue_id_hidden: input.visitor?.requestId === undefined ? 'hidden' : '',
     refresh_interval_seconds: refresh,
     gate_noscript: input.gate === undefined ? '' : [gateSituation(input, t), fill(t.refresh_note!, { s: number.format(refresh) })].filter(Boolean).join(' '),
   };
@@ -163,7 +176,9 @@ export function visitorVariables(input: PageInput): Record<VisitorVariable, stri
 /** What a visitor of the gate without script reads besides the cards: why the page is shown, when not plain. */
 function gateSituation(input: PageInput, t: Strings): string {
   if (input.gate === 'origin-down') return t.origin_down!;
-  if (input.gate === 'queued' && input.visitor?.position === undefined) return input.phase === 'prequeue' ? t.prequeue_draw! : t.looking_up!;
+  if (input.gate === 'queued' && input.visitor?.position === undefined) {
+    return input.phase === 'prequeue' ? fill(t.prequeue_draw!, { start: utcTime(input.lang, input.room.event_start_time) || '…' }) : t.looking_up!;
+  }
   return '';
 }
 
@@ -171,6 +186,7 @@ function gateSituation(input: PageInput, t: Strings): string {
 export function pagePhaseOf(phase: RoomPhase): PagePhase {
   switch (phase) {
     case 'before':
+      return 'before';
     case 'prequeue':
       return 'prequeue';
     case 'paused':
@@ -196,31 +212,42 @@ export function fill(text: string, values: Record<string, string | number>): str
 export function pageVariables(input: PageInput): Record<string, unknown> {
   const t = input.languages.strings(input.lang);
   const number = numberFormat(input.lang);
-  const when = new Intl.DateTimeFormat(input.lang, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short' });
-  const time = (iso: string | undefined) => (iso === undefined ? '' : when.format(new Date(iso)));
+  const room = input.room;
+  const time = (iso: string | undefined) => utcTime(input.lang, iso);
   const position = input.visitor?.position;
-  const startMs = input.room.event_start_time === undefined ? undefined : Date.parse(input.room.event_start_time);
-  const countdown = startMs !== undefined && startMs > input.nowMs ? Math.ceil((startMs - input.nowMs) / 1000) : undefined;
+  // Before the pre-queue opens: a countdown to the opening; in the pre-queue: to the start (and the draw).
+  const opensAt = room.prequeue_start_time ?? room.event_start_time;
+  const countdownTo = input.phase === 'before' ? opensAt : input.phase === 'prequeue' ? room.event_start_time : undefined;
+  const countdownMs = countdownTo === undefined ? undefined : Date.parse(countdownTo);
+  const countdown = countdownMs !== undefined && countdownMs > input.nowMs ? Math.ceil((countdownMs - input.nowMs) / 1000) : undefined;
   const low = input.visitor?.waitLowSec;
   const high = input.visitor?.waitHighSec;
-  const waitText = low !== undefined && high !== undefined ? formatWait(low, high, input.lang, t) : t.estimating!;
+  // "Paused" only while the room is paused; before the start, the start (web/waiting-room-site/phase-view.ts waitWords).
+  const waitText =
+    input.phase === 'paused'
+      ? t.paused!
+      : input.phase === 'prequeue' || input.phase === 'before'
+        ? t.waiting_start!
+        : low !== undefined && high !== undefined
+          ? formatWait(low, high, input.lang, t)
+          : t.estimating!;
   const pace = input.pacePerMinute;
   const paceRounded = pace === undefined ? undefined : pace >= 10 ? Math.round(pace) : Math.round(pace * 10) / 10;
-  const phaseNotice =
-    input.phase === 'waiting'
-      ? ''
-      : input.phase === 'prequeue'
-        ? fill(t.phase_prequeue!, { start: time(input.room.event_start_time) || '…' })
-        : (t[`phase_${input.phase}`] ?? '');
-  const start = time(input.room.event_start_time);
-  const end = time(input.room.event_end_time);
+  const start = time(room.event_start_time);
+  const end = time(room.event_end_time);
+  const phaseNotice = phaseSentence(input.phase, t, { start: start || '…', opens: time(opensAt) || '…', draw: room.shuffle_at_event_start === true });
   const eventTimes = start && end ? fill(t.event_times!, { start, end }) : '';
   const stringsForScript = { ...t, lang: input.lang };
+  const branding = room.branding;
+  const title = branding?.title ?? t.heading!;
+  const style = brandingStyle(branding);
+  const ending = input.phase === 'closed' || input.phase === 'ended';
   // Behind the gate the visitor holds a place already: the queue card (the numbers, or "…" until a drawn room
   // numbers its pre-queue) while waiting, no card otherwise; never the site's Reserve.
   const inLine = input.gate === 'queued' && (input.phase === 'waiting' || input.phase === 'prequeue' || input.phase === 'paused');
+  const siteInLine = input.phase === 'waiting' || input.phase === 'paused';
   return {
-    event_id: input.room.event_id,
+    event_id: room.event_id,
     lang: input.lang,
     dir: t.dir === 'rtl' ? 'rtl' : 'ltr',
     t,
@@ -228,10 +255,32 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
     ...Object.fromEntries(PAGE_PHASES.map((p) => [`phase_${p}`, p === input.phase])),
     phase_notice: phaseNotice,
     gate: input.gate !== undefined,
+    // The room's words and look (src/domain/page-branding.ts), each escaped by Mustache like every variable.
+    title,
+    page_title: branding?.site_name ? `${title} · ${branding.site_name}` : title,
+    site_name: branding?.site_name ?? '',
+    message: branding?.message ?? '',
+    paused_message: branding?.paused_message ?? '',
+    closed_message: branding?.closed_message ?? '',
+    logo_url: branding?.logo_url ?? '',
+    logo_alt: branding?.logo_alt ?? branding?.site_name ?? '',
+    link_url: branding?.link_url ?? '',
+    link_text: branding?.link_text ?? t.back_to_site!,
+    brand_style: style,
+    brand_style_hash: style === '' ? '' : `sha256-${createHash('sha256').update(style).digest('base64')}`,
+    admission: room.admission ?? 'manual',
     // Which card the default page shows before its script runs (the preview and the gate show it as is).
-    intro_hidden: input.gate !== undefined ? 'hidden' : input.phase === 'waiting' && position !== undefined ? 'hidden' : input.phase === 'your_turn' ? 'hidden' : '',
-    queue_hidden: inLine || (input.gate === undefined && input.phase === 'waiting' && position !== undefined) ? '' : 'hidden',
+    intro_hidden:
+      input.gate !== undefined || ending || input.phase === 'before' || input.phase === 'your_turn' || (siteInLine && position !== undefined) ? 'hidden' : '',
+    queue_hidden: inLine || (input.gate === undefined && siteInLine && position !== undefined) ? '' : 'hidden',
     checkout_hidden: input.phase === 'your_turn' ? '' : 'hidden',
+    ending_hidden: ending ? '' : 'hidden',
+    phase_notice_hidden: phaseNotice === '' ? 'hidden' : '',
+    paused_message_hidden: input.phase === 'paused' && branding?.paused_message ? '' : 'hidden',
+    countdown_hidden: countdown === undefined ? 'hidden' : '',
+    closed_message_hidden: branding?.closed_message ? '' : 'hidden',
+    // A visitor in line whose turn did not come gets an ending; anyone else the phase's sentence.
+    ending_text: input.gate === 'queued' ? t[input.phase === 'ended' ? 'ending_ended' : 'ending_closed']! : t[input.phase === 'ended' ? 'phase_ended' : 'phase_closed']!,
     // Leaving the line is the public API's: behind the gate the place is the cookie's.
     leave_hidden: input.gate !== undefined ? 'hidden' : '',
     wait_low_minutes: low === undefined ? '' : Math.floor(low / 60),
@@ -239,19 +288,61 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
     wait_text: waitText,
     admission_pace_per_minute: paceRounded ?? '',
     pace_text: paceRounded === undefined ? '' : fill(t.pace!, { n: number.format(paceRounded) }),
-    event_start: input.room.event_start_time ?? '',
+    event_start: room.event_start_time ?? '',
     event_start_text: start,
-    event_end: input.room.event_end_time ?? '',
+    event_end: room.event_end_time ?? '',
     event_end_text: end,
     event_times: eventTimes,
+    opens_at: opensAt ?? '',
+    countdown_to: countdownTo ?? '',
     countdown_seconds: countdown ?? '',
+    countdown_text: countdown === undefined ? '' : fill(t[input.phase === 'before' ? 'countdown_before' : 'countdown']!, { time: clock(countdown) }),
+    draw: room.shuffle_at_event_start === true,
     generation: input.generation ?? '',
     // The origins, besides its own, the page's script may call (web/shared/settings.ts), space-separated.
-    api_origins: (input.room.allowed_api_origins ?? []).join(' '),
+    api_origins: (room.allowed_api_origins ?? []).join(' '),
     // For the page's script: a JSON data block (never executed); "<" escaped so no text can close the element.
     strings_json: JSON.stringify(stringsForScript).replace(/</g, '\\u003c'),
     ...visitorVariables(input),
   };
+}
+
+/** The sentence of a phase (empty while waiting): the same words the page's script shows when the phase changes. */
+export function phaseSentence(phase: PagePhase, t: Strings, times: { start: string; opens: string; draw: boolean }): string {
+  switch (phase) {
+    case 'waiting':
+    case 'closed':
+    case 'ended':
+      // Closed and ended: said by the ending card (#ending) instead.
+      return '';
+    case 'before':
+      return fill(t.phase_before!, { start: times.opens });
+    case 'prequeue':
+      return fill(t[times.draw ? 'phase_prequeue_draw' : 'phase_prequeue']!, { start: times.start });
+    default:
+      return t[`phase_${phase}`] ?? '';
+  }
+}
+
+/** A time for people, in UTC (the page's script shows it again in the visitor's own time zone). */
+function utcTime(lang: string, iso: string | undefined): string {
+  if (iso === undefined) return '';
+  return new Intl.DateTimeFormat(lang, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short' }).format(new Date(iso));
+}
+
+/** Seconds as h:mm:ss / mm:ss (the countdown; the script formats the same way). */
+function clock(seconds: number): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${seconds >= 3600 ? `${Math.floor(seconds / 3600)}:` : ''}${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}`;
+}
+
+/**
+ * The short queue ID a visitor can quote to support: the first 8 hex digits of the request ID, as "6F1C-2A3E"
+ * (the operator finds the visitor by that prefix in the logs and the audit).
+ */
+export function queueId(requestId: string): string {
+  const hex = requestId.replace(/[^0-9a-fA-F]/g, '').slice(0, 8).toUpperCase();
+  return hex.length < 8 ? '' : `${hex.slice(0, 4)}-${hex.slice(4)}`;
 }
 
 /**
@@ -285,9 +376,9 @@ export function templateProblem(template: string): string | undefined {
   }
 }
 
-/** People ahead of a visitor: position − serving counter, never below 0 (the page shows nothing else). */
+/** People ahead of a visitor without a count from the server: those between the serving counter and the place. */
 export function peopleAhead(position: number, serving: number): number {
-  return Math.max(0, position - serving);
+  return peopleStillAhead(position, serving);
 }
 
 /** A wait range for people, in the language ("4–7 minutes", "less than a minute", "about 2 hours"). */

@@ -2,10 +2,12 @@
 // for the site (the room named by ?eventId=, VWR's parameter; the language by ?lang= or Accept-Language), and
 // at GET <private>/rooms/{id}/preview?phase=…&lang=… for the operator, with sample numbers.
 
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Errors } from '../domain/errors.ts';
+import { brandingStyle } from '../domain/page-branding.ts';
 import { roomPhase, roomScheduleOf } from '../domain/room-phase.ts';
 import { DEFAULT_EVENT_ID, type RoomSettings } from '../domain/room-settings.ts';
 import { Languages, PAGE_PHASES, pagePhaseOf, renderWaitingPage, templateProblem, type PageInput, type PagePhase } from './page-template.ts';
@@ -48,6 +50,26 @@ export const TEMPLATE_CONTENT_SECURITY_POLICY = [
   "form-action 'self'",
   "frame-ancestors 'none'",
 ].join('; ');
+/**
+ * The default page of a room with `branding`: the site's policy, plus its logo from any https: host and its
+ * colours' <style> block by hash (its text is only validated colours: src/domain/page-branding.ts).
+ */
+export function brandedPolicy(room: RoomSettings): string {
+  const style = brandingStyle(room.branding);
+  const styleSrc = style === '' ? "style-src 'self'" : `style-src 'self' 'sha256-${createHash('sha256').update(style).digest('base64')}'`;
+  return [
+    "default-src 'self'",
+    'connect-src *',
+    "img-src 'self' data: https:",
+    styleSrc,
+    "script-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
 /** Rendered pages kept (per room settings, language and phase); a page depends on nothing else. */
 const CACHE_LIMIT = 1_000;
 
@@ -79,7 +101,7 @@ export function waitingPageRenderer(options: WaitingPageOptions): ((request: Fas
     const file = {
       ...staticFile(Buffer.from(html), 'index.html', 5),
       vary: 'accept-encoding, accept-language',
-      ...(room?.page === undefined ? {} : { csp: TEMPLATE_CONTENT_SECURITY_POLICY }),
+      ...(room?.page !== undefined ? { csp: TEMPLATE_CONTENT_SECURITY_POLICY } : room?.branding ? { csp: brandedPolicy(room) } : {}),
     };
     if (cache.size >= CACHE_LIMIT) cache.clear();
     cache.set(key, { room, file });
@@ -87,11 +109,18 @@ export function waitingPageRenderer(options: WaitingPageOptions): ((request: Fas
   };
 }
 
+/** The preview's policy: no script at all; a branded room's logo and colours as on the site. */
+function previewPolicy(room: RoomSettings): string {
+  const style = brandingStyle(room.branding);
+  const styleSrc = style === '' ? "style-src 'self'" : `style-src 'self' 'sha256-${createHash('sha256').update(style).digest('base64')}'`;
+  return `default-src 'self'; img-src 'self' data:${room.branding?.logo_url ? ' https:' : ''}; ${styleSrc}; script-src 'none'; base-uri 'none'`;
+}
+
 /** Sample numbers a preview shows, per phase. */
 function previewInput(phase: PagePhase): Pick<PageInput, 'serving' | 'pacePerMinute' | 'visitor'> {
-  if (phase === 'prequeue') return {};
+  if (phase === 'prequeue' || phase === 'before') return {};
   if (phase === 'your_turn') return { serving: 1_250, visitor: { position: 1_234 } };
-  return { serving: 1_200, pacePerMinute: 30, visitor: { position: 1_342, waitLowSec: 240, waitHighSec: 420 } };
+  return { serving: 1_200, pacePerMinute: 30, visitor: { position: 1_342, waitLowSec: 240, waitHighSec: 420, requestId: '6f1c2a3e-5b7d-4c1e-9a2b-0d3c4e5f6a7b' } };
 }
 
 /** GET <private>/rooms/{id}/preview: the room's page as a visitor would see it in a phase (a private plugin). */
@@ -129,7 +158,7 @@ export function previewRoute(options: Omit<WaitingPageOptions, 'roomSettings'> &
       return reply
         .header('content-type', 'text/html; charset=utf-8')
         .header('cache-control', 'no-store')
-        .header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'none'; base-uri 'none'")
+        .header('content-security-policy', previewPolicy(room))
         .header('x-content-type-options', 'nosniff')
         .send(html);
     });

@@ -50,7 +50,7 @@ describe('AWS Lambda handlers', () => {
       const position = await d.publicApi(get('/queue_num', { event_id: 'Sample', request_id: requestId }));
       assert.equal(position.statusCode, 200);
       assert.equal(position.headers?.['cache-control'], 'public, max-age=60');
-      assert.deepEqual(json(position), { queue_number: 1, entry_time: Math.floor(d.clock.now() / 1000), event_id: 'Sample', status: 1 });
+      assert.deepEqual(json(position), { queue_number: 1, entry_time: Math.floor(d.clock.now() / 1000), event_id: 'Sample', status: 1, people_ahead: 0 });
 
       const waiting = await d.publicApi(get('/waiting_num', { event_id: 'Sample' }));
       assert.deepEqual(json(waiting), { waiting_num: 1 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DRAW_ALGORITHM, drawCommitment, drawEntry } from '../../src/domain/draw.ts';
 import { drawPage, DrawPublications, type DrawPublication } from '../../src/domain/draw-publication.ts';
+import { DrawTimes } from '../../src/domain/draw-times.ts';
 import type { DrawRecord, DrawSeed, PrequeueEntry } from '../../src/domain/ports/store.ts';
 import { countLoopTurns } from '../support/loop-turns.ts';
 
@@ -79,15 +80,26 @@ function setUp() {
   const store = new TestDrawStore();
   const clock = { ms: 1_000_000 };
   let candidates = 0;
+  const secrets = new Map<string, string>();
+  const times = new DrawTimes(
+    {
+      claimSecret: async (name: string, candidate: string) => {
+        if (!secrets.has(name)) secrets.set(name, candidate);
+        return secrets.get(name) as string;
+      },
+    },
+    () => clock.ms,
+  );
   const publications = new DrawPublications({
     store,
     nowMs: () => clock.ms,
+    times,
     candidate: () => {
       const seed = seedOf(900 + ++candidates);
       return { seed, commitment: drawCommitment(seed), algorithm: DRAW_ALGORITHM };
     },
   });
-  return { store, clock, publications };
+  return { store, clock, publications, times };
 }
 
 /** Lets the event loop turn until `done` holds (at most 100 turns: then the test fails instead of hanging). */
@@ -105,18 +117,29 @@ describe('the publication of a draw', () => {
     const { store, publications } = setUp();
     const publication = await publications.current('room');
     assert.equal(store.commits, 1);
-    assert.deepEqual(parsed(publication), { algorithm: DRAW_ALGORITHM, commitment: drawCommitment(seedOf(901)) });
+    assert.deepEqual(parsed(publication), {
+      algorithm: DRAW_ALGORITHM,
+      commitment: drawCommitment(seedOf(901)),
+      committed_at: new Date(1_000_000).toISOString(),
+    });
     assert.equal(publication.drawn, null);
   });
 
   it('after the draw: the seed, the first position and every entry in join order, across several hashing slices', async () => {
-    const { store, publications } = setUp();
+    const { store, publications, times, clock } = setUp();
+    // Published a minute before the draw: the publication says when each happened, as stored.
+    await times.published('room', drawCommitment(seedOf(1)));
+    clock.ms += 60_000;
+    await times.drawn('room', drawCommitment(seedOf(1)));
+    clock.ms += 5_000;
     store.drawn(2_001, 1, 41);
     const publication = await publications.current('room');
     const ids = store.entries.map((e) => e.requestId);
     assert.deepEqual(parsed(publication), {
       algorithm: DRAW_ALGORITHM,
       commitment: drawCommitment(seedOf(1)),
+      committed_at: new Date(1_000_000).toISOString(),
+      drawn_at: new Date(1_060_000).toISOString(),
       seed: seedOf(1),
       first_position: 41,
       entries: ids.map(drawEntry),

@@ -31,6 +31,7 @@ describe('roomFigures', () => {
       let_in_ahead: 0,
       admitted_last_minute: 10,
       waiting_num: 9,
+      prequeue_num: 0,
       tokens_issued: 6,
       expired: 2,
       left: 3,

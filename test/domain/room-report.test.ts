@@ -27,11 +27,11 @@ describe('reportMinutes', () => {
     assert.deepEqual(reportMinutes(SAMPLES, PREVIOUS), [
       {
         minute: 60, arrivals: 8, admissions: 2, claims: 3, leaves: 1, completions: 4, abandons: 6, expiries: 7,
-        waiting: 10, active_sessions: 4, serving_counter: 6, ...NO_WAITS,
+        waiting: 10, prequeue: 0, active_sessions: 4, serving_counter: 6, ...NO_WAITS,
       },
-      { minute: 120, ...STILL, waiting: 10, active_sessions: 3, serving_counter: 6, ...NO_WAITS },
+      { minute: 120, ...STILL, waiting: 10, prequeue: 0, active_sessions: 3, serving_counter: 6, ...NO_WAITS },
       // The reset: a counter lower than the minute before counts from zero (tokens 6 → 0 is no claim).
-      { minute: 240, ...STILL, arrivals: 3, admissions: 1, waiting: 2, active_sessions: 0, serving_counter: 1, ...NO_WAITS },
+      { minute: 240, ...STILL, arrivals: 3, admissions: 1, waiting: 2, prequeue: 0, active_sessions: 0, serving_counter: 1, ...NO_WAITS },
     ]);
   });
 
@@ -39,7 +39,7 @@ describe('reportMinutes', () => {
     const [first] = reportMinutes(SAMPLES);
     assert.deepEqual(first, {
       minute: 60, arrivals: 18, admissions: 6, claims: 6, leaves: 2, completions: 5, abandons: 6, expiries: 7,
-      waiting: 10, active_sessions: 4, serving_counter: 6, ...NO_WAITS,
+      waiting: 10, prequeue: 0, active_sessions: 4, serving_counter: 6, ...NO_WAITS,
     });
   });
 
@@ -61,21 +61,21 @@ describe('reportMinutes', () => {
     assert.deepEqual(rows.map((r) => r.minute), [0, 60, 120, 180, 240, 300], 'in order');
     assert.deepEqual(rows[1], {
       minute: 60, arrivals: 8, admissions: 2, claims: 3, leaves: 1, completions: 4, abandons: 6, expiries: 7,
-      waiting: 10, active_sessions: 4, serving_counter: 6,
+      waiting: 10, prequeue: 0, active_sessions: 4, serving_counter: 6,
       waits_measured: 100, wait_p50_s: 1, wait_p90_s: 5, wait_p99_s: 15, estimates_judged: 2, estimate_error_p50_s: 2, estimate_error_p90_s: 10,
     });
     // 180 has no sample: no movement known, the state of 120 (the last minute before it, not the first).
     assert.deepEqual(rows[3], {
-      minute: 180, ...STILL, waiting: 10, active_sessions: 3, serving_counter: 6,
+      minute: 180, ...STILL, waiting: 10, prequeue: 0, active_sessions: 3, serving_counter: 6,
       ...NO_WAITS, waits_measured: 2, wait_p50_s: 3, wait_p90_s: 3, wait_p99_s: 3,
     });
     assert.deepEqual(rows[5], {
-      minute: 300, ...STILL, waiting: 2, active_sessions: 0, serving_counter: 1,
+      minute: 300, ...STILL, waiting: 2, prequeue: 0, active_sessions: 0, serving_counter: 1,
       ...NO_WAITS, estimates_judged: 1, estimate_error_p50_s: 4, estimate_error_p90_s: 4,
     });
     // Before every sample: nothing known, zeros.
     assert.deepEqual(rows[0], {
-      minute: 0, ...STILL, waiting: 0, active_sessions: 0, serving_counter: 0,
+      minute: 0, ...STILL, waiting: 0, prequeue: 0, active_sessions: 0, serving_counter: 0,
       ...NO_WAITS, waits_measured: 1, wait_p50_s: 0, wait_p90_s: 0, wait_p99_s: 0,
     });
   });
@@ -100,6 +100,7 @@ describe('reportTotals', () => {
       peak_waiting: 10,
       peak_waiting_minute: 60,
       peak_active_sessions: 4,
+      peak_prequeue: 0,
       // w1: 50 + 10 of the two minutes; the 105th of 210 waits is in the 2–3 s bucket.
       waits_measured: 210, wait_p50_s: 2, wait_p90_s: 5, wait_p99_s: 14,
       estimates_judged: 4, estimate_error_p50_s: 4, estimate_error_p90_s: 9,
@@ -114,9 +115,15 @@ describe('reportTotals', () => {
     assert.equal(totals.peak_active_sessions, 5);
   });
 
+  it('the pre-queue at each minute\'s end, and its peak (older samples without it count 0)', () => {
+    const rows = reportMinutes([{ ...sample(60, {}), prequeue: 40 }, { ...sample(120, {}), prequeue: 55 }, sample(180, { queue: 55 })]);
+    assert.deepEqual(rows.map((r) => [r.prequeue, r.waiting]), [[40, 0], [55, 0], [0, 55]]);
+    assert.equal(reportTotals(rows, []).peak_prequeue, 55);
+  });
+
   it('an empty range: zeros, no peak minute, no percentiles', () => {
     assert.deepEqual(reportTotals([], []), {
-      ...STILL, peak_waiting: 0, peak_waiting_minute: null, peak_active_sessions: 0, ...NO_WAITS,
+      ...STILL, peak_waiting: 0, peak_waiting_minute: null, peak_active_sessions: 0, peak_prequeue: 0, ...NO_WAITS,
     });
   });
 });
@@ -127,8 +134,8 @@ describe('reportCsv', () => {
     assert.equal(
       reportCsv(rows),
       'minute,arrivals,admissions,claims,leaves,completions,abandons,expiries,waiting,active_sessions,serving_counter,' +
-        'waits_measured,wait_p50_s,wait_p90_s,wait_p99_s,estimates_judged,estimate_error_p50_s,estimate_error_p90_s\n' +
-        '60,3,1,0,0,0,0,0,2,1,1,1,2,2,2,0,,\n',
+        'waits_measured,wait_p50_s,wait_p90_s,wait_p99_s,estimates_judged,estimate_error_p50_s,estimate_error_p90_s,prequeue\n' +
+        '60,3,1,0,0,0,0,0,2,1,1,1,2,2,2,0,,,0\n',
     );
     assert.equal(reportCsv([]), `${REPORT_COLUMNS.join(',')}\n`);
   });

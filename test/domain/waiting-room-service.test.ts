@@ -243,8 +243,8 @@ describe('the public API', () => {
     const second = ok(await service.queue.assignQueueNum('E', {})).api_request_id;
     assert.match(first, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.notEqual(first, second);
-    assert.deepEqual(ok(await service.queue.queueNum('E', first)), { queue_number: 1, entry_time: NOW_S, event_id: 'E', status: 1 });
-    assert.deepEqual(ok(await service.queue.queueNum('E', second)), { queue_number: 2, entry_time: NOW_S + 5, event_id: 'E', status: 1 });
+    assert.deepEqual(ok(await service.queue.queueNum('E', first)), { queue_number: 1, entry_time: NOW_S, event_id: 'E', status: 1, people_ahead: 0 });
+    assert.deepEqual(ok(await service.queue.queueNum('E', second)), { queue_number: 2, entry_time: NOW_S + 5, event_id: 'E', status: 1, people_ahead: 1 });
     await store.close();
   });
 
@@ -1164,7 +1164,7 @@ describe('the wait estimate of /queue_num', () => {
     await s.service.admission.incrementServingCounter('E', 2);
     s.clock.ms += 20_000;
     const stream = await s.service.queue.streamCounters('E');
-    assert.deepEqual(stream, { serving_counter: 2, waiting_num: 12, generation: stream.generation });
+    assert.deepEqual(stream, { serving_counter: 2, waiting_num: 12, generation: stream.generation, phase: 'open' });
     // 2 let in over 20 s: 0.1 a second; 10 people ahead of place 12: 100 s, as 80..125.
     assert.deepEqual(ok(await s.service.queue.queueNum('E', last)).wait_estimate_s, [80, 125]);
     await s.service.admission.incrementServingCounter('E', 2);

@@ -42,7 +42,8 @@ describe('the gate in Chromium without JavaScript', () => {
     assert.equal(await page.locator('#queue').isVisible(), true, 'the queue card, without script');
     assert.equal(await page.locator('#intro').isVisible(), false, 'no Reserve button behind the gate');
     assert.equal((await page.locator('#my-position').textContent())?.trim(), '1');
-    assert.equal((await page.locator('#ahead').textContent())?.trim(), '1');
+    // Place 1, counter 0: the next in line, nobody ahead (issue 33).
+    assert.equal((await page.locator('#ahead').textContent())?.trim(), '0');
     assert.match((await page.locator('#noscript-status').textContent()) ?? '', /updates itself every 5 seconds/);
     assert.equal(await page.locator('meta[http-equiv="refresh"]').getAttribute('content'), '5;url=/product/7?size=m');
 

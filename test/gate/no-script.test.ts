@@ -59,6 +59,7 @@ describe('the gate without JavaScript', () => {
         gate: { origin: origin.url, ...routes('/drawn') },
       }),
       gatedRoom('Down', origin.url, { state: 'off', gate: { origin: 'http://127.0.0.1:9', ...routes('/down') } }),
+      gatedRoom('Later', origin.url, { prequeue_start_time: '2026-11-22T13:00:00Z', event_start_time: '2026-11-22T14:00:00Z', gate: { origin: origin.url, ...routes('/later') } }),
     ]);
   });
   after(async () => {
@@ -74,7 +75,7 @@ describe('the gate without JavaScript', () => {
     const first = await jar.fetch(`${node.gateUrl}/product/7?size=m&color=red`);
     assert.equal(first.status, 200);
     let page = readPage(await first.text());
-    assert.deepEqual({ position: page.position, ahead: page.ahead, phase: page.phase }, { position: '3', ahead: '3', phase: 'waiting' });
+    assert.deepEqual({ position: page.position, ahead: page.ahead, phase: page.phase }, { position: '3', ahead: '2', phase: 'waiting' });
     assert.equal(page.url, '/product/7?size=m&color=red', 'back to the URL asked for');
     assert.equal(page.seconds, 30, 'manual admission, no pace measured yet: the ceiling');
     assert.match(page.noscriptText, /This page updates itself every 30 seconds\./);
@@ -137,7 +138,7 @@ describe('the gate without JavaScript', () => {
     const drawn = readPage(await (await new CookieJar().fetch(`${node.gateUrl}/drawn/x`)).text());
     assert.equal(drawn.phase, 'prequeue');
     assert.equal(drawn.position, '…', 'numbered by the draw at the start');
-    assert.match(drawn.noscriptText, /You are in the pre-queue/);
+    assert.match(drawn.noscriptText, /You are in\. The draw is at /);
     assert.equal(drawn.seconds, 12, 'never later than the start');
 
     const closed = await new CookieJar().fetch(`${node.gateUrl}/closed/x`);
@@ -153,6 +154,37 @@ describe('the gate without JavaScript', () => {
     const downPage = readPage(await down.text());
     assert.deepEqual({ seconds: downPage.seconds, url: downPage.url }, { seconds: 5, url: '/down/x?y=1' });
     assert.match(downPage.noscriptText, /The site is not answering right now/);
+  });
+
+  it('before the pre-queue opens: a countdown page, no place taken, no 403; the JSON answer names the opening (issue 33)', async () => {
+    const jar = new CookieJar();
+    const page = await jar.fetch(`${node.gateUrl}/later/x`);
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get('anteroom-gate'), 'before');
+    const html = await page.text();
+    const read = readPage(html);
+    assert.deepEqual({ phase: read.phase, url: read.url }, { phase: 'before', url: '/later/x' });
+    assert.match(html, /id="countdown"[^>]*>Opens in 1:00:00</);
+    assert.match(html, /The line opens at /);
+    assert.match(html, /<section class="card" id="ending"[^>]*hidden>/, 'no ending: the line is not closed');
+    assert.equal(await joined('Later'), 0, 'no place taken before the opening');
+    const json = await jar.fetch(`${node.gateUrl}/later/x`, { headers: { accept: 'application/json' } });
+    assert.deepEqual(await json.json(), { status: 'before', event_id: 'Later', phase: 'before', opens_at: '2026-11-22T13:00:00Z' });
+  });
+
+  it('?lang= chooses the language of the gate page, as on the site; the JSON answer carries the phase, people ahead and the queue ID', async () => {
+    const jar = new CookieJar();
+    const german = await jar.fetch(`${node.gateUrl}/paused/x?lang=de`, { headers: { 'accept-language': 'fr' } });
+    const html = await german.text();
+    assert.match(html, /<html lang="de" dir="ltr">/);
+    assert.match(html, /Warteraum/);
+    const arabic = await jar.fetch(`${node.gateUrl}/paused/x?lang=ar`);
+    assert.match(await arabic.text(), /<html lang="ar" dir="rtl">/);
+    const poll = (await (await jar.fetch(`${node.gateUrl}/paused/x`, { headers: { accept: 'application/json' } })).json()) as Record<string, unknown>;
+    assert.equal(poll.phase, 'paused');
+    assert.equal(typeof poll.people_ahead, 'number');
+    assert.equal(poll.people_ahead, Math.max(0, (poll.queue_number as number) - (poll.serving_counter as number) - 1));
+    assert.match(String(poll.queue_id), /^[0-9A-F]{4}-[0-9A-F]{4}$/);
   });
 
   it('the refresh goes to a path of this host, its URL percent-encoded and escaped', async () => {

@@ -20,6 +20,8 @@ const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 interface Published {
   algorithm: string;
   commitment: string;
+  committed_at?: string;
+  drawn_at?: string;
   seed?: string;
   first_position?: number;
   entries?: string[];
@@ -74,6 +76,12 @@ describe('GET /draw and anteroom verify-draw', () => {
             event_start_time: iso(START_MS),
             shuffle_at_event_start: true,
           }),
+          // The same schedule, and nobody looks at its commitment before the start (no GET /draw, no draw job).
+          eventSettings('late', {
+            prequeue_start_time: iso(START_MS - 3_600_000),
+            event_start_time: iso(START_MS),
+            shuffle_at_event_start: true,
+          }),
           eventSettings('plain'),
         ],
       },
@@ -83,6 +91,7 @@ describe('GET /draw and anteroom verify-draw', () => {
       const res = await read<{ api_request_id: string }>(node.post('/assign_queue_num', { event_id: 'drop' }));
       visitors.push(res.body.api_request_id);
     }
+    for (let i = 0; i < 3; i++) assert.equal((await node.post('/assign_queue_num', { event_id: 'late' })).status, 200);
   });
   after(() => node.stop());
 
@@ -92,8 +101,13 @@ describe('GET /draw and anteroom verify-draw', () => {
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
     assert.equal(res.headers.get('cache-control'), 'public, max-age=1');
     before_ = (await res.json()) as Published;
-    assert.deepEqual(Object.keys(before_).sort(), ['algorithm', 'commitment']);
+    assert.deepEqual(Object.keys(before_).sort(), ['algorithm', 'commitment', 'committed_at']);
     assert.match(before_.commitment, /^[0-9a-f]{64}$/);
+    // Published now (the first look), ten minutes before the start; a later look does not move it.
+    assert.equal(before_.committed_at, new Date(START_MS - 600_000).toISOString());
+    node.clock.ms += 2_000;
+    const again = (await (await node.get('/draw?event_id=drop')).json()) as Published;
+    assert.equal(again.committed_at, before_.committed_at);
 
     const queue = await read(node.get(`/queue_num?event_id=drop&request_id=${visitors[0]}`));
     assert.equal(queue.status, 202);
@@ -123,6 +137,8 @@ describe('GET /draw and anteroom verify-draw', () => {
     await node.room.draws.runDraws();
     const published = (await (await node.get('/draw?event_id=drop')).json()) as Published;
     assert.equal(published.commitment, before_.commitment);
+    assert.equal(published.committed_at, before_.committed_at);
+    assert.equal(published.drawn_at, new Date(START_MS).toISOString());
     assert.equal(drawCommitment(published.seed!), published.commitment);
     assert.equal(published.first_position, 1);
     assert.deepEqual(published.entries, visitors.map(drawEntry));
@@ -147,6 +163,45 @@ describe('GET /draw and anteroom verify-draw', () => {
       .queue_number;
     assert.match(result.stdout, new RegExp(`Your entry is number 8 in join order; the draw gave it place ${position}: position ${position}\\.`));
     assert.match(result.stdout, /\/queue_num gives the same position/);
+    assert.match(result.stdout, /which the room first published at 2026-11-24T17:50:00\.000Z, before the draw at 2026-11-24T18:00:00\.000Z/);
+  });
+
+  it('verify-draw --commitment: the one seen before the start must be the one published', async () => {
+    const same = await verifyDraw(['--public-url', node.url, '--event-id', 'drop', '--commitment', before_.commitment.toUpperCase()]);
+    assert.equal(same.code, 0, same.stderr);
+    assert.match(same.stdout, /It is the commitment you saw before the start\./);
+    const other = await verifyDraw(['--public-url', node.url, '--event-id', 'drop', '--commitment', drawCommitment(newDrawSeed())]);
+    assert.equal(other.code, 1, other.stdout);
+    assert.match(other.stderr, /is not the one you saw before the start .*: the commitment changed/);
+    const malformed = await verifyDraw(['--public-url', node.url, '--event-id', 'drop', '--commitment', 'abc']);
+    assert.equal(malformed.code, 2);
+  });
+
+  it('a commitment nobody was shown before the draw is published with the instant it was first shown, and fails the check', async () => {
+    const late = (await (await node.get('/draw?event_id=late')).json()) as Published;
+    assert.equal(late.drawn_at, new Date(START_MS).toISOString());
+    assert.ok(Date.parse(late.committed_at!) >= Date.parse(late.drawn_at!));
+    const result = await verifyDraw(['--public-url', node.url, '--event-id', 'late']);
+    assert.equal(result.code, 1, result.stdout);
+    assert.match(result.stderr, /the commitment was first published at .*, not before the draw at/);
+  });
+
+  it('verify-draw fails when the commitment was not published before the draw, or the instants are missing', async () => {
+    for (const tamper of [
+      (d: Published) => ({ ...d, committed_at: d.drawn_at }),
+      (d: Published) => ({ ...d, committed_at: new Date(Date.parse(d.drawn_at!) + 1000).toISOString() }),
+      (d: Published) => ({ ...d, committed_at: undefined }),
+      (d: Published) => ({ ...d, drawn_at: 'yesterday' }),
+    ]) {
+      const proxy = await startTamperingProxy(node.url, tamper);
+      try {
+        const result = await verifyDraw(['--public-url', proxy.url, '--event-id', 'drop']);
+        assert.equal(result.code, 1, result.stdout);
+        assert.match(result.stderr, /not before the draw|does not say when/);
+      } finally {
+        await proxy.close();
+      }
+    }
   });
 
   it('verify-draw: with the admin token it checks every position (or a sample); without, only the publication', async () => {

@@ -88,7 +88,7 @@ describe('GET /queue_num', () => {
     node.clock.advance(30);
     const res = await read(node.get(`/queue_num?event_id=Sample&request_id=${id}`));
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { queue_number: 1, entry_time: joinedAt, event_id: 'Sample', status: 1 });
+    assert.deepEqual(res.body, { queue_number: 1, entry_time: joinedAt, event_id: 'Sample', status: 1, people_ahead: 0 });
     assert.ok(Number.isInteger(res.body.entry_time));
   });
 

@@ -47,7 +47,7 @@ describe('after-event report', () => {
       assert.equal(
         lines[0],
         'minute,arrivals,admissions,claims,leaves,completions,abandons,expiries,waiting,active_sessions,serving_counter,' +
-          'waits_measured,wait_p50_s,wait_p90_s,wait_p99_s,estimates_judged,estimate_error_p50_s,estimate_error_p90_s',
+          'waits_measured,wait_p50_s,wait_p90_s,wait_p99_s,estimates_judged,estimate_error_p50_s,estimate_error_p90_s,prequeue',
       );
       assert.equal(lines.length, 3);
       assert.ok(lines[2]!.startsWith(`${start + 60},1,2,`));

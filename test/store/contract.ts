@@ -769,6 +769,18 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         assert.deepEqual(await store.getPosition(event, b!), { position: 2, entryTime: 100 });
       });
 
+      it('lists the positions given up above a point, ascending, at most the limit asked (issue 33: people ahead)', async () => {
+        const store = await open();
+        const event = freshEvent();
+        const ids = await join(store, event, 8, 100);
+        for (const index of [6, 1, 3, 4]) await store.leaveQueue(event, ids[index]!);
+        assert.deepEqual(await store.leftPositionsAbove?.(event, 0, 100), [2, 4, 5, 7]);
+        assert.deepEqual(await store.leftPositionsAbove?.(event, 2, 100), [4, 5, 7]);
+        assert.deepEqual(await store.leftPositionsAbove?.(event, 2, 2), [4, 5]);
+        assert.deepEqual(await store.leftPositionsAbove?.(event, 7, 100), []);
+        assert.deepEqual(await store.leftPositionsAbove?.(freshEvent(), 0, 100), []);
+      });
+
       it('refuses a request ID without a position, changing nothing', async () => {
         const store = await open();
         const event = freshEvent();

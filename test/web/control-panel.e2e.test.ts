@@ -199,6 +199,13 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
       await waitForText(page, '#draw-result', /1 entry drawn; place 1 got position 1/);
       assert.equal(await page.locator('#draw-result a').getAttribute('href'), `${node.url}/draw?event_id=${drawn}`);
       assert.equal(await page.locator('#draw-commitment').textContent(), published.commitment);
+      // How anyone checks it: the browser page Anteroom serves, or the command from a checkout (never `npx`, which
+      // would fetch an unrelated npm package of that name).
+      assert.equal(await page.locator('#draw-check a').getAttribute('href'), `${node.url}/draw-check/?event_id=${drawn}`);
+      const how = (await page.locator('#draw-check').textContent()) ?? '';
+      assert.match(how, new RegExp(`node bin/anteroom\\.js verify-draw --public-url ${node.url} --event-id ${drawn} --commitment ${published.commitment}`));
+      assert.doesNotMatch(how, /npx/);
+      assert.match((await page.locator('#draw-committed-at').textContent()) ?? '', /^Published at .*; drawn at .*\.$/);
 
       // The bot defence's figures: none for a room without bot_defence; for one with it, what it did.
       assert.equal(await page.locator('#b-issued-box').isHidden(), true);

@@ -82,7 +82,7 @@ describe('the gate page for each visitor', () => {
       }
       if (page !== undefined) {
         const html = (visitor: WaitingPageVisitor) => renderGatePage(room, visitor, WEB_DIST_DIR, nowMs).body.toString();
-        assert.match(html(visitors[0]!), /<body>ahead 142 #1342 <i data-r="13">This page updates itself every 13 seconds\.<\/i> 1,200<\/body>/);
+        assert.match(html(visitors[0]!), /<body>ahead 141 #1342 <i data-r="13">This page updates itself every 13 seconds\.<\/i> 1,200<\/body>/);
         assert.match(html(visitors[1]!), /<body>none ahead #7 <i data-r="5">/);
         assert.match(html(visitors[3]!), /<body>none ahead no number <i data-r="30">Ihr Platz in der Schlange wird gesucht… Diese Seite aktualisiert sich alle 30 Sekunden von selbst\.<\/i> 0<\/body>/);
       }

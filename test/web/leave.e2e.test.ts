@@ -72,12 +72,12 @@ describe('leaving the line from the waiting-room page', { timeout: 120_000 }, ()
     assert.deepEqual([...leaver.errors, ...stayer.errors], []);
   });
 
-  it('a closed room says so when the visitor presses Reserve', async () => {
+  it('a closed room says so at once: its ending, no Reserve to press (issue 33)', async () => {
     await node.rooms.put({ ...defaultSettings('Shut'), state: 'closed' });
     const visitor = await newPage(browser);
     await visitor.page.goto(`${node.url}/waiting-room-site/?eventId=Shut`);
-    await visitor.page.getByRole('button', { name: 'Reserve' }).click();
-    await visitor.page.getByText(/The line is not open right now/).waitFor({ timeout: TIMEOUT });
+    await visitor.page.getByText('The line is closed and not taking new visitors.').waitFor({ timeout: TIMEOUT });
+    assert.equal(await visitor.page.getByRole('button', { name: 'Reserve' }).isVisible(), false);
     assert.equal(await visitor.page.locator('#queue').isVisible(), false);
   });
 });

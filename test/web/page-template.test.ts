@@ -45,12 +45,13 @@ describe('translations', () => {
 describe('template variables', () => {
   const base = { languages, defaultTemplate: '', nowMs: Date.parse('2026-11-24T17:00:00Z') };
 
-  it('people ahead is position − serving, never below 0', () => {
-    assert.equal(peopleAhead(1_342, 1_200), 142);
+  it('people ahead: those between the serving counter and the place (0 for the next in line), never below 0', () => {
+    assert.equal(peopleAhead(1_342, 1_200), 141);
+    assert.equal(peopleAhead(1_201, 1_200), 0, 'the next in line');
     assert.equal(peopleAhead(5, 9), 0);
     const vars = pageVariables({ ...base, room: { event_id: 'E' }, phase: 'waiting', lang: 'de', serving: 1_200, visitor: { position: 2_342 } });
-    assert.equal(vars.people_ahead, 1_142);
-    assert.equal(vars.people_ahead_text, '1.142', 'formatted for the language');
+    assert.equal(vars.people_ahead, 1_141);
+    assert.equal(vars.people_ahead_text, '1.141', 'formatted for the language');
   });
 
   it('the wait is a range in the language, formatted by Intl', () => {
@@ -138,7 +139,7 @@ describe('served pages', () => {
       const html = await response.text();
       assert.match(html, /<html lang="fr"/);
       assert.doesNotMatch(html, /<script type="module"/, 'a still picture');
-      if (phase === 'waiting') assert.match(html, /<dd id="ahead">142<\/dd>/);
+      if (phase === 'waiting') assert.match(html, /<dd id="ahead">141<\/dd>/);
     }
     assert.equal((await privateCall('GET', '/rooms/Plain/preview?phase=dancing')).status, 400);
     assert.equal((await privateCall('GET', '/rooms/Nope/preview')).status, 404);

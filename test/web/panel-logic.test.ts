@@ -141,10 +141,21 @@ describe('control panel: figures', () => {
     for (const f of FIGURES) assert.ok(f.label && f.help.length > 20, f.id);
     const values = figureValues(figures({}));
     // A room without bot_defence shows no bot figures; one with it shows them all.
-    assert.deepEqual(Object.keys(values).sort(), FIGURES.map((f) => f.id).filter((id) => !id.startsWith('b-')).sort());
-    assert.deepEqual(Object.keys(figureValues(figures({ bot_defence: {} }))).sort(), FIGURES.map((f) => f.id).sort());
+    // The pre-queue figure only while it can matter (see below); the bot figures only with bot_defence.
+    const usual = FIGURES.map((f) => f.id).filter((id) => !id.startsWith('b-') && id !== 'c-prequeue');
+    assert.deepEqual(Object.keys(values).sort(), usual.sort());
+    assert.deepEqual(Object.keys(figureValues(figures({ bot_defence: {}, prequeue_num: 3 }))).sort(), FIGURES.map((f) => f.id).sort());
     assert.equal(aheadText(figures({})), '');
     assert.match(aheadText(figures({ let_in_ahead: 137 })), /137 places past the last position handed out: the next 137 people to join will be let in at once/);
+  });
+
+  it('the pre-queue figure: shown before the start and while anyone is in it, not counted in Waiting', () => {
+    assert.equal(figureValues(figures({ phase: 'prequeue', prequeue_num: 120, in_line: 0 }))['c-prequeue'], 120);
+    assert.equal(figureValues(figures({ phase: 'before', prequeue_num: 0 }))['c-prequeue'], 0);
+    assert.equal(figureValues(figures({ phase: 'open', prequeue_num: 0 }))['c-prequeue'], undefined, 'hidden once it is over');
+    assert.equal(figureValues(figures({ phase: 'open', prequeue_num: 4 }))['c-prequeue'], 4, 'the draw still numbering');
+    assert.equal(figureValues(figures({ phase: 'prequeue' }))['c-prequeue'], undefined, 'an older server without the figure');
+    assert.equal(figureValues(figures({ phase: 'prequeue', prequeue_num: 120, in_line: 0 }))['c-waiting'], 0);
   });
 
   it("the bot defence's figures: challenges issued, solved and failed (invalid or replayed), joins refused by limits, bot-flagged places", () => {

@@ -28,15 +28,16 @@ export interface WebNode extends AnteroomNode {
 }
 
 /** A node on the system clock with the pages and the sample store mounted, as `anteroom serve` mounts them. */
-export async function startWebNode(overrides: Partial<ServerConfig> = {}, options: { root?: string } = {}): Promise<WebNode> {
+export async function startWebNode(overrides: Partial<ServerConfig> = {}, options: { root?: string; jobs?: boolean } = {}): Promise<WebNode> {
   const config = testConfig(overrides);
   let publicUrl = '';
   const running: { node?: AnteroomNode } = {};
   const roomSettings = (eventId: string) => running.node?.room.rooms.roomSettings(eventId);
   const node = await startNode(config, {
     credentials: TEST_CREDENTIALS,
-    jobs: false,
-    plugins: webPlugins(config, () => publicUrl, { ...options, roomSettings }),
+    // The jobs (automatic admission, the draw, expiry) only where a test asks for them.
+    jobs: options.jobs ?? false,
+    plugins: webPlugins(config, () => publicUrl, { ...(options.root === undefined ? {} : { root: options.root }), roomSettings }),
     privatePlugins: webPrivatePlugins(roomSettings, options),
   });
   running.node = node;

@@ -27,6 +27,9 @@ export type Room = Record<string, unknown> & { event_id: string; phase: string; 
 export interface DrawPublication {
   algorithm: string;
   commitment: string;
+  /** When the commitment was first published, and when the draw took place (ISO 8601 UTC). */
+  committed_at?: string;
+  drawn_at?: string;
   seed?: string;
   first_position?: number;
   entries?: string[];
@@ -151,4 +154,13 @@ export function checked(what: string, answer: Answer): unknown {
 export function errorText(answer: Answer): string {
   const body = answer.body as { error?: unknown } | undefined;
   return typeof body?.error === 'string' ? body.error : answer.message;
+}
+
+/** Every problem of a 400 for a room's settings ("field: rule" each), when the server lists them; else its error. */
+export function problemTexts(answer: Answer): string[] {
+  const body = answer.body as { problems?: unknown } | undefined;
+  const listed = Array.isArray(body?.problems)
+    ? body.problems.filter((p): p is { field: string; rule: string } => typeof p?.field === 'string' && typeof p?.rule === 'string')
+    : [];
+  return listed.length > 0 ? listed.map((p) => (p.field ? `${p.field}: ${p.rule}` : p.rule)) : [errorText(answer)];
 }

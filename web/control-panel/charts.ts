@@ -10,6 +10,8 @@ export interface CounterSample {
   atMs: number;
   serving: number;
   waiting: number;
+  /** In the pre-queue (no position yet, not in `waiting`); 0 without a draw. */
+  prequeue: number;
 }
 
 export const HISTORY_MS = 10 * 60_000;
@@ -102,6 +104,7 @@ export class LiveCharts {
         series: [
           {},
           { label: 'Waiting', scale: 'people', stroke: '#0b5cad', width: 2, fill: 'rgba(11, 92, 173, 0.08)' },
+          { label: 'Pre-queue', scale: 'people', stroke: '#6b3fa0', width: 2, dash: [2, 3] },
           { label: 'Serving counter', scale: 'counter', stroke: '#b3470a', width: 2, dash: [6, 3] },
         ],
         axes: [
@@ -110,7 +113,7 @@ export class LiveCharts {
           { ...axisStyle, scale: 'counter', side: 1, label: 'serving counter', grid: { show: false } },
         ],
       },
-      [[], [], []],
+      [[], [], [], []],
       options.queue,
     );
     this.rate = new uPlot(
@@ -135,14 +138,15 @@ export class LiveCharts {
     const samples = history.samples;
     const times = samples.map((s) => s.atMs / 1000);
     const rates = samples.map((_s, i) => history.rateAt(i));
-    this.queue.setData([times, samples.map((s) => s.waiting), samples.map((s) => s.serving)]);
+    this.queue.setData([times, samples.map((s) => s.waiting), samples.map((s) => s.prequeue), samples.map((s) => s.serving)]);
     this.rate.setData([times, rates]);
     const last = samples.at(-1);
     const lastRate = rates.at(-1);
     this.queueElement.dataset.samples = String(samples.length);
     const peak = samples.reduce((most, s) => Math.max(most, s.waiting), 0);
+    const prequeue = last && last.prequeue > 0 ? ` ${last.prequeue} in the pre-queue;` : '';
     this.queueSummary.textContent = last
-      ? `Latest: ${last.waiting} waiting; serving counter ${last.serving}. Most waiting in the range: ${peak}.`
+      ? `Latest: ${last.waiting} waiting;${prequeue} serving counter ${last.serving}. Most waiting in the range: ${peak}.`
       : 'No data yet.';
     this.rateSummary.textContent =
       lastRate === null || lastRate === undefined ? 'No data yet.' : `Latest: about ${Math.round(lastRate)} people let in per minute.`;

@@ -14,6 +14,8 @@ export interface RoomFigures {
   room_in_queue: number;
   let_in_ahead: number;
   admitted_last_minute: number;
+  /** In the pre-queue of a room that draws: no position yet, not counted in Waiting (absent from older servers). */
+  prequeue_num?: number;
   /** What the bot defence did in the room on the node answering (since it started); absent without bot_defence. */
   bot_defence?: Partial<Record<BotOutcome, number>>;
 }
@@ -37,6 +39,11 @@ export interface Figure {
 /** The figures of a room, in the order shown. The ids are the elements' (c-…). */
 export const FIGURES: readonly Figure[] = [
   { id: 'c-waiting', label: 'Waiting', help: 'In line; the serving counter has not reached them yet.' },
+  {
+    id: 'c-prequeue',
+    label: 'In the pre-queue',
+    help: 'Joined before the start; the draw gives them their places (not counted in Waiting until then).',
+  },
   {
     id: 'c-awaiting',
     label: 'Let in, not yet arrived',
@@ -79,8 +86,14 @@ export function figureValues(f: RoomFigures): Record<string, number> {
     'c-serving': f.serving,
     'c-queue': f.queue,
     'c-rate': f.admitted_last_minute,
+    ...(showsPrequeue(f) ? { 'c-prequeue': f.prequeue_num ?? 0 } : {}),
     ...(f.bot_defence ? botFigureValues(f.bot_defence) : {}),
   };
+}
+
+/** The pre-queue figure is shown while it can matter: someone is in it, or the room has not started yet. */
+export function showsPrequeue(f: RoomFigures): boolean {
+  return f.prequeue_num !== undefined && (f.prequeue_num > 0 || f.phase === 'before' || f.phase === 'prequeue');
 }
 
 export function legacyFigureValues(f: LegacyFigures): Record<string, number | undefined> {

@@ -9,7 +9,9 @@
 import './style.css';
 import { POLL_BACKOFF, nextDelay } from '../shared/retry.ts';
 import { PrivateApiClient } from '../../src/client/private-api-client.ts';
-import { PanelApi, Transient, errorText, type DrawPublication, type Room } from './api.ts';
+import { AuditView } from './audit-view.ts';
+import { phaseChangeText } from './phase-change.ts';
+import { PanelApi, Transient, problemTexts, type DrawPublication, type Room } from './api.ts';
 import { CounterHistory, LiveCharts } from './charts.ts';
 import { REPORT_READY } from './report-protocol.ts';
 import { confirmAction } from './confirm.ts';
@@ -18,7 +20,7 @@ import { element, setNotice } from './dom.ts';
 import { overAdmit, type RoomFigures } from './figures.ts';
 import { renderRooms } from './rooms-view.ts';
 import { buildFigures, clearRoom, renderDraw, renderLegacy, renderRoom } from './room-view.ts';
-import { buildSettingsForm, clearErrors, closeSettings, openSettings, readValues, settingsBusy, settingsStatus, showProblem } from './settings-form.ts';
+import { buildSettingsForm, clearErrors, closeSettings, openSettings, readValues, settingsBusy, settingsStatus, showProblem, showProblems } from './settings-form.ts';
 import { formToBody, newRoomValues, roomToValues } from './settings-fields.ts';
 
 const REFRESH_MS = 2_000;
@@ -60,6 +62,7 @@ let session: Session | undefined;
 /** The room the settings form edits; undefined while it creates one. */
 let editingRoom: string | undefined;
 const history = new CounterHistory();
+const audit = new AuditView();
 const charts = new LiveCharts({
   queue: element('queue-chart'),
   rate: element('rate-chart'),
@@ -100,7 +103,12 @@ async function loadHistory(s: Session): Promise<void> {
   try {
     const report = await s.panel.report(s.selected, from, to);
     if (load !== historyLoads || s.stopped) return;
-    const recorded = (report?.minutes ?? []).map((m) => ({ atMs: m.minute * 1000, serving: m.serving_counter, waiting: m.waiting }));
+    const recorded = (report?.minutes ?? []).map((m) => ({
+      atMs: m.minute * 1000,
+      serving: m.serving_counter,
+      waiting: m.waiting,
+      prequeue: m.prequeue ?? 0,
+    }));
     history.load(recorded);
     charts.update(history);
     chartUi.status.textContent =
@@ -130,7 +138,7 @@ function setControlsEnabled(enabled: boolean): void {
 
 const selectedRoom = (s: Session): Room | undefined => s.rooms.find((room) => room.event_id === s.selected);
 
-function chart(s: Session, serving: number, waiting: number, nowMs: number): void {
+function chart(s: Session, serving: number, waiting: number, prequeue: number, nowMs: number): void {
   const key = `${s.panel.publicApiUrl}#${s.selected}`;
   if (key !== chartedRoom) {
     history.clear();
@@ -139,7 +147,7 @@ function chart(s: Session, serving: number, waiting: number, nowMs: number): voi
     void loadHistory(s);
   }
   // A range that ends now is live; a past one stays as the server recorded it.
-  if ('lastS' in chartRange) history.add({ atMs: nowMs, serving, waiting });
+  if ('lastS' in chartRange) history.add({ atMs: nowMs, serving, waiting, prequeue });
   charts.update(history);
 }
 
@@ -161,7 +169,7 @@ async function refresh(s: Session): Promise<void> {
       if (s.stopped) return;
       ui.roomsCard.hidden = true;
       renderLegacy(s.selected, figures, now);
-      chart(s, figures.serving, figures.waiting_num, now);
+      chart(s, figures.serving, figures.waiting_num, 0, now);
     }
     if (s.stopped) return;
     if (!s.connected || s.failures > 0) {
@@ -208,7 +216,7 @@ async function refreshRooms(s: Session, now: number): Promise<void> {
   }
   const f = s.figures.get(room.event_id);
   renderRoom(room, f, now);
-  if (f) chart(s, f.serving, f.in_line, now);
+  if (f) chart(s, f.serving, f.in_line, f.prequeue_num ?? 0, now);
   await refreshDraw(s, room, f?.phase ?? room.phase, now);
 }
 
@@ -262,6 +270,7 @@ function connect(): void {
     connected: false,
   };
   form.disconnect.disabled = false;
+  audit.connect(session.panel);
   setConnectionStatus(`Connecting to ${settings.privateApiUrl}…`, 'info');
   void refresh(session);
 }
@@ -270,6 +279,7 @@ function disconnect(): void {
   if (session) stop(session);
   session = undefined;
   forgetSecrets();
+  audit.connect(undefined);
   form.disconnect.disabled = true;
   setControlsEnabled(false);
   setConnectionStatus('Disconnected; the credentials were forgotten.', 'info');
@@ -399,11 +409,13 @@ function editRoom(): void {
   if (!room) return;
   editingRoom = room.event_id;
   openSettings(roomToValues(room), room.event_id);
+  showPhaseWarning();
 }
 
 function newRoom(): void {
   editingRoom = undefined;
   openSettings(newRoomValues(), undefined);
+  showPhaseWarning();
 }
 
 async function saveSettings(): Promise<void> {
@@ -433,7 +445,7 @@ async function saveSettings(): Promise<void> {
       schedule(s, 0);
       element('room-title').focus();
     } else if (answer.status === 400) {
-      showProblem(errorText(answer));
+      showProblems(problemTexts(answer));
     } else {
       settingsStatus(`Not saved — ${answer.message}`, 'error');
     }
@@ -464,6 +476,16 @@ ui.resume.addEventListener('click', () => void changeState('open'));
 ui.close.addEventListener('click', () => void changeState('closed'));
 ui.edit.addEventListener('click', editRoom);
 ui.newRoom.addEventListener('click', newRoom);
+/** The warning under the form while the change would move the room to another phase now (phase-change.ts). */
+function showPhaseWarning(): void {
+  const room = session && editingRoom !== undefined ? selectedRoom(session) : undefined;
+  const current = room && (session?.figures.get(room.event_id)?.phase ?? room.phase);
+  const pending = room?.shuffle_at_event_start === true && (current === 'before' || current === 'prequeue');
+  element('settings-phase-warning').textContent = phaseChangeText(current, formToBody(readValues()), Date.now(), pending);
+}
+ui.settingsForm.addEventListener('input', showPhaseWarning);
+ui.settingsForm.addEventListener('change', showPhaseWarning);
+
 ui.settingsForm.addEventListener('submit', (event) => {
   event.preventDefault();
   void saveSettings();

@@ -51,6 +51,7 @@ function renderTotals(totals: ReportTotals): void {
     ['Places expired', formatNumber(totals.expiries)],
     ['Most waiting', `${formatNumber(totals.peak_waiting)}${at}`],
     ['Most active sessions', formatNumber(totals.peak_active_sessions)],
+    ['Most in the pre-queue', formatNumber(totals.peak_prequeue ?? 0)],
     ['Waits measured', formatNumber(totals.waits_measured)],
     ['Median wait', duration(totals.wait_p50_s)],
     ['90th percentile wait', duration(totals.wait_p90_s)],
@@ -118,7 +119,10 @@ function render(report: ReportMessage['report']): void {
     { label: 'Arrivals', values: m.map((r) => r.arrivals), stroke: '#0b5cad' },
     { label: 'Let in', values: m.map((r) => r.admissions), stroke: '#1a6b32', dash: [6, 3] },
   ], 'people / min');
-  chart('waiting-chart', times, range, [{ label: 'Waiting', values: m.map((r) => r.waiting), stroke: '#0b5cad', fill: 'rgba(11, 92, 173, 0.08)' }], 'people');
+  chart('waiting-chart', times, range, [
+    { label: 'Waiting', values: m.map((r) => r.waiting), stroke: '#0b5cad', fill: 'rgba(11, 92, 173, 0.08)' },
+    { label: 'Pre-queue', values: m.map((r) => r.prequeue ?? 0), stroke: '#6b3fa0', dash: [2, 3] },
+  ], 'people');
   chart('active-chart', times, range, [{ label: 'Active sessions', values: m.map((r) => r.active_sessions), stroke: '#6b3fa0', fill: 'rgba(107, 63, 160, 0.08)' }], 'sessions');
   chart('wait-chart', times, range, [
     { label: 'p50', values: m.map((r) => r.wait_p50_s), stroke: '#1a6b32' },

@@ -30,7 +30,8 @@ export function buildFigures(): void {
         { id: `${f.id}-box` },
         h('dt', { id: `${f.id}-label` }, f.label),
         h('dd', { id: f.id, 'aria-describedby': `${f.id}-help` }, '–'),
-        h('p', { class: 'figure-help', id: `${f.id}-help` }, f.help),
+        // A second dd (a dl's group holds only dt and dd): what the figure counts.
+        h('dd', { class: 'figure-help', id: `${f.id}-help` }, f.help),
       ),
     ),
   );
@@ -85,6 +86,11 @@ export function renderLegacy(eventId: string, figures: LegacyFigures, nowMs: num
   ui.updated.textContent = `Updated ${new Date(nowMs).toLocaleTimeString()}.`;
 }
 
+/** The browser check of a room's draw, served by Anteroom beside its public API (docs/rooms.md "Checking a place"). */
+export function drawCheckUrl(publicApiUrl: string, eventId: string): string {
+  return `${publicApiUrl.replace(/\/+$/, '')}/draw-check/?event_id=${encodeURIComponent(eventId)}`;
+}
+
 /** The draw of a room with shuffle_at_event_start: the commitment, then the seed and the published entries. */
 export function renderDraw(eventId: string, draw: DrawPublication | undefined, url: string, publicApiUrl: string): void {
   if (!draw) {
@@ -98,6 +104,9 @@ export function renderDraw(eventId: string, draw: DrawPublication | undefined, u
     h('p', { class: 'hint' }, `Algorithm ${draw.algorithm}. The commitment is the SHA-256 of the seed, published before the start: the seed cannot be chosen after the entries are known.`),
     h('dl', { class: 'facts' }, h('dt', {}, 'Commitment'), h('dd', { id: 'draw-commitment', class: 'mono' }, draw.commitment)),
   ];
+  if (draw.committed_at !== undefined) {
+    rows.push(h('p', { class: 'hint', id: 'draw-committed-at' }, `Published at ${new Date(draw.committed_at).toLocaleString()} (${draw.committed_at} UTC)${draw.drawn_at ? `; drawn at ${new Date(draw.drawn_at).toLocaleString()} (${draw.drawn_at} UTC)` : ''}.`));
+  }
   if (draw.seed !== undefined) {
     const entries = draw.entries?.length ?? 0;
     rows.push(
@@ -109,7 +118,14 @@ export function renderDraw(eventId: string, draw: DrawPublication | undefined, u
         h('dt', {}, 'Result'),
         h('dd', { id: 'draw-result' }, `${count(entries, 'entry', 'entries')} drawn; place 1 got position ${formatNumber(draw.first_position)}. `, h('a', { href: url, target: '_blank', rel: 'noopener' }, 'The published draw (JSON)')),
       ),
-      h('p', { class: 'hint' }, 'Anyone can check it: ', h('code', {}, `npx anteroom verify-draw --public-url ${publicApiUrl} --event-id ${eventId}`)),
+      h(
+        'p',
+        { class: 'hint', id: 'draw-check' },
+        'Anyone can check it in their browser: ',
+        h('a', { href: drawCheckUrl(publicApiUrl, eventId), target: '_blank', rel: 'noopener' }, 'the draw check page'),
+        ' (give visitors this address; on a gated site, /_anteroom/draw). Or from a checkout of Anteroom: ',
+        h('code', {}, `node bin/anteroom.js verify-draw --public-url ${publicApiUrl} --event-id ${eventId} --commitment ${draw.commitment}`),
+      ),
     );
   } else {
     rows.push(h('p', { class: 'hint', id: 'draw-pending' }, 'The seed and the entries are published when the draw is done, at the start.'));

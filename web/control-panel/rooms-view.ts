@@ -3,7 +3,7 @@
 
 import type { Room } from './api.ts';
 import { h, formatNumber } from './dom.ts';
-import { PHASE_LABELS, type RoomFigures } from './figures.ts';
+import { PHASE_LABELS, showsPrequeue, type RoomFigures } from './figures.ts';
 
 export function phaseBadge(phase: string): HTMLElement {
   return h('span', { class: `phase phase-${phase}` }, PHASE_LABELS[phase] ?? phase);
@@ -29,6 +29,7 @@ export function renderRooms(
         'dl',
         { class: 'mini' },
         figure('Waiting', f?.in_line),
+        ...(f && showsPrequeue(f) ? [figure('In the pre-queue', f.prequeue_num)] : []),
         figure('Let in, not yet arrived', f?.awaiting_claim),
         figure('Active sessions', f?.active_sessions),
         figure('Serving counter', f?.serving),

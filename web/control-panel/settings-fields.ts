@@ -19,7 +19,7 @@ export interface Field {
   optional?: boolean;
 }
 
-const TIME_HELP = 'UTC, like 2026-11-24T18:00:00Z. Empty: not scheduled.';
+const TIME_HELP = 'Picked in your time zone; the UTC time the room keeps is shown below. Empty: not scheduled.';
 
 export const FIELDS: readonly Field[] = [
   { group: 'Room', name: 'event_id', label: 'Room ID (event_id)', kind: 'text', help: "Letters, digits, '.', '_', '~' or '-'; used in URLs." },
@@ -68,6 +68,21 @@ export const FIELDS: readonly Field[] = [
   { group: 'Bot defence', name: 'bot_defence.infinite_queue', label: 'Park refused bots in a line that never moves (infinite_queue)', kind: 'bool', help: 'A failed proof or a client over its limit gets a place that is never served, instead of an error.' },
 
   { group: 'Waiting page', name: 'page', label: 'Page template (page)', kind: 'template', optional: true, help: 'HTML with Mustache variables ({{people_ahead_text}}, {{wait_text}}, {{t.reserve}}…; docs/pages.md). Empty: the default page. Preview: GET /private/rooms/{id}/preview?phase=waiting.' },
+  { group: 'Waiting page', name: 'branding.title', label: 'Page title (branding.title)', kind: 'text', optional: true, help: 'The heading and the tab title. Empty: "Waiting room" in the visitor\'s language.' },
+  { group: 'Waiting page', name: 'branding.site_name', label: 'Site name (branding.site_name)', kind: 'text', optional: true, help: 'Shown in the header.' },
+  { group: 'Waiting page', name: 'branding.message', label: 'Message (branding.message)', kind: 'text', optional: true, help: 'Under the heading, in every phase.' },
+  { group: 'Waiting page', name: 'branding.paused_message', label: 'Message while paused (branding.paused_message)', kind: 'text', optional: true, help: 'Shown to everyone while the room is paused.' },
+  { group: 'Waiting page', name: 'branding.closed_message', label: 'Message once closed (branding.closed_message)', kind: 'text', optional: true, help: 'Shown to everyone once the room is closed or ended ("Sold out").' },
+  { group: 'Waiting page', name: 'branding.logo_url', label: 'Logo URL (branding.logo_url)', kind: 'text', optional: true, help: 'An https URL or a path of this host (/logo.png).' },
+  { group: 'Waiting page', name: 'branding.logo_alt', label: 'Logo text (branding.logo_alt)', kind: 'text', optional: true, help: 'For screen readers. Empty: the site name.' },
+  { group: 'Waiting page', name: 'branding.link_url', label: 'Link back (branding.link_url)', kind: 'text', optional: true, help: 'An https URL or a path of this host: in the header and at the end of a closed sale.' },
+  { group: 'Waiting page', name: 'branding.link_text', label: 'Link words (branding.link_text)', kind: 'text', optional: true, help: 'Empty: "Back to the site".' },
+  { group: 'Waiting page', name: 'branding.colors.background', label: 'Background colour (branding.colors.background)', kind: 'text', optional: true, help: '#rgb or #rrggbb; every pair must keep 4.5:1 contrast.' },
+  { group: 'Waiting page', name: 'branding.colors.text', label: 'Text colour (branding.colors.text)', kind: 'text', optional: true, help: '#rgb or #rrggbb.' },
+  { group: 'Waiting page', name: 'branding.colors.accent', label: 'Accent colour (branding.colors.accent)', kind: 'text', optional: true, help: 'Buttons and links: #rgb or #rrggbb.' },
+  { group: 'Waiting page', name: 'branding.colors.accent_text', label: 'Button text colour (branding.colors.accent_text)', kind: 'text', optional: true, help: '#rgb or #rrggbb.' },
+  { group: 'Waiting page', name: 'branding.colors.header_background', label: 'Header colour (branding.colors.header_background)', kind: 'text', optional: true, help: '#rgb or #rrggbb.' },
+  { group: 'Waiting page', name: 'branding.colors.header_text', label: 'Header text colour (branding.colors.header_text)', kind: 'text', optional: true, help: '#rgb or #rrggbb.' },
   { group: 'Waiting page', name: 'allowed_api_origins', label: 'Other API origins the page may call (allowed_api_origins)', kind: 'lines', optional: true, help: 'One origin per line (scheme://host[:port]) the waiting page may use as publicApiUrl or commerceApiUrl besides its own. Empty: its own origin only.' },
   { group: 'OpenID Connect', name: 'oidc.redirect_uris', label: 'OIDC redirect URIs', kind: 'lines', optional: true, help: 'One per line; empty: no OpenID Connect client.' },
   { group: 'Gate', name: 'gate.origin', label: 'Protected site (gate.origin)', kind: 'text', optional: true, help: 'http(s)://host[:port] the gate sends admitted visitors to. Empty: this room protects nothing behind the gate.' },

@@ -2,6 +2,7 @@
 // next to the field it names.
 
 import { element, h, setNotice } from './dom.ts';
+import { isoToLocalInput, localInputToIso, utcNote, zoneName } from './local-time.ts';
 import { FIELDS, fieldFor, type Field, type FormValues } from './settings-fields.ts';
 
 const ui = {
@@ -34,8 +35,14 @@ function control(field: Field): HTMLElement {
     case 'int':
     case 'number':
       return h('input', { ...common, type: 'text', inputmode: field.kind === 'int' ? 'numeric' : 'decimal', autocomplete: 'off' });
+    case 'time': {
+      // A picker in the operator's time zone, to the second; the UTC value it stands for is shown under it.
+      const picker = h('input', { ...common, type: 'datetime-local', step: '1', 'aria-describedby': `${described} ${id}-utc` });
+      picker.addEventListener('input', () => (element(`${id}-utc`).textContent = utcNote(picker.value)));
+      return picker;
+    }
     default:
-      return h('input', { ...common, type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: field.kind === 'time' ? '2026-11-24T18:00:00Z' : undefined });
+      return h('input', { ...common, type: 'text', autocomplete: 'off', spellcheck: 'false' });
   }
 }
 
@@ -48,7 +55,8 @@ function fieldBlock(field: Field): HTMLElement {
     'div',
     { class: field.kind === 'webhooks' || field.kind === 'lines' || field.kind === 'template' ? 'field span-2' : 'field', 'data-field': field.name },
     ...parts,
-    h('p', { class: 'hint', id: `${id}-help` }, field.help),
+    ...(field.kind === 'time' ? [h('p', { class: 'hint mono', id: `${id}-utc` }, 'Not scheduled.')] : []),
+    h('p', { class: 'hint', id: `${id}-help` }, field.kind === 'time' ? `${field.help} (Your time zone: ${zoneName()}.)` : field.help),
     h('p', { class: 'field-error', id: `${id}-error`, role: 'alert' }),
   );
 }
@@ -77,7 +85,7 @@ export function readValues(): FormValues {
   const values: FormValues = {};
   for (const field of FIELDS) {
     const el = input(field.name);
-    values[field.name] = field.kind === 'bool' ? (el as HTMLInputElement).checked : el.value;
+    values[field.name] = field.kind === 'bool' ? (el as HTMLInputElement).checked : field.kind === 'time' ? localInputToIso(el.value) : el.value;
   }
   return values;
 }
@@ -95,7 +103,10 @@ export function openSettings(values: FormValues, editing: string | undefined): v
   for (const field of FIELDS) {
     const el = input(field.name);
     if (field.kind === 'bool') (el as HTMLInputElement).checked = values[field.name] === true;
-    else el.value = String(values[field.name] ?? '');
+    else if (field.kind === 'time') {
+      el.value = isoToLocalInput(String(values[field.name] ?? ''));
+      element(`${idOf(field.name)}-utc`).textContent = utcNote(el.value);
+    } else el.value = String(values[field.name] ?? '');
   }
   for (const group of ui.fields.querySelectorAll('details')) {
     (group as HTMLDetailsElement).open = FIELDS.some((f) => f.group === group.dataset.group && f.kind !== 'bool' && String(values[f.name] ?? '') !== '');
@@ -111,6 +122,37 @@ export function openSettings(values: FormValues, editing: string | undefined): v
 
 export function closeSettings(): void {
   ui.card.hidden = true;
+}
+
+/**
+ * Shows every problem the API listed (`problems` of its 400: "field: rule" each) beside the field it names —
+ * all at once — with their count above the buttons, and moves focus to the first field at fault. A problem
+ * naming no field of the form goes in the status.
+ */
+export function showProblems(messages: readonly string[]): void {
+  if (messages.length <= 1) {
+    showProblem(messages[0] ?? 'the server refused the settings');
+    return;
+  }
+  const unplaced: string[] = [];
+  let first: HTMLElement | undefined;
+  for (const message of messages) {
+    const { field, rule } = fieldFor(message);
+    if (field === undefined) {
+      unplaced.push(rule);
+      continue;
+    }
+    const el = input(field);
+    const folded = el.closest('details');
+    if (folded) folded.open = true;
+    el.setAttribute('aria-invalid', 'true');
+    const error = element(`${idOf(field)}-error`);
+    error.textContent = error.textContent ? `${error.textContent}; ${rule}` : `${field}: ${rule}`;
+    first ??= el;
+  }
+  const count = `${messages.length} problems`;
+  setNotice(ui.status, `Not saved — ${count}, each shown beside its field${unplaced.length ? `; also: ${unplaced.join('; ')}` : ''}.`, 'error');
+  first?.focus();
 }
 
 /** Shows the API's message next to the field it names (or above the buttons), and moves focus there. */

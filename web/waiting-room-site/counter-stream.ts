@@ -8,39 +8,63 @@ export interface StreamCounters {
   waiting: number;
   /** The room's generation (resets so far); absent from servers that do not send it. */
   generation?: number;
+  /** The room's phase (src/domain/room-phase.ts); absent from servers that do not send it. */
+  phase?: string;
 }
 
 export class CounterStream {
   private source: EventSource | undefined;
   /** A frame arrived since the stream last (re)connected: the numbers on screen are live. */
   live = false;
+  /** The last frame, handed to a new listener (handOver). */
+  private last: StreamCounters | undefined;
+  private onCounters: (c: StreamCounters) => void;
+  private onDrop: (gaveUp: boolean) => void;
 
   /**
    * Opens the stream; `onCounters` gets every frame. `onDrop` is called when the stream breaks: `gaveUp` false
    * while EventSource reconnects by itself (the page polls meanwhile), true when the stream cannot be used.
    */
   constructor(url: string, onCounters: (c: StreamCounters) => void, onDrop: (gaveUp: boolean) => void) {
+    this.onCounters = onCounters;
+    this.onDrop = onDrop;
     if (typeof EventSource === 'undefined') {
-      queueMicrotask(() => onDrop(true));
+      queueMicrotask(() => this.onDrop(true));
       return;
     }
     const source = new EventSource(url);
     this.source = source;
     source.addEventListener('counters', (event) => {
-      const data = JSON.parse((event as MessageEvent<string>).data) as { serving_counter?: unknown; waiting_num?: unknown; generation?: unknown };
+      const data = JSON.parse((event as MessageEvent<string>).data) as { serving_counter?: unknown; waiting_num?: unknown; generation?: unknown; phase?: unknown };
       const serving = Number(data.serving_counter);
       const waiting = Number(data.waiting_num);
       if (!Number.isFinite(serving) || !Number.isFinite(waiting)) return;
       this.live = true;
-      onCounters({ serving, waiting, ...(typeof data.generation === 'number' ? { generation: data.generation } : {}) });
+      this.last = {
+        serving,
+        waiting,
+        ...(typeof data.generation === 'number' ? { generation: data.generation } : {}),
+        ...(typeof data.phase === 'string' ? { phase: data.phase } : {}),
+      };
+      this.onCounters(this.last);
     });
     source.addEventListener('error', () => {
       this.live = false;
       // CLOSED: refused (not a 200 event stream); EventSource will not try again. CONNECTING: it retries itself.
       const gaveUp = source.readyState === EventSource.CLOSED;
       if (gaveUp) this.close();
-      onDrop(gaveUp);
+      this.onDrop(gaveUp);
     });
+  }
+
+  /** The same connection for another listener (the page's room watch becomes its visit's stream): no second stream. */
+  handOver(onCounters: (c: StreamCounters) => void, onDrop: (gaveUp: boolean) => void): void {
+    this.onCounters = onCounters;
+    this.onDrop = onDrop;
+    if (this.last && this.live) {
+      const last = this.last;
+      queueMicrotask(() => this.onCounters(last));
+    }
   }
 
   close(): void {

@@ -5,11 +5,12 @@
 import './style.css';
 import { ACTION_BACKOFF, POLL_BACKOFF, errorMessage, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
 import { listedOrigins, readSettings } from '../shared/settings.ts';
-import { CounterStream } from './counter-stream.ts';
+import { CounterStream, type StreamCounters } from './counter-stream.ts';
 import { PROOF_REFUSALS, solveProofOfWork } from './proof-of-work.ts';
 import { TurnEstimator, formatRange } from './turn-estimate.ts';
 import { t, lang } from './strings.ts';
 import { TurnSignals } from './turn-signals.ts';
+import { aheadToShow, cardFor, clockText, endingKey, pagePhaseOfRoom, queueIdOf, waitWords, type Card, type PagePhase } from './phase-view.ts';
 import { VisitStore, type Receipt, type Visit } from './visit-store.ts';
 
 /** VWR's sample polled every 3 s; the counters are cacheable for 1 s, so a CDN absorbs most of it. */
@@ -20,6 +21,8 @@ const STREAM_SAFETY_POLL_MS = 60_000;
 const STREAM_RETRY_MS = 120_000;
 /** A screen reader hears a position change at most this often (the live region would chatter otherwise). */
 const ANNOUNCE_EVERY_MS = 15_000;
+/** The server's count of the people still ahead is asked for again at most this often (people who left). */
+const AHEAD_REFRESH_MS = 30_000;
 
 // The APIs this page may call: its own origin and those its room lists (allowed_api_origins), never a link's pick.
 const apiOrigins = listedOrigins(document.querySelector('meta[name="anteroom-api-origins"]')?.getAttribute('content'));
@@ -65,7 +68,18 @@ const ui = {
   detailRequest: element('detail-request'),
   notify: element<HTMLButtonElement>('notify'),
   sound: element<HTMLInputElement>('sound'),
+  phaseNotice: element('phase-notice'),
+  pausedMessage: element('paused-message'),
+  countdown: element('countdown'),
+  ending: element('ending'),
+  endingTitle: element('ending-title'),
+  endingText: element('ending-text'),
+  queueIdRow: element('queue-id-row'),
+  queueId: element('queue-id'),
 };
+const body = document.body.dataset;
+/** The room's phase as the page shows it: rendered by the server, then followed on the stream or the gate's answers. */
+let pagePhase: PagePhase = (pagePhaseOfRoom(body.phase) ?? (body.phase === 'your_turn' ? 'waiting' : 'waiting'));
 const signals = new TurnSignals(ui.notify, ui.sound, (text) => setStatus(text));
 
 element('detail-event').textContent = settings.eventId;
@@ -97,18 +111,105 @@ interface Session {
   stream?: CounterStream;
   /** When the stream was last refused (ms): not asked for again before STREAM_RETRY_MS. */
   streamRefusedAt?: number;
+  /** People still waiting ahead, as the server last counted them (without those who left), and when (ms). */
+  serverAhead?: number;
+  serverAheadAt?: number;
 }
 
 let session: Session | undefined;
 
 // ---- rendering ---------------------------------------------------------------------------------------------
 
-/** intro: not in line; queue: waiting; checkout: served; ended: this visit cannot go on. */
-function show(phase: 'intro' | 'queue' | 'checkout' | 'ended'): void {
+/** intro: not in line; queue: waiting; checkout: served; ended: this visit cannot go on; ending: the room closed. */
+function show(phase: Card | 'ended'): void {
   ui.intro.hidden = phase !== 'intro';
   ui.queue.hidden = phase !== 'queue';
   ui.checkout.hidden = phase !== 'checkout';
+  ui.ending.hidden = phase !== 'ending';
   ui.restartRow.hidden = phase !== 'checkout' && phase !== 'ended';
+}
+
+// ---- the room's phase ----------------------------------------------------------------------------------------
+
+const opensAt = Date.parse(body.opensAt ?? '');
+const startsAt = Date.parse(body.eventStart ?? '');
+/** A time in the visitor's own time zone. */
+function localTime(ms: number): string {
+  return new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' }).format(ms);
+}
+
+/** Shows the room's phase: its sentence, the operator's message, the countdown, and the one card that goes with it. */
+function applyPhase(phase: PagePhase): void {
+  const changed = phase !== pagePhase;
+  pagePhase = phase;
+  document.body.dataset.phase = phase;
+  const s = session && !session.stopped ? session : undefined;
+  const inLine = s !== undefined;
+  const sentence =
+    phase === 'before'
+      ? t('phase_before', { start: Number.isFinite(opensAt) ? localTime(opensAt) : '…' })
+      : phase === 'prequeue'
+        ? t(body.draw === 'true' ? (inLine ? 'prequeue_draw' : 'phase_prequeue_draw') : 'phase_prequeue', { start: Number.isFinite(startsAt) ? localTime(startsAt) : '…' })
+        : phase === 'paused'
+          ? t('phase_paused')
+          : '';
+  ui.phaseNotice.textContent = sentence;
+  ui.phaseNotice.hidden = sentence === '';
+  ui.pausedMessage.hidden = phase !== 'paused' || (ui.pausedMessage.textContent ?? '') === '';
+  startCountdown(phase);
+  // A visitor already shown the ended visit (restarted, expired) keeps it; the checkout is kept whatever happens.
+  if (!ui.restartRow.hidden && ui.checkout.hidden) return;
+  const card = cardFor(phase, { inLine, served: !ui.checkout.hidden });
+  if (card === 'ending') {
+    ui.endingText.textContent = t(endingKey(phase as 'closed' | 'ended', inLine));
+    if (changed) announce(ui.endingText.textContent);
+  }
+  show(card);
+  if (card === 'queue' && s) renderQueue(s);
+}
+
+let countdownTimer: ReturnType<typeof setTimeout> | undefined;
+/** Before the opening: a countdown to it; in the pre-queue: to the start. Once a second while shown. */
+function startCountdown(phase: PagePhase): void {
+  clearTimeout(countdownTimer);
+  const target = phase === 'before' ? opensAt : phase === 'prequeue' ? startsAt : NaN;
+  ui.countdown.hidden = !Number.isFinite(target);
+  if (!Number.isFinite(target)) return;
+  const key = phase === 'before' ? 'countdown_before' : 'countdown';
+  const tickCountdown = () => {
+    const left = Math.max(0, Math.ceil((target - Date.now()) / 1000));
+    const time = clockText(left);
+    ui.countdown.textContent = t(key, { time: numbers.format(0) === '0' ? time : time.replace(/\d/g, (d) => numbers.format(Number(d))) });
+    if (left > 0) countdownTimer = setTimeout(tickCountdown, 1000 - (Date.now() % 1000));
+    // The opening: the stream says so within a moment; a page without it asks the server again.
+    else if (phase === 'before') countdownTimer = setTimeout(() => { if (pagePhase === 'before') location.reload(); }, 4_000);
+  };
+  tickCountdown();
+}
+
+/** A frame or an answer named the room's phase. */
+function followPhase(roomPhase: string | undefined): void {
+  const phase = pagePhaseOfRoom(roomPhase);
+  if (phase && phase !== pagePhase) applyPhase(phase);
+}
+
+/** The room's stream while the page has no visit of its own streaming (Reserve, the countdown, the pre-queue). */
+let watcher: CounterStream | undefined;
+function watchRoom(): void {
+  const wanted = !gateMeta && !session?.stream;
+  if (!wanted) {
+    watcher?.close();
+    watcher = undefined;
+    return;
+  }
+  if (watcher) return;
+  watcher = new CounterStream(
+    `${settings.publicApiUrl}/stream?${eventQuery}`,
+    ({ phase }) => followPhase(phase),
+    (gaveUp) => {
+      if (gaveUp) watcher = undefined;
+    },
+  );
 }
 
 function setStatus(text: string, tone: 'info' | 'warn' | 'ok' = 'info'): void {
@@ -135,26 +236,39 @@ function renderQueue(s: Session, _waiting?: number): void {
   const position = s.visit.position;
   ui.myPosition.textContent = formatNumber(position);
   ui.serving.textContent = formatNumber(s.serving);
-  ui.ahead.textContent = position === undefined || s.serving === undefined ? '…' : formatNumber(Math.max(0, position - s.serving));
-  if (position === undefined || s.serving === undefined) return;
+  const id = queueIdOf(s.visit.requestId);
+  if (id !== '') ui.queueId.textContent = id;
+  ui.queueIdRow.hidden = (ui.queueId.textContent ?? '') === '';
+  // The people still waiting ahead: the server's count (without those who left), never more than the gap.
+  ui.ahead.textContent = position === undefined || s.serving === undefined ? '…' : formatNumber(aheadToShow(position, s.serving, s.serverAhead));
+  if (position === undefined || s.serving === undefined) {
+    const words = waitWords('estimating', { phase: pagePhase, serving: s.serving, admission: body.admission ?? 'manual' });
+    if (words) {
+      ui.eta.textContent = t(words.eta);
+      ui.etaNote.textContent = t(words.note, { start: Number.isFinite(startsAt) ? localTime(startsAt) : '…' });
+    }
+    return;
+  }
 
   const start = s.servingAtStart ?? s.serving;
   const span = Math.max(1, position - start);
   ui.meter.style.width = `${Math.min(100, Math.max(2, ((s.serving - start) / span) * 100))}%`;
 
   const estimate = s.estimator.estimate(Date.now(), position);
-  const ahead = Math.max(0, position - s.serving);
+  const ahead = aheadToShow(position, s.serving, s.serverAhead);
   ui.etaNote.textContent = '';
-  if (estimate.kind === 'range') {
+  // Paused only when the room is; otherwise what the line waits for (phase-view.ts).
+  const words = waitWords(estimate.kind, { phase: pagePhase, serving: s.serving, admission: body.admission ?? 'manual' });
+  if (words && estimate.kind !== 'served') {
+    ui.eta.textContent = t(words.eta);
+    ui.etaNote.textContent = t(words.note, { start: Number.isFinite(startsAt) ? localTime(startsAt) : '…' });
+  } else if (estimate.kind === 'range') {
     ui.eta.textContent = formatRange(estimate.lowSec, estimate.highSec, lang, t);
     const perMinute = estimate.perMinute >= 10 ? Math.round(estimate.perMinute) : Math.round(estimate.perMinute * 10) / 10;
     ui.etaNote.textContent = t('pace', { n: numbers.format(perMinute) });
     // The estimate grew: say why (admissions slowed down), so it never jumps up without a reason shown.
     if (s.lastHighSec !== undefined && estimate.highSec > s.lastHighSec * 1.1) ui.etaNote.textContent += ` ${t('longer_note')}`;
     s.lastHighSec = estimate.highSec;
-  } else if (estimate.kind === 'stalled') {
-    ui.eta.textContent = t(s.serving === 0 ? 'not_started' : 'paused');
-    ui.etaNote.textContent = t(s.serving === 0 ? 'not_started_note' : 'paused_note');
   } else if (s.serverEstimate) {
     // The server's estimate at the lookup, counted down since (it never grows by itself).
     const gone = (Date.now() - s.serverEstimate.atMs) / 1000;
@@ -207,10 +321,12 @@ async function readNumber(response: Response, field: string): Promise<number> {
 
 async function pollCounters(s: Session): Promise<void> {
   const needPosition = s.visit.position === undefined;
+  // The place is looked up again now and then for the server's count of the people still ahead (some left).
+  const refreshAhead = !needPosition && Date.now() - (s.serverAheadAt ?? 0) > AHEAD_REFRESH_MS;
   const [servingRes, waitingRes, positionRes] = await Promise.all([
     get(`/serving_num?${eventQuery}`),
     get(`/waiting_num?${eventQuery}`),
-    needPosition ? get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`) : undefined,
+    needPosition || refreshAhead ? get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`) : undefined,
   ]);
   for (const response of [servingRes, waitingRes]) {
     if (response.status >= 400) throw new Fatal(t('unknown_room'));
@@ -226,10 +342,12 @@ async function pollCounters(s: Session): Promise<void> {
     if (check.status >= 400) throw new Fatal(t(check.status === 410 ? 'expired' : 'restarted'));
   }
   if (positionRes?.status === 200) {
-    const body = (await positionRes.json()) as { queue_number?: unknown; wait_estimate_s?: unknown };
+    const body = (await positionRes.json()) as { queue_number?: unknown; wait_estimate_s?: unknown; people_ahead?: unknown };
     const position = Number(body.queue_number);
     if (!Number.isFinite(position)) throw new Transient('bad queue_number');
     s.visit.position = position;
+    if (typeof body.people_ahead === 'number') s.serverAhead = body.people_ahead;
+    s.serverAheadAt = Date.now();
     // The server's estimate (Anteroom only): shown until the page has measured the pace itself.
     const given = body.wait_estimate_s;
     if (Array.isArray(given) && given.length === 2 && given.every((n) => typeof n === 'number')) {
@@ -250,7 +368,7 @@ async function pollCounters(s: Session): Promise<void> {
     s.visit.position !== undefined
       ? ''
       : awaitingDraw
-        ? t('prequeue_draw')
+        ? t('prequeue_draw', { start: Number.isFinite(startsAt) ? localTime(startsAt) : '…' })
         : t('looking_up'),
   );
   renderQueue(s, waiting);
@@ -260,10 +378,9 @@ async function pollCounters(s: Session): Promise<void> {
 function openStream(s: Session): void {
   if (s.stream || s.stopped || s.token || s.visit.position === undefined) return;
   if (s.streamRefusedAt !== undefined && Date.now() - s.streamRefusedAt < STREAM_RETRY_MS) return;
-  s.stream = new CounterStream(
-    `${settings.publicApiUrl}/stream?${eventQuery}`,
-    ({ serving, waiting, generation }) => {
+  const onCounters = ({ serving, waiting, generation, phase }: StreamCounters) => {
       if (s.stopped) return;
+      followPhase(phase);
       // The room was reset since this place was given: say so at once (the place is gone).
       if (generation !== undefined) {
         if (s.visit.generation === undefined) {
@@ -282,18 +399,27 @@ function openStream(s: Session): void {
       // The turn: claim now. Otherwise the frames keep the page live: the next poll is only a safety check.
       const reached = s.visit.position !== undefined && serving >= s.visit.position;
       if (!s.token) schedule(s, reached ? 0 : STREAM_SAFETY_POLL_MS);
-    },
-    (gaveUp) => {
+  };
+  const onDrop = (gaveUp: boolean) => {
       if (s.stopped) return;
       if (gaveUp) {
         s.stream = undefined;
         s.streamRefusedAt = Date.now();
+        watchRoom();
       }
       // Until the stream is back (EventSource reconnects by itself), the page polls, with its back-off.
       ui.queue.dataset.updates = 'poll';
       if (s.failures === 0) schedule(s, 0);
-    },
-  );
+  };
+  // The room's watch (opened at load for the phase) becomes this visit's stream: one connection per page.
+  if (watcher) {
+    s.stream = watcher;
+    watcher = undefined;
+    s.stream.handOver(onCounters, onDrop);
+  } else {
+    s.stream = new CounterStream(`${settings.publicApiUrl}/stream?${eventQuery}`, onCounters, onDrop);
+  }
+  watchRoom();
 }
 
 async function claimToken(s: Session): Promise<void> {
@@ -419,6 +545,8 @@ function stopSession(s: Session): void {
   s.stopped = true;
   clearTimeout(s.timer);
   s.stream?.close();
+  s.stream = undefined;
+  watchRoom();
 }
 
 function begin(visit: Visit): void {
@@ -433,6 +561,7 @@ function begin(visit: Visit): void {
   showLeaveQuestion(false);
   renderQueue(s, undefined);
   show('queue');
+  applyPhase(pagePhase);
   void tick(s);
 }
 
@@ -574,9 +703,11 @@ function startOver(): void {
   setError('');
   setStatus('');
   ui.detailRequest.textContent = t('none_yet');
+  ui.queueId.textContent = '';
   showLeaveQuestion(false);
   show('intro');
-  ui.reserve.focus();
+  applyPhase(pagePhase);
+  if (!ui.intro.hidden) ui.reserve.focus();
 }
 
 ui.reserve.addEventListener('click', () => void reserve());
@@ -628,16 +759,34 @@ async function followGate(s: Session, proofOfWork?: string): Promise<void> {
       location.reload();
       return;
     }
-    const body = (await response.json()) as { status?: string; location?: string; queue_number?: number | null; serving_counter?: number; waiting_num?: number };
+    const body = (await response.json()) as {
+      status?: string;
+      location?: string;
+      queue_number?: number | null;
+      serving_counter?: number;
+      waiting_num?: number;
+      phase?: string;
+      people_ahead?: number | null;
+      queue_id?: string;
+    };
     if (body.status === 'admitted' && typeof body.location === 'string') {
       setStatus(t('gate_admitted'), 'ok');
       location.replace(body.location);
       return;
     }
     if (body.status === 'closed') {
+      // The room closed (or ended) while the visitor waited: the ending, with the operator's message and link.
       stopSession(s);
-      show('ended');
-      setError(t('phase_closed'));
+      ui.endingText.textContent = t(endingKey(pagePhase === 'ended' ? 'ended' : 'closed', true));
+      pagePhase = 'closed';
+      show('ending');
+      announce(ui.endingText.textContent);
+      return;
+    }
+    if (body.status === 'before') {
+      // Before the opening: the countdown runs; the gate is asked again until the line opens (then it joins).
+      followPhase('before');
+      s.timer = setTimeout(() => void followGate(s), GATE_POLL_MS);
       return;
     }
     if (body.status === 'limited') {
@@ -656,6 +805,9 @@ async function followGate(s: Session, proofOfWork?: string): Promise<void> {
     }
     gateSolutionsRefused = 0;
     if (typeof body.queue_number === 'number') s.visit.position = body.queue_number;
+    s.serverAhead = typeof body.people_ahead === 'number' ? body.people_ahead : undefined;
+    if (typeof body.queue_id === 'string') ui.queueId.textContent = body.queue_id;
+    if (ui.restartRow.hidden && ui.checkout.hidden) followPhase(body.phase);
     if (typeof body.serving_counter === 'number') {
       s.serving = body.serving_counter;
       s.servingAtStart ??= body.serving_counter;
@@ -702,8 +854,8 @@ function startGate(reason: string): void {
   ui.leaveRow.hidden = true;
   ui.detailRequest.textContent = t('kept_by_gate');
   if (reason === 'closed') {
-    show('ended');
-    setError(t('phase_closed'));
+    // Rendered by the server with the ending card (src/web/page-template.ts): nothing to follow.
+    show('ending');
     return;
   }
   if (reason === 'origin-down') {
@@ -718,31 +870,24 @@ function startGate(reason: string): void {
   }
   const s: Session = { visit: { requestId: '', joinedAt: Date.now() }, estimator: new TurnEstimator(), failures: 0, stopped: false };
   session = s;
-  show('queue');
+  show(reason === 'before' ? 'none' : 'queue');
   ui.restartRow.hidden = true;
+  applyPhase(pagePhase);
   if (reason === 'challenge') void solveForGate(s);
   else void followGate(s);
 }
 
-// Before the start (pre-queue), a countdown to it, once a second while the tab is shown.
-const countdown = document.getElementById('countdown');
-const startsAt = Date.parse(countdown?.dataset.start ?? '');
-if (countdown && Number.isFinite(startsAt)) {
-  const two = (n: number) => String(n).padStart(2, '0');
-  const tickCountdown = () => {
-    const left = Math.max(0, Math.ceil((startsAt - Date.now()) / 1000));
-    const time = `${left >= 3600 ? `${Math.floor(left / 3600)}:` : ''}${two(Math.floor(left / 60) % 60)}:${two(left % 60)}`;
-    countdown.textContent = t('countdown', { time: numbers.format(0) === '0' ? time : time.replace(/\d/g, (d) => numbers.format(Number(d))) });
-    if (left > 0) setTimeout(tickCountdown, 1000 - (Date.now() % 1000));
-  };
-  tickCountdown();
-}
-
 const gateMeta = document.querySelector<HTMLMetaElement>('meta[name="anteroom-gate"]');
+// The estimate's words follow the clock too (a line that stops moving sends no frames): redrawn every few seconds.
+setInterval(() => {
+  if (session && !session.stopped && !ui.queue.hidden) renderQueue(session);
+}, 5_000);
+
 if (gateMeta) {
   startGate(gateMeta.content);
 } else {
   const stored = visits.load();
   if (stored) begin(stored);
-  else show('intro');
+  else applyPhase(pagePhase);
+  watchRoom();
 }

@@ -213,6 +213,12 @@ export interface QueueStore {
    */
   leaveQueue(eventId: string, requestId: string): Promise<LeaveResult>;
   /**
+   * Positions given up with leaveQueue that are above `after`, ascending, at most `limit` of them (the people a
+   * waiting page must not count as ahead: src/domain/people-ahead.ts). Read-only. Optional: a store without it
+   * counts nobody as left.
+   */
+  leftPositionsAbove?(eventId: string, after: number, limit: number): Promise<number[]>;
+  /**
    * Moves the serving counter forward by min(by, queue − serving), never backwards (a counter already past the
    * queue stays where it is), recording new highest values like incrementServing: nobody who joins later
    * skips the line. `by` ≥ 0. With `ifServing`, moves only if the counter is still that value (a compare-and-set:
@@ -292,6 +298,12 @@ export interface DrawRecord {
    * FIFO behind the drawn ones: drawnThrough when the draw starts, then it grows (numberLateArrivals).
    */
   numberedThrough: number;
+  /**
+   * Pre-queue entries ever listed (join orders 1..listed) and how many of them left, as getDraw reads them
+   * (the operator's pre-queue figure, src/domain/prequeue-figures.ts); absent from the numbering calls' answers.
+   */
+  listed?: number;
+  leftPrequeue?: number;
 }
 
 /** A seed and its commitment, stored only if the room has no draw yet (the first one stored wins). */
@@ -482,6 +494,8 @@ export interface HistorySample {
   counters: Counters;
   /** Token sets not expired with their session open. */
   active: number;
+  /** People in the pre-queue without a position (src/domain/prequeue-figures.ts); absent in older samples. */
+  prequeue?: number;
 }
 
 /** Per-room history at one-minute resolution. */

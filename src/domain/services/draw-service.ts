@@ -43,6 +43,8 @@ export class DrawService {
     const now = this.context.now();
     for (const room of this.context.catalog.all()) {
       if (drawIsDue(room, now) && !this.draws.knownDone(room.event_id)) await this.draws.run(room.event_id);
+      // Before the start: the commitment's instant is recorded once the room has one (../draw-times.ts).
+      else if (roomDraws(room) && !drawIsDue(room, now)) await this.publications.notePublished(room.event_id);
     }
   }
 

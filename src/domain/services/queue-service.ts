@@ -11,13 +11,14 @@ import { newRequestId } from '../ids.ts';
 import { JoinBatcher } from '../join-batcher.ts';
 import type { EventPublisher } from '../ports/events.ts';
 import type { AuthorizationStore, Counters, DrawStore, JoinRequest, QueueStore } from '../ports/store.ts';
-import { joinRefusal, roomPhase, roomScheduleOf } from '../room-phase.ts';
+import { PeopleAhead } from '../people-ahead.ts';
+import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from '../room-phase.ts';
 import type { WaitEstimate, WaitEstimates } from '../wait-estimates.ts';
 import { ok, waitingOf, type Answer, type RoomContext } from './room-context.ts';
 
 export type QueueStoreUsed = Pick<
   QueueStore,
-  'assignPositions' | 'assignPositionsIfAbsent' | 'getPosition' | 'getCounters' | 'peekCounters' | 'getServingCounter' | 'leaveQueue'
+  'assignPositions' | 'assignPositionsIfAbsent' | 'getPosition' | 'getCounters' | 'peekCounters' | 'getServingCounter' | 'leaveQueue' | 'leftPositionsAbove'
 > &
   Pick<DrawStore, 'joinPrequeue' | 'leavePrequeue'> &
   Pick<AuthorizationStore, 'saveAuthorization'>;
@@ -43,9 +44,12 @@ export class QueueService {
   private readonly intake: boolean;
   /** The wait estimates given at the first lookup of a place, judged at admission (../wait-estimates.ts). */
   readonly estimates: WaitEstimates;
+  /** People still waiting ahead of a place, without those who left (../people-ahead.ts). */
+  readonly peopleAhead: PeopleAhead;
 
   constructor(deps: QueueServiceDeps) {
     this.store = deps.store;
+    this.peopleAhead = new PeopleAhead(deps.store);
     this.context = deps.context;
     this.events = deps.events;
     this.botDefence = deps.botDefence;
@@ -128,7 +132,7 @@ export class QueueService {
   async queueNum(
     eventId: unknown,
     requestId: unknown,
-  ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1; wait_estimate_s?: [number, number] }>> {
+  ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1; wait_estimate_s?: [number, number]; people_ahead?: number }>> {
     const { event, requestId: id } = this.context.eventAndRequest(eventId, requestId);
     const position = await this.store.getPosition(event.event_id, id);
     if (!position) {
@@ -144,6 +148,8 @@ export class QueueService {
       status: 1,
       // Beyond VWR's answer: the estimated wait (seconds, early and late end), once the pace is known.
       ...(estimate ? { wait_estimate_s: [estimate.lowSec, estimate.highSec] as [number, number] } : {}),
+      // Anteroom: the people still waiting ahead (issue 33), without those who left.
+      people_ahead: await this.peopleAhead.of(event.event_id, position.position, this.store.peekCounters?.(event.event_id) ?? (await this.store.getCounters(event.event_id))),
     });
   }
 
@@ -168,11 +174,12 @@ export class QueueService {
   }
 
   /** Both counters of a room in one store read, for the public counter stream (GET /stream). */
-  async streamCounters(eventId: unknown): Promise<{ serving_counter: number; waiting_num: number; generation: number }> {
+  async streamCounters(eventId: unknown): Promise<{ serving_counter: number; waiting_num: number; generation: number; phase: RoomPhase }> {
     const event = this.context.event(eventId);
     const counters = await this.store.getCounters(event.event_id);
     this.estimates.observe(event.event_id, counters.serving, this.context.now() * 1000);
-    return { serving_counter: counters.serving, waiting_num: waitingOf(counters), generation: counters.generation ?? 0 };
+    // The phase too: an open page follows the room (pause, close, the start) within a broadcast (issue 33).
+    return { serving_counter: counters.serving, waiting_num: waitingOf(counters), generation: counters.generation ?? 0, phase: await this.context.phaseOf(event) };
   }
 
   async waitingNum(eventId: unknown): Promise<Answer<{ waiting_num: number }>> {

@@ -7,14 +7,16 @@ import { rateWindowStart } from '../admission/automatic.ts';
 import type { BotDefence, BotDefenceOutcome } from '../bot-defence.ts';
 import { Errors } from '../errors.ts';
 import type { EventPublisher } from '../ports/events.ts';
-import type { AuditEntry, AuditStore, Counters, HistoryStore, QueueStore, Store } from '../ports/store.ts';
+import type { AuditEntry, AuditStore, Counters, DrawStore, HistoryStore, QueueStore, Store } from '../ports/store.ts';
 import { roomFigures, type RoomFigures } from '../room-figures.ts';
+import { readPrequeueNum } from '../prequeue-figures.ts';
 import { reportMinutes, reportTotals, type ReportMinute, type ReportTotals } from '../room-report.ts';
 import type { EstimateAccuracy, WaitEstimates } from '../wait-estimates.ts';
 import type { WaitTally } from '../wait-histogram.ts';
 import { ok, waitingOf, type Answer, type RoomContext } from './room-context.ts';
 
 export type ReportStoreUsed = Pick<QueueStore, 'getCounters' | 'countActiveTokens' | 'getAdmissionSnapshot'> &
+  Pick<DrawStore, 'getDraw'> &
   HistoryStore &
   AuditStore &
   Pick<Store, 'ping' | 'description'>;
@@ -61,17 +63,24 @@ export class ReportService {
     const room = this.context.catalog.get(eventId);
     if (!room) throw Errors.unknownRoom();
     const now = this.context.now();
-    const [counters, snapshot, phase] = await Promise.all([
+    const [counters, snapshot, phase, prequeue] = await Promise.all([
       this.store.getCounters(room.event_id),
       this.store.getAdmissionSnapshot(room.event_id, now, rateWindowStart(now)),
       this.context.phaseOf(room),
+      readPrequeueNum(this.store, room),
     ]);
     return ok({
-      ...roomFigures(room.event_id, phase, counters, snapshot),
+      ...roomFigures(room.event_id, phase, counters, snapshot, prequeue),
       estimate_accuracy: this.estimates.accuracy(room.event_id),
       // What the bot defence did here (this node, since it started), for a room that has one.
       ...(room.bot_defence ? { bot_defence: this.botDefence.tally(room.event_id) } : {}),
     });
+  }
+
+  /** People in the room's pre-queue, waiting for the draw (../prequeue-figures.ts); 0 for a room unknown here. */
+  async prequeueNum(eventId: string): Promise<number> {
+    const room = this.context.catalog.get(eventId);
+    return room ? readPrequeueNum(this.store, room) : 0;
   }
 
   /** One tick of the metrics job for one event (only when events generation is on, and the room still served). */
@@ -99,9 +108,14 @@ export class ReportService {
   async recordHistory(keepSeconds: number): Promise<void> {
     const now = this.context.now();
     const minute = now - (now % 60);
-    for (const eventId of this.context.catalog.ids()) {
-      const [counters, active] = await Promise.all([this.store.getCounters(eventId), this.store.countActiveTokens(eventId, now)]);
-      await this.store.recordHistory(eventId, { minute, counters, active }, keepSeconds);
+    for (const room of this.context.catalog.all()) {
+      const eventId = room.event_id;
+      const [counters, active, prequeue] = await Promise.all([
+        this.store.getCounters(eventId),
+        this.store.countActiveTokens(eventId, now),
+        readPrequeueNum(this.store, room),
+      ]);
+      await this.store.recordHistory(eventId, { minute, counters, active, prequeue }, keepSeconds);
     }
     await this.flushWaits(keepSeconds);
   }

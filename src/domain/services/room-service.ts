@@ -12,6 +12,7 @@ import type { RoomPhase } from '../room-phase.ts';
 import type { RoomChange } from '../room-registry.ts';
 import { EVENT_ID_PATTERN, parseRoomSettings, type RoomDefaults, type RoomSettings } from '../room-settings.ts';
 import { parseStoredRoom, ROOM_PROPAGATION_MS, type RoomSync } from '../room-sync.ts';
+import { RoomSettingsError, roomSettingsProblems } from '../room-settings-problems.ts';
 import { describeProblem } from '../setting-problems.ts';
 import type { WaitTally } from '../wait-histogram.ts';
 import { ok, type Answer, type RoomContext } from './room-context.ts';
@@ -221,7 +222,10 @@ export class RoomService {
 
   private async writeRoom(eventId: string, input: unknown, stored: StoredRoom | null): Promise<RoomChangeAnswer<RoomView>> {
     const parsed = parseRoomSettings(input, this.roomDefaults);
-    if (!parsed.ok) throw Errors.invalidRoomSettings(describeProblem(parsed.problem));
+    if (!parsed.ok) {
+      // Every problem listed too, for the panel to show each beside its field (../room-settings-problems.ts).
+      throw new RoomSettingsError(Errors.invalidRoomSettings(describeProblem(parsed.problem)), roomSettingsProblems(input, this.roomDefaults));
+    }
     const outcome = await this.store.putRoom(eventId, JSON.stringify(parsed.settings));
     await this.roomSync.check();
     return {

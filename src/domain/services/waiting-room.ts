@@ -13,6 +13,7 @@ import { BotDefence, type BotDefenceOutcome } from '../bot-defence.ts';
 import type { Clock } from '../clock.ts';
 import { DrawPublications } from '../draw-publication.ts';
 import { DrawRunner, newDrawCandidate } from '../draw-runner.ts';
+import { DrawTimes } from '../draw-times.ts';
 import { Errors } from '../errors.ts';
 import type { EventPublisher } from '../ports/events.ts';
 import type { ProofOfWork } from '../ports/proof-of-work.ts';
@@ -112,8 +113,15 @@ const noProofOfWork: ProofOfWork = {
 
 export function buildWaitingRoom(deps: WaitingRoomDeps): WaitingRoom {
   const { store, events, clock } = deps;
-  const draws = new DrawRunner({ store, nowMs: clock, chunkSize: deps.drawChunkSize });
-  const publications = new DrawPublications({ store, nowMs: clock, candidate: newDrawCandidate });
+  // When each commitment was published and each draw took place (../draw-times.ts).
+  const drawTimes = new DrawTimes(store, clock);
+  const draws = new DrawRunner({
+    store,
+    nowMs: clock,
+    chunkSize: deps.drawChunkSize,
+    onStarted: (eventId, draw) => drawTimes.drawn(eventId, draw.commitment),
+  });
+  const publications = new DrawPublications({ store, nowMs: clock, candidate: newDrawCandidate, times: drawTimes });
   const context = new RoomContext({ rooms: deps.rooms, clock, draws, store });
   const botDefence = new BotDefence({
     store,

@@ -726,8 +726,11 @@ export class RedisStore implements Store {
   }
 
   async getDraw(eventId: string): Promise<DrawRecord | null> {
-    const stored = await this.call(() => this.client.hgetall(this.keys(eventId).draw));
-    return decodeDraw(Object.entries(stored).flat());
+    const keys = this.keys(eventId);
+    // The list's length is how many entries were ever listed (the pre-queue figure); `lv` how many left.
+    const [stored, listed] = await this.call(() => Promise.all([this.client.hgetall(keys.draw), this.client.llen(keys.prequeueList)]));
+    const draw = decodeDraw(Object.entries(stored).flat());
+    return draw && { ...draw, listed, leftPrequeue: Number(stored.lv ?? 0) };
   }
 
   async joinPrequeue(eventId: string, joins: readonly JoinRequest[], candidate: DrawSeed): Promise<number[]> {
@@ -846,6 +849,11 @@ export class RedisStore implements Store {
 
   async leaveQueue(eventId: string, requestId: string): Promise<LeaveResult> {
     return this.call(() => this.scripts.leaveQueue(this.keys(eventId), encodeRequestId(requestId)));
+  }
+
+  async leftPositionsAbove(eventId: string, after: number, limit: number): Promise<number[]> {
+    const members = await this.call(() => this.client.zrangebyscore(this.keys(eventId).leftPositions, `(${after}`, '+inf', 'LIMIT', 0, limit));
+    return members.map(Number);
   }
 
   async incrementServingWithinQueue(eventId: string, by: number, now: number, ifServing?: number): Promise<ServingMove> {

@@ -1,7 +1,8 @@
 // What moves the line on its own (QueueStore: advanceExpiry, getAdmissionSnapshot): the expiry job's step, which
 // records unclaimed positions as expired (and may move the serving counter past them), and the one read an
 // automatic admission tick decides on. Both count, among the positions the counter has reached, those that hold
-// a token set (token-sets.ts) or were left (leaving.ts); they own no table of their own.
+// a token set (token-sets.ts) or were left (leaving.ts); they own no table (the expiry step also reads positions'
+// entry times).
 
 import type { AdmissionSnapshot, ExpiryAdvance } from '../../domain/ports/store.ts';
 import { prepareAll, type Prepared, type SqliteConnection } from './connection.ts';

@@ -5,7 +5,7 @@
 // held the loop for up to ~80 ms in a chunk of ~10 ms of CPU. A checkpoint copies the WAL's pages into the
 // database file and fsyncs both; SQLite runs it inside the commit that takes the WAL past 1,000 pages, which
 // during a purge was nearly every chunk's. Here it is PASSIVE (it never waits for, nor blocks, the store's
-// connection). The store's own writes wait for a chunk's write lock on the event loop (SqliteStore's
+// connection). The store's own writes wait for a chunk's write lock on the event loop (connection.ts:
 // transaction), at most a chunk's time; this thread's connection waits in SQLite (busy_timeout) for theirs.
 
 import { Worker } from 'node:worker_threads';

@@ -59,6 +59,8 @@ function toDrawRecord(row: DrawRow): DrawRecord {
     progress: row.progress,
     firstPosition: row.first_position,
     numberedThrough: row.numbered_through,
+    listed: row.joined,
+    leftPrequeue: row.left_count,
   };
 }
 

@@ -7,6 +7,7 @@
 //   positions.ts       QueueStore: numbering joins and finding positions (positions + the in-memory request index)
 //   token-sets.ts      QueueStore: claims, token sets and sessions (tokens + the in-memory count of open sessions)
 //   leaving.ts         QueueStore: leaveQueue (left_positions)
+//   left-positions.ts  QueueStore: leftPositionsAbove, the places given up above a point (people ahead, issue 33)
 //   admission.ts       QueueStore: advanceExpiry and getAdmissionSnapshot
 //   reset.ts           QueueStore.resetEvent and RoomStore.deleteRoomData (pending_resets, the purge thread)
 //   draws.ts           DrawStore (prequeue, draws)
@@ -61,6 +62,7 @@ import { SqliteCounters } from './counters.ts';
 import { SqliteDraws } from './draws.ts';
 import { SqliteHistory } from './history.ts';
 import { SqliteLeaving } from './leaving.ts';
+import { leftPositionsAbove } from './left-positions.ts';
 import { SqliteLocks } from './locks.ts';
 import { SqlitePositions } from './positions.ts';
 import { SqliteResets } from './reset.ts';
@@ -191,6 +193,9 @@ export class SqliteStore implements Store {
   // ---- QueueStore: leaving.ts, admission.ts, reset.ts ----
   leaveQueue(eventId: string, requestId: string): Promise<LeaveResult> {
     return this.leaving.leaveQueue(eventId, requestId);
+  }
+  leftPositionsAbove(eventId: string, after: number, limit: number): Promise<number[]> {
+    return Promise.resolve(leftPositionsAbove(this.connection.db, eventId, after, limit));
   }
   advanceExpiry(eventId: string, cutoff: number, incrServing: boolean, now: number): Promise<ExpiryAdvance> {
     return this.admission.advanceExpiry(eventId, cutoff, incrServing, now);

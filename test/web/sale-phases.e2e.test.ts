@@ -1,0 +1,234 @@
+// Sale day as visitors see it (issue 33), in headless Chromium against a real node: every phase has its page and
+// open pages follow the room live (the operator's changes are made through the rooms API, as the panel makes them:
+// PATCH /private/rooms/{id}); a reload in a closed room shows one phase only; people ahead, the estimate's words and
+// the queue ID in a capacity-bound room; the room's own words and look; axe-core 0 violations in every phase at
+// phone and desktop sizes.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { TEST_CREDENTIALS } from '../support/node.ts';
+import { ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
+
+/** A change of phase must reach an open page within 5 s (issue 33). */
+const PHASE_MS = 5_000;
+const TIMEOUT = 20_000;
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
+const auth = { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' };
+const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } });
+    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+}
+
+/** axe at both sizes on the page as it is now, and nothing wider than a phone. */
+async function accessibleAtBothSizes(page: Page, what: string): Promise<void> {
+  for (const size of [PHONE, DESKTOP]) {
+    await page.setViewportSize(size);
+    assert.deepEqual(await axeViolations(page), [], `${what} at ${size.width} px`);
+    assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1), true, `${what}: nothing wider than ${size.width} px`);
+  }
+}
+
+/** The texts a visitor can see (hidden elements left out). */
+async function visibleText(page: Page): Promise<string> {
+  return page.evaluate(() => document.body.innerText);
+}
+
+describe('sale day in the browser: every phase, live', { timeout: 300_000 }, () => {
+  let browser: Browser;
+  let node: WebNode;
+  const put = async (id: string, body: unknown) => {
+    const response = await fetch(`${node.privateUrl}/rooms/${id}`, { method: 'PUT', headers: auth, body: JSON.stringify(body) });
+    assert.equal(response.status, 201, await response.clone().text());
+  };
+  const patch = async (id: string, body: unknown) => {
+    const response = await fetch(`${node.privateUrl}/rooms/${id}`, { method: 'PATCH', headers: auth, body: JSON.stringify(body) });
+    assert.equal(response.status, 200, await response.clone().text());
+  };
+  const join = async (id: string) =>
+    ((await (await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: id }) })).json()) as { api_request_id: string }).api_request_id;
+
+  before(async () => {
+    ensurePagesBuilt();
+    browser = await launchChromium();
+    node = await startWebNode({}, { jobs: true });
+  });
+  after(async () => {
+    await browser?.close();
+    await node?.stop();
+  });
+
+  it('before the pre-queue: a countdown to the opening, no refusal; the page turns into the join page by itself', async () => {
+    // Far enough ahead for a busy machine to load the page before it.
+    const opens = Date.now() + 25_000;
+    await put('Soon', { prequeue_start_time: iso(opens), event_start_time: iso(opens + 3_600_000) });
+    const context = await browser.newContext({ viewport: PHONE, timezoneId: 'Asia/Tokyo' });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${node.url}/waiting-room-site/?eventId=Soon`);
+    await page.waitForFunction(() => /^Opens in 00:[0-2]\d$/.test(document.querySelector('#countdown')?.textContent ?? ''), null, { timeout: TIMEOUT });
+    // The opening in the visitor's own time zone (Tokyo: UTC+9), never a 403 "closed" page.
+    const tokyo = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'Asia/Tokyo' }).format(Math.floor(opens / 1000) * 1000);
+    assert.match(await page.locator('#phase-notice').innerText(), new RegExp(`The line opens at ${tokyo.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    assert.equal(await page.getByRole('button', { name: 'Reserve' }).isVisible(), false);
+    assert.doesNotMatch(await visibleText(page), /closed|not open/i);
+    await accessibleAtBothSizes(page, 'before the opening');
+    // The opening: Reserve appears by itself (the stream's phase), within 5 s of the time.
+    await page.getByRole('button', { name: 'Reserve' }).waitFor({ timeout: opens - Date.now() + PHASE_MS });
+    assert.ok(Date.now() <= opens + PHASE_MS, 'within 5 s of the opening');
+    assert.match(await page.locator('#phase-notice').innerText(), /You can join now|The sale starts at/);
+    await page.getByRole('button', { name: 'Reserve' }).click();
+    await page.waitForFunction(() => /^\d+$/.test(document.querySelector('#my-position')?.textContent ?? ''), null, { timeout: TIMEOUT });
+    await accessibleAtBothSizes(page, 'the pre-queue');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  it('pause and close reach an open page within 5 s, with the operator\'s words; a reload in a closed room shows one phase', async () => {
+    await put('Live', {
+      branding: {
+        title: 'Sneaker drop',
+        site_name: 'Kicks & Co',
+        message: 'One pair per customer.',
+        paused_message: 'Payment provider hiccup: back in a few minutes.',
+        closed_message: 'Sold out — thank you for waiting!',
+        link_url: 'https://kicks.example/',
+        link_text: 'Back to Kicks & Co',
+        colors: { accent: '#7a1f5c', header_background: '#202020' },
+      },
+    });
+    for (let i = 0; i < 2; i++) await join('Live');
+    const context = await browser.newContext({ viewport: PHONE });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${node.url}/waiting-room-site/?eventId=Live`);
+    // The room's words, never the sample store's.
+    assert.equal(await page.title(), 'Sneaker drop · Kicks & Co');
+    assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Sneaker drop');
+    assert.doesNotMatch(await visibleText(page), /Sample store|widget/i);
+    assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('#reserve')!).backgroundColor), 'rgb(122, 31, 92)');
+    await page.getByRole('button', { name: 'Reserve' }).click();
+    await page.waitForFunction(() => document.querySelector('#my-position')?.textContent === '3', null, { timeout: TIMEOUT });
+    // Places 1 and 2 wait ahead of 3 (nobody let in yet).
+    assert.equal(await page.locator('#ahead').innerText(), '2');
+    await page.waitForFunction(() => document.querySelector<HTMLElement>('#queue')?.dataset.updates === 'stream', null, { timeout: TIMEOUT });
+    await accessibleAtBothSizes(page, 'waiting, branded');
+
+    // Pause (a second "tab": the rooms API the panel calls).
+    let changedAt = Date.now();
+    await patch('Live', { state: 'paused' });
+    await page.getByText('Payment provider hiccup: back in a few minutes.').waitFor({ timeout: PHASE_MS });
+    assert.ok(Date.now() - changedAt <= PHASE_MS);
+    assert.equal(await page.locator('#eta').innerText(), 'Paused');
+    assert.match(await page.locator('#phase-notice').innerText(), /paused/);
+    await accessibleAtBothSizes(page, 'paused');
+
+    // Resume: the pause words go.
+    await patch('Live', { state: 'open' });
+    await page.locator('#paused-message').waitFor({ state: 'hidden', timeout: PHASE_MS });
+    assert.notEqual(await page.locator('#eta').innerText(), 'Paused');
+
+    // Close (sold out): an ending for the visitor in line, with the operator's message and link.
+    changedAt = Date.now();
+    await patch('Live', { state: 'closed' });
+    await page.getByRole('heading', { name: 'The line is closed' }).waitFor({ timeout: PHASE_MS });
+    assert.ok(Date.now() - changedAt <= PHASE_MS);
+    assert.equal(await page.locator('#ending-text').innerText(), 'The line closed before your turn came: nobody more is let in.');
+    assert.equal(await page.getByText('Sold out — thank you for waiting!').isVisible(), true);
+    assert.equal(await page.locator('#ending-link').getAttribute('href'), 'https://kicks.example/');
+    assert.equal(await page.locator('#queue').isVisible(), false);
+    await accessibleAtBothSizes(page, 'closed');
+
+    // A reload in the closed room: the ending only, never "You are in line… keep this page open" beside it.
+    await page.reload();
+    await page.getByRole('heading', { name: 'The line is closed' }).waitFor({ timeout: TIMEOUT });
+    const text = await visibleText(page);
+    assert.doesNotMatch(text, /You are in line|Keep this page open|Reserve/);
+    assert.match(text, /Sold out — thank you for waiting!/);
+    // A newcomer in the closed room: the phase's sentence, not "before your turn came".
+    const other = await browser.newContext({ viewport: PHONE });
+    const newcomer = await other.newPage();
+    await newcomer.goto(`${node.url}/waiting-room-site/?eventId=Live&lang=en`);
+    assert.equal(await newcomer.locator('#ending-text').innerText(), 'The line is closed and not taking new visitors.');
+    await other.close();
+
+    // Ended (the schedule's end passes): the same ending, live.
+    const ends = Date.now() + 8_000;
+    await patch('Live', { state: 'open', event_end_time: iso(ends) });
+    await page.waitForFunction(() => document.body.dataset.phase === 'waiting', null, { timeout: PHASE_MS });
+    assert.equal(await page.locator('#queue').isVisible(), true, 'reopened: back in line');
+    await page.locator('#ending-text').filter({ hasText: 'The sale ended before your turn came.' }).waitFor({ timeout: ends - Date.now() + PHASE_MS });
+    await accessibleAtBothSizes(page, 'ended');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  it('a capacity-bound room: people ahead without those who left, 0 for the next in line; the estimate says what it waits for; a queue ID', async () => {
+    await put('Cap', { admission: 'automatic', new_users_per_minute: 600, total_active_users: 1, queue_position_expiry_period: 600 });
+    const first = await join('Cap');
+    // The first visitor is let in and claims: the one place is taken until their session ends.
+    await waitFor(async () => (await fetch(`${node.url}/serving_num?event_id=Cap`).then((r) => r.json()) as { serving_counter: number }).serving_counter === 1);
+    const claim = await fetch(`${node.url}/generate_token`, { method: 'POST', body: JSON.stringify({ event_id: 'Cap', request_id: first }) });
+    assert.equal(claim.status, 200);
+    const second = await join('Cap');
+    const third = await join('Cap');
+    const context = await browser.newContext({ viewport: PHONE });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${node.url}/waiting-room-site/?eventId=Cap`);
+    await page.getByRole('button', { name: 'Reserve' }).click();
+    await page.waitForFunction(() => document.querySelector('#my-position')?.textContent === '4', null, { timeout: TIMEOUT });
+    assert.equal(await page.locator('#ahead').innerText(), '2', 'places 2 and 3 wait ahead of 4');
+    const requestId = (await page.locator('#detail-request').textContent()) ?? '';
+    const queueId = await page.locator('#queue-id').innerText();
+    assert.match(queueId, /^[0-9A-F]{4}-[0-9A-F]{4}$/);
+    assert.equal(queueId.replace('-', ''), requestId.replaceAll('-', '').slice(0, 8).toUpperCase());
+    // Nobody is let in while the one place is taken: after the estimator's 15 s, it says what it waits for.
+    await page.waitForFunction(() => document.querySelector('#eta')?.textContent === 'Waiting for someone to finish', null, { timeout: 30_000 });
+    assert.doesNotMatch(await visibleText(page), /Paused|paused/);
+    assert.match(await page.locator('#eta-note').innerText(), /as others finish/);
+    await accessibleAtBothSizes(page, 'waiting in a capacity-bound room');
+    // Place 2 leaves: the server counts one ahead of 4; place 3 is next in line with 0 ahead.
+    assert.equal((await fetch(`${node.url}/leave_queue`, { method: 'POST', body: JSON.stringify({ event_id: 'Cap', request_id: second }) })).status, 200);
+    const lookup = async (id: string) => (await (await fetch(`${node.url}/queue_num?event_id=Cap&request_id=${id}`)).json()) as { people_ahead: number };
+    assert.equal((await lookup(requestId)).people_ahead, 1);
+    assert.equal((await lookup(third)).people_ahead, 0);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  it('branding is checked strictly: a javascript: URL, a colour that is not #rgb, unreadable colours are 400s naming the field', async () => {
+    for (const [branding, field] of [
+      [{ logo_url: 'javascript:alert(1)' }, 'branding.logo_url'],
+      [{ link_url: '//evil.example/' }, 'branding.link_url'],
+      [{ link_url: 'http://shop.example/' }, 'branding.link_url'],
+      [{ colors: { accent: 'red;}body{display:none' } }, 'branding.colors.accent'],
+      [{ colors: { text: '#eeeeee' } }, 'branding.colors.text'],
+      [{ extra: 1 }, 'branding'],
+    ] as const) {
+      const response = await fetch(`${node.privateUrl}/rooms/Bad`, { method: 'PUT', headers: auth, body: JSON.stringify({ branding }) });
+      assert.equal(response.status, 400, JSON.stringify(branding));
+      const body = (await response.json()) as { error: string };
+      assert.ok(body.error.includes(field), `${body.error} names ${field}`);
+    }
+    assert.equal((await fetch(`${node.privateUrl}/rooms/Bad`, { headers: auth })).status, 404, 'nothing stored');
+  });
+});
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = TIMEOUT): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

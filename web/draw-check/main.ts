@@ -1,0 +1,157 @@
+// The draw-check page: reads the room (?event_id=), where its draw is published (?api=<public API URL>, or
+// ?draw=<address of the publication> — the gate's /_anteroom/draw-data), and the visitor's request ID (the
+// address's #request_id=…, which GET /_anteroom/draw puts there from the visitor's own cookie; else the
+// waiting-room page's visit kept in this browser; else typed). The fragment is never sent to a server and is
+// removed from the address bar at once. Before the draw it shows the commitment and keeps it in this browser;
+// after, it checks the publication (verify.ts) against the commitment kept or typed.
+
+import './style.css';
+import { checkDraw, fetchPublication, type DrawCheck, type Publication } from './verify.ts';
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
+const form = $<HTMLFormElement>('check-form');
+const eventInput = $<HTMLInputElement>('event-id');
+const requestInput = $<HTMLInputElement>('request-id');
+const seenInput = $<HTMLInputElement>('seen-commitment');
+const button = $<HTMLButtonElement>('check');
+const status = $('status');
+const result = $('result');
+
+const params = new URLSearchParams(location.search);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function storage(): Storage | undefined {
+  try {
+    return window.localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The request ID the waiting-room page keeps for this room in this browser (web/waiting-room-site/visit-store.ts). */
+function keptRequestId(eventId: string): string | undefined {
+  const store = storage();
+  if (!store) return undefined;
+  for (let i = 0; i < store.length; i++) {
+    const key = store.key(i);
+    if (!key?.startsWith('anteroom.visit:') || !key.endsWith(`#${eventId}`)) continue;
+    try {
+      const id = (JSON.parse(store.getItem(key) ?? '{}') as { requestId?: unknown }).requestId;
+      if (typeof id === 'string' && UUID.test(id)) return id;
+    } catch {
+      // Not a visit this page can read.
+    }
+  }
+  return undefined;
+}
+
+function drawUrl(eventId: string): string {
+  const query = `event_id=${encodeURIComponent(eventId)}`;
+  const explicit = params.get('draw');
+  if (explicit && (explicit.startsWith('/') || /^https?:\/\//.test(explicit))) return `${explicit}${explicit.includes('?') ? '&' : '?'}${query}`;
+  const api = (params.get('api') ?? location.origin).replace(/\/+$/, '');
+  return `${api}/draw?${query}`;
+}
+
+const commitmentKey = (url: string) => `anteroom.draw-commitment:${url}`;
+
+async function getJson(url: string): Promise<Publication> {
+  const response = await fetch(url, { headers: { accept: 'application/json' } });
+  const body = (await response.json().catch(() => ({}))) as Publication & { error?: unknown };
+  if (!response.ok) throw new Error(typeof body.error === 'string' ? body.error : `the server answered ${response.status}`);
+  return body;
+}
+
+const localTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'long' });
+const when = (iso: string) => `${localTime.format(new Date(iso))} (${iso} UTC)`;
+
+function show(check: DrawCheck, kept: string | undefined): void {
+  result.hidden = false;
+  const set = (id: string, text: string) => ($(id).textContent = text);
+  if (check.kind === 'failed') {
+    status.className = 'notice error';
+    status.setAttribute('role', 'alert');
+    status.textContent = `The draw does not check out. ${check.problem}`;
+    result.hidden = true;
+    return;
+  }
+  set('result-commitment', check.commitment);
+  if (check.kind === 'pending') {
+    status.className = 'notice info';
+    status.textContent = 'The draw has not taken place yet.';
+    set('result-place', 'The draw has not taken place yet.');
+    set(
+      'result-text',
+      'This is the commitment the order will be drawn from. This browser keeps it and checks it after the draw; you may note it too.',
+    );
+    set('result-committed', check.committedAt ? when(check.committedAt) : '–');
+    set('result-drawn', 'not yet');
+    set('result-entries', '–');
+    return;
+  }
+  status.className = 'notice ok';
+  status.textContent = 'The draw checks out.';
+  const place =
+    check.place !== null
+      ? `Your place is ${check.place.toLocaleString()} (position ${check.position?.toLocaleString() ?? ''}).`
+      : check.notInDraw
+        ? 'Your request ID is not among the draw\u2019s entries: you joined after the draw started, or left the pre-queue.'
+        : 'Enter your request ID to find your place.';
+  set('result-place', place);
+  set(
+    'result-text',
+    `The order is the one committed to at ${when(check.committedAt)}, before the draw at ${when(check.drawnAt)}.` +
+      (kept ? ' It is the commitment this browser saw before the draw.' : ''),
+  );
+  set('result-committed', when(check.committedAt));
+  set('result-drawn', when(check.drawnAt));
+  set('result-entries', check.entries.toLocaleString());
+  $('result-title').focus();
+}
+
+async function run(): Promise<void> {
+  const eventId = eventInput.value.trim();
+  if (!eventInput.checkValidity()) {
+    eventInput.reportValidity();
+    return;
+  }
+  const url = drawUrl(eventId);
+  const store = storage();
+  const kept = store?.getItem(commitmentKey(url)) ?? undefined;
+  button.disabled = true;
+  status.className = 'notice info';
+  status.setAttribute('role', 'status');
+  status.textContent = 'Fetching the draw…';
+  try {
+    const { publication, entries } = await fetchPublication(url, getJson);
+    status.textContent = `Recomputing the order of ${entries.length.toLocaleString()} entries…`;
+    const check = await checkDraw(publication, entries, {
+      requestId: requestInput.value.trim() || undefined,
+      seenCommitment: seenInput.value.trim() || kept,
+      progress: (done, total) => (status.textContent = `Recomputing the order: ${Math.floor((done / total) * 100)} %…`),
+    });
+    if (check.kind === 'pending') store?.setItem(commitmentKey(url), check.commitment);
+    show(check, check.kind === 'verified' && kept === check.commitment ? kept : undefined);
+  } catch (error) {
+    status.className = 'notice error';
+    status.setAttribute('role', 'alert');
+    status.textContent = `The draw could not be fetched: ${(error as Error).message}.`;
+    result.hidden = true;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// The request ID from the address's fragment, then forgotten by the address bar (and the browser's history).
+const fragment = new URLSearchParams(location.hash.slice(1));
+const fromFragment = fragment.get('request_id') ?? undefined;
+if (location.hash) history.replaceState(null, '', `${location.pathname}${location.search}`);
+eventInput.value = params.get('event_id') ?? '';
+const requestId = fromFragment ?? (eventInput.value ? keptRequestId(eventInput.value) : undefined);
+if (requestId && UUID.test(requestId)) requestInput.value = requestId;
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  void run();
+});
+if (eventInput.value) void run();
