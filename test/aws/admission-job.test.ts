@@ -25,7 +25,7 @@ async function environment(keyPrefix: string, clock: TestClock, settings: RoomSe
     { store: new RedisStore({ url: redis.url, keyPrefix, readyTimeoutMs: 5000 }), clock: clock.now, log: () => {} },
   );
   const runs: number[] = [];
-  const admit = runtime.room.admission.admitAutomatically.bind(runtime.room);
+  const admit = runtime.room.admission.admitAutomatically.bind(runtime.room.admission);
   runtime.room.admission.admitAutomatically = async (eventId) => {
     runs.push(Math.floor(clock.now() / 1000));
     return admit(eventId);
