@@ -129,7 +129,8 @@ for (const backend of backends) {
       assert.deepEqual(await t.service.claims.queuePosExpiry('wait', a), Pending.notServedYet);
       assert.equal((await t.service.reports.counters('wait')).queue, 0);
       const published = await t.published();
-      assert.deepEqual(Object.keys(published).sort(), ['algorithm', 'commitment']);
+      // The commitment and when it was published (issue 33: checked against the draw's time).
+      assert.deepEqual(Object.keys(published).sort(), ['algorithm', 'commitment', 'committed_at']);
       assert.equal(published.commitment, (await t.store.getDraw('wait'))?.commitment, 'the seed of the first join');
       assert.equal(await t.service.draws.drawDone('wait'), false);
       // Before the start the draw job does nothing.
