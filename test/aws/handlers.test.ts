@@ -349,7 +349,7 @@ describe('AWS Lambda handlers', () => {
       assert.deepEqual(await d.intake(d.queue.deliver()), { batchItemFailures: [] });
       assert.equal((await d.publicApi(get('/queue_num', { event_id: 'Draw', request_id: ids[0]! }))).statusCode, 202, 'waiting for the draw');
       const before = json(await d.publicApi(get('/draw', { event_id: 'Draw' })));
-      assert.deepEqual(Object.keys(before).sort(), ['algorithm', 'commitment']);
+      assert.deepEqual(Object.keys(before).sort(), ['algorithm', 'commitment', 'committed_at']);
 
       // The start: the scheduled draw job draws the four.
       d.clock.advance(3600);

@@ -110,7 +110,10 @@ describe('the rooms API on three nodes sharing one Redis', () => {
     const [a, b] = nodes as [ChildNode, ChildNode, ChildNode];
     await roomOfItsOwn('Reset');
     const refused = await admin(b, 'PUT', '/rooms/Reset', { new_users_per_minutee: 5 });
-    assert.deepEqual([refused.status, refused.body], [400, { error: 'Invalid room settings: new_users_per_minutee: unknown setting' }]);
+    assert.deepEqual([refused.status, refused.body], [
+      400,
+      { error: 'Invalid room settings: new_users_per_minutee: unknown setting', problems: [{ field: 'new_users_per_minutee', rule: 'unknown setting' }] },
+    ]);
     await admin(a, 'PATCH', '/rooms/Reset', { validity_period: 42 });
     const reset = await json(`${b.url}/private/reset_initial_state`, {
       method: 'POST',

@@ -36,6 +36,8 @@ describe('room settings', () => {
       incr_serving_on_expiry: false,
       enable_events_generation: false,
       admission: 'manual',
+      // Issue 34: an admitted visitor counts against capacity for at most this long before claiming (automatic rooms).
+      arrival_window: 120,
       session_duration: 300,
       session_renewal: true,
       state: 'open',

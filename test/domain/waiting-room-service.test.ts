@@ -772,7 +772,7 @@ describe('the pre-queue and the draw, through the service', () => {
     assert.equal(await service.draws.drawDone('D'), false);
     assert.equal(await service.draws.drawDone('E'), true, 'a room without a draw never waits for one');
     assert.equal(await service.draws.drawDone('Nope'), true);
-    assert.deepEqual(Object.keys(JSON.parse(ok(await service.draws.drawPublication('D')).toString())).sort(), ['algorithm', 'commitment']);
+    assert.deepEqual(Object.keys(JSON.parse(ok(await service.draws.drawPublication('D')).toString())).sort(), ['algorithm', 'commitment', 'committed_at']);
     assert.deepEqual(await service.draws.drawPositions('D', 0, 10), { status: 202, body: { error: 'The draw has not taken place yet' } });
     await assert.rejects(service.draws.drawPublication('E'), contractError(404, 'This waiting room has no draw'));
     await assert.rejects(service.draws.drawPositions('E', 0, 10), contractError(404, 'This waiting room has no draw'));
