@@ -246,11 +246,12 @@ export class RedisConnection {
     if (this.client.status === 'ready') {
       try {
         await this.client.quit();
-        return;
       } catch {
         // fall through: drop the connection without waiting
       }
     }
+    // Also after QUIT: disconnect() is what stops a Sentinel client's failover detector (its own connections to
+    // the Sentinels, which QUIT leaves open and reconnecting for ever, keeping the process alive).
     this.client.disconnect();
   }
 }
