@@ -1,0 +1,228 @@
+// The recipes a newcomer copies from the docs, read from the .md files and run as written (only the addresses
+// and the placeholders in <…> changed): the gate (docs/gate.md recipe 1 started with its own command line), the
+// hand-off with the authorizer's middleware (docs/gate.md §3, Express and Fastify), the standalone inlets
+// (docs/inlets.md and the README) and the README's verify-draw against a room drawn at its start.
+// `anteroom` and `npx anteroom` run in a project where the command is installed (node_modules/.bin/anteroom,
+// as `npm install` of the tarball makes it), here linked to this checkout's bin/anteroom.js.
+
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, request, type Server } from 'node:http';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { setTimeout as pause } from 'node:timers/promises';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { docBlock } from '../support/doc-blocks.ts';
+import { killWithTest } from '../support/children.ts';
+import { freePort } from '../support/ports.ts';
+import { eventSettings, startTestNode, TEST_CREDENTIALS, TestClock, wallClock, type TestNode } from '../support/node.ts';
+import { CookieJar, startOrigin, type Origin } from '../gate/support.ts';
+import { ensurePagesBuilt } from '../web/support.ts';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = join(REPO, 'bin/anteroom.js');
+
+/** A project directory where `anteroom` is installed (node_modules/.bin) and this checkout's packages resolve. */
+function project(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'anteroom-recipe-'));
+  mkdirSync(join(dir, 'node_modules/.bin'), { recursive: true });
+  symlinkSync(BIN, join(dir, 'node_modules/.bin/anteroom'));
+  // The site's own dependencies (express, fastify) and anteroom-authorizer, as its `npm install` gives them.
+  for (const name of ['anteroom-authorizer', 'express', 'fastify']) symlinkSync(join(REPO, 'node_modules', name), join(dir, 'node_modules', name));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'newcomer', private: true, type: 'module' }));
+  return dir;
+}
+
+interface Shell {
+  child: ChildProcess;
+  output: () => string;
+  /** Resolves once the output matches `pattern` (rejects if the process exits first, or after 60 s). */
+  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
+  exited: Promise<number | string>;
+}
+
+/**
+ * `bash -c script` in `cwd`: `node`, `anteroom` (node_modules/.bin, as npm puts it on an installed project's
+ * PATH for `npx`) and npx never fetching from the registry.
+ */
+function shell(script: string, cwd: string, env: Record<string, string> = {}): Shell {
+  const path = [join(cwd, 'node_modules/.bin'), dirname(process.execPath), process.env.PATH ?? ''].join(':');
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ANTEROOM_')));
+  const child = killWithTest(spawn('bash', ['-euo', 'pipefail', '-c', script], {
+    cwd,
+    env: { ...clean, PATH: path, npm_config_yes: 'false', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }));
+  let output = '';
+  const waiters = new Set<() => void>();
+  const take = (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const waiter of waiters) waiter();
+  };
+  child.stdout.on('data', take);
+  child.stderr.on('data', take);
+  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitFor: (pattern) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`printed no ${pattern} within 60 s:\n${output}`)), 60_000);
+        const check = () => {
+          const match = pattern.exec(output);
+          if (!match) return;
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve(match);
+        };
+        waiters.add(check);
+        check();
+        void exited.then((code) => {
+          clearTimeout(timer);
+          reject(new Error(`exited (${code}) before printing ${pattern}:\n${output}`));
+        });
+      }),
+  };
+}
+
+async function stopShell(shell: Shell): Promise<number | string> {
+  if (shell.child.exitCode === null && shell.child.signalCode === null) shell.child.kill('SIGTERM');
+  return shell.exited;
+}
+
+/** The commands of a ```sh block: its lines joined at trailing backslashes, comments and blank lines left out. */
+function commands(block: string): string[] {
+  return block
+    .replace(/\\\n\s*/g, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+/** GET `url` with the Host header `host` (fetch cannot set it) and the jar's cookies, as a fetch Response. */
+function getWithHost(url: string, host: string, jar: CookieJar, accept: string): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const headers = { host, accept, ...(jar.cookies.size ? { cookie: jar.header() } : {}) };
+    request(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const answer = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          for (const one of Array.isArray(value) ? value : [value ?? '']) answer.append(name, one);
+        }
+        resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0, headers: answer }));
+      });
+    }).on('error', reject).end();
+  });
+}
+
+describe('docs/gate.md, 1. The gate: the room file and its command line', () => {
+  let origin: Origin;
+  let dir: string;
+  let serve: Shell | undefined;
+  before(async () => {
+    ensurePagesBuilt();
+    origin = await startOrigin();
+    dir = project();
+  });
+  after(async () => {
+    if (serve) await stopShell(serve);
+    await origin.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('`anteroom serve --config rooms.json --gate-port 8081` queues a visitor of shop.example.com and admits them by itself', async () => {
+    writeFileSync(join(dir, 'rooms.json'), docBlock('docs/gate.md', '1. The gate', 'json').replace('http://127.0.0.1:3000', origin.url));
+    const [command] = commands(docBlock('docs/gate.md', '1. The gate', 'sh'));
+    assert.match(command!, /^anteroom serve --config rooms\.json --gate-port 8081\b/);
+    const gatePort = await freePort();
+    // The API's port is not in the command (8080 by default): any free one here.
+    serve = shell(command!.replace('--gate-port 8081', `--gate-port ${gatePort}`), dir, { ANTEROOM_PORT: '0', ANTEROOM_LOG_LEVEL: 'warn' });
+    await serve.waitFor(/^ {2}gate {2,}\S+/m);
+    const gate = `http://127.0.0.1:${gatePort}`;
+    const jar = new CookieJar();
+    const visit = async () => (await jar.take(await getWithHost(`${gate}/cart`, 'shop.example.com', jar, 'application/json')).json()) as { status: string };
+    assert.equal((await visit()).status, 'queued', 'a visitor without a cookie queues first');
+    assert.equal(origin.seen.length, 0);
+    // Automatic admission lets them in at its next tick (every second): the JSON poll says so.
+    let answer = await visit();
+    for (let polls = 0; answer.status === 'queued' && polls < 50; polls++) {
+      await pause(200); // a poll, as the waiting page's (every 2 s), only quicker
+      answer = await visit();
+    }
+    assert.equal(answer.status, 'admitted', serve.output());
+    const page = jar.take(await getWithHost(`${gate}/cart`, 'shop.example.com', jar, 'text/html'));
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /Origin page \/cart/);
+  });
+});
+
+describe('docs/gate.md, 3. The hand-off: the authorizer middleware as written, in a site of its own', () => {
+  let node: TestNode;
+  let dir: string;
+  before(async () => {
+    // The site verifies tokens on the real clock: the node issues them on it.
+    node = await startTestNode({ events: [eventSettings('Shop')] }, { clock: wallClock() });
+    dir = project();
+  });
+  after(async () => {
+    await node.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const block = () => docBlock('docs/gate.md', '3. The hand-off', 'ts').replaceAll('https://waitingroom.example.com', node.url);
+  const SITES = {
+    Express: {
+      before: "import express from 'express';\nconst app = express();\n",
+      after: `app.get('/checkout', (req, res) => res.json({ visitor: req.waitingRoom?.sub }));
+const server = app.listen(0, '127.0.0.1', () => console.log('site listening on ' + server.address().port));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));\n`,
+    },
+    Fastify: {
+      before: "import Fastify from 'fastify';\nconst app = Fastify();\n",
+      after: `app.get('/checkout', async (request) => ({ visitor: request.waitingRoom?.sub }));
+await app.listen({ port: 0, host: '127.0.0.1' });
+console.log('site listening on ' + app.server.address().port);
+process.on('SIGTERM', () => app.close().then(() => process.exit(0)));\n`,
+    },
+  } as const;
+
+  for (const [framework, site] of Object.entries(SITES)) {
+    it(`${framework}: a served visitor comes back with a code, gets the cookie, and the guard lets them in`, async () => {
+      const [express = '', fastify = ''] = block().split('// Fastify');
+      const snippet = framework === 'Express' ? express : `// Fastify${fastify}`;
+      assert.match(snippet, new RegExp(`^// ${framework}\\n`));
+      writeFileSync(join(dir, `${framework}.mjs`), site.before + snippet + site.after);
+      const server = shell(`node ${framework}.mjs`, dir);
+      try {
+        const origin = `http://127.0.0.1:${(await server.waitFor(/site listening on (\d+)/))[1]}`;
+        // Step 1 of the recipe: the room lists the site's origin.
+        assert.equal((await node.admin('PATCH', '/rooms/Shop', { allowed_return_origins: [origin] })).status, 200);
+        const { api_request_id: id } = (await (await node.post('/assign_queue_num', { event_id: 'Shop' })).json()) as { api_request_id: string };
+        const { queue_number: position } = (await (await node.get(`/queue_num?event_id=Shop&request_id=${id}`)).json()) as { queue_number: number };
+        assert.equal((await node.admin('POST', '/increment_serving_counter', { event_id: 'Shop', increment_by: position })).status, 200);
+        const handoff = await node.post('/handoff_code', { event_id: 'Shop', request_id: id, return_to: `${origin}/checkout?x=1` });
+        assert.equal(handoff.status, 200);
+        const { location } = (await handoff.json()) as { location: string };
+
+        const jar = new CookieJar();
+        assert.equal((await jar.fetch(`${origin}/checkout?x=1`)).status, 401, 'no token, no entry');
+        const arrival = await jar.fetch(location);
+        assert.equal(arrival.status, 303);
+        assert.equal(arrival.headers.get('location'), '/checkout?x=1');
+        assert.ok(jar.cookies.has('anteroom_token'), 'the exchange set the cookie');
+        const page = await jar.fetch(`${origin}/checkout?x=1`);
+        assert.equal(page.status, 200, server.output());
+        assert.deepEqual(await page.json(), { visitor: id });
+      } finally {
+        await stopShell(server);
+      }
+    });
+  }
+});
