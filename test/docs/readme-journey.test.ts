@@ -4,24 +4,15 @@
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { startChildNode, type ChildNode } from '../support/child-node.ts';
+import { docBlock } from '../support/doc-blocks.ts';
 
 const run = promisify(execFile);
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-
-/** The first ```sh block after `heading`. */
-function codeBlockAfter(heading: string): string {
-  const start = README.indexOf(heading);
-  assert.ok(start >= 0, `README has "${heading}"`);
-  const match = /```sh\n([\s\S]*?)```/.exec(README.slice(start));
-  assert.ok(match, `a sh block follows "${heading}"`);
-  return match[1]!;
-}
 
 describe("README: a visitor's journey with curl, verbatim", () => {
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-readme-'));
@@ -36,7 +27,7 @@ describe("README: a visitor's journey with curl, verbatim", () => {
   });
 
   it('every command runs and prints what its comment shows', async () => {
-    const block = codeBlockAfter("## A visitor's journey with curl");
+    const block = docBlock('README.md', "A visitor's journey with curl", 'sh');
     assert.match(block, /^API=http:\/\/127\.0\.0\.1:8080$/m);
     // The one change: the address this test's server listens on.
     const script = block.replace(/^API=.*$/m, `API=${node.url}`);

@@ -17,11 +17,12 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { docBlock } from '../support/doc-blocks.ts';
-import { killWithTest } from '../support/children.ts';
+import { onTestExit } from '../support/children.ts';
 import { freePort } from '../support/ports.ts';
 import { eventSettings, startTestNode, TEST_CREDENTIALS, TestClock, wallClock, type TestNode } from '../support/node.ts';
 import { CookieJar, startOrigin, type Origin } from '../gate/support.ts';
 import { ensurePagesBuilt } from '../web/support.ts';
+import type { RoomSettings } from '../../src/domain/room-settings.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(REPO, 'bin/anteroom.js');
@@ -52,11 +53,15 @@ interface Shell {
 function shell(script: string, cwd: string, env: Record<string, string> = {}): Shell {
   const path = [join(cwd, 'node_modules/.bin'), dirname(process.execPath), process.env.PATH ?? ''].join(':');
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ANTEROOM_')));
-  const child = killWithTest(spawn('bash', ['-euo', 'pipefail', '-c', script], {
+  // Its own process group: bash, npx and the command it runs are signalled together, and die with the test.
+  const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
     cwd,
     env: { ...clean, PATH: path, npm_config_yes: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
-  }));
+    detached: true,
+  });
+  const forget = onTestExit(() => signalGroup(child, 'SIGKILL'));
+  child.once('exit', () => forget());
   let output = '';
   const waiters = new Set<() => void>();
   const take = (chunk: Buffer) => {
@@ -90,8 +95,17 @@ function shell(script: string, cwd: string, env: Record<string, string> = {}): S
   };
 }
 
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // the group has ended already
+  }
+}
+
+/** SIGTERM to the script's process group (bash and what it runs); resolves with bash's exit code or signal. */
 async function stopShell(shell: Shell): Promise<number | string> {
-  if (shell.child.exitCode === null && shell.child.signalCode === null) shell.child.kill('SIGTERM');
+  signalGroup(shell.child, 'SIGTERM');
   return shell.exited;
 }
 
@@ -137,10 +151,10 @@ describe('docs/gate.md, 1. The gate: the room file and its command line', () => 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('`anteroom serve --config rooms.json --gate-port 8081` queues a visitor of shop.example.com and admits them by itself', async () => {
+  it('`npx anteroom serve --config rooms.json --gate-port 8081` queues a visitor of shop.example.com and admits them by itself', async () => {
     writeFileSync(join(dir, 'rooms.json'), docBlock('docs/gate.md', '1. The gate', 'json').replace('http://127.0.0.1:3000', origin.url));
     const [command] = commands(docBlock('docs/gate.md', '1. The gate', 'sh'));
-    assert.match(command!, /^anteroom serve --config rooms\.json --gate-port 8081\b/);
+    assert.match(command!, /^npx anteroom serve --config rooms\.json --gate-port 8081\b/);
     const gatePort = await freePort();
     // The API's port is not in the command (8080 by default): any free one here.
     serve = shell(command!.replace('--gate-port 8081', `--gate-port ${gatePort}`), dir, { ANTEROOM_PORT: '0', ANTEROOM_LOG_LEVEL: 'warn' });
@@ -225,4 +239,94 @@ process.on('SIGTERM', () => app.close().then(() => process.exit(0)));\n`,
       }
     });
   }
+});
+
+describe('the standalone inlets, as docs/inlets.md and the README write them', () => {
+  let node: TestNode;
+  let dir: string;
+  let health: Server;
+  let healthUrl: string;
+  before(async () => {
+    // SigV4 is checked against the node's clock: the real one.
+    node = await startTestNode({ events: [eventSettings('Sample')] }, { clock: wallClock() });
+    dir = project();
+    health = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{"cpu":{"load":0.1}}'));
+    health.listen(0, '127.0.0.1');
+    await once(health, 'listening');
+    healthUrl = `http://127.0.0.1:${(health.address() as AddressInfo).port}/health`;
+  });
+  after(async () => {
+    await node.stop();
+    health.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const credentials = { KEY_ID: TEST_CREDENTIALS.accessKeyId, SECRET: TEST_CREDENTIALS.secretAccessKey, TOKEN: TEST_CREDENTIALS.adminToken };
+  const serving = async () => ((await (await node.get('/serving_num?event_id=Sample')).json()) as { serving_counter: number }).serving_counter;
+  const withNode = (command: string) => command.replaceAll('http://127.0.0.1:8080', node.url);
+
+  async function periodic(command: string, env: Record<string, string>): Promise<void> {
+    assert.equal((await node.admin('POST', '/reset_initial_state', { event_id: 'Sample' })).status, 200);
+    const inlet = shell(command, dir, env);
+    // The first tick runs at once and prints its line; SIGTERM ends it (as Ctrl-C would).
+    const [line] = await inlet.waitFor(/^.*\n/);
+    await stopShell(inlet);
+    assert.doesNotMatch(line, /error|passed|paused/i, inlet.output());
+  }
+
+  it('docs/inlets.md: periodic lets 50 in at its first tick; max-size applies one report', async () => {
+    const [periodicCommand, maxSizeCommand, ...rest] = commands(docBlock('docs/inlets.md', 'As a separate process', 'sh'));
+    assert.deepEqual(rest, []);
+    assert.match(periodicCommand!, /^npx anteroom inlet periodic /);
+    await periodic(withNode(periodicCommand!).replace('https://shop.example/health', healthUrl), credentials);
+    assert.equal(await serving(), 50);
+
+    assert.match(maxSizeCommand!, /^npx anteroom inlet max-size /);
+    const maxSize = shell(withNode(maxSizeCommand!), dir, credentials);
+    assert.equal(await maxSize.exited, 0, maxSize.output());
+    assert.equal(await serving(), 51, 'one visitor exited: one more let in');
+  });
+
+  it('README: periodic lets 10 in at its first tick (bearer token); max-size lets 3 in for 3 exited (SigV4)', async () => {
+    const [periodicCommand, maxSizeCommand, ...rest] = commands(docBlock('README.md', 'Who lets people in', 'sh'));
+    assert.deepEqual(rest, []);
+    const env = { TOKEN: TEST_CREDENTIALS.adminToken, AK: TEST_CREDENTIALS.accessKeyId, SK: TEST_CREDENTIALS.secretAccessKey };
+    await periodic(withNode(periodicCommand!), env);
+    assert.equal(await serving(), 10);
+    const maxSize = shell(withNode(maxSizeCommand!), dir, env);
+    assert.equal(await maxSize.exited, 0, maxSize.output());
+    assert.equal(await serving(), 13);
+  });
+});
+
+describe("README: a sale that starts at a time, checked with verify-draw from a checkout", () => {
+  let node: TestNode;
+  before(async () => {
+    // The README's room, ten minutes before its start.
+    const room = JSON.parse(docBlock('README.md', 'A sale that starts at a time', 'json')) as Partial<RoomSettings> & { event_start_time: string };
+    assert.equal(room.event_id, 'drop');
+    node = await startTestNode({ events: [eventSettings('drop', room)] }, { clock: new TestClock(Date.parse(room.event_start_time) - 600_000) });
+  });
+  after(() => node.stop());
+
+  it('`node bin/anteroom.js verify-draw …` finds the visitor\'s place and the commitment seen before the start', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(((await (await node.post('/assign_queue_num', { event_id: 'drop' })).json()) as { api_request_id: string }).api_request_id);
+    const { commitment } = (await (await node.get('/draw?event_id=drop')).json()) as { commitment: string };
+    node.clock.advance(600);
+    await node.room.draws.runDraws();
+    const { queue_number: place } = (await (await node.get(`/queue_num?event_id=drop&request_id=${ids[2]}`)).json()) as { queue_number: number };
+
+    const [command, ...rest] = commands(docBlock('README.md', 'A sale that starts at a time', 'sh'));
+    assert.deepEqual(rest, []);
+    const filled = command!
+      .replace('https://queue.example.com', node.url)
+      .replace('<your request ID>', ids[2]!)
+      .replace('<the commitment seen before the start>', commitment);
+    assert.doesNotMatch(filled, /[<>]/, 'every placeholder filled');
+    const check = shell(filled, REPO);
+    assert.equal(await check.exited, 0, check.output());
+    assert.match(check.output(), new RegExp(`Your entry is number 3 in join order; the draw gave it place ${place}`));
+    assert.match(check.output(), /It is the commitment you saw before the start\./);
+  });
 });

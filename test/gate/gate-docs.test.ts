@@ -10,15 +10,10 @@ import { describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { defaultEventDefaults, readEventsFile } from '../../src/config/config.ts';
 import { startGateNode, startOrigin } from './support.ts';
+import { docBlock } from '../support/doc-blocks.ts';
 
-const GATE_MD = readFileSync(new URL('../../docs/gate.md', import.meta.url), 'utf8');
-
-function block(language: string, index = 0): string {
-  const blocks = [...GATE_MD.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1] as string);
-  const found = blocks[index];
-  assert.ok(found !== undefined, `docs/gate.md has no ${language} block #${index}`);
-  return found;
-}
+/** The `index`-th block of `language` in docs/gate.md. */
+const block = (language: string, index = 0) => docBlock('docs/gate.md', '', language, index);
 
 function get(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
