@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { serveCommand } from '../../src/cli/serve-command.ts';
-import { parseRoomSettings, RoomSettingsSchema } from '../../src/domain/room-settings.ts';
+import { parseRoomSettings } from '../../src/domain/room-settings.ts';
 
 const run = promisify(execFile);
 const repoFile = (path: string) => new URL(`../../${path}`, import.meta.url);
@@ -22,19 +22,12 @@ const ENV_VARS = new Set(serve.options.map((o) => o.envVar).filter((v) => v !== 
 // Variables that are not flags but that the files may set.
 const OTHER_ENV = new Set(['NODE_ENV']);
 
-/**
- * Flags the files use that another issue adds to `anteroom serve`. While the CLI lacks one, its check is
- * reported as a TODO instead of a failure; once the flag exists it is checked like every other.
- */
-const PENDING_FLAGS: Record<string, string> = { '--gate-port': 'issue 13 (the gate)' };
-const PENDING_SETTINGS: Record<string, string> = { gate: 'issue 13 (the gate)' };
-
 const manifest = JSON.parse(read('package.json')) as { name: string; bin: Record<string, string> };
 /** Where `npm install anteroom-server` puts the command, relative to the install prefix. */
 const INSTALLED_BIN = `node_modules/${manifest.name}/${manifest.bin.anteroom}`;
 
 function unknownFlags(flags: Iterable<string>): string[] {
-  return [...flags].filter((f) => !FLAGS.has(f) && !(f in PENDING_FLAGS));
+  return [...flags].filter((f) => !FLAGS.has(f));
 }
 function unknownEnv(names: Iterable<string>): string[] {
   return [...names].filter((n) => !ENV_VARS.has(n) && !OTHER_ENV.has(n));
@@ -96,18 +89,6 @@ describe('deployment files name only what `anteroom serve` has', () => {
     assert.deepEqual(unknownEnv(envNamesIn(read('deploy/compose/example.env'))), []);
   });
 
-  it('the rooms of the compose events file are valid room settings', () => {
-    const { events } = JSON.parse(read('deploy/compose/events.json')) as { events: Record<string, unknown>[] };
-    for (const room of events) {
-      // A setting another issue adds is left out of the check until the schema has it.
-      const checked = Object.fromEntries(
-        Object.entries(room).filter(([k]) => !(k in PENDING_SETTINGS) || k in RoomSettingsSchema.properties),
-      );
-      const parsed = parseRoomSettings(checked);
-      assert.ok(parsed.ok, JSON.stringify(parsed));
-    }
-  });
-
   it('compose: the gate admits by itself, queueing only when the room is full (as compose.yaml says)', () => {
     assert.match(read('compose.yaml'), /queued when the room is full/);
     const { events } = JSON.parse(read('deploy/compose/events.json')) as { events: Record<string, unknown>[] };
@@ -136,18 +117,4 @@ describe('deployment files name only what `anteroom serve` has', () => {
     const { stderr } = await run('systemd-analyze', ['verify', repoFile('deploy/systemd/anteroom.service').pathname]);
     assert.equal(stderr, '');
   });
-
-  for (const [flag, issue] of Object.entries(PENDING_FLAGS)) {
-    it(`${flag} (used by compose.yaml) exists in anteroom serve`, (t) => {
-      if (!FLAGS.has(flag)) return t.todo(`${flag} is added by ${issue}; checked once it exists`);
-      assert.ok(FLAGS.has(flag));
-    });
-  }
-  for (const [setting, issue] of Object.entries(PENDING_SETTINGS)) {
-    it(`the room setting "${setting}" (used by deploy/compose/events.json) exists`, (t) => {
-      if (!(setting in RoomSettingsSchema.properties)) return t.todo(`"${setting}" is added by ${issue}; checked once it exists`);
-      const { events } = JSON.parse(read('deploy/compose/events.json')) as { events: unknown[] };
-      for (const room of events) assert.ok(parseRoomSettings(room).ok);
-    });
-  }
 });

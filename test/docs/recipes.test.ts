@@ -23,6 +23,7 @@ import { eventSettings, startTestNode, TEST_CREDENTIALS, TestClock, wallClock, t
 import { CookieJar, startOrigin, type Origin } from '../gate/support.ts';
 import { ensurePagesBuilt } from '../web/support.ts';
 import type { RoomSettings } from '../../src/domain/room-settings.ts';
+import { defaultEventDefaults, readEventsFile } from '../../src/config/config.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(REPO, 'bin/anteroom.js');
@@ -285,6 +286,19 @@ describe('the standalone inlets, as docs/inlets.md and the README write them', (
     const maxSize = shell(withNode(maxSizeCommand!), dir, credentials);
     assert.equal(await maxSize.exited, 0, maxSize.output());
     assert.equal(await serving(), 51, 'one visitor exited: one more let in');
+  });
+
+  it('docs/integration.md: the events file with an in-server inlet is read; the standalone one lets 200 in (SigV4)', async () => {
+    const heading = '5. Choosing an inlet strategy';
+    const file = join(dir, 'events.json');
+    writeFileSync(file, docBlock('docs/integration.md', heading, 'json'));
+    const [room] = readEventsFile(file, defaultEventDefaults());
+    assert.deepEqual(room?.inlet, { strategy: 'periodic', interval: 60, increment_by: 200, pause_check: { url: 'https://shop.example.com/health', timeout: 5 }, start_time: 0, end_time: 0 });
+    const [command, ...rest] = commands(docBlock('docs/integration.md', heading, 'sh'));
+    assert.deepEqual(rest, []);
+    const local = command!.replace('https://queue.example.com', node.url).replace('https://shop.example.com/health', healthUrl).replace('--event-id Shop', '--event-id Sample');
+    await periodic(local, { AK: TEST_CREDENTIALS.accessKeyId, SK: TEST_CREDENTIALS.secretAccessKey });
+    assert.equal(await serving(), 200);
   });
 
   it('README: periodic lets 10 in at its first tick (bearer token); max-size lets 3 in for 3 exited (SigV4)', async () => {
