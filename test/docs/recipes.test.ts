@@ -16,13 +16,13 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { docBlock } from '../support/doc-blocks.ts';
+import { docBlock, docBlocks } from '../support/doc-blocks.ts';
 import { onTestExit } from '../support/children.ts';
 import { freePort } from '../support/ports.ts';
 import { eventSettings, startTestNode, TEST_CREDENTIALS, TestClock, wallClock, type TestNode } from '../support/node.ts';
 import { CookieJar, startOrigin, type Origin } from '../gate/support.ts';
 import { ensurePagesBuilt } from '../web/support.ts';
-import type { RoomSettings } from '../../src/domain/room-settings.ts';
+import { parseRoomSettings, type RoomSettings } from '../../src/domain/room-settings.ts';
 import { defaultEventDefaults, readEventsFile } from '../../src/config/config.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -342,5 +342,28 @@ describe("README: a sale that starts at a time, checked with verify-draw from a 
     assert.equal(await check.exited, 0, check.output());
     assert.match(check.output(), new RegExp(`Your entry is number 3 in join order; the draw gave it place ${place}`));
     assert.match(check.output(), /It is the commitment you saw before the start\./);
+  });
+});
+
+describe("README: the rooms it shows are rooms Anteroom takes", () => {
+  it('each JSON block is a room the settings accept, or an events file `--config` reads', () => {
+    const blocks = docBlocks('README.md').filter((block) => block.language === 'json');
+    assert.ok(blocks.length >= 4);
+    const dir = mkdtempSync(join(tmpdir(), 'anteroom-readme-json-'));
+    try {
+      for (const [index, { heading, text }] of blocks.entries()) {
+        const value = JSON.parse(text) as { events?: unknown[] };
+        if (value.events) {
+          const file = join(dir, `events-${index}.json`);
+          writeFileSync(file, text);
+          assert.ok(readEventsFile(file, defaultEventDefaults()).length === value.events.length, heading);
+        } else {
+          const parsed = parseRoomSettings(value);
+          assert.ok(parsed.ok, `${heading}: ${JSON.stringify(parsed)}`);
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

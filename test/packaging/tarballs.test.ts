@@ -5,9 +5,9 @@
 // from npm's local cache when present (--prefer-offline), else from the registry.
 
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -16,7 +16,8 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { startKeyServer, type KeyServer } from '../authorizer/key-server.ts';
 import { accessClaims, generateEventKey, sign, type EventKey } from '../authorizer/tokens.ts';
-import { killWithTest } from '../support/children.ts';
+import { killWithTest, onTestExit } from '../support/children.ts';
+import { docBlock } from '../support/doc-blocks.ts';
 import { fileTimeout } from '../support/test-guard.ts';
 
 const run = promisify(execFile);
@@ -90,6 +91,60 @@ async function startChild(dir: string, script: string, env: Record<string, strin
   return { child, ready: JSON.parse(line) as Record<string, string> };
 }
 
+interface Command {
+  /** Resolves once the output matches `pattern` (rejects if the process exits first, or after 60 s). */
+  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
+  stop(): Promise<void>;
+}
+
+/** `bash -c command` in `dir` (its own process group, so npx's child goes with it), output collected. */
+async function startCommand(dir: string, command: string, env: Record<string, string>): Promise<Command> {
+  const child = spawn('bash', ['-c', command], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const kill = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // ended already
+    }
+  };
+  const forget = onTestExit(() => kill('SIGKILL'));
+  const exited = once(child, 'exit').then(([code]) => {
+    forget();
+    return code as number | null;
+  });
+  let output = '';
+  const changed = new Set<() => void>();
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      for (const check of changed) check();
+    });
+  }
+  return {
+    waitFor: (pattern) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`\`${command}\` printed no ${pattern} within 60 s:\n${output}`)), 60_000);
+        const check = () => {
+          const match = pattern.exec(output);
+          if (!match) return;
+          changed.delete(check);
+          clearTimeout(timer);
+          resolve(match);
+        };
+        changed.add(check);
+        check();
+        void exited.then((code) => {
+          clearTimeout(timer);
+          reject(new Error(`\`${command}\` exited (${String(code)}) before printing ${pattern}:\n${output}`));
+        });
+      }),
+    stop: async () => {
+      kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 async function stop(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null) return;
   const exited = once(child, 'exit');
@@ -103,12 +158,18 @@ describe('npm packages: each tarball installed into an empty project and used th
   const root = mkdtempSync(join(tmpdir(), 'anteroom-packages-'));
   let authorizerTarball = '';
   let serverTarball = '';
+  let checkout = '';
   before(async () => {
-    const checkout = copyCheckout(root);
+    checkout = copyCheckout(root);
     authorizerTarball = await pack(checkout, root, 'anteroom-authorizer');
     serverTarball = await pack(checkout, root);
   });
   after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('the tarballs are the ones the README and docs/deployment.md tell a user to install', () => {
+    const named = [docBlock('README.md', 'Quick start', 'sh', 1), docBlock('docs/deployment.md', 'systemd', 'sh')].join('\n');
+    for (const tarball of [authorizerTarball, serverTarball]) assert.ok(named.includes(`./${basename(tarball)}`), basename(tarball));
+  });
 
   describe('anteroom-authorizer with Express', () => {
     let dir = '';
@@ -214,6 +275,94 @@ export function start(config: ServerConfig): Promise<AnteroomNode> {
 
     it('its declarations type-check in a strict TypeScript project', async () => {
       await typecheck(dir);
+    });
+
+    it('`npx anteroom serve` there (README, Quick start) serves the room Sample from ./data', async () => {
+      const line = docBlock('README.md', 'Quick start', 'sh', 1).split('\n').find((l) => l.includes('./anteroom-server-'))!;
+      assert.match(line, /# in the other project; then: npx anteroom serve$/);
+      const child = await startCommand(dir, 'npx anteroom serve', { ANTEROOM_PORT: '0' });
+      try {
+        const url = (await child.waitFor(/public API\s+(http:\S+)/))[1]!;
+        assert.equal((await fetch(`${url}/serving_num?event_id=Sample`)).status, 200);
+        assert.equal(statSync(join(dir, 'data/credentials.json')).mode & 0o777, 0o600);
+      } finally {
+        await child.stop();
+      }
+    });
+  });
+
+  describe('the systemd recipe of docs/deployment.md, under a temporary root', () => {
+    // Its commands with `sudo` left out and /etc, /opt and /var under `system`; `systemctl` is not run (no systemd
+    // here): the installed unit's ExecStart is, with its Environment= and EnvironmentFile= as systemd passes them.
+    let system = '';
+    let service: Command | undefined;
+    after(() => service?.stop());
+    const reroot = (text: string) => text.replace(/(?<![\w.])\/(etc|opt|var)\//g, `${system}/$1/`);
+
+    it('installs the tarballs and the unit, creates /etc/anteroom and its 0600 environment file', async () => {
+      system = mkdtempSync(join(root, 'system-'));
+      mkdirSync(join(system, 'etc/systemd/system'), { recursive: true }); // the machine's own
+      for (const tarball of [authorizerTarball, serverTarball]) copyFileSync(tarball, join(checkout, basename(tarball)));
+      const lines = docBlock('docs/deployment.md', 'systemd', 'sh').replace(/\\\n\s*/g, '').split('\n').filter((l) => l.trim() !== '');
+      assert.match(lines[0]!, /^npm ci && npm pack && npm pack -w anteroom-authorizer\b/, 'packed above');
+      assert.match(lines.at(-2)!, /^sudo systemctl daemon-reload && sudo systemctl enable --now anteroom$/);
+      assert.match(lines.at(-1)!, /^journalctl /);
+      for (const line of lines.slice(1, -2)) {
+        assert.match(line, /^sudo /, line);
+        await run('bash', ['-euo', 'pipefail', '-c', reroot(line.replace(/^sudo /, ''))], {
+          cwd: checkout, timeout: 300_000, env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' },
+        });
+      }
+      assert.equal(statSync(join(system, 'etc/anteroom')).mode & 0o777, 0o700);
+      assert.equal(statSync(join(system, 'etc/anteroom/anteroom.env')).mode & 0o777, 0o600);
+      assert.ok(statSync(join(system, 'opt/anteroom/node_modules/anteroom-server/bin/anteroom.js')).isFile());
+    });
+
+    it("the unit's ExecStart serves, its state in the StateDirectory; the generated admin token works", async () => {
+      const unit = readFileSync(join(system, 'etc/systemd/system/anteroom.service'), 'utf8');
+      const setting = (name: string) => [...unit.matchAll(new RegExp(`^${name}=(.*)$`, 'gm'))].map((m) => m[1]!);
+      const [execStart] = setting('ExecStart');
+      assert.match(execStart!, /^\/usr\/bin\/node \/opt\/anteroom\//);
+      const env: Record<string, string> = {};
+      for (const assignment of setting('Environment')) env[assignment.slice(0, assignment.indexOf('='))] = assignment.slice(assignment.indexOf('=') + 1);
+      for (const file of setting('EnvironmentFile')) {
+        for (const line of readFileSync(reroot(file.replace(/^-/, '')), 'utf8').split('\n')) {
+          if (/^[A-Z_]+=/.test(line)) env[line.slice(0, line.indexOf('='))] = line.slice(line.indexOf('=') + 1);
+        }
+      }
+      // StateDirectory=anteroom: systemd creates /var/lib/anteroom (the WorkingDirectory) before the start.
+      assert.deepEqual(setting('StateDirectory'), ['anteroom']);
+      const state = join(system, 'var/lib/anteroom');
+      mkdirSync(state, { recursive: true, mode: 0o700 });
+      assert.equal(reroot(setting('WorkingDirectory')[0]!), state);
+      env.ANTEROOM_DATA_DIR = reroot(env.ANTEROOM_DATA_DIR!);
+      assert.equal(env.ANTEROOM_PORT, '8080');
+      env.ANTEROOM_PORT = '0'; // 8080 may be taken on the test machine
+
+      // /usr/bin/node: the machine's. Older than 22.13 (as here, where it is 20), the command says in one line what to install.
+      const systemNode = existsSync('/usr/bin/node') ? execFileSync('/usr/bin/node', ['-p', 'process.versions.node']).toString().trim() : '';
+      const [major = 0, minor = 0] = systemNode.split('.').map(Number);
+      const nodeOk = major > 22 || (major === 22 && minor >= 13);
+      if (!nodeOk && systemNode !== '') {
+        const failure = await run('bash', ['-c', reroot(execStart!)], { cwd: state, env: { ...process.env, ...env }, timeout: 60_000 }).then(
+          () => assert.fail('it started on Node ' + systemNode),
+          (error: { code: number; stderr: string }) => error,
+        );
+        assert.equal(failure.code, 1);
+        assert.match(failure.stderr, /^anteroom: Node v\d+\.\d+\.\d+ is too old: install Node 22\.13 or newer \(24 LTS recommended\)\n$/);
+      }
+      // The unit with a Node it supports (this test's own, 24) in /usr/bin/node's place.
+      const command = nodeOk ? reroot(execStart!) : reroot(execStart!).replace(/^\/usr\/bin\/node /, `${process.execPath} `);
+      service = await startCommand(state, command, env);
+      const url = (await service.waitFor(/public API\s+(https?:\S+)/))[1]!;
+      assert.equal(url, 'https://queue.example.com', 'ANTEROOM_PUBLIC_URL of the environment file');
+      const port = (await service.waitFor(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/))[1]!;
+      const local = `http://127.0.0.1:${port}`;
+      assert.equal((await fetch(`${local}/readyz`)).status, 200);
+      const credentials = JSON.parse(readFileSync(join(state, 'credentials.json'), 'utf8')) as { adminToken: string };
+      assert.equal(statSync(join(state, 'credentials.json')).mode & 0o777, 0o600);
+      const rooms = await fetch(`${local}/private/rooms/Sample`, { headers: { authorization: `Bearer ${credentials.adminToken}` } });
+      assert.equal(rooms.status, 200, 'credentials.json holds the token in use');
     });
   });
 });
