@@ -6,7 +6,6 @@
 // as `npm install` of the tarball makes it), here linked to this checkout's bin/anteroom.js.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -17,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { docBlock, docBlocks } from '../support/doc-blocks.ts';
-import { onTestExit } from '../support/children.ts';
+import { shell, type Shell } from '../support/shell.ts';
 import { freePort } from '../support/ports.ts';
 import { eventSettings, startTestNode, TEST_CREDENTIALS, TestClock, wallClock, type TestNode } from '../support/node.ts';
 import { CookieJar, startOrigin, type Origin } from '../gate/support.ts';
@@ -39,75 +38,15 @@ function project(): string {
   return dir;
 }
 
-interface Shell {
-  child: ChildProcess;
-  output: () => string;
-  /** Resolves once the output matches `pattern` (rejects if the process exits first, or after 60 s). */
-  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
-  exited: Promise<number | string>;
-}
-
 /**
- * `bash -c script` in `cwd`: `node`, `anteroom` (node_modules/.bin, as npm puts it on an installed project's
- * PATH for `npx`) and npx never fetching from the registry.
+ * `bash -c script` in `cwd` (test/support/shell.ts): `node`, then `anteroom` (node_modules/.bin, as npm puts it on
+ * an installed project's PATH for `npx`) first on PATH, no ANTEROOM_* variable of the developer's shell, and npx
+ * never fetching from the registry.
  */
-function shell(script: string, cwd: string, env: Record<string, string> = {}): Shell {
+function run(script: string, cwd: string, env: Record<string, string> = {}): Shell {
   const path = [join(cwd, 'node_modules/.bin'), dirname(process.execPath), process.env.PATH ?? ''].join(':');
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ANTEROOM_')));
-  // Its own process group: bash, npx and the command it runs are signalled together, and die with the test.
-  const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
-    cwd,
-    env: { ...clean, PATH: path, npm_config_yes: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  const forget = onTestExit(() => signalGroup(child, 'SIGKILL'));
-  child.once('exit', () => forget());
-  let output = '';
-  const waiters = new Set<() => void>();
-  const take = (chunk: Buffer) => {
-    output += chunk.toString();
-    for (const waiter of waiters) waiter();
-  };
-  child.stdout.on('data', take);
-  child.stderr.on('data', take);
-  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
-  return {
-    child,
-    output: () => output,
-    exited,
-    waitFor: (pattern) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`printed no ${pattern} within 60 s:\n${output}`)), 60_000);
-        const check = () => {
-          const match = pattern.exec(output);
-          if (!match) return;
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve(match);
-        };
-        waiters.add(check);
-        check();
-        void exited.then((code) => {
-          clearTimeout(timer);
-          reject(new Error(`exited (${code}) before printing ${pattern}:\n${output}`));
-        });
-      }),
-  };
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-child.pid!, signal);
-  } catch {
-    // the group has ended already
-  }
-}
-
-/** SIGTERM to the script's process group (bash and what it runs); resolves with bash's exit code or signal. */
-async function stopShell(shell: Shell): Promise<number | string> {
-  signalGroup(shell.child, 'SIGTERM');
-  return shell.exited;
+  return shell(script, cwd, { ...clean, PATH: path, npm_config_yes: 'false', ...env });
 }
 
 /** The commands of a ```sh block: its lines joined at trailing backslashes, comments and blank lines left out. */
@@ -147,7 +86,7 @@ describe('docs/gate.md, 1. The gate: the room file and its command line', () => 
     dir = project();
   });
   after(async () => {
-    if (serve) await stopShell(serve);
+    if (serve) await serve.stop();
     await origin.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -158,7 +97,7 @@ describe('docs/gate.md, 1. The gate: the room file and its command line', () => 
     assert.match(command!, /^npx anteroom serve --config rooms\.json --gate-port 8081\b/);
     const gatePort = await freePort();
     // The API's port is not in the command (8080 by default): any free one here.
-    serve = shell(command!.replace('--gate-port 8081', `--gate-port ${gatePort}`), dir, { ANTEROOM_PORT: '0', ANTEROOM_LOG_LEVEL: 'warn' });
+    serve = run(command!.replace('--gate-port 8081', `--gate-port ${gatePort}`), dir, { ANTEROOM_PORT: '0', ANTEROOM_LOG_LEVEL: 'warn' });
     await serve.waitFor(/^ {2}gate {2,}\S+/m);
     const gate = `http://127.0.0.1:${gatePort}`;
     const jar = new CookieJar();
@@ -214,7 +153,7 @@ process.on('SIGTERM', () => app.close().then(() => process.exit(0)));\n`,
       const snippet = framework === 'Express' ? express : `// Fastify${fastify}`;
       assert.match(snippet, new RegExp(`^// ${framework}\\n`));
       writeFileSync(join(dir, `${framework}.mjs`), site.before + snippet + site.after);
-      const server = shell(`node ${framework}.mjs`, dir);
+      const server = run(`node ${framework}.mjs`, dir);
       try {
         const origin = `http://127.0.0.1:${(await server.waitFor(/site listening on (\d+)/))[1]}`;
         // Step 1 of the recipe: the room lists the site's origin.
@@ -236,7 +175,7 @@ process.on('SIGTERM', () => app.close().then(() => process.exit(0)));\n`,
         assert.equal(page.status, 200, server.output());
         assert.deepEqual(await page.json(), { visitor: id });
       } finally {
-        await stopShell(server);
+        await server.stop();
       }
     });
   }
@@ -268,10 +207,10 @@ describe('the standalone inlets, as docs/inlets.md and the README write them', (
 
   async function periodic(command: string, env: Record<string, string>): Promise<void> {
     assert.equal((await node.admin('POST', '/reset_initial_state', { event_id: 'Sample' })).status, 200);
-    const inlet = shell(command, dir, env);
+    const inlet = run(command, dir, env);
     // The first tick runs at once and prints its line; SIGTERM ends it (as Ctrl-C would).
     const [line] = await inlet.waitFor(/^.*\n/);
-    await stopShell(inlet);
+    await inlet.stop();
     assert.doesNotMatch(line, /error|passed|paused/i, inlet.output());
   }
 
@@ -283,7 +222,7 @@ describe('the standalone inlets, as docs/inlets.md and the README write them', (
     assert.equal(await serving(), 50);
 
     assert.match(maxSizeCommand!, /^npx anteroom inlet max-size /);
-    const maxSize = shell(withNode(maxSizeCommand!), dir, credentials);
+    const maxSize = run(withNode(maxSizeCommand!), dir, credentials);
     assert.equal(await maxSize.exited, 0, maxSize.output());
     assert.equal(await serving(), 51, 'one visitor exited: one more let in');
   });
@@ -307,7 +246,7 @@ describe('the standalone inlets, as docs/inlets.md and the README write them', (
     const env = { TOKEN: TEST_CREDENTIALS.adminToken, AK: TEST_CREDENTIALS.accessKeyId, SK: TEST_CREDENTIALS.secretAccessKey };
     await periodic(withNode(periodicCommand!), env);
     assert.equal(await serving(), 10);
-    const maxSize = shell(withNode(maxSizeCommand!), dir, env);
+    const maxSize = run(withNode(maxSizeCommand!), dir, env);
     assert.equal(await maxSize.exited, 0, maxSize.output());
     assert.equal(await serving(), 13);
   });
@@ -338,7 +277,7 @@ describe("README: a sale that starts at a time, checked with verify-draw from a 
       .replace('<your request ID>', ids[2]!)
       .replace('<the commitment seen before the start>', commitment);
     assert.doesNotMatch(filled, /[<>]/, 'every placeholder filled');
-    const check = shell(filled, REPO);
+    const check = run(filled, REPO);
     assert.equal(await check.exited, 0, check.output());
     assert.match(check.output(), new RegExp(`Your entry is number 3 in join order; the draw gave it place ${place}`));
     assert.match(check.output(), /It is the commitment you saw before the start\./);

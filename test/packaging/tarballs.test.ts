@@ -16,7 +16,8 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { startKeyServer, type KeyServer } from '../authorizer/key-server.ts';
 import { accessClaims, generateEventKey, sign, type EventKey } from '../authorizer/tokens.ts';
-import { killWithTest, onTestExit } from '../support/children.ts';
+import { killWithTest } from '../support/children.ts';
+import { shell, type Shell } from '../support/shell.ts';
 import { docBlock } from '../support/doc-blocks.ts';
 import { fileTimeout } from '../support/test-guard.ts';
 
@@ -89,60 +90,6 @@ async function startChild(dir: string, script: string, env: Record<string, strin
   });
   const [line] = (await Promise.race([once(lines, 'line'), exited])) as [string];
   return { child, ready: JSON.parse(line) as Record<string, string> };
-}
-
-interface Command {
-  /** Resolves once the output matches `pattern` (rejects if the process exits first, or after 60 s). */
-  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
-  stop(): Promise<void>;
-}
-
-/** `bash -c command` in `dir` (its own process group, so npx's child goes with it), output collected. */
-async function startCommand(dir: string, command: string, env: Record<string, string>): Promise<Command> {
-  const child = spawn('bash', ['-c', command], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const kill = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-child.pid!, signal);
-    } catch {
-      // ended already
-    }
-  };
-  const forget = onTestExit(() => kill('SIGKILL'));
-  const exited = once(child, 'exit').then(([code]) => {
-    forget();
-    return code as number | null;
-  });
-  let output = '';
-  const changed = new Set<() => void>();
-  for (const stream of [child.stdout, child.stderr]) {
-    stream.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      for (const check of changed) check();
-    });
-  }
-  return {
-    waitFor: (pattern) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`\`${command}\` printed no ${pattern} within 60 s:\n${output}`)), 60_000);
-        const check = () => {
-          const match = pattern.exec(output);
-          if (!match) return;
-          changed.delete(check);
-          clearTimeout(timer);
-          resolve(match);
-        };
-        changed.add(check);
-        check();
-        void exited.then((code) => {
-          clearTimeout(timer);
-          reject(new Error(`\`${command}\` exited (${String(code)}) before printing ${pattern}:\n${output}`));
-        });
-      }),
-    stop: async () => {
-      kill('SIGTERM');
-      await exited;
-    },
-  };
 }
 
 async function stop(child: ChildProcess | undefined): Promise<void> {
@@ -280,7 +227,7 @@ export function start(config: ServerConfig): Promise<AnteroomNode> {
     it('`npx anteroom serve` there (README, Quick start) serves the room Sample from ./data', async () => {
       const line = docBlock('README.md', 'Quick start', 'sh', 1).split('\n').find((l) => l.includes('./anteroom-server-'))!;
       assert.match(line, /# in the other project; then: npx anteroom serve$/);
-      const child = await startCommand(dir, 'npx anteroom serve', { ANTEROOM_PORT: '0' });
+      const child = shell('npx anteroom serve', dir, { ...process.env, ANTEROOM_PORT: '0', npm_config_yes: 'false' });
       try {
         const url = (await child.waitFor(/public API\s+(http:\S+)/))[1]!;
         assert.equal((await fetch(`${url}/serving_num?event_id=Sample`)).status, 200);
@@ -295,7 +242,7 @@ export function start(config: ServerConfig): Promise<AnteroomNode> {
     // Its commands with `sudo` left out and /etc, /opt and /var under `system`; `systemctl` is not run (no systemd
     // here): the installed unit's ExecStart is, with its Environment= and EnvironmentFile= as systemd passes them.
     let system = '';
-    let service: Command | undefined;
+    let service: Shell | undefined;
     after(() => service?.stop());
     const reroot = (text: string) => text.replace(/(?<![\w.])\/(etc|opt|var)\//g, `${system}/$1/`);
 
@@ -353,7 +300,7 @@ export function start(config: ServerConfig): Promise<AnteroomNode> {
       }
       // The unit with a Node it supports (this test's own, 24) in /usr/bin/node's place.
       const command = nodeOk ? reroot(execStart!) : reroot(execStart!).replace(/^\/usr\/bin\/node /, `${process.execPath} `);
-      service = await startCommand(state, command, env);
+      service = shell(command, state, { ...process.env, ...env });
       const url = (await service.waitFor(/public API\s+(https?:\S+)/))[1]!;
       assert.equal(url, 'https://queue.example.com', 'ANTEROOM_PUBLIC_URL of the environment file');
       const port = (await service.waitFor(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/))[1]!;
