@@ -34,7 +34,7 @@ export interface QueueServiceDeps {
   estimates: WaitEstimates;
   /** Marks the visitors seen (../presence.ts): a poll of /queue_num and a join are signs of life. */
   presence: Pick<PresenceTracker, 'seen' | 'seenAll'>;
-  joinBatch?: { maxBatch?: number; windowMs?: number } | undefined;
+  joinBatch?: { maxBatch?: number; windowMs?: number; queueWaitMs?: number | undefined } | undefined;
   /** Asynchronous intake (see WaitingRoomDeps.intake). */
   intake?: ((eventId: string, joins: readonly JoinRequest[]) => Promise<void>) | undefined;
   onJoinBatch?: ((size: number) => void) | undefined;
