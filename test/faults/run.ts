@@ -186,6 +186,12 @@ async function cluster(): Promise<void> {
   const cluster = await startRedisCluster({ primaries: 3, replicas: 1 });
   const nodes: ChildNode[] = [];
   try {
+    // Nodes start once every replica is in sync: a node's first writes wait for a replica (--redis-min-replicas 1).
+    for (const server of cluster.nodes) {
+      const client = new Redis(server.url);
+      const role = await client.info('replication').finally(() => client.disconnect());
+      if (/role:slave/.test(role)) await inSync(server);
+    }
     nodes.push(...(await startNodes(2, cluster.url, ['--redis-key-prefix', freshPrefix(), '--admin-token', ADMIN_TOKEN, ...REPLICAS])));
     let stuck = 0;
     const storm = await underLoad(
