@@ -10,7 +10,7 @@ import { fileTimeout } from '../support/test-guard.ts';
 import { sentinelFailovers } from './sentinel-failovers.ts';
 
 describe('repeated Sentinel failovers', () => {
-  it('20 SIGKILL failovers: 0 stuck nodes, 0 acknowledged joins lost, 0 positions twice', { timeout: 900_000 }, async () => {
+  it('SIGKILL failovers (FAILOVER_ROUNDS, 20 by default): 0 stuck nodes, 0 acknowledged joins lost, 0 positions twice', { timeout: 900_000 }, async () => {
     fileTimeout(960_000);
     const result = await sentinelFailovers({ rounds: Number(process.env.FAILOVER_ROUNDS ?? 20), nodes: 2, minReplicas: 1, progress: (line) => console.log(line) });
     console.log(JSON.stringify(result));

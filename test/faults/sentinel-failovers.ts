@@ -7,10 +7,10 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import type { ChildNode } from '../support/child-node.ts';
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
 import { startSentinel, type Sentinel } from '../support/redis-sentinel.ts';
-import { ADMIN_TOKEN, call, freshPrefix, joinStorm, startNodes, stopNodes, waitFor } from '../distributed/fleet.ts';
+import { startChildNode, type ChildNode } from '../support/child-node.ts';
+import { ADMIN_TOKEN, call, freshPrefix, joinStorm, stopNodes, waitFor } from '../distributed/fleet.ts';
 import { countPlaces, type PlaceCount } from './places.ts';
 
 /**
@@ -39,6 +39,29 @@ export interface FailoverCampaign extends PlaceCount {
    * (the Sentinels failed over a live primary).
    */
   unplannedFailovers: number;
+}
+
+/**
+ * `count` nodes on `store`, one after another, each given three tries: on this loaded machine a node's first
+ * writes (which wait for a replica) can fail for its whole 10 s start, and the node exits — a start-up matter,
+ * not what the campaign measures (one run ended there).
+ */
+async function startNodesPatiently(count: number, store: string, args: string[]): Promise<ChildNode[]> {
+  const started: ChildNode[] = [];
+  for (let i = 0; i < count; i++) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        started.push(await startChildNode(['--store', store, ...args]));
+        break;
+      } catch (error) {
+        if (attempt >= 3) {
+          await stopNodes(started);
+          throw error;
+        }
+      }
+    }
+  }
+  return started;
 }
 
 /** Whether the Sentinel on `sentinelPort` lists the replica on `port` as up and in sync with its primary. */
@@ -87,7 +110,7 @@ export async function sentinelFailovers(options: {
     const store = `redis-sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${name}`;
     const args = ['--redis-key-prefix', freshPrefix(), '--admin-token', ADMIN_TOKEN];
     if (options.minReplicas) args.push('--redis-min-replicas', String(options.minReplicas), '--redis-replica-timeout-ms', '200');
-    nodes.push(...(await startNodes(options.nodes ?? 2, store, args)));
+    nodes.push(...(await startNodesPatiently(options.nodes ?? 2, store, args)));
     const urls = () => nodes.map((node) => node.url);
     const ready = async (node: ChildNode) => (await call(`${node.url}/readyz`))?.status === 200;
     const acknowledged: string[] = [];
@@ -157,7 +180,7 @@ export async function sentinelFailovers(options: {
         // A stuck node would stay so: restart it, so that later rounds measure again.
         for (const node of late) nodes.splice(nodes.indexOf(node), 1);
         await stopNodes(late);
-        nodes.push(...(await startNodes(late.length, store, args)));
+        nodes.push(...(await startNodesPatiently(late.length, store, args)));
       }
       options.progress?.(
         `round ${round}/${options.rounds}: ${before} killed, ${promoted} promoted; ` +
