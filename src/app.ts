@@ -98,7 +98,9 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
     onRoomRefused: (eventId, problem) => logRefusedRoom(eventId, problem),
     clock,
     defaultIssuer: () => publicUrl,
-    joinBatch: { windowMs: config.joinBatchWindowMs },
+    // On Redis a store call is bounded (0.5 s to get ready + 1 s): a join waits at most that long behind another
+    // batch before it is answered 503 unsent, so a join answers within the one call's bound (src/domain/join-batcher.ts).
+    joinBatch: { windowMs: config.joinBatchWindowMs, ...(config.store.kind === 'redis' ? { queueWaitMs: 500 } : {}) },
     // The hook logs through the HTTP server's logger, which exists by the time anyone can reset.
     afterReset: config.cdnPurgeUrl ? (eventId) => purgeCdn?.(eventId) ?? Promise.resolve() : undefined,
     onJoinBatch: (size) => metrics.joinBatchSize.observe(size),

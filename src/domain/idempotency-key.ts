@@ -8,10 +8,11 @@
 // How: the key names the join's request ID (SHA-256 of a label, the room and the key, shaped as a UUID), and the
 // join is numbered "if absent" (Store.assignPositionsIfAbsent: one Lua script on Redis, one transaction on
 // SQLite), so the key's record IS the place, stored atomically with it and by the same write — never a separate
-// step that could succeed while the place fails or the other way round. It lives exactly as long as the place
-// (until the room is reset or deleted), costs no storage of its own, and is scoped to the room: the same key in
-// another room is another join. The request ID is the visitor's bearer secret, so the key is one too: a client
-// sends a fresh random value (a UUID) per join and nothing else.
+// step that could succeed while the place fails or the other way round. It costs no storage of its own, expires
+// (KEY_WINDOW_SEC below: a retry within an hour always finds its place; a reuse a day later is a new join), and
+// is scoped to the room and the client's address: the same key in another room, or from another address, is
+// another join. The request ID is the
+// visitor's bearer secret, so the key is one too: a client sends a fresh random value (a UUID) per join.
 //
 // The other POSTs of the visitor are idempotent by their request ID already (generate_token answers the same
 // token set, leave_queue "already left", update_session the same status); they accept the header (checked
@@ -40,9 +41,35 @@ export function readIdempotencyKey(value: unknown): string | undefined {
   return key;
 }
 
-/** The request ID a key names in a room: the same on every node, for every retry. */
-export function requestIdForIdempotencyKey(eventId: string, key: string): string {
-  const bytes = createHash('sha256').update(`anteroom idempotency key\u0000${eventId}\u0000${key}`).digest().subarray(0, 16);
+/**
+ * Keys expire. Time is cut into windows of KEY_WINDOW_SEC (a day, on the epoch); a key names one request ID per
+ * window, and during the first KEY_RETRY_SEC of a window a call also finds the place its key made in the window
+ * before. So a retry within an hour of the first call always finds that call's place, and a key sent again 25
+ * hours or more after its first use is a new join. (Between the two, a reuse finds the old place until the next
+ * window begins.) What this costs: one more read (a place of the window before) for the keyed joins of the
+ * first hour of each day.
+ */
+export const KEY_WINDOW_SEC = 24 * 3600;
+export const KEY_RETRY_SEC = 3600;
+
+/** The key windows a call at `nowSec` (epoch seconds) looks in: the current one, and the one before in its first hour. */
+export function keyWindows(nowSec: number): { current: number; previous: number | null } {
+  const current = Math.floor(nowSec / KEY_WINDOW_SEC);
+  return { current, previous: nowSec - current * KEY_WINDOW_SEC < KEY_RETRY_SEC ? current - 1 : null };
+}
+
+/**
+ * The request ID a key names in a room for one client, in one key window (keyWindows): the same on every node, for every retry from that client.
+ * The client (its IP as the HTTP layer names it, behind --trust-proxy) is part of it, so a key reused by another
+ * visitor — a client that sends one constant key for all its users, a key seen in a log — names another join and
+ * never hands out someone else's request ID; a retry from another address (a phone moving from Wi-Fi to mobile
+ * data) is a new join, and the refused one, if it took effect, is retired by the expiry job like any unclaimed place.
+ */
+export function requestIdForIdempotencyKey(eventId: string, key: string, client: string, window: number): string {
+  const bytes = createHash('sha256')
+    .update(`anteroom idempotency key\u0000${eventId}\u0000${client}\u0000${window}\u0000${key}`)
+    .digest()
+    .subarray(0, 16);
   bytes[6] = ((bytes[6] as number) & 0x0f) | 0x80; // UUID version 8 (custom), so it is never mistaken for a v4
   bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
   const hex = bytes.toString('hex');

@@ -1,4 +1,4 @@
-// The gate's two cookies (docs/gate.md#cookies). Both are HttpOnly, SameSite=Lax, Path=/, and Secure when the
+// The gate's cookies (docs/gate.md#cookies). All are HttpOnly, SameSite=Lax, Path=/, and Secure when the
 // visitor came over https (as Fastify reads it with --trust-proxy).
 // - anteroom_place: the visitor's place in line: event, request ID, position once known and the URL first asked
 //   for, encrypted and authenticated with AES-256-GCM (random 96-bit IV) under a key derived by HKDF-SHA256 from
@@ -9,11 +9,19 @@
 //   place, and is re-sent encrypted at the visitor's next request; nothing writes it any more.
 // - anteroom_token: the access token of the claimed token set (an RS256 JWT whose audience is the room), as the
 //   authorizer and the protected site read it.
+// - anteroom_join: while a visitor has no place yet, the Idempotency-Key of their join (22 random base64url
+//   characters), set on the answer before the join is tried — a 503 included — and cleared once the place cookie
+//   holds the place: the visitor's next request after a refused join sends the same key and gets the place the
+//   refused join may have taken (docs/distributed.md, "What a 5xx means"). A secret like the place (the key names
+//   its request ID), so HttpOnly too and never passed to the origin.
 
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const PLACE_COOKIE = 'anteroom_place';
 export const TOKEN_COOKIE = 'anteroom_token';
+export const JOIN_COOKIE = 'anteroom_join';
+/** How long a visitor's retry after a refused join finds that join again (after that, a new join). */
+export const JOIN_COOKIE_MAX_AGE_SEC = 3600;
 /** A place cookie lives as long as a place can (a long sale); the token cookie as long as its token. */
 export const PLACE_COOKIE_MAX_AGE_SEC = 7 * 24 * 3600;
 
@@ -110,6 +118,16 @@ export class PlaceCookies {
   }
 }
 
+/** A fresh join key: 128 random bits, 22 base64url characters (a valid Idempotency-Key). */
+export function newJoinKey(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** The join key a cookie carries, or undefined when it is absent or not one the gate could have made. */
+export function joinKeyOf(value: string | undefined): string | undefined {
+  return value !== undefined && /^[A-Za-z0-9_-]{22}$/.test(value) ? value : undefined;
+}
+
 function placeOf(json: string): Place | undefined {
   try {
     const [eventId, requestId, position, returnTo] = JSON.parse(json) as unknown[];
@@ -120,9 +138,9 @@ function placeOf(json: string): Place | undefined {
   }
 }
 
-/** Anteroom's cookies (the gate's two, and the edge's): none of them is the origin's business by default. */
-const ANTEROOM_COOKIES = new Set([PLACE_COOKIE, TOKEN_COOKIE, 'anteroom_edge']);
-const ANTEROOM_BUT_TOKEN = new Set([PLACE_COOKIE, 'anteroom_edge']);
+/** Anteroom's cookies (the gate's three, and the edge's): none of them is the origin's business by default. */
+const ANTEROOM_COOKIES = new Set([PLACE_COOKIE, TOKEN_COOKIE, JOIN_COOKIE, 'anteroom_edge']);
+const ANTEROOM_BUT_TOKEN = new Set([PLACE_COOKIE, JOIN_COOKIE, 'anteroom_edge']);
 
 /**
  * A `Cookie` header without Anteroom's cookies, for the origin (undefined when nothing is left): the place's

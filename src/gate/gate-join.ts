@@ -39,11 +39,15 @@ export type GateJoin = { requestId: string } | { refused: JoinRefusal };
 /** The refusals that a (new) solved challenge answers (the page's PROOF_REFUSALS). */
 const PROOF_REFUSALS = new Set(['ANTEROOM_ERR_PROOF_OF_WORK_REQUIRED', 'ANTEROOM_ERR_PROOF_OF_WORK_INVALID', 'ANTEROOM_ERR_PROOF_OF_WORK_USED']);
 
-/** A join of the room for the visitor who sent `request`, through the one join path of every door. */
-export async function joinThroughGate(deps: GateJoinDeps, request: FastifyRequest, eventId: string): Promise<GateJoin> {
+/**
+ * A join of the room for the visitor who sent `request`, through the one join path of every door, with the
+ * Idempotency-Key the gate keeps for this visitor in its join cookie (visitor-queue.ts): a join refused with a 5xx
+ * after it took effect is found again by the visitor's next request, not made twice.
+ */
+export async function joinThroughGate(deps: GateJoinDeps, request: FastifyRequest, eventId: string, idempotencyKey: string): Promise<GateJoin> {
   try {
     await limitWrite(deps, request);
-    const joined = await deps.room.queue.assignQueueNum(eventId, { client: request.ip, proofOfWork: proofOf(request) });
+    const joined = await deps.room.queue.assignQueueNum(eventId, { client: request.ip, proofOfWork: proofOf(request), idempotencyKey });
     if (joined.status !== 200) throw new Error('join answered 202');
     return { requestId: joined.body.api_request_id };
   } catch (error) {

@@ -14,7 +14,18 @@ import { chooseEncoding } from '../web/static-pages.ts';
 import { renderGatePage, type WaitingPage, type WaitingPageVisitor } from '../web/gate-page.ts';
 import { queueId } from '../web/page-template.ts';
 import type { Counters } from '../domain/ports/store.ts';
-import { PLACE_COOKIE, PLACE_COOKIE_MAX_AGE_SEC, TOKEN_COOKIE, cookieAttributes, type Place, type PlaceCookies } from './cookies.ts';
+import {
+  JOIN_COOKIE,
+  JOIN_COOKIE_MAX_AGE_SEC,
+  PLACE_COOKIE,
+  PLACE_COOKIE_MAX_AGE_SEC,
+  TOKEN_COOKIE,
+  cookieAttributes,
+  joinKeyOf,
+  newJoinKey,
+  type Place,
+  type PlaceCookies,
+} from './cookies.ts';
 import { GATE_CHALLENGE_PATH, joinThroughGate, type GateJoinDeps, type JoinRefusal } from './gate-join.ts';
 import { safeLocalPath } from './normalise-path.ts';
 import { refreshSeconds } from './refresh-interval.ts';
@@ -44,11 +55,23 @@ export async function answerVisitor(
 ): Promise<FastifyReply> {
   let place = deps.places.decode(request.cookies[PLACE_COOKIE]);
   if (place && place.eventId !== room.event_id) place = undefined;
-  let outcome = await decide(deps, request, room, place, returnTo);
-  // The place is gone (left, expired, a closed session, a reset): a new one, at the back of the line.
-  if (outcome === 'rejoin') outcome = await decide(deps, request, room, undefined, returnTo);
-  if (outcome === 'rejoin') throw new Error('a fresh place could not be used');
   const secure = request.protocol === 'https';
+  // The join's Idempotency-Key, in the join cookie before the join is tried, so that it is on the answer whatever
+  // the answer (a 503 included): the key of the visitor's refused join again, or a fresh one.
+  const keyFor = (retry: boolean): string => {
+    const key = (retry ? joinKeyOf(request.cookies[JOIN_COOKIE]) : undefined) ?? newJoinKey();
+    reply.setCookie(JOIN_COOKIE, key, cookieAttributes(secure, JOIN_COOKIE_MAX_AGE_SEC));
+    return key;
+  };
+  let outcome = await decide(deps, request, room, place, returnTo, () => keyFor(true));
+  // The place is gone (left, expired, a closed session, a reset): a new one, at the back of the line, under a new
+  // key (the old one names the place that is gone).
+  if (outcome === 'rejoin') outcome = await decide(deps, request, room, undefined, returnTo, () => keyFor(false));
+  if (outcome === 'rejoin') throw new Error('a fresh place could not be used');
+  // The place cookie holds the place from now on: the join key has done its work.
+  if ((outcome.kind === 'queued' || outcome.kind === 'admitted') && (request.cookies[JOIN_COOKIE] !== undefined || place !== outcome.place)) {
+    reply.clearCookie(JOIN_COOKIE, { path: '/' });
+  }
   reply.header('cache-control', 'no-store').header(GATE_ANSWER_HEADER, outcome.kind);
   // A request that carries an action is never lost silently (unsent-requests.ts).
   const action = carriesAction(request.method);
@@ -166,13 +189,20 @@ export function sendWaitingPage(request: FastifyRequest, reply: FastifyReply, pa
   return reply.send(page.body);
 }
 
-async function decide(deps: QueueDeps, request: FastifyRequest, room: RoomSettings, given: Place | undefined, returnTo: string): Promise<Outcome | 'rejoin'> {
+async function decide(
+  deps: QueueDeps,
+  request: FastifyRequest,
+  room: RoomSettings,
+  given: Place | undefined,
+  returnTo: string,
+  joinKey: () => string,
+): Promise<Outcome | 'rejoin'> {
   const service = deps.room;
   const eventId = room.event_id;
   let place = given;
   if (!place) {
     // The join of every door, judged by the room's bot defence with this visitor's IP and proof of work.
-    const joined = await joinThroughGate(deps, request, eventId);
+    const joined = await joinThroughGate(deps, request, eventId, joinKey());
     if ('refused' in joined) return joined.refused;
     place = { eventId, requestId: joined.requestId, returnTo };
   }

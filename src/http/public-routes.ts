@@ -129,7 +129,10 @@ export function publicRoutes(app: FastifyInstance, room: Pick<WaitingRoom, 'clai
       schema: { body: EventRequestBody },
       handler: (req) => {
         const b = (req as B<Static<typeof EventRequestBody>>).body;
-        return room.queue.leaveQueue(b.event_id, b.request_id);
+        // With an Idempotency-Key, a leave that finds the place given up already is the retry of one that took
+        // effect (its answer was a 5xx or lost): 200 again, not 410 (docs/distributed.md, "What a 5xx means").
+        const keyed = readIdempotencyKey(req.headers[IDEMPOTENCY_KEY_HEADER]) !== undefined;
+        return room.queue.leaveQueue(b.event_id, b.request_id, { keyed });
       },
     },
     // spec/rooms.md §5, the hand-off without a gate: the page asks for a code, the site's server spends it.

@@ -166,4 +166,48 @@ describe('group commit of joins', () => {
       assert.equal(commits, commitsExpected, failure.message);
     }
   });
+
+  it('with queueWaitMs, a join that waited longer behind a slow (successful) batch is answered 503 unsent; a fresh one is committed', async () => {
+    let clock = 0;
+    let release: () => void = () => {};
+    const committed: string[][] = [];
+    let next = 0;
+    const batcher = new JoinBatcher(
+      async (_event, joins) => {
+        committed.push(joins.map((j) => j.requestId));
+        if (committed.length === 1) await new Promise<void>((r) => (release = r));
+        return joins.map(() => ++next);
+      },
+      { queueWaitMs: 500, now: () => clock },
+    );
+    const first = batcher.join('E', { requestId: 'slow', entryTime: 1 });
+    await new Promise((r) => setImmediate(r));
+    const waited = batcher.join('E', { requestId: 'waited', entryTime: 1 });
+    clock = 400;
+    const fresh = batcher.join('E', { requestId: 'fresh', entryTime: 1 });
+    clock = 501; // the slow batch took over 0.5 s: 'waited' has waited 501 ms, 'fresh' 101 ms
+    release();
+    assert.equal(await first, 1);
+    await assert.rejects(waited, StoreUnavailableError);
+    assert.equal(await fresh, 2);
+    assert.deepEqual(committed, [['slow'], ['fresh']], 'the late join was never sent to the store');
+  });
+
+  it('without queueWaitMs (SQLite, memory) a join waits for the batch before it, however long', async () => {
+    let clock = 0;
+    let release: () => void = () => {};
+    let calls = 0;
+    const batcher = new JoinBatcher(async (_event, joins) => {
+      calls++;
+      if (calls === 1) await new Promise<void>((r) => (release = r));
+      return joins.map((_, i) => calls * 10 + i);
+    }, { now: () => clock });
+    const first = batcher.join('E', { requestId: 'a', entryTime: 1 });
+    await new Promise((r) => setImmediate(r));
+    const behind = batcher.join('E', { requestId: 'b', entryTime: 1 });
+    clock = 10_000;
+    release();
+    assert.equal(await first, 10);
+    assert.equal(await behind, 20);
+  });
 });

@@ -12,7 +12,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { requestIdForIdempotencyKey } from '../../src/domain/idempotency-key.ts';
+import { keyWindows, requestIdForIdempotencyKey } from '../../src/domain/idempotency-key.ts';
 import { call } from '../distributed/fleet.ts';
 
 export interface KeyedOutcome {
@@ -103,7 +103,7 @@ export async function settle(url: string, storm: ReturnType<typeof keyedStorm>):
   let refusedThenApplied = 0;
   let duplicated = 0;
   for (const key of storm.refused) {
-    const named = requestIdForIdempotencyKey(EVENT, key);
+    const named = requestIdForIdempotencyKey(EVENT, key, '127.0.0.1', keyWindows(Date.now() / 1000).current);
     const before = await placeOf(url, named, deadline);
     if (before !== null) refusedThenApplied += 1;
     let retried: { status: number | null; requestId?: string } = { status: null };

@@ -24,7 +24,7 @@ import { startRedisCluster, startRedisServer, type RedisServer } from '../suppor
 import { startProxy, startSentinel, type FreezableProxy, type Sentinel } from '../support/redis-sentinel.ts';
 import { ADMIN_TOKEN, call, freshPrefix, startNodes, stopNode, stopNodes, waitFor } from '../distributed/fleet.ts';
 import { keyedStorm, settle, type KeyedOutcome } from './keyed-joins.ts';
-import { READY_WITHIN_MS, sentinelFailovers } from './sentinel-failovers.ts';
+import { CAMPAIGN_SENTINEL, READY_WITHIN_MS, sentinelFailovers } from './sentinel-failovers.ts';
 
 exitOnSignals();
 const started = Date.now();
@@ -141,7 +141,7 @@ async function sentinel(): Promise<void> {
     servers.push(await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(proxy.port)] }));
     servers.push(await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(primary.port)] }));
     for (const server of servers.slice(1)) await inSync(server);
-    for (let i = 0; i < 3; i++) sentinels.push(await startSentinel({ primaryPort: primary.port, name }));
+    for (let i = 0; i < 3; i++) sentinels.push(await startSentinel({ primaryPort: primary.port, name, ...CAMPAIGN_SENTINEL }));
     const store = `redis-sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${name}`;
     nodes.push(...(await startNodes(2, store, ['--redis-key-prefix', freshPrefix(), '--admin-token', ADMIN_TOKEN, ...REPLICAS])));
     let stuck = 0;
@@ -166,6 +166,8 @@ async function sentinel(): Promise<void> {
   if (rounds > 0) {
     progress(`sentinel: ${rounds} repeated SIGKILL failovers`);
     const repeated = await sentinelFailovers({ rounds, nodes: 2, minReplicas: 1, progress });
+    progress(`sentinel: ${repeated.unanswered} places unanswered, ${repeated.unplannedFailovers} failovers of a live primary`);
+    if (repeated.unanswered > 0) failed = true;
     rows.push({
       store: `Sentinel, ${rounds} failovers`,
       stuck: repeated.stuck,
@@ -184,6 +186,12 @@ async function cluster(): Promise<void> {
   const cluster = await startRedisCluster({ primaries: 3, replicas: 1 });
   const nodes: ChildNode[] = [];
   try {
+    // Nodes start once every replica is in sync: a node's first writes wait for a replica (--redis-min-replicas 1).
+    for (const server of cluster.nodes) {
+      const client = new Redis(server.url);
+      const role = await client.info('replication').finally(() => client.disconnect());
+      if (/role:slave/.test(role)) await inSync(server);
+    }
     nodes.push(...(await startNodes(2, cluster.url, ['--redis-key-prefix', freshPrefix(), '--admin-token', ADMIN_TOKEN, ...REPLICAS])));
     let stuck = 0;
     const storm = await underLoad(

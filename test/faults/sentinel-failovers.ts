@@ -7,11 +7,21 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import type { ChildNode } from '../support/child-node.ts';
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
 import { startSentinel, type Sentinel } from '../support/redis-sentinel.ts';
-import { ADMIN_TOKEN, call, freshPrefix, joinStorm, startNodes, stopNodes, waitFor } from '../distributed/fleet.ts';
+import { startChildNode, type ChildNode } from '../support/child-node.ts';
+import { ADMIN_TOKEN, call, freshPrefix, joinStorm, stopNodes, waitFor } from '../distributed/fleet.ts';
 import { countPlaces, type PlaceCount } from './places.ts';
+
+/**
+ * The Sentinels of the campaigns, as deployed: a quorum of 2 of 3, and a primary thought down only after 5 s
+ * without an answer. With 1 s and a quorum of 1 (the first version), a live primary that answered a PING
+ * ~1 s late on this loaded machine (just promoted: nodes reconnecting, a replica's full sync) was failed over
+ * again: two primaries at once, and a later failover promoted a server that had stopped replicating (a
+ * demoted primary not yet reconfigured), discarding every join acknowledged since — the 54 and 17 joins lost
+ * (issue 35). Sentinel's own default is 30 s; see docs/distributed.md, "Sentinel settings".
+ */
+export const CAMPAIGN_SENTINEL = { downAfterMs: 5000, quorum: 2 } as const;
 
 /** A node must be ready again this long after the Sentinels name the new primary. */
 export const READY_WITHIN_MS = 10_000;
@@ -24,6 +34,34 @@ export interface FailoverCampaign extends PlaceCount {
   slowestRecoveryMs: number;
   /** Longest answer to a join seen during the campaign. */
   longestAnswerMs: number;
+  /**
+   * Failovers nobody caused: rounds that began with a primary other than the one promoted by the round before
+   * (the Sentinels failed over a live primary).
+   */
+  unplannedFailovers: number;
+}
+
+/**
+ * `count` nodes on `store`, one after another, each given three tries: on this loaded machine a node's first
+ * writes (which wait for a replica) can fail for its whole 10 s start, and the node exits — a start-up matter,
+ * not what the campaign measures (one run ended there).
+ */
+async function startNodesPatiently(count: number, store: string, args: string[]): Promise<ChildNode[]> {
+  const started: ChildNode[] = [];
+  for (let i = 0; i < count; i++) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        started.push(await startChildNode(['--store', store, ...args]));
+        break;
+      } catch (error) {
+        if (attempt >= 3) {
+          await stopNodes(started);
+          throw error;
+        }
+      }
+    }
+  }
+  return started;
 }
 
 /** Whether the Sentinel on `sentinelPort` lists the replica on `port` as up and in sync with its primary. */
@@ -60,17 +98,27 @@ export async function sentinelFailovers(options: {
     const primary = await startRedisServer();
     servers.push(primary);
     for (let i = 0; i < 2; i++) servers.push(await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(primary.port)] }));
-    for (let i = 0; i < 3; i++) sentinels.push(await startSentinel({ primaryPort: primary.port, name }));
+    for (let i = 0; i < 3; i++) sentinels.push(await startSentinel({ primaryPort: primary.port, name, ...CAMPAIGN_SENTINEL }));
+    // Nodes start once every Sentinel lists both replicas in sync: a node's first writes wait for a replica.
+    await Promise.all(
+      sentinels.flatMap((sentinel) =>
+        servers.slice(1).map((replica) =>
+          waitFor('the Sentinels to list the replicas in sync', () => replicaInSync(sentinel.port, name, replica.port), 60_000, 100),
+        ),
+      ),
+    );
     const store = `redis-sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${name}`;
     const args = ['--redis-key-prefix', freshPrefix(), '--admin-token', ADMIN_TOKEN];
     if (options.minReplicas) args.push('--redis-min-replicas', String(options.minReplicas), '--redis-replica-timeout-ms', '200');
-    nodes.push(...(await startNodes(options.nodes ?? 2, store, args)));
+    nodes.push(...(await startNodesPatiently(options.nodes ?? 2, store, args)));
     const urls = () => nodes.map((node) => node.url);
     const ready = async (node: ChildNode) => (await call(`${node.url}/readyz`))?.status === 200;
     const acknowledged: string[] = [];
     let longestAnswerMs = 0;
     let stuck = 0;
     let slowestRecoveryMs = 0;
+    let unplannedFailovers = 0;
+    let lastPromoted: string | null = null;
     for (let round = 1; round <= options.rounds; round++) {
       // Load and timing vary by round: 1 to 16 joining loops, killed 0 to 900 ms after they start.
       storm = joinStorm(urls, 1 + ((round * 7) % 16));
@@ -78,10 +126,11 @@ export async function sentinelFailovers(options: {
       const before = await waitFor('the Sentinels to name a primary', () => sentinels[0]!.primary(), 20_000, 50);
       const victim = servers.find((server) => `127.0.0.1:${server.port}` === before);
       if (!victim) throw new Error(`the Sentinels name ${before}, not one of the servers started`);
+      if (lastPromoted !== null && before !== lastPromoted) unplannedFailovers += 1;
       await victim.kill('SIGKILL');
-      const promoted = await waitFor(
+      const promoted: string = await waitFor(
         'the Sentinels to promote a replica',
-        async () => {
+        async (): Promise<string | null> => {
           const now = await sentinels[0]!.primary();
           return now !== null && now !== before ? now : null;
         },
@@ -89,6 +138,7 @@ export async function sentinelFailovers(options: {
         50,
       );
       const promotedAt = Date.now();
+      lastPromoted = promoted;
       // The killed server comes back as a replica of the new primary, as a real one does: Sentinel rewrites the
       // configuration of the servers it reconfigures (CONFIG REWRITE), which these test servers, started from
       // arguments, do not have. Restarted with its first arguments, it came back as a primary (or as a replica
@@ -130,7 +180,7 @@ export async function sentinelFailovers(options: {
         // A stuck node would stay so: restart it, so that later rounds measure again.
         for (const node of late) nodes.splice(nodes.indexOf(node), 1);
         await stopNodes(late);
-        nodes.push(...(await startNodes(late.length, store, args)));
+        nodes.push(...(await startNodesPatiently(late.length, store, args)));
       }
       options.progress?.(
         `round ${round}/${options.rounds}: ${before} killed, ${promoted} promoted; ` +
@@ -138,7 +188,7 @@ export async function sentinelFailovers(options: {
       );
     }
     const places = await countPlaces(urls(), acknowledged);
-    return { rounds: options.rounds, stuck, slowestRecoveryMs, longestAnswerMs, ...places };
+    return { rounds: options.rounds, stuck, slowestRecoveryMs, longestAnswerMs, unplannedFailovers, ...places };
   } finally {
     await storm?.stop();
     await stopNodes(nodes);

@@ -49,6 +49,7 @@ describe('what the gate does not leak', () => {
     assert.equal(await cookieAtOrigin('/echo/static/x', place), undefined, 'no Cookie header at all when nothing is left');
     assert.equal(await cookieAtOrigin('/echo', `${place}; a=1`, { 'x-monitor': MONITOR_SECRET }), 'a=1', 'a bypass header too');
     assert.equal(await cookieAtOrigin('/echo/static/x', `anteroom_token=t; a=1; anteroom_edge=e`), 'a=1', 'nor the token or the edge cookie');
+    assert.equal(await cookieAtOrigin('/echo/static/x', `anteroom_join=AAAAAAAAAAAAAAAAAAAAAA; a=1`), 'a=1', 'nor the join cookie (its key names a place)');
     // Look-alikes are the site's own cookies: kept as they came.
     assert.equal(await cookieAtOrigin('/echo/static/x', 'my_anteroom_place=1; anteroom_places=2'), 'my_anteroom_place=1; anteroom_places=2');
   });

@@ -20,7 +20,18 @@ export interface Sentinel {
   output(): string;
 }
 
-export async function startSentinel(options: { primaryPort: number; name: string; downAfterMs?: number }): Promise<Sentinel> {
+export interface SentinelOptions {
+  primaryPort: number;
+  name: string;
+  /** How long the primary must not answer before this Sentinel thinks it down. Default 1000 ms (one Sentinel
+   * in a test on an idle machine); several Sentinels on a loaded machine need more (a reply 1 s late is then
+   * a failover of a live primary). */
+  downAfterMs?: number;
+  /** How many Sentinels must agree the primary is down. Default 1; 2 for three Sentinels, as deployed. */
+  quorum?: number;
+}
+
+export async function startSentinel(options: SentinelOptions): Promise<Sentinel> {
   const binary = process.env.ANTEROOM_REDIS_SENTINEL ?? '/usr/bin/redis-sentinel';
   if (!existsSync(binary)) throw new Error(`redis-sentinel not found at ${binary}: apt-get install redis-sentinel, or set ANTEROOM_REDIS_SENTINEL`);
   const dir = mkdtempSync(join(tmpdir(), 'anteroom-sentinel-'));
@@ -32,7 +43,7 @@ export async function startSentinel(options: { primaryPort: number; name: string
       `port ${port}`,
       'bind 127.0.0.1',
       `dir ${dir}`,
-      `sentinel monitor ${options.name} 127.0.0.1 ${options.primaryPort} 1`,
+      `sentinel monitor ${options.name} 127.0.0.1 ${options.primaryPort} ${options.quorum ?? 1}`,
       `sentinel down-after-milliseconds ${options.name} ${options.downAfterMs ?? 1000}`,
       `sentinel failover-timeout ${options.name} 5000`,
       `sentinel parallel-syncs ${options.name} 1`,

@@ -11,7 +11,7 @@ import { newRequestId } from '../ids.ts';
 import { JoinBatcher } from '../join-batcher.ts';
 import type { EventPublisher } from '../ports/events.ts';
 import type { AuthorizationStore, Counters, DrawStore, JoinRequest, QueueStore } from '../ports/store.ts';
-import { requestIdForIdempotencyKey } from '../idempotency-key.ts';
+import { keyWindows, requestIdForIdempotencyKey } from '../idempotency-key.ts';
 import { PeopleAhead } from '../people-ahead.ts';
 import type { PresenceTracker } from '../presence.ts';
 import { joinRefusal, roomPhase, roomScheduleOf, type RoomPhase } from '../room-phase.ts';
@@ -34,7 +34,7 @@ export interface QueueServiceDeps {
   estimates: WaitEstimates;
   /** Marks the visitors seen (../presence.ts): a poll of /queue_num and a join are signs of life. */
   presence: Pick<PresenceTracker, 'seen' | 'seenAll'>;
-  joinBatch?: { maxBatch?: number; windowMs?: number } | undefined;
+  joinBatch?: { maxBatch?: number; windowMs?: number; queueWaitMs?: number | undefined } | undefined;
   /** Asynchronous intake (see WaitingRoomDeps.intake). */
   intake?: ((eventId: string, joins: readonly JoinRequest[]) => Promise<void>) | undefined;
   onJoinBatch?: ((size: number) => void) | undefined;
@@ -122,7 +122,21 @@ export class QueueService {
     }
     // One place per Idempotency-Key, likewise (a retry of a refused join gets the place it may have taken).
     if (credentials.idempotencyKey !== undefined) {
-      return this.keyedJoin(event.event_id, requestIdForIdempotencyKey(event.event_id, credentials.idempotencyKey), authorization);
+      const client = credentials.client ?? '';
+      const windows = keyWindows(this.context.now());
+      // In the first hour of a key window, the retry of a call made just before it finds that call's place.
+      if (windows.previous !== null) {
+        const earlier = requestIdForIdempotencyKey(event.event_id, credentials.idempotencyKey, client, windows.previous);
+        if ((await this.store.getPosition(event.event_id, earlier)) !== null) return ok({ api_request_id: earlier });
+      }
+      const requestId = requestIdForIdempotencyKey(event.event_id, credentials.idempotencyKey, client, windows.current);
+      // A drawn room before its draw: the key's request ID goes to the pre-queue, which lists a request ID once.
+      if (this.context.routesToPrequeue(event.event_id)) {
+        if (authorization !== undefined) throw OidcErrors.joinInterrupted();
+        await this.store.joinPrequeue(event.event_id, [{ requestId, entryTime: this.context.now() }], newDrawCandidate());
+        return ok({ api_request_id: requestId });
+      }
+      return this.keyedJoin(event.event_id, requestId, authorization);
     }
     // The pre-queue has no position to bind an authorization to (a draw numbers it later, unbound).
     if (authorization !== undefined && this.context.routesToPrequeue(event.event_id)) throw OidcErrors.joinInterrupted();
@@ -245,16 +259,18 @@ export class QueueService {
    * next tick. Unknown request ID → 404; left already → 410; a token set issued → 410 (that visitor's session
    * ends with update_session); a position already expired → 410. Emits queue_left.
    */
-  async leaveQueue(eventId: unknown, requestId: unknown): Promise<Answer<Record<string, never>>> {
+  /** `keyed`: the call carries an Idempotency-Key, so a place given up already answers 200 (a retry's answer). */
+  async leaveQueue(eventId: unknown, requestId: unknown, options: { keyed?: boolean } = {}): Promise<Answer<Record<string, never>>> {
     const { event, requestId: id } = this.context.eventAndRequest(eventId, requestId);
     const result = await this.store.leaveQueue(event.event_id, id);
     switch (result.outcome) {
       case 'no-position':
         if (this.botDefence.parkedPlace(event, id)) return ok({});
         // In a room with a draw, a visitor of the pre-queue has no position yet: they leave the pre-queue.
-        if (event.shuffle_at_event_start === true) return this.leavePrequeue(event.event_id, id);
+        if (event.shuffle_at_event_start === true) return this.leavePrequeue(event.event_id, id, options);
         throw Errors.invalidRequestId();
       case 'already-left':
+        if (options.keyed === true) return ok({});
         throw Errors.queuePositionLeft();
       case 'claimed':
         throw Errors.queuePositionClaimed();
@@ -267,12 +283,13 @@ export class QueueService {
   }
 
   /** leave_queue of a visitor without a position in a room with a draw: out of the pre-queue, not drawn. */
-  private async leavePrequeue(eventId: string, id: string): Promise<Answer<Record<string, never>>> {
+  private async leavePrequeue(eventId: string, id: string, options: { keyed?: boolean }): Promise<Answer<Record<string, never>>> {
     switch (await this.store.leavePrequeue(eventId, id)) {
       case 'left':
         this.events.publish('queue_left', { event_id: eventId, request_id: id });
         return ok({});
       case 'already-left':
+        if (options.keyed === true) return ok({});
         throw Errors.queuePositionLeft();
       case 'not-in-prequeue':
         throw Errors.invalidRequestId();
@@ -280,7 +297,7 @@ export class QueueService {
         throw Errors.drawInProgress();
       case 'numbered':
         // Numbered between the two calls: it is an ordinary position now.
-        return this.leaveQueue(eventId, id);
+        return this.leaveQueue(eventId, id, options);
     }
   }
 

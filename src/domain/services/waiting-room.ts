@@ -49,7 +49,7 @@ export interface WaitingRoomDeps {
   clock: Clock;
   /** Issuer used when an event has none configured: the server's public base URL (known once listening). */
   defaultIssuer: () => string;
-  joinBatch?: { maxBatch?: number; windowMs?: number };
+  joinBatch?: { maxBatch?: number; windowMs?: number; queueWaitMs?: number | undefined };
   /**
    * Asynchronous intake (AWS: an SQS queue and a worker that numbers the joins later). When set, a join is
    * answered once `intake` has accepted it, before it has a position: clients handle that through

@@ -120,15 +120,41 @@ export class RedisConnection {
     return this.client.status;
   }
 
-  /** Runs one Redis call once the client is connected, turning connection trouble into StoreUnavailableError. */
+  /**
+   * Runs one Redis call once the client is connected, turning connection trouble into StoreUnavailableError.
+   * Getting ready — the wait for a (re)connection and, after one, the measure of the server's clock (up to three
+   * TIME round trips, each bounded only by the client's own command timeout) — has readyTimeoutMs in all, so a
+   * call takes readyTimeoutMs + commandTimeoutMs at most (issue 35: after a Sentinel failover on a loaded
+   * machine, slow TIME round trips stacked on the reconnection wait). Nothing is sent before the operation, so a
+   * call refused while getting ready has no effect.
+   */
   async call<T>(operation: () => Promise<T>): Promise<T> {
-    await this.connected();
+    await this.readyWithin(this.options.readyTimeoutMs);
     try {
       return await this.withTimeout(operation());
     } catch (error) {
       if (error instanceof Error && /timed out/i.test(error.message) && !this.isCluster()) this.suspectHung();
       throw toStoreError(this.description, error);
     }
+  }
+
+  /** connected(), or 503 once `budgetMs` have passed (what it started — a clock measure — goes on by itself). */
+  private readyWithin(budgetMs: number): Promise<void> {
+    const client = this.client;
+    if (!this.closed && client.status === 'ready' && !this.hung && this.fenceClock.ready()) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(this.unavailable()), budgetMs);
+      this.connected().then(
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
   }
 
   /**
