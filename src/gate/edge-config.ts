@@ -64,7 +64,7 @@ export function isPlainPath(path: string): boolean {
   return path.length <= 8192 && new RegExp(`^${PLAIN_PATH}$`).test(path);
 }
 
-/** `text` as a PCRE pattern matching it literally: every character but a-z and 0-9 as \\xHH (nothing for nginx to unquote). */
+/** `text` as a PCRE pattern matching it literally: every character but a-z and 0-9 as \xHH (nothing for nginx to unquote). */
 function literal(text: string): string {
   return [...text].map((c) => (/[a-z0-9]/.test(c) ? c : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)).join('');
 }
