@@ -213,6 +213,9 @@ describe('nginx verifies admission at the edge (njs)', () => {
     assert.equal((await get('/fast/b', { cookie: `${EDGE_COOKIE}=${theirs}` })).status, 200);
     assert.equal((await get('/fast/b2', { cookie: `${EDGE_COOKIE}=${theirs}` })).status, 200);
     assert.equal(verdicts.seen.length, asked + 2);
+    // The absolute form: the host is the target's, the origin gets the origin form of the path that was checked.
+    assert.equal((await get('http://shop.test/fast/absolute?q=1', { cookie: `${EDGE_COOKIE}=${mine}`, host: 'other.test' })).status, 200);
+    assert.equal(origin.seen.at(-1)?.url, '/fast/absolute?q=1');
     // A bypass path and a path for njs to normalise take no verdict.
     assert.equal((await get('/health/x')).status, 200);
     assert.equal((await get('/fast/%61', { cookie: `${EDGE_COOKIE}=${mine}` })).status, 200);
