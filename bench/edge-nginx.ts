@@ -103,7 +103,7 @@ export async function runEdgeBench(): Promise<void> {
   server { listen 8000; location / { proxy_pass http://protected_site; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_set_header X-Forwarded-For $remote_addr; proxy_set_header X-Forwarded-Proto $scheme; } }`);
     const njs = await start(
       anteroomAt(readFileSync(deploy('anteroom-edge.conf'), 'utf8')).replaceAll('/etc/nginx/anteroom', dir).replaceAll('/var/cache/nginx/anteroom', join(dir, 'cache')),
-      'load_module /usr/lib/nginx/modules/ngx_http_js_module.so;',
+      'load_module /usr/lib/nginx/modules/ngx_http_js_module.so;\npcre_jit on;',
     );
     const forwardAuth = await start(anteroomAt(readFileSync(deploy('anteroom-forward-auth.conf'), 'utf8')));
 

@@ -55,6 +55,7 @@ server {
     }
 }`,
       port,
+      { main: 'pcre_jit on;' },
     );
   });
   after(async () => {

@@ -131,7 +131,7 @@ describe('nginx verifies admission at the edge (njs)', () => {
     port = await freePort();
     // The verdict server listens on its own socket; the fast path's socket is a counting proxy in front of it.
     const recipe = recipeAt(jsDir, port).replace(`listen unix:${join(jsDir, 'cache', 'verdict.sock')};`, `listen unix:${join(jsDir, 'cache', 'verdict-njs.sock')};`);
-    nginx = await startNginx(recipe, port, { main: `load_module ${JS_MODULE};` });
+    nginx = await startNginx(recipe, port, { main: `load_module ${JS_MODULE};\npcre_jit on;` });
     verdicts = await countingProxy(join(jsDir, 'cache', 'verdict-njs.sock'), join(jsDir, 'cache', 'verdict.sock'));
 
     ({ token, requestId } = await admittedVisitor());
@@ -496,7 +496,7 @@ describe('nginx verifies admission at the edge (njs)', () => {
     copyFileSync(join(jsDir, 'anteroom-edge-maps.conf'), join(dir, 'anteroom-edge-maps.conf'));
     const publicPort = await freePort();
     const recipe = recipeAt(dir, publicPort);
-    const publicNginx = await startNginx(recipe, publicPort, { main: `load_module ${JS_MODULE};` });
+    const publicNginx = await startNginx(recipe, publicPort, { main: `load_module ${JS_MODULE};\npcre_jit on;` });
     try {
       const valid = edgeCookie(await currentKey());
       const [header, payload, signature, mac] = valid.split('.');
