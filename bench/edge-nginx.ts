@@ -1,6 +1,6 @@
 // Verify at the edge (issue 36, docs/edge.md, docs/benchmarks.md "Verify at the edge"): CPU per proxied request
 // of an admitted visitor, one nginx process each (Debian's nginx, master_process off, pinned to CPU 1), for
-//   (a) nginx proxy_pass alone;
+//   (a) nginx proxy_pass alone (the same request as (b): the visitor's cookies too);
 //   (b) nginx + verification (deploy/nginx/anteroom-edge.conf as shipped, a valid edge cookie, a plain path): the
 //       fast path, nginx maps and the cached verdict (njs asked once for the cookie, before the rounds);
 //   (b2) the same nginx and cookie, a path with a %-escape (/%70roduct): njs's fast check (js_set) on every request;
@@ -108,7 +108,9 @@ export async function runEdgeBench(): Promise<void> {
     const forwardAuth = await start(anteroomAt(readFileSync(deploy('anteroom-forward-auth.conf'), 'utf8')));
 
     const contenders: { label: string; url: string; pids: (number | undefined)[]; headers: Record<string, string> }[] = [
-      { label: '(a) nginx proxy_pass alone', url: `${alone.url}/product`, pids: [alone.pid], headers: {} },
+      // The same visitor's request everywhere: (a) proxies the same Cookie header as (b) (before, it had none, and
+      // the ratio counted forwarding the cookies as the verification's cost).
+      { label: '(a) nginx proxy_pass alone', url: `${alone.url}/product`, pids: [alone.pid], headers: { cookie: `${token}; ${edge}` } },
       { label: '(b) nginx + verification (maps, cached verdict)', url: `${njs.url}/product`, pids: [njs.pid], headers: { cookie: `${token}; ${edge}` } },
       { label: '(b2) nginx + njs fast check (/%70roduct)', url: `${njs.url}/%70roduct`, pids: [njs.pid], headers: { cookie: `${token}; ${edge}` } },
       { label: '(c) nginx + auth_request (nginx + Anteroom)', url: `${forwardAuth.url}/product`, pids: [forwardAuth.pid, node.process.pid], headers: { cookie: token } },
