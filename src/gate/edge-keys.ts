@@ -97,9 +97,18 @@ function toEdgeKey(stored: StoredEdgeKey): EdgeKey {
   return { kid: stored.kid, alg: 'ES256', privateKey, spki, hmac, header: edgeCookieHeader(stored.kid), created: stored.created };
 }
 
+/** The headers of the few keys in use, made once each (every renewal signs with one). */
+const HEADERS = new Map<string, string>();
+
 /** The JWS header of the edge cookies key `kid` signs, base64url: their first part. */
 export function edgeCookieHeader(kid: string): string {
-  return Buffer.from(JSON.stringify({ alg: 'ES256', kid })).toString('base64url');
+  let header = HEADERS.get(kid);
+  if (header === undefined) {
+    header = Buffer.from(JSON.stringify({ alg: 'ES256', kid })).toString('base64url');
+    if (HEADERS.size >= 64) HEADERS.clear();
+    HEADERS.set(kid, header);
+  }
+  return header;
 }
 
 /** An edge cookie's claims: the room (aud), the session (sub), and when the edge must ask Anteroom again (exp). */

@@ -70,7 +70,8 @@ export function edgeRenewalRoute(scope: FastifyInstance, deps: EdgeRenewalDeps):
     reply.setCookie(EDGE_COOKIE, cookie, cookieAttributes(request.protocol === 'https', Math.max(0, verdict.claims.exp - now)));
     if (to !== undefined) return reply.redirect(to, 303);
     reply.header('x-accel-expires', String(Math.max(0, exp - now)));
-    return reply.send({ status: 'admitted', event_id: room.event_id, renew_at: exp });
+    // No body: the edge reads the status and the cookie only (a body was most of the answer's bytes).
+    return reply.send();
   });
 
   scope.post('/revoke', async (request, reply) => {
