@@ -1,8 +1,11 @@
 // Verify at the edge (issue 36, docs/edge.md, docs/benchmarks.md "Verify at the edge"): CPU per proxied request
 // of an admitted visitor, one nginx process each (Debian's nginx, master_process off, pinned to CPU 1), for
-//   (a) nginx proxy_pass alone;
-//   (b) nginx + njs verification (deploy/nginx/anteroom-edge.conf as shipped, a valid edge cookie);
+//   (a) nginx proxy_pass alone (the same request as (b): the visitor's cookies too);
+//   (b) nginx + verification (deploy/nginx/anteroom-edge.conf as shipped, a valid edge cookie, a plain path): the
+//       fast path, nginx maps and the cached verdict (njs asked once for the cookie, before the rounds);
+//   (b2) the same nginx and cookie, a path with a %-escape (/%70roduct): njs's fast check (js_set) on every request;
 //   (c) nginx + auth_request to Anteroom (deploy/nginx/anteroom-forward-auth.conf): nginx's CPU plus Anteroom's;
+//   (d) Anteroom's gate alone (its gate port proxying to the origin);
 // interleaved ROUNDS times, medians reported, each against (a) of the same round. Then Anteroom's side:
 // its CPU per renewal (GET /_anteroom/renew?mac_only=1, the edge's one call, as the shipped nginx config asks
 // it) against its CPU per forward-auth check (GET /_anteroom/check), and what the renewal costs per admitted
@@ -14,7 +17,7 @@
 //
 //   node bench/edge-nginx.ts    (BENCH_EDGE_SECONDS per run, default 4; BENCH_EDGE_ROUNDS, default 3)
 
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +87,9 @@ export async function runEdgeBench(): Promise<void> {
     if (!edge.startsWith('anteroom_edge=')) throw new Error('no edge cookie');
     const exported = await fetch(`${node.url}/private/edge_config`, { headers: { authorization: `Bearer ${ADMIN}` } });
     writeFileSync(join(dir, 'anteroom-edge-config.js'), await exported.text());
+    const maps = await fetch(`${node.url}/private/edge_config?format=nginx`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    writeFileSync(join(dir, 'anteroom-edge-maps.conf'), await maps.text());
+    mkdirSync(join(dir, 'cache'));
     for (const file of ['anteroom-edge.js', 'anteroom-edge-core.js']) copyFileSync(deploy(file), join(dir, file));
 
     const anteroomAt = (text: string) => text.replace('server 127.0.0.1:8081;', `server 127.0.0.1:${gatePort};`).replace('server 127.0.0.1:3000;', `server ${originHost};`);
@@ -96,16 +102,25 @@ export async function runEdgeBench(): Promise<void> {
     const alone = await start(`upstream protected_site { server ${originHost}; keepalive 16; }
   server { listen 8000; location / { proxy_pass http://protected_site; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_set_header X-Forwarded-For $remote_addr; proxy_set_header X-Forwarded-Proto $scheme; } }`);
     const njs = await start(
-      anteroomAt(readFileSync(deploy('anteroom-edge.conf'), 'utf8')).replace('js_path /etc/nginx/anteroom;', `js_path ${dir};`).replaceAll('/var/cache/nginx/anteroom', join(dir, 'cache')),
-      'load_module /usr/lib/nginx/modules/ngx_http_js_module.so;',
+      anteroomAt(readFileSync(deploy('anteroom-edge.conf'), 'utf8')).replaceAll('/etc/nginx/anteroom', dir).replaceAll('/var/cache/nginx/anteroom', join(dir, 'cache')),
+      'load_module /usr/lib/nginx/modules/ngx_http_js_module.so;\npcre_jit on;',
     );
     const forwardAuth = await start(anteroomAt(readFileSync(deploy('anteroom-forward-auth.conf'), 'utf8')));
 
     const contenders: { label: string; url: string; pids: (number | undefined)[]; headers: Record<string, string> }[] = [
-      { label: '(a) nginx proxy_pass alone', url: `${alone.url}/product`, pids: [alone.pid], headers: {} },
-      { label: '(b) nginx + njs verification', url: `${njs.url}/product`, pids: [njs.pid], headers: { cookie: `${token}; ${edge}` } },
+      // The same visitor's request everywhere: (a) proxies the same Cookie header as (b) (before, it had none, and
+      // the ratio counted forwarding the cookies as the verification's cost).
+      { label: '(a) nginx proxy_pass alone', url: `${alone.url}/product`, pids: [alone.pid], headers: { cookie: `${token}; ${edge}` } },
+      { label: '(b) nginx + verification (maps, cached verdict)', url: `${njs.url}/product`, pids: [njs.pid], headers: { cookie: `${token}; ${edge}` } },
+      { label: '(b2) nginx + njs fast check (/%70roduct)', url: `${njs.url}/%70roduct`, pids: [njs.pid], headers: { cookie: `${token}; ${edge}` } },
       { label: '(c) nginx + auth_request (nginx + Anteroom)', url: `${forwardAuth.url}/product`, pids: [forwardAuth.pid, node.process.pid], headers: { cookie: token } },
+      { label: '(d) Anteroom\'s gate', url: `${gateUrl}/product`, pids: [node.process.pid], headers: { cookie: token } },
     ];
+    // Each contender answers 200 before the rounds (and (b)'s verdict is cached).
+    for (const c of contenders) {
+      const answer = await fetch(c.url, { headers: c.headers, redirect: 'manual' });
+      if (answer.status !== 200) throw new Error(`${c.label}: ${answer.status}`);
+    }
     const rounds = new Map<string, Round[]>(contenders.map((c) => [c.label, []]));
     const loads: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
@@ -119,7 +134,7 @@ export async function runEdgeBench(): Promise<void> {
       const ratios = rs.map((r, i) => r.cpuMicros / (base[i] as Round).cpuMicros);
       const errors = rs.reduce((sum, r) => sum + r.non2xx, 0);
       console.log(
-        `${c.label.padEnd(46)} ${Math.round(median(rs.map((r) => r.rps)))} req/s   ${median(rs.map((r) => r.cpuMicros)).toFixed(1)} µs CPU/request (${rs.map((r) => r.cpuMicros.toFixed(1)).join(', ')})` +
+        `${c.label.padEnd(50)} ${Math.round(median(rs.map((r) => r.rps)))} req/s   ${median(rs.map((r) => r.cpuMicros)).toFixed(1)} µs CPU/request (${rs.map((r) => r.cpuMicros.toFixed(1)).join(', ')})` +
           `   ×${median(ratios).toFixed(2)} of (a) (${ratios.map((x) => x.toFixed(2)).join(', ')})${errors ? `   non-2xx/errors ${errors}` : ''}`,
       );
     }
@@ -134,7 +149,7 @@ export async function runEdgeBench(): Promise<void> {
     const renew = median(renewRounds.map((r) => r.cpuMicros));
     const check = median(checkRounds.map((r) => r.cpuMicros));
     const perRequest = renew / (RATE_PER_VISITOR * RENEWAL_SECONDS);
-    const forwardAuthFigure = median((rounds.get(contenders[2]?.label as string) as Round[]).map((r) => r.cpuMicros));
+    const forwardAuthFigure = median((rounds.get(contenders[3]?.label as string) as Round[]).map((r) => r.cpuMicros));
     console.log(`Anteroom CPU per renewal (mac_only) ${renew.toFixed(1)} µs (${renewRounds.map((r) => r.cpuMicros.toFixed(1)).join(', ')}); per forward-auth check ${check.toFixed(1)} µs (${checkRounds.map((r) => r.cpuMicros.toFixed(1)).join(', ')})`);
     console.log(
       `at ${RATE_PER_VISITOR} req/s per visitor and ${RENEWAL_SECONDS} s renewal: Anteroom ${perRequest.toFixed(2)} µs per admitted request = 1/${Math.round(forwardAuthFigure / perRequest)} of forward auth's ${forwardAuthFigure.toFixed(1)} µs per proxied request (c) (target ≤ 1/100); 1/${Math.round(check / perRequest)} of Anteroom's ${check.toFixed(1)} µs per check alone`,

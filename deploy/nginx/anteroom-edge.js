@@ -1,6 +1,9 @@
 // Verify at the edge with nginx (docs/edge.md): njs 0.7.9 (Debian's libnginx-mod-http-js) checks Anteroom's
 // edge cookie inside nginx, so an admitted visitor's request reaches the site with no call to Anteroom.
-// anteroom-edge.conf wires two steps:
+// anteroom-edge.conf wires three steps:
+// - `verdict` (js_content of the verdict server, on a unix socket): nginx's fast path, which finds the room of a
+//   plain path with no JavaScript (the maps of anteroom-edge-maps.conf), asks it once about each (room, edge
+//   cookie) and caches a "yes" until the cookie's renewal time: 204 with X-Accel-Expires, or 401 (not cached);
 // - `fast` (js_set $anteroom_fast, synchronous, once per request): the one normalised path (into $anteroom_path;
 //   "bad" = 400), the room of host + path, and the cookie's HMAC-SHA256 when the exported config holds HMAC
 //   keys: "pass" (a bypass path, or a valid cookie of the room before its renewal time) or "check";
@@ -74,20 +77,40 @@ function fast(r) {
   return claims && core.claimsVerdict(claims, route.event_id, Math.floor(Date.now() / 1000)) === 'admit' ? 'pass' : 'check';
 }
 
-/** 'admit', 'renew' or 'refuse' for the edge cookie `value` and room `eventId`. */
+/** 'admit', 'renew' or 'refuse' for the edge cookie `value` and room `eventId`; `admit` carries the cookie's `exp`. */
 async function edgeVerdict(value, eventId) {
   const parsed = core.parseEdgeCookie(value, decode);
-  if (!parsed) return 'refuse';
+  if (!parsed) return { verdict: 'refuse' };
   const verdict = core.claimsVerdict(parsed.claims, eventId, Math.floor(Date.now() / 1000));
   // Past its renewal time the cookie is not worth a signature check: Anteroom is asked either way.
-  if (verdict !== 'admit') return verdict;
+  if (verdict !== 'admit') return { verdict: verdict };
   const key = findKey(parsed.kid, parsed.alg);
   // A key nginx does not know yet (rotated before the file was reloaded): Anteroom is asked.
-  if (!key || !IMPORT[parsed.alg]) return 'renew';
-  if (key.hmac) return macValid(key, parsed) ? 'admit' : 'refuse';
+  if (!key || !IMPORT[parsed.alg]) return { verdict: 'renew' };
+  const admit = { verdict: 'admit', exp: parsed.claims.exp };
+  if (key.hmac) return macValid(key, parsed) ? admit : { verdict: 'refuse' };
   const cryptoKey = await crypto.subtle.importKey('spki', Buffer.from(key.spki, 'base64'), IMPORT[parsed.alg], false, ['verify']);
   const valid = await crypto.subtle.verify(VERIFY[parsed.alg], cryptoKey, Buffer.from(parsed.signature, 'base64url'), parsed.signingInput);
-  return valid ? 'admit' : 'refuse';
+  return valid ? admit : { verdict: 'refuse' };
+}
+
+/**
+ * The verdict server (js_content, reached only by the fast path on a cache miss): the edge cookie in
+ * X-Anteroom-Edge for the room in X-Anteroom-Room, both set by nginx. 204 admits, and may be cached until the
+ * second before the cookie's renewal time (nginx's cache serves an entry up to and including its time: "@exp-1"
+ * ends with the cookie, as `now < exp` does); 401 otherwise, never cached.
+ */
+async function verdict(r) {
+  const room = r.headersIn['X-Anteroom-Room'];
+  const edge = r.headersIn['X-Anteroom-Edge'];
+  const answer = room && edge ? await edgeVerdict(edge, room) : { verdict: 'refuse' };
+  if (answer.verdict === 'admit') {
+    r.headersOut['X-Accel-Expires'] = '@' + String(answer.exp - 1);
+    r.return(204);
+    return;
+  }
+  r.headersOut['X-Accel-Expires'] = '0';
+  r.return(401);
 }
 
 /** The auth_request handler: 204 let through, 401 waiting page ($anteroom_location), 403 no room protects it. */
@@ -103,7 +126,7 @@ async function verify(r) {
   }
   const cookies = r.headersIn.Cookie;
   const edge = core.cookieValue(cookies, 'anteroom_edge');
-  const verdict = edge ? await edgeVerdict(edge, at.route.event_id) : 'renew';
+  const verdict = edge ? (await edgeVerdict(edge, at.route.event_id)).verdict : 'renew';
   if (verdict === 'admit') {
     r.return(204);
     return;
@@ -123,4 +146,4 @@ async function verify(r) {
   r.return(401);
 }
 
-export default { fast, verify };
+export default { fast, verify, verdict };

@@ -4,10 +4,10 @@
 // expiry, open session, and records the visit as the session's last seen), and answers a fresh edge cookie
 // (anteroom_edge) that admits until the next renewal time. X-Accel-Expires tells nginx's cache how long the
 // answer may be reused for the same cookie, so a burst of requests makes one call. With mac_only=1 (sent by an
-// edge that checks only the HMAC) the cookie carries no ES256 signature: a renewal then costs about what one
-// forward-auth check does. With `to` (a local path: the
-// CloudFront function sends the browser here, as it cannot call out) the answer is a 303: back to `to` with the
-// fresh cookie, or to the waiting page.
+// edge that checks only the HMAC) the cookie carries no ES256 signature (most of a renewal's CPU otherwise; one
+// costs 1.5–2 forward-auth checks without it: docs/benchmarks.md). The 200 has no body. With `to` (a local path:
+// the CloudFront function sends the browser here, as it cannot call out) the answer is a 303: back to `to` with
+// the fresh cookie, or to the waiting page.
 
 import type { FastifyInstance } from 'fastify';
 import type { RoomSettings } from '../domain/room-settings.ts';
@@ -70,7 +70,8 @@ export function edgeRenewalRoute(scope: FastifyInstance, deps: EdgeRenewalDeps):
     reply.setCookie(EDGE_COOKIE, cookie, cookieAttributes(request.protocol === 'https', Math.max(0, verdict.claims.exp - now)));
     if (to !== undefined) return reply.redirect(to, 303);
     reply.header('x-accel-expires', String(Math.max(0, exp - now)));
-    return reply.send({ status: 'admitted', event_id: room.event_id, renew_at: exp });
+    // No body: the edge reads the status and the cookie only (a body was most of the answer's bytes).
+    return reply.send();
   });
 
   scope.post('/revoke', async (request, reply) => {

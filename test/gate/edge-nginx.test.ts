@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -32,23 +32,29 @@ interface Counter {
   close(): Promise<void>;
 }
 
-/** An HTTP proxy in front of Anteroom's gate port that records each request's method and target. */
-async function countingProxy(target: string): Promise<Counter> {
-  const upstream = new URL(target);
+/**
+ * An HTTP proxy that records each request's method and target: in front of Anteroom's gate port (`target` a URL),
+ * or, listening on unix socket `listenPath`, in front of nginx's verdict server (`target` its socket path).
+ */
+async function countingProxy(target: string, listenPath?: string): Promise<Counter> {
+  const upstream = listenPath ? { socketPath: target } : { host: new URL(target).hostname, port: new URL(target).port };
   const seen: string[] = [];
   const server: Server = createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
-    const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+    const out = httpRequest({ ...upstream, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });
     out.on('error', () => res.writeHead(502).end());
     req.pipe(out);
   });
-  server.listen(0, '127.0.0.1');
+  if (listenPath) server.listen(listenPath);
+  else server.listen(0, '127.0.0.1');
   await once(server, 'listening');
+  // nginx's workers (another user when the tests run as root) connect to it.
+  if (listenPath) chmodSync(listenPath, 0o666);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: listenPath ? listenPath : `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
     close: async () => {
       server.closeAllConnections();
@@ -73,6 +79,8 @@ describe('nginx verifies admission at the edge (njs)', () => {
   let origin: Origin;
   let node: GateNode;
   let counter: Counter;
+  /** Between nginx's fast path and its verdict server (njs): each cache miss. */
+  let verdicts: Counter;
   let nginx: Nginx & { pid: number | undefined };
   let port: number;
   let jsDir: string;
@@ -94,6 +102,9 @@ describe('nginx verifies admission at the edge (njs)', () => {
     const answer = await node.admin('GET', '/edge_config');
     assert.equal(answer.status, 200);
     writeFileSync(join(jsDir, 'anteroom-edge-config.js'), await answer.text());
+    const maps = await node.admin('GET', '/edge_config?format=nginx');
+    assert.equal(maps.status, 200);
+    writeFileSync(join(jsDir, 'anteroom-edge-maps.conf'), await maps.text());
   }
 
   before(async () => {
@@ -118,16 +129,27 @@ describe('nginx verifies admission at the edge (njs)', () => {
     for (const file of ['anteroom-edge.js', 'anteroom-edge-core.js']) copyFileSync(new URL(file, DEPLOY), join(jsDir, file));
     await exportConfig();
     port = await freePort();
-    const recipe = readFileSync(new URL('anteroom-edge.conf', DEPLOY), 'utf8')
-      .replace('server 127.0.0.1:8081;', `server ${new URL(counter.url).host};`)
-      .replace('server 127.0.0.1:3000;', `server ${new URL(origin.url).host};`)
-      .replace('listen 8000;', `listen 127.0.0.1:${port};`)
-      .replace('js_path /etc/nginx/anteroom;', `js_path ${jsDir};`)
-      .replaceAll('/var/cache/nginx/anteroom', join(jsDir, 'cache'));
-    nginx = await startNginx(recipe, port, { main: `load_module ${JS_MODULE};` });
+    // The verdict server listens on its own socket; the fast path's socket is a counting proxy in front of it.
+    const recipe = recipeAt(jsDir, port).replace(`listen unix:${join(jsDir, 'cache', 'verdict.sock')};`, `listen unix:${join(jsDir, 'cache', 'verdict-njs.sock')};`);
+    nginx = await startNginx(recipe, port, { main: `load_module ${JS_MODULE};\npcre_jit on;` });
+    verdicts = await countingProxy(join(jsDir, 'cache', 'verdict-njs.sock'), join(jsDir, 'cache', 'verdict.sock'));
 
     ({ token, requestId } = await admittedVisitor());
   });
+
+  /**
+   * The recipe's anteroom-edge.conf with only its addresses and directories changed: `dir` holds the modules and
+   * the exported files, `dir`/cache is the directory nginx writes.
+   */
+  function recipeAt(dir: string, listen: number): string {
+    mkdirSync(join(dir, 'cache'), { mode: 0o755 });
+    return readFileSync(new URL('anteroom-edge.conf', DEPLOY), 'utf8')
+      .replace('server 127.0.0.1:8081;', `server ${new URL(counter.url).host};`)
+      .replace('server 127.0.0.1:3000;', `server ${new URL(origin.url).host};`)
+      .replace('listen 8000;', `listen 127.0.0.1:${listen};`)
+      .replaceAll('/etc/nginx/anteroom', dir)
+      .replaceAll('/var/cache/nginx/anteroom', join(dir, 'cache'));
+  }
 
   /** A visitor of Shop: sent to the waiting page, admitted there at once, back with the admission cookie. */
   async function admittedVisitor(): Promise<{ token: string; requestId: string }> {
@@ -144,6 +166,7 @@ describe('nginx verifies admission at the edge (njs)', () => {
   after(async () => {
     await nginx?.stop();
     await counter?.close();
+    await verdicts?.close();
     await node?.stop();
     await origin?.close();
     if (jsDir) rmSync(jsDir, { recursive: true, force: true });
@@ -172,6 +195,76 @@ describe('nginx verifies admission at the edge (njs)', () => {
     }
     assert.equal(counter.seen.length, calls, 'Anteroom saw none of the 20 requests');
     assert.equal(origin.seen.length, seenByOrigin + 20);
+  });
+
+  it('the fast path: plain paths of the room with one cookie cost one verdict of njs, then none; another cookie has its own', async () => {
+    const key = await currentKey();
+    const mine = edgeCookie(key, { sub: 'fast-path-visitor-a' });
+    const calls = counter.seen.length;
+    const asked = verdicts.seen.length;
+    for (let i = 0; i < 10; i++) {
+      const page = await get(`/fast/${i}?q=${i}`, { cookie: `${EDGE_COOKIE}=${mine}` });
+      assert.equal(page.status, 200);
+      assert.equal(origin.seen.at(-1)?.url, `/fast/${i}?q=${i}`, 'the site gets the path that was checked');
+    }
+    assert.equal(verdicts.seen.length, asked + 1, 'njs was asked once, then nginx answered from its cache');
+    // Another visitor's cookie (the cache is keyed by the cookie's value): its own verdict, then cached too.
+    const theirs = edgeCookie(key, { sub: 'fast-path-visitor-b' });
+    assert.equal((await get('/fast/b', { cookie: `${EDGE_COOKIE}=${theirs}` })).status, 200);
+    assert.equal((await get('/fast/b2', { cookie: `${EDGE_COOKIE}=${theirs}` })).status, 200);
+    assert.equal(verdicts.seen.length, asked + 2);
+    // The absolute form: the host is the target's, the origin gets the origin form of the path that was checked.
+    assert.equal((await get('http://shop.test/fast/absolute?q=1', { cookie: `${EDGE_COOKIE}=${mine}`, host: 'other.test' })).status, 200);
+    assert.equal(origin.seen.at(-1)?.url, '/fast/absolute?q=1');
+    // A bypass path and a path for njs to normalise take no verdict.
+    assert.equal((await get('/health/x')).status, 200);
+    assert.equal((await get('/fast/%61', { cookie: `${EDGE_COOKIE}=${mine}` })).status, 200);
+    assert.equal(origin.seen.at(-1)?.url, '/fast/a');
+    assert.equal(verdicts.seen.length, asked + 2);
+    assert.equal(counter.seen.length, calls, 'and no call to Anteroom');
+  });
+
+  it('a refused cookie is never cached nor answered from another cookie\'s or room\'s verdict', async () => {
+    const key = await currentKey();
+    const valid = edgeCookie(key, { sub: 'cached-visitor' });
+    assert.equal((await get('/cached/1', { cookie: `${EDGE_COOKIE}=${valid}` })).status, 200);
+    const [header, payload, signature, mac = ''] = valid.split('.');
+    const later = Buffer.from(JSON.stringify({ aud: 'Shop', sub: 'cached-visitor', iat: nowSec(), exp: nowSec() + 3600 })).toString('base64url');
+    const flipped = `${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`;
+    const forged: [string, string, string][] = [
+      ['its MAC changed', '/cached/1', `${header}.${payload}.${signature}.${flipped}`],
+      ['its MAC on other claims', '/cached/1', `${header}.${later}.${signature}.${mac}`],
+      ['a character added', '/cached/1', `${valid}x`],
+      ['in another room (Admin, same host)', '/admin/1', valid],
+    ];
+    const seenByOrigin = origin.seen.length;
+    for (const [name, path, cookie] of forged) {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const asked = verdicts.seen.length;
+        const answer = await get(path, { cookie: `${EDGE_COOKIE}=${cookie}` });
+        assert.equal(answer.status, 302, name);
+        assert.equal(verdicts.seen.length, asked + 1, `${name}: njs asked again, the "no" was not cached`);
+      }
+    }
+    assert.equal(origin.seen.length, seenByOrigin, 'the site saw none of them');
+    const asked = verdicts.seen.length;
+    assert.equal((await get('/cached/2', { cookie: `${EDGE_COOKIE}=${valid}` })).status, 200);
+    assert.equal(verdicts.seen.length, asked, 'the valid cookie is still answered from the cache');
+  });
+
+  it('a cached verdict ends with its cookie\'s renewal time', async () => {
+    // Three seconds: the first two requests come well before it, even on a loaded machine.
+    const exp = nowSec() + 3;
+    const short = edgeCookie(await currentKey(), { sub: 'short-visitor', exp });
+    const asked = verdicts.seen.length;
+    assert.equal((await get('/short/1', { cookie: `${EDGE_COOKIE}=${short}` })).status, 200);
+    assert.equal((await get('/short/2', { cookie: `${EDGE_COOKIE}=${short}` })).status, 200);
+    assert.equal(verdicts.seen.length, asked + 1);
+    // What is tested is the passing of time itself: the cookie's renewal time.
+    while (nowSec() < exp) await new Promise((resolve) => setTimeout(resolve, 50));
+    const after = await get('/short/3', { cookie: `${EDGE_COOKIE}=${short}` });
+    assert.equal(after.status, 302, 'not admitted from the cache at its renewal time');
+    assert.equal(verdicts.seen.length, asked + 2);
   });
 
   it('forged, expired, other-room and unknown-key edge cookies without an admission cookie go to the waiting page', async () => {
@@ -401,14 +494,10 @@ describe('nginx verifies admission at the edge (njs)', () => {
     chmodSync(dir, 0o755);
     for (const file of ['anteroom-edge.js', 'anteroom-edge-core.js']) copyFileSync(new URL(file, DEPLOY), join(dir, file));
     writeFileSync(join(dir, 'anteroom-edge-config.js'), text);
+    copyFileSync(join(jsDir, 'anteroom-edge-maps.conf'), join(dir, 'anteroom-edge-maps.conf'));
     const publicPort = await freePort();
-    const recipe = readFileSync(new URL('anteroom-edge.conf', DEPLOY), 'utf8')
-      .replace('server 127.0.0.1:8081;', `server ${new URL(counter.url).host};`)
-      .replace('server 127.0.0.1:3000;', `server ${new URL(origin.url).host};`)
-      .replace('listen 8000;', `listen 127.0.0.1:${publicPort};`)
-      .replace('js_path /etc/nginx/anteroom;', `js_path ${dir};`)
-      .replaceAll('/var/cache/nginx/anteroom', join(dir, 'cache'));
-    const publicNginx = await startNginx(recipe, publicPort, { main: `load_module ${JS_MODULE};` });
+    const recipe = recipeAt(dir, publicPort);
+    const publicNginx = await startNginx(recipe, publicPort, { main: `load_module ${JS_MODULE};\npcre_jit on;` });
     try {
       const valid = edgeCookie(await currentKey());
       const [header, payload, signature, mac] = valid.split('.');
