@@ -229,6 +229,54 @@ describe('AWS Lambda handlers', () => {
     }
   });
 
+  it('the public API honours Idempotency-Key like a node (same routes, same keyed join): a retry gets the same place, another address another join', async () => {
+    const d = deployment();
+    try {
+      const key = 'b5f3c2a8-7d41-4e0a-9c6b-2f8e1d0a3b47';
+      const keyed = (sourceIp: string, path = '/assign_queue_num', body: unknown = { event_id: 'Sample' }, value = `"${key}"`) => {
+        const event = apiGatewayEvent({ method: 'POST', path, body, headers: { 'Idempotency-Key': value, Origin: 'https://shop.example' } });
+        event.requestContext.identity.sourceIp = sourceIp;
+        return d.publicApi(event);
+      };
+      // The waiting page sends the header cross-origin: the preflight (answered by the function) lets it.
+      const preflight = await d.publicApi(
+        apiGatewayEvent({ method: 'OPTIONS', path: '/assign_queue_num', headers: { Origin: 'https://shop.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,idempotency-key' } }),
+      );
+      assert.equal(preflight.statusCode, 204);
+      assert.ok(String(preflight.headers?.['access-control-allow-headers']).split(',').map((h) => h.trim().toLowerCase()).includes('idempotency-key'));
+
+      const first = await keyed('198.51.100.20');
+      assert.equal(first.statusCode, 200, first.body);
+      const id = json(first).api_request_id as string;
+      // Numbered at once by the keyed join (the key is its record), not through the SQS intake.
+      assert.deepEqual(d.queue.sent, []);
+      const place = json(await d.publicApi(get('/queue_num', { event_id: 'Sample', request_id: id })));
+      assert.equal(place.queue_number, 1);
+      // The retry (after a 5xx, a timeout, a lost reply): the same request ID, the same place, nothing more.
+      const retry = await keyed('198.51.100.20');
+      assert.equal(json(retry).api_request_id, id);
+      assert.equal(json(await d.publicApi(get('/queue_num', { event_id: 'Sample', request_id: id }))).queue_number, 1);
+      // The same key from another client address (API Gateway's sourceIp) is another visitor's join.
+      const other = json(await keyed('203.0.113.99')).api_request_id as string;
+      assert.notEqual(other, id);
+      assert.equal(json(await d.publicApi(get('/queue_num', { event_id: 'Sample', request_id: other }))).queue_number, 2);
+      assert.deepEqual(json(await d.publicApi(get('/waiting_num', { event_id: 'Sample' }))), { waiting_num: 2 });
+      // A malformed key is a 400 that changes nothing.
+      const bad = await keyed('198.51.100.20', '/assign_queue_num', { event_id: 'Sample' }, 'short');
+      assert.equal(bad.statusCode, 400);
+      assert.deepEqual(json(bad), { error: 'Invalid Idempotency-Key header' });
+      assert.deepEqual(json(await d.publicApi(get('/waiting_num', { event_id: 'Sample' }))), { waiting_num: 2 });
+      // leave_queue with the key: a leave retried after it took effect answers 200, as on a node.
+      const leave = () => keyed('198.51.100.20', '/leave_queue', { event_id: 'Sample', request_id: id });
+      assert.equal((await leave()).statusCode, 200);
+      const leftAgain = await leave();
+      assert.equal(leftAgain.statusCode, 200, leftAgain.body);
+      assert.equal((await d.publicApi(post('/leave_queue', { event_id: 'Sample', request_id: id }))).statusCode, 410, 'without the key: 410');
+    } finally {
+      await d.close();
+    }
+  });
+
   it('the private API serves VWR routes at its root; the caller’s own Authorization never reaches the routes', async () => {
     const d = deployment();
     try {

@@ -231,6 +231,9 @@ describe('CloudFormation templates', () => {
     // Default behaviour (assign_queue_num, generate_token, …): the managed CachingDisabled policy, all methods.
     assert.equal(config.DefaultCacheBehavior.CachePolicyId, '4135ea2d-6df8-44a3-9df3-4b5a84be39ad');
     assert.ok(config.DefaultCacheBehavior.AllowedMethods.includes('POST'));
+    // …and the managed AllViewerExceptHostHeader origin request policy: every viewer header reaches API Gateway,
+    // the Idempotency-Key of a join or a leave included (docs/aws.md).
+    assert.equal(config.DefaultCacheBehavior.OriginRequestPolicyId, 'b689b0a8-53d0-40ab-baf2-68738e2966ac');
     // The origin key header CloudFront adds, from a generated secret (never in the template's text).
     const origin = config.Origins[0];
     assert.equal(origin.OriginPath, '/api');
