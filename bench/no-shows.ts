@@ -13,7 +13,9 @@
 //   node bench/no-shows.ts [--visitors 240] [--arrival-rate 20/s] [--total-active-users 60] [--session-time 30s]
 //        [--claim-window 90] [--abandon 0.3] [--come-back 0.3] [--come-back-after 30s] [--seed 1]
 //        [--presence-timeout 30] [--arrival-window 15] [--poll-interval 1s] [--baseline] [--store embedded|memory]
-//        [--report docs/loadtest-no-shows.html]
+//        [--report docs/loadtest-no-shows.html] [--save runs.json]
+//
+// --save writes every run's summary, per-second series and stayers' waits, from which the page can be drawn again.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -45,6 +47,7 @@ const { values: args } = parseArgs({
     baseline: { type: 'boolean', default: false },
     store: { type: 'string', default: 'embedded' },
     report: { type: 'string' },
+    save: { type: 'string' },
   },
 });
 
@@ -144,6 +147,7 @@ async function main(): Promise<void> {
     writeFileSync(args.report, renderNoShowComparison(runs, { command, note: loads.join('; ') }));
     process.stderr.write(`report written to ${args.report}\n`);
   }
+  if (args.save) writeFileSync(args.save, JSON.stringify(runs));
   console.log(JSON.stringify(runs.map((r) => ({ label: r.label, ok: r.summary.ok, plan: r.summary.plan.abandon, no_shows: r.summary.no_shows }))));
 }
 

@@ -104,8 +104,8 @@ export function noShowFigures(input: NoShowInput): NoShowResult {
   let previous = 0;
   let nextSample = 0;
   for (const [t, dIn, dWait] of changes) {
-    // The state between `previous` and `t` is constant: integrate it, and sample it on whole seconds.
-    while (nextSample <= t && nextSample <= endedAt) {
+    // The state between `previous` and `t` is constant: integrate it, and sample it on the whole seconds before t.
+    while (nextSample < t && nextSample <= endedAt) {
       series.push({ t: nextSample / 1000, inSession, stayersWaiting: waiting });
       nextSample += 1000;
     }

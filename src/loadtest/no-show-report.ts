@@ -2,7 +2,7 @@
 // report) or several side by side — the same seed with the room's presence off and on (bench/no-shows.ts writes
 // that page with renderNoShowComparison). The charts are the report's own (report-charts.ts).
 
-import type { NoShowSample } from './no-show-figures.ts';
+import type { NoShowFigures, NoShowSample } from './no-show-figures.ts';
 import type { LoadTestSummary } from './summary.ts';
 import { escapeHtml, fmt, HOVER_SCRIPT, lineChart, STYLE, table, type Series } from './report-charts.ts';
 
@@ -36,21 +36,19 @@ function waitCurve(run: NoShowRun, xs: number[]): Array<number | null> {
 
 export function noShowSection(runs: NoShowRun[]): string {
   const colored = runs.map((run, i) => ({ run, color: runs.length === 1 ? COLORS[2]! : COLORS[i % COLORS.length]! }));
-  const rows = colored.map(({ run }) => {
-    const n = run.summary.no_shows!;
-    return [
-      escapeHtml(run.label),
-      escapeHtml(roomOf(run.summary)),
-      `${fmt(n.abandoned, 0)} (${fmt(n.left_waiting, 0)} / ${fmt(n.left_admitted, 0)})`,
-      `${fmt(n.came_back, 0)} (${fmt(n.came_back_claimed, 0)})`,
-      `${fmt(n.stayers_served, 0)} / ${fmt(n.stayers, 0)}`,
-      fmt(n.stayer_wait_s.p50),
-      fmt(n.stayer_wait_s.p90),
-      n.capacity_used === null ? '–' : `${fmt(n.capacity_used * 100)} %`,
-      `${fmt(n.overshoot, 0)} (max ${fmt(n.max_in_session, 0)})`,
-      n.server_late_arrivals === null ? '–' : fmt(n.server_late_arrivals, 0),
-    ];
-  });
+  // One column per run, one row per figure: a few narrow columns fit a phone.
+  const figures: Array<[string, (n: NoShowFigures, s: LoadTestSummary) => string]> = [
+    ['Room', (_, s) => escapeHtml(roomOf(s))],
+    ['Closed the tab (waiting / let in)', (n) => `${fmt(n.abandoned, 0)} (${fmt(n.left_waiting, 0)} / ${fmt(n.left_admitted, 0)})`],
+    ['Came back (claimed)', (n) => `${fmt(n.came_back, 0)} (${fmt(n.came_back_claimed, 0)})`],
+    ['Stayers served', (n) => `${fmt(n.stayers_served, 0)} / ${fmt(n.stayers, 0)}`],
+    ['Stayer wait p50', (n) => `${fmt(n.stayer_wait_s.p50)} s`],
+    ['Stayer wait p90', (n) => `${fmt(n.stayer_wait_s.p90)} s`],
+    ['Capacity used while stayers waited', (n) => (n.capacity_used === null ? '–' : `<b>${fmt(n.capacity_used * 100)} %</b> (over ${fmt(n.waited_over_s, 0)} s)`)],
+    ['Most in session / overshoot', (n) => `${fmt(n.max_in_session, 0)} / ${fmt(n.overshoot, 0)}`],
+    ['Late arrivals (the room\'s count)', (n) => (n.server_late_arrivals === null ? '–' : fmt(n.server_late_arrivals, 0))],
+  ];
+  const rows = figures.map(([name, value]) => [name, ...runs.map((run) => value(run.summary.no_shows!, run.summary))]);
   const longest = Math.max(0, ...runs.map((r) => r.series.length));
   const t = Array.from({ length: longest }, (_, i) => i);
   const total = runs[0]!.summary.plan.admission.by === 'room' ? runs[0]!.summary.plan.admission.total_active_users : null;
@@ -92,11 +90,7 @@ export function noShowSection(runs: NoShowRun[]): string {
   );
   return `
 <h2>Visitors who closed the tab</h2>
-${table(
-  ['Run', 'Room', 'Closed the tab (waiting / let in)', 'Came back (claimed)', 'Stayers served', 'Stayer wait p50 (s)', 'p90 (s)', 'Capacity used', 'Overshoot', 'Late arrivals (room)'],
-  rows,
-  [false, false, true, true, true, true, true, true, true, true],
-)}
+${table(['Figure', ...runs.map((r) => escapeHtml(r.label))], rows, [false, ...runs.map(() => true)])}
 <p class="note"><b>Capacity used</b>: over the time at least one visitor who stays is waiting in line, the mean share of
 <code>total_active_users</code> in session (token set issued, session not ended). <b>Overshoot</b>: the most in session at once
 minus <code>total_active_users</code>. docs/loadtest.md explains each figure.</p>

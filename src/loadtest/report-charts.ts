@@ -128,6 +128,8 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .chart svg { width: 100%; height: auto; display: block; }
 .grid { stroke: #e2e8f0; } .line { fill: none; stroke-width: 1.6; } .cursor { stroke: #94a3b8; stroke-dasharray: 3 3; }
 .ylabel { font-size: 11px; fill: #64748b; text-anchor: end; } .xlabel { font-size: 11px; fill: #64748b; text-anchor: middle; }
+/* A chart is drawn 960 units wide and scaled to the screen: on a phone, larger labels and lines stay legible. */
+@media (max-width: 600px) { .ylabel, .xlabel { font-size: 26px; } .line { stroke-width: 3.5; } }
 .legend { font-size: .8rem; color: #334155; min-height: 1.2em; } .key { margin-right: 14px; white-space: nowrap; }
 .key i { display: inline-block; width: 12px; height: 3px; margin-right: 5px; vertical-align: middle; }
 .readout { float: right; color: #0f172a; font-variant-numeric: tabular-nums; }
