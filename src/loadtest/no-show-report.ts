@@ -19,7 +19,9 @@ const COLORS = ['#dc2626', '#16a34a', '#2563eb', '#9333ea'];
 
 function roomOf(s: LoadTestSummary): string {
   const a = s.plan.abandon;
-  return a === null ? '' : `presence_timeout ${a.presence_timeout ?? 'unset'} s, arrival_window ${a.arrival_window ?? 'unset'} s`;
+  if (a === null) return '';
+  if (a.presence_timeout === 0 && a.arrival_window === 0) return 'both off';
+  return `${a.presence_timeout ?? 'unset'} s / ${a.arrival_window ?? 'unset'} s`;
 }
 
 /** Share of the run's stayers served within each whole second of waiting (the unserved stay in the denominator). */
@@ -38,13 +40,14 @@ export function noShowSection(runs: NoShowRun[]): string {
   const colored = runs.map((run, i) => ({ run, color: runs.length === 1 ? COLORS[2]! : COLORS[i % COLORS.length]! }));
   // One column per run, one row per figure: a few narrow columns fit a phone.
   const figures: Array<[string, (n: NoShowFigures, s: LoadTestSummary) => string]> = [
-    ['Room', (_, s) => escapeHtml(roomOf(s))],
+    ['presence_timeout / arrival_window', (_, s) => escapeHtml(roomOf(s))],
     ['Closed the tab (waiting / let in)', (n) => `${fmt(n.abandoned, 0)} (${fmt(n.left_waiting, 0)} / ${fmt(n.left_admitted, 0)})`],
     ['Came back (claimed)', (n) => `${fmt(n.came_back, 0)} (${fmt(n.came_back_claimed, 0)})`],
     ['Stayers served', (n) => `${fmt(n.stayers_served, 0)} / ${fmt(n.stayers, 0)}`],
     ['Stayer wait p50', (n) => `${fmt(n.stayer_wait_s.p50)} s`],
     ['Stayer wait p90', (n) => `${fmt(n.stayer_wait_s.p90)} s`],
-    ['Capacity used while stayers waited', (n) => (n.capacity_used === null ? '–' : `<b>${fmt(n.capacity_used * 100)} %</b> (over ${fmt(n.waited_over_s, 0)} s)`)],
+    ['Capacity used while stayers waited', (n) => (n.capacity_used === null ? '–' : `<b>${fmt(n.capacity_used * 100)} %</b>`)],
+    ['Stayers waited for', (n) => `${fmt(n.waited_over_s, 0)} s`],
     ['Most in session / overshoot', (n) => `${fmt(n.max_in_session, 0)} / ${fmt(n.overshoot, 0)}`],
     ['Late arrivals (the room\'s count)', (n) => (n.server_late_arrivals === null ? '–' : fmt(n.server_late_arrivals, 0))],
   ];
