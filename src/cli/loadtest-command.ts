@@ -18,7 +18,10 @@ moves its counter but the room, each served visitor ends its session after --ses
 and the verdicts also check the room's new_users_per_minute and total_active_users. --prequeue n gives the
 room a pre-queue for the first n visitors with a draw at the start (verified against GET /draw);
 --pause-at/--pause-for pause and resume it (nobody may be admitted in between). Settings the run changes
-are put back at the end. See docs/loadtest.md.
+are put back at the end. --abandon 30% makes that share of visitors close the tab on the way (--come-back: some
+return), and the summary shows what that cost the others: the stayers' waits, the share of total_active_users
+in session while they waited, the overshoot; --presence-timeout/--arrival-window set the room's presence for
+the run, so the same --seed can be run with presence on and off. See docs/loadtest.md.
 
 The run ends when every visitor has finished, or at --duration (default: twice the planned journey + 30 s,
 at the room's own rate when it admits by itself).
@@ -68,6 +71,13 @@ export function loadtestCommand(): Command {
     .addOption(new Option('--prequeue <n>', 'the first n visitors join a pre-queue and are drawn at random at the start (sets the room\'s schedule; needs --reset)').default('0'))
     .addOption(new Option('--pause-at <duration>', 'pause the room (state paused) this long after the start, e.g. 30s (with --pause-for)'))
     .addOption(new Option('--pause-for <duration>', 'then resume it (state open) after this long, e.g. 10s'))
+    .addOption(new Option('--abandon <share>', 'this share of visitors close the tab at a random point (while waiting, or let in before claiming): 0.3 or 30%').default('0'))
+    .addOption(new Option('--come-back <share>', 'this share of those who close the tab come back later and go on').default('0'))
+    .addOption(new Option('--come-back-after <duration>', 'a visitor who comes back stays away 0.5–1.5 × this').default('30s'))
+    .addOption(new Option('--seed <n>', 'seed of who closes the tab, when, and who comes back (the same in every run with the same seed)').default('1'))
+    .addOption(new Option('--presence-timeout <seconds>', "set the room's presence_timeout for the run (0 = off; put back at the end)"))
+    .addOption(new Option('--arrival-window <seconds>', "set the room's arrival_window for the run (0 = off; put back at the end)"))
+    .addOption(new Option('--presence-beat <duration>', 'a waiting visitor asks /queue_num with its request ID this often, like the waiting page, or "never" (default: 10s with --abandon or --presence-timeout, else never)'))
     .addOption(new Option('--report <file>', 'write a self-contained HTML report with charts to this file'))
     .addOption(new Option('--json', 'print the result as one JSON object on the last line of stdout'))
     .addOption(new Option('--bots <n>', 'measure fairness: this many bots (one loopback address each) beside the visitors, instead of the journey'))

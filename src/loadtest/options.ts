@@ -52,6 +52,23 @@ export interface LoadTestOptions {
   pauseForMs: number | null;
   /** --session-time was given (else the run picks its default once it knows the room's admission). */
   sessionTimeGiven: boolean;
+  /** Share of visitors (0–1) who close the tab at a random point (abandon-plan.ts); 0 = nobody. */
+  abandon: number;
+  /** Share (0–1) of those who come back later. */
+  comeBack: number;
+  /** A visitor who comes back does so after a random delay of 0.5–1.5 × this. */
+  comeBackAfterMs: number;
+  /** Seed of who abandons, when, and who comes back: the same seed picks the same visitors in every run. */
+  seed: number;
+  /** Sets the room's presence_timeout (seconds) for the run, put back at the end; null = leave it. */
+  presenceTimeout: number | null;
+  /** Sets the room's arrival_window (seconds) for the run, put back at the end; null = leave it. */
+  arrivalWindow: number | null;
+  /**
+   * A waiting visitor also asks /queue_num with its request ID this often, as Anteroom's waiting page does (a sign
+   * of life for presence); 0 = never. Default: 10 s when visitors abandon or the run sets presence, else never.
+   */
+  presenceBeatMs: number;
   publicApiKey?: string | undefined;
   reportPath?: string | undefined;
   json: boolean;
@@ -118,6 +135,25 @@ function positiveRate(flag: string, value: unknown): number {
   return rate;
 }
 
+/** Whether a run reports what visitors who leave cost (--abandon, or a run that sets the room's presence). */
+export function measuresNoShows(o: Pick<LoadTestOptions, 'abandon' | 'presenceTimeout' | 'arrivalWindow'>): boolean {
+  return o.abandon > 0 || o.presenceTimeout !== null || o.arrivalWindow !== null;
+}
+
+/** The longest a visitor who comes back stays away (0 when nobody comes back). */
+export function comingBackMs(comeBack: number, comeBackAfterMs: number): number {
+  return comeBack > 0 ? 1.5 * comeBackAfterMs : 0;
+}
+
+/** "30%", "0.3" → 0.3: a share from 0 to 1. */
+function share(flag: string, value: unknown): number {
+  const text = String(value).trim();
+  const m = /^(\d+(?:\.\d+)?)(%?)$/.exec(text);
+  const n = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
+  if (!(n >= 0 && n <= 1)) throw ConfigErrors.option(`${flag} must be a share from 0 to 1, or a percentage: 0.3, 30%`);
+  return n;
+}
+
 function optionalString(value: unknown): string | undefined {
   return value === undefined || value === null || value === '' ? undefined : String(value);
 }
@@ -168,10 +204,21 @@ export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOpti
   const pollIntervalMs = parseDuration(String(raw.pollInterval ?? '1s'));
   if (pollIntervalMs < 10 || pollIntervalMs > 60_000) throw ConfigErrors.option('--poll-interval must be from 10ms to 60s');
 
+  const abandon = share('--abandon', raw.abandon ?? 0);
+  const comeBack = share('--come-back', raw.comeBack ?? 0);
+  if (comeBack > 0 && abandon === 0) throw ConfigErrors.option('--come-back needs --abandon (a share of those who abandon comes back)');
+  const comeBackAfterMs = parseDuration(String(raw.comeBackAfter ?? '30s'));
+  if (comeBackAfterMs < 1000 || comeBackAfterMs > 3_600_000) throw ConfigErrors.option('--come-back-after must be from 1s to 1h');
+  const presenceTimeout = raw.presenceTimeout === undefined ? null : count('--presence-timeout', raw.presenceTimeout, 0, 3600);
+  const arrivalWindow = raw.arrivalWindow === undefined ? null : count('--arrival-window', raw.arrivalWindow, 0, 31_536_000);
+  const beat = optionalString(raw.presenceBeat);
+  const presenceBeatMs =
+    beat === undefined ? (abandon > 0 || presenceTimeout !== null ? 10_000 : 0) : beat === 'never' || beat === '0' ? 0 : parseDuration(beat);
+  if (presenceBeatMs !== 0 && (presenceBeatMs < 100 || presenceBeatMs > 3_600_000)) throw ConfigErrors.option('--presence-beat must be from 100ms to 1h (or "never")');
   // Without --duration the run is still bounded: twice the planned journey plus a margin.
   const planned = Math.max(visitors / arrivalRate, visitors / admitRate) * 1000;
   const durationIsDefault = raw.duration === undefined;
-  const durationMs = durationIsDefault ? Math.ceil(2 * planned + 30_000 + 4 * pollIntervalMs) : parseDuration(String(raw.duration));
+  const durationMs = durationIsDefault ? Math.ceil(2 * planned + 30_000 + 4 * pollIntervalMs + comingBackMs(comeBack, comeBackAfterMs)) : parseDuration(String(raw.duration));
   if (durationMs < 100 || durationMs > 24 * 3_600_000) throw ConfigErrors.option('--duration must be from 100ms to 24h');
 
   const sessionTime = optionalString(raw.sessionTime);
@@ -205,6 +252,13 @@ export function parseLoadTestOptions(raw: Record<string, unknown>): LoadTestOpti
     prequeue,
     pauseAtMs,
     pauseForMs,
+    abandon,
+    comeBack,
+    comeBackAfterMs,
+    seed: count('--seed', raw.seed ?? 1, 0, 2 ** 32 - 1),
+    presenceTimeout,
+    arrivalWindow,
+    presenceBeatMs,
     publicApiKey: optionalString(raw.publicApiKey),
     reportPath: optionalString(raw.report),
     json: raw.json === true,

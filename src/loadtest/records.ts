@@ -1,13 +1,15 @@
 // What the load test remembers about each visitor and each admission step: the raw material of the
 // verdicts (src/loadtest/verdicts.ts) and the report. Times are milliseconds since the start of the run.
 
+import type { AbandonPlan } from './abandon-plan.ts';
+
 export interface TokenStrings {
   access_token: string;
   refresh_token: string;
   id_token: string;
 }
 
-export type VisitorState = 'joining' | 'placing' | 'waiting' | 'claiming' | 'reclaiming' | 'confirming' | 'in session' | 'done' | 'failed';
+export type VisitorState = 'joining' | 'placing' | 'waiting' | 'claiming' | 'reclaiming' | 'confirming' | 'in session' | 'done' | 'failed' | 'away' | 'left';
 
 export interface Visitor {
   index: number;
@@ -39,6 +41,17 @@ export interface Visitor {
   /** When update_session (completed) was sent at the end of the visitor's session (Infinity: never). */
   sessionEndSentAt: number;
   polls: number;
+  /** --abandon: when and how this visitor closes the tab (abandon-plan.ts); null = stays. */
+  abandon: AbandonPlan | null;
+  /** Position − counter at the first poll (what the visitor's way through the line was). */
+  firstDistance: number;
+  /** When the visitor closed the tab (NaN: never) and when it came back (NaN: not). */
+  leftAt: number;
+  cameBackAt: number;
+  /** Send time of the latest answered request naming the visitor (join, /queue_num): a sign of life the server saw. */
+  lastSeenAt: number;
+  /** When the latest /queue_num sign of life was sent while waiting (--presence-beat). */
+  beatSentAt: number;
   /** Consecutive retries of the current step. */
   attempts: number;
   failure: string | null;
@@ -65,6 +78,12 @@ export function newVisitor(index: number, now: number): Visitor {
     reclaimFailures: null,
     sessionEndSentAt: Infinity,
     polls: 0,
+    abandon: null,
+    firstDistance: NaN,
+    leftAt: NaN,
+    cameBackAt: NaN,
+    lastSeenAt: NaN,
+    beatSentAt: NaN,
     attempts: 0,
     failure: null,
   };

@@ -19,6 +19,8 @@ export interface RoomView {
   event_start_time?: string;
   event_end_time?: string;
   shuffle_at_event_start?: boolean;
+  presence_timeout?: number;
+  arrival_window?: number;
 }
 
 export type RoomAdmission = { kind: 'driver' } | { kind: 'automatic'; newUsersPerMinute: number; totalActiveUsers: number };
@@ -80,6 +82,20 @@ export class RoomPlan {
     });
     await new Promise((resolve) => setTimeout(resolve, ROOM_PROPAGATION_MS));
     return startMs;
+  }
+
+  /**
+   * --presence-timeout / --arrival-window: sets them for the run (put back at the end) and waits until every node
+   * applies them. Returns the room's settings as they now are.
+   */
+  async setPresence(presenceTimeout: number | null, arrivalWindow: number | null): Promise<RoomView | null> {
+    const changes: Record<string, number> = {};
+    if (presenceTimeout !== null) changes.presence_timeout = presenceTimeout;
+    if (arrivalWindow !== null) changes.arrival_window = arrivalWindow;
+    if (Object.keys(changes).length === 0) return this.room;
+    await this.patch(changes);
+    await new Promise((resolve) => setTimeout(resolve, ROOM_PROPAGATION_MS));
+    return { ...this.room, ...changes };
   }
 
   /** Sets the room's state (applied on every node within ROOM_PROPAGATION_MS of the answer). */

@@ -61,6 +61,9 @@ export interface CapacityInput {
   wallClockAtZero: number;
   /** When the run ended (ms since its start). */
   endedAt: number;
+  /** The room's arrival_window and presence_timeout in ms during the run (issue 34); null or 0 = off. */
+  arrivalWindowMs?: number | null;
+  presenceTimeoutMs?: number | null;
 }
 
 /** The token's exp on the run's clock, or Infinity when it cannot be read. */
@@ -93,39 +96,66 @@ function firstTimeReaching(bound: (t: number) => number, position: number, endsA
  * the counter had certainly reached its position until the first of: its update_session was sent, its token
  * set expired, its claim window could have run out before it claimed, the end of the run. Visitors whose
  * journey failed are not counted (their place may have ended any time).
+ *
+ * With an arrival window or presence (docs/rooms.md "Presence and the arrival window"), a visitor who has not
+ * claimed also stops counting once its arrival window could have passed or once it could have been absent (its
+ * last sign of life + presence_timeout). A visitor who may have claimed as a late arrival (it had left and came
+ * back, or claimed after its arrival window could have passed) counts from its token set on, and each such claim
+ * raises the limit by one: the room may be over total_active_users by at most the late arrivals.
  */
 export function admissionCapacity(input: CapacityInput): Verdict {
   const { bounds, endedAt } = input;
   const lower = (t: number) => bounds.lowerAt(t);
   const upper = (t: number) => bounds.upperAt(t);
-  const changes: Array<[number, number]> = [];
+  const arrivalWindowMs = input.arrivalWindowMs || null;
+  const presenceTimeoutMs = input.presenceTimeoutMs || null;
+  // [time, kind]: -1 a place ends, 0 a late arrival raises the limit, 1 a place starts (the order at equal times).
+  const changes: Array<[number, -1 | 0 | 1]> = [];
   for (const v of input.visitors) {
     if (v.position === null || v.state === 'failed') continue;
-    const from = firstTimeReaching(lower, v.position, endedAt);
+    let from = firstTimeReaching(lower, v.position, endedAt);
     if (from === Infinity) continue;
+    const reachedAtEarliest = firstTimeReaching(upper, v.position, endedAt);
     let until = Math.min(endedAt, v.sessionEndSentAt, tokenEnd(v, input.wallClockAtZero));
-    if (v.tokens === null && input.claimWindowMs !== null) {
+    if (v.tokens === null) {
       // Not claimed: the place ends with the claim window, which began when the counter reached the position.
-      until = Math.min(until, firstTimeReaching(upper, v.position, endedAt) + input.claimWindowMs);
+      if (input.claimWindowMs !== null) until = Math.min(until, reachedAtEarliest + input.claimWindowMs);
+      if (arrivalWindowMs !== null) until = Math.min(until, reachedAtEarliest + arrivalWindowMs);
+      if (presenceTimeoutMs !== null && !Number.isNaN(v.lastSeenAt)) until = Math.min(until, v.lastSeenAt + presenceTimeoutMs);
+    } else {
+      const wasAway = !Number.isNaN(v.leftAt);
+      const claimedLate = arrivalWindowMs !== null && v.tokenAt - reachedAtEarliest > arrivalWindowMs;
+      if ((wasAway && (presenceTimeoutMs !== null || arrivalWindowMs !== null)) || claimedLate) {
+        from = Math.max(from, v.tokenAt);
+        changes.push([v.tokenAt, 0]);
+      }
     }
     if (until > from) changes.push([from, 1], [until, -1]);
   }
   // At equal times an end comes before a start: the two places were not held at once.
   changes.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let inside = 0;
+  let late = 0;
   let most = 0;
   let mostAt = 0;
   let failures = 0;
   const examples: string[] = [];
   for (const [t, change] of changes) {
+    if (change === 0) {
+      late++;
+      continue;
+    }
     inside += change;
     if (inside > most) {
       most = inside;
       mostAt = t;
     }
-    if (change > 0 && inside > input.totalActiveUsers) {
+    const limit = input.totalActiveUsers + late;
+    if (change > 0 && inside > limit) {
       failures++;
-      if (examples.length < MAX_EXAMPLES) examples.push(`at ${seconds(t)} at least ${inside} visitors were in (limit ${input.totalActiveUsers})`);
+      if (examples.length < MAX_EXAMPLES) {
+        examples.push(`at ${seconds(t)} at least ${inside} visitors were in (limit ${input.totalActiveUsers}${late > 0 ? ` + ${late} late arrivals` : ''})`);
+      }
     }
   }
   return verdict(
@@ -133,7 +163,8 @@ export function admissionCapacity(input: CapacityInput): Verdict {
     `Automatic admission kept at most total_active_users (${input.totalActiveUsers}) visitors in at once.`,
     failures,
     examples,
-    `At most ${most} visitors were certainly in at once (at ${seconds(mostAt)}), limit ${input.totalActiveUsers}.`,
+    `At most ${most} visitors were certainly in at once (at ${seconds(mostAt)}), limit ${input.totalActiveUsers}` +
+      `${late > 0 ? `, plus up to ${late} possible late arrivals` : ''}.`,
     `${failures} admissions took the visitors in above ${input.totalActiveUsers}.`,
   );
 }

@@ -20,6 +20,8 @@ import { CounterLog } from './counter-log.ts';
 import { admissionOf, claimWindowOf, RoomPlan, type RoomAdmission } from './room-plan.ts';
 import { admissionCapacity, admissionRate, drawOrder, pausedHolds, type DrawAnswer, type PauseRecord } from './room-verdicts.ts';
 import { ROOM_PROPAGATION_MS } from '../domain/room-sync.ts';
+import { comingBackMs, measuresNoShows } from './options.ts';
+import { noShowFigures, type NoShowResult } from './no-show-figures.ts';
 
 /** The run could not start: target unreachable, unknown event, credentials refused. */
 export class LoadTestSetupError extends Error {
@@ -35,6 +37,8 @@ export interface LoadTestResult {
   admission: RoomAdmission;
   samples: SecondSample[];
   verdicts: Verdict[];
+  /** --abandon: visitors in session and stayers waiting, one point a second, and the stayers' waits (no-show-figures.ts). */
+  noShows: Pick<NoShowResult, 'series' | 'stayerWaits'> | null;
 }
 
 export interface RunIo {
@@ -99,11 +103,17 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
 
     // The room: does it admit by itself? Then nobody here moves its counter, and its limits become verdicts.
     const room = new RoomPlan(privateApi, options.eventId);
-    const settings = await room.read();
-    const admission = admissionOf(settings);
-    if ((options.prequeue > 0 || options.pauseAtMs !== null) && settings === null) {
-      throw new LoadTestSetupError(`--prequeue and --pause-at need the rooms API: GET ${options.privateTarget}/rooms/${options.eventId} found no room`);
+    const before = await room.read();
+    const admission = admissionOf(before);
+    const setsPresence = options.presenceTimeout !== null || options.arrivalWindow !== null;
+    if ((options.prequeue > 0 || options.pauseAtMs !== null || setsPresence) && before === null) {
+      throw new LoadTestSetupError(
+        `--prequeue, --pause-at, --presence-timeout and --arrival-window need the rooms API: GET ${options.privateTarget}/rooms/${options.eventId} found no room`,
+      );
     }
+    const settings = await room.setPresence(options.presenceTimeout, options.arrivalWindow).catch((error: Error) => {
+      throw new LoadTestSetupError(`the room's presence settings could not be set: ${error.message}`);
+    });
     const sessionTimeMs = options.sessionTimeGiven ? options.sessionTimeMs : admission.kind === 'automatic' ? 2000 : null;
     const journeyOptions = { ...options, sessionTimeMs };
     const counterLog = new CounterLog(initialServing);
@@ -212,6 +222,7 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
     const lastValue = Number((parseJson(last.body) as { serving_counter?: unknown } | null)?.serving_counter);
     if (last.status === 200) counterLog.observe(last.sentAt, last.receivedAt, lastValue);
     const draw = prequeueStartsAt === null ? null : await readDraw(controlApi, eventQuery);
+    const serverLateArrivals = measuresNoShows(options) && settings !== null ? await lateArrivals(privateApi, options.eventId) : null;
     await room.restore().catch((error: Error) => progress?.note(`could not put the room's settings back: ${error.message}`));
     const verdicts = await computeVerdicts(
       {
@@ -237,11 +248,22 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
           claimWindowMs: claimWindowOf(settings),
           wallClockAtZero,
           endedAt,
+          arrivalWindowMs: (settings?.arrival_window ?? 0) * 1000,
+          presenceTimeoutMs: (settings?.presence_timeout ?? 0) * 1000,
         }),
       );
     }
     if (paused !== null) verdicts.push(typeof paused === 'string' ? pauseFailed(paused) : pausedHolds(counterLog, paused, ROOM_PROPAGATION_MS));
     if (draw !== null && prequeueStartsAt !== null) verdicts.push(await drawOrder(journey.visitors, prequeueStartsAt, draw));
+    const noShows =
+      measuresNoShows(options)
+        ? noShowFigures({
+            visitors: journey.visitors,
+            totalActiveUsers: admission.kind === 'automatic' ? admission.totalActiveUsers : null,
+            endedAt,
+            serverLateArrivals,
+          })
+        : null;
     const cpu = process.cpuUsage(cpuAtStart);
     const summary = buildSummary({
       options,
@@ -255,12 +277,21 @@ export async function runLoadTest(options: LoadTestOptions, io: RunIo = {}): Pro
       elapsedMs,
       cpuMicros: cpu.user + cpu.system,
       malformedResponses: polls?.protocolErrors ?? 0,
+      noShows: noShows?.figures ?? null,
+      room: settings,
     });
-    return { summary, admission, samples: stats.samples, verdicts };
+    return { summary, admission, samples: stats.samples, verdicts, noShows: noShows && { series: noShows.series, stayerWaits: noShows.stayerWaits } };
   } finally {
     endOfRun.abort();
     await Promise.all([publicApi.close(), polls?.close(), controlApi.close()]);
   }
+}
+
+/** The room's count of late arrivals (GET /private/rooms/{id}/figures, presence.late_arrivals), or null. */
+async function lateArrivals(api: PrivateApiClient, eventId: string): Promise<number | null> {
+  const reply = await privateCall(api, 'GET', `/rooms/${encodeURIComponent(eventId)}/figures`);
+  const value = reply.status === 200 ? (parseJson(reply.body) as { presence?: { late_arrivals?: unknown } } | null)?.presence?.late_arrivals : undefined;
+  return typeof value === 'number' ? value : null;
 }
 
 /** GET /draw after the run: the published draw, or why it could not be read. */
@@ -335,5 +366,5 @@ function durationOf(options: LoadTestOptions, admission: RoomAdmission): number 
   if (!options.durationIsDefault || admission.kind !== 'automatic') return options.durationMs;
   const admitPerSecond = admission.newUsersPerMinute / 60;
   const planned = Math.max(options.visitors / options.arrivalRate, options.visitors / admitPerSecond) * 1000;
-  return Math.ceil(2 * planned + 30_000 + 4 * options.pollIntervalMs + (options.pauseForMs ?? 0));
+  return Math.ceil(2 * planned + 30_000 + 4 * options.pollIntervalMs + (options.pauseForMs ?? 0) + comingBackMs(options.comeBack, options.comeBackAfterMs));
 }

@@ -1,7 +1,8 @@
 // The result of a run as one JSON-able object (the `--json` line and the report's data), and its text form.
 
-import type { LoadTestOptions } from './options.ts';
-import type { RoomAdmission } from './room-plan.ts';
+import { measuresNoShows, type LoadTestOptions } from './options.ts';
+import type { RoomAdmission, RoomView } from './room-plan.ts';
+import type { NoShowFigures } from './no-show-figures.ts';
 import type { IncrementRecord, Visitor } from './records.ts';
 import { ENDPOINTS, percentilesOf, round, statusLabel, type Endpoint, type LatencySummary, type RunStats } from './stats.ts';
 import type { CoreVerdictName, RoomVerdictName, Verdict } from './verdicts.ts';
@@ -34,6 +35,16 @@ export interface LoadTestSummary {
     /** Visitors planned into the pre-queue (drawn at the start); 0 = none. */
     prequeue: number;
     pause: { at_ms: number; for_ms: number } | null;
+    /** --abandon and --come-back (abandon-plan.ts), and the room's presence settings during the run; null without --abandon or --presence-timeout/--arrival-window. */
+    abandon: {
+      share: number;
+      come_back: number;
+      come_back_after_ms: number;
+      seed: number;
+      presence_beat_ms: number;
+      presence_timeout: number | null;
+      arrival_window: number | null;
+    } | null;
   };
   ended_by: EndedBy;
   elapsed_s: number;
@@ -55,6 +66,8 @@ export interface LoadTestSummary {
   time_in_queue_s: { count: number; p50: number; p95: number; p99: number; max: number };
   /** From the increment that let a visitor in (its answer) to that visitor's token set: the polling delay. */
   admission_to_token_ms: { count: number; p50: number; p95: number; p99: number; max: number };
+  /** --abandon (or a run that sets the room's presence): what visitors who closed the tab cost the others (no-show-figures.ts); else null. */
+  no_shows: NoShowFigures | null;
   /** Why visitors failed, most frequent first (at most 10 reasons). */
   failure_reasons: Array<{ reason: string; visitors: number }>;
   verdicts: Record<CoreVerdictName, Omit<Verdict, 'name'>> & Partial<Record<RoomVerdictName, Omit<Verdict, 'name'>>>;
@@ -80,6 +93,9 @@ export interface SummaryInput {
   cpuMicros: number;
   /** Polling connections closed on an answer that could not be framed (src/loadtest/poll-connections.ts). */
   malformedResponses: number;
+  noShows?: NoShowFigures | null;
+  /** The room's settings during the run (null: no rooms API). */
+  room?: RoomView | null;
 }
 
 function span(times: number[]): number {
@@ -137,6 +153,8 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
   const served = visitors.filter((v) => v.tokens !== null);
   const failed = visitors.filter((v) => v.state === 'failed');
   const done = visitors.filter((v) => v.state === 'done').length;
+  // Visitors who closed the tab for good finished their journey their way: neither done nor unfinished.
+  const left = visitors.filter((v) => v.state === 'left').length;
   const joinSpan = span([...joinedVisitors.map((v) => v.joinSentAt), ...joinedVisitors.map((v) => v.joinedAt)]);
   // Admissions run from the first increment (or first claim, if the counter already covered someone) to the
   // last token set: measured from first to last token alone, tokens clumped by the poll interval inflate it.
@@ -187,6 +205,18 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
       session_time_ms: input.sessionTimeMs,
       prequeue: o.prequeue,
       pause: o.pauseAtMs !== null && o.pauseForMs !== null ? { at_ms: o.pauseAtMs, for_ms: o.pauseForMs } : null,
+      abandon:
+        measuresNoShows(o)
+          ? {
+              share: o.abandon,
+              come_back: o.comeBack,
+              come_back_after_ms: o.comeBackAfterMs,
+              seed: o.seed,
+              presence_beat_ms: o.presenceBeatMs,
+              presence_timeout: input.room?.presence_timeout ?? null,
+              arrival_window: input.room?.arrival_window ?? null,
+            }
+          : null,
     },
     ended_by: input.endedBy,
     elapsed_s: round(input.elapsedMs / 1000, 3),
@@ -197,7 +227,7 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
       served: served.length,
       done,
       failed: failed.length,
-      unfinished: o.visitors - done - failed.length,
+      unfinished: o.visitors - done - failed.length - left,
     },
     joins_per_s: joinSpan > 0 ? round(joinedVisitors.length / joinSpan, 1) : 0,
     admissions_per_s: tokenSpan > 0 ? round(served.length / tokenSpan, 1) : 0,
@@ -210,6 +240,7 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
     errors: { total: stats.errors, by_status: stats.errorsByStatus(), by_endpoint: byEndpoint, malformed_responses: input.malformedResponses },
     time_in_queue_s: percentilesOf(served.map((v) => (v.tokenAt - v.joinedAt) / 1000)),
     admission_to_token_ms: percentilesOf(admissionToToken(visitors, input.increments)),
+    no_shows: input.noShows ?? null,
     failure_reasons: [...reasons]
       .sort((a, b) => b[1] - a[1])
       .slice(0, 10)
@@ -229,6 +260,22 @@ export function buildSummary(input: SummaryInput): LoadTestSummary {
 
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
 
+/** --abandon: who left, the stayers' waits, the capacity used while they waited, the overshoot. */
+function noShowLines(s: LoadTestSummary): string[] {
+  const a = s.plan.abandon;
+  const n = s.no_shows;
+  if (a === null || n === null) return [];
+  const room = `presence_timeout ${a.presence_timeout ?? 'unset'}, arrival_window ${a.arrival_window ?? 'unset'}`;
+  return [
+    `  abandon     ${fmt(n.abandoned)} closed the tab (${fmt(n.left_waiting)} waiting, ${fmt(n.left_admitted)} let in before claiming), ` +
+      `${fmt(n.came_back)} came back (${fmt(n.came_back_claimed)} claimed); seed ${a.seed}; room ${room}`,
+    `  stayers     ${fmt(n.stayers_served)} of ${fmt(n.stayers)} served; wait p50 ${n.stayer_wait_s.p50} s, p90 ${n.stayer_wait_s.p90} s, max ${n.stayer_wait_s.max} s`,
+    `  capacity    ${n.capacity_used === null ? 'no limit (a driver admits)' : `${fmt(n.capacity_used * 100)} % used in session while stayers waited (${fmt(n.waited_over_s)} s)`}; ` +
+      `at most ${fmt(n.max_in_session)} in session, overshoot ${fmt(n.overshoot)}` +
+      (n.server_late_arrivals === null ? '' : `, late arrivals (the room's count) ${fmt(n.server_late_arrivals)}`),
+  ];
+}
+
 /** The human summary printed at the end of a run. */
 export function formatSummary(s: LoadTestSummary): string {
   const verdicts = Object.entries(s.verdicts);
@@ -246,6 +293,7 @@ export function formatSummary(s: LoadTestSummary): string {
         : `(planned ${fmt(s.plan.admit_rate)}/s)`),
     ...(s.plan.prequeue > 0 ? [`  pre-queue   the first ${fmt(s.plan.prequeue)} visitors joined a pre-queue drawn at the start`] : []),
     ...(s.plan.pause ? [`  pause       paused ${fmt(s.plan.pause.at_ms / 1000)} s after the start, for ${fmt(s.plan.pause.for_ms / 1000)} s`] : []),
+    ...noShowLines(s),
     `  requests    ${fmt(s.requests.total)} total, ${fmt(s.requests.per_s)}/s average, ${fmt(s.requests.peak_per_s)}/s peak in one second`,
     `  errors      ${s.errors.total === 0 ? 'none' : Object.entries(s.errors.by_status).map(([k, n]) => `${k}: ${fmt(n)}`).join(', ')}` +
       (s.errors.malformed_responses > 0 ? ` (${fmt(s.errors.malformed_responses)} polling connections closed on a malformed answer)` : ''),

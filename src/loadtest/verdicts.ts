@@ -271,7 +271,8 @@ export function oneTokenSetPerServedVisitor(input: VerdictInput): Verdict {
       } else {
         owners.set(v.tokens.access_token, v);
       }
-    } else if (v.position !== null && v.position <= finalCounter && !unfinished(v, input)) {
+    } else if (v.position !== null && v.position <= finalCounter && !unfinished(v, input) && v.state !== 'left' && v.state !== 'away') {
+      // (A visitor who closed the tab claims nothing: --abandon.)
       failures++;
       examples.push(`${who(v)} at position ${v.position} was served (counter ${finalCounter}) but has no token${v.failure ? `: ${v.failure}` : ''}`);
     }

@@ -7,6 +7,11 @@
 //   → with --session-time: stay that long, then end the session (private POST /update_session, completed)
 //   → done
 //
+// With --abandon some visitors close the tab on the way (abandon-plan.ts: while waiting, or once let in before
+// claiming) and send nothing more; with --come-back some of them return later and go on. A waiting visitor
+// also asks /queue_num with its request ID every --presence-beat, as Anteroom's waiting page does, which is
+// the sign of life the room's presence counts (docs/rooms.md).
+//
 // No visitor owns a loop or a timer: each answer schedules the visitor's next step on the wheel. GETs (the
 // polls) and POSTs (join, claims) may go through different clients: pipelined polling connections and undici. Only
 // network errors, 429 and 5xx are retried (with back-off, honouring Retry-After); any other unexpected
@@ -15,6 +20,7 @@
 import type { ApiClient, Reply } from './http-client.ts';
 import { parseJson } from './http-client.ts';
 import type { LoadTestOptions } from './options.ts';
+import { abandonPlanOf } from './abandon-plan.ts';
 import { newVisitor, sameTokens, type TokenStrings, type Visitor } from './records.ts';
 import { statusLabel, type Endpoint, type RunStats } from './stats.ts';
 import type { TimerWheel } from './timer-wheel.ts';
@@ -24,7 +30,19 @@ const MAX_BACKOFF_MS = 5000;
 
 export type JourneyOptions = Pick<
   LoadTestOptions,
-  'eventId' | 'visitors' | 'arrivalRate' | 'pollIntervalMs' | 'reclaims' | 'waitingNumEvery' | 'doubleClaimEvery' | 'sessionTimeMs'
+  | 'eventId'
+  | 'visitors'
+  | 'arrivalRate'
+  | 'pollIntervalMs'
+  | 'reclaims'
+  | 'waitingNumEvery'
+  | 'doubleClaimEvery'
+  | 'sessionTimeMs'
+  | 'abandon'
+  | 'comeBack'
+  | 'comeBackAfterMs'
+  | 'seed'
+  | 'presenceBeatMs'
 >;
 
 /** What the visitors' GETs go through: the pipelined polling connections, or the ApiClient itself. */
@@ -79,6 +97,8 @@ export class Journey {
   served = 0;
   finished = 0;
   failed = 0;
+  /** Visitors who closed the tab and have not come back (yet). */
+  away = 0;
   /** Join attempts that got no answer or a 5xx: each may have consumed a position nobody holds. */
   joinsUnanswered = 0;
   private stopped = false;
@@ -99,7 +119,7 @@ export class Journey {
 
   /** Visitors placed and not yet holding a token: the tester's view of the queue. */
   get waiting(): number {
-    return this.placed - this.served;
+    return this.placed - this.served - this.away;
   }
 
   get allFinished(): boolean {
@@ -134,6 +154,7 @@ export class Journey {
 
   private launch(index: number): void {
     const visitor = newVisitor(index, this.deps.wheel.now());
+    visitor.abandon = abandonPlanOf(this.o, index);
     this.visitors.push(visitor);
     this.join(visitor);
   }
@@ -174,6 +195,7 @@ export class Journey {
       if (typeof requestId === 'string') {
         v.requestId = requestId;
         v.joinedAt = reply.receivedAt;
+        v.lastSeenAt = reply.sentAt;
         v.state = 'placing';
         v.attempts = 0;
         this.joined++;
@@ -205,6 +227,7 @@ export class Journey {
         }
         v.position = position;
         v.placedAt = reply.receivedAt;
+        v.lastSeenAt = v.beatSentAt = reply.sentAt;
         v.state = 'waiting';
         v.attempts = 0;
         this.placed++;
@@ -227,6 +250,8 @@ export class Journey {
     v.polls++;
     // Like a waiting page: how many are waiting, on arrival and then every n-th poll.
     if (this.o.waitingNumEvery > 0 && (v.polls - 1) % this.o.waitingNumEvery === 0) this.pollWaitingNum();
+    // A sign of life, as the waiting page sends: /queue_num with the request ID (NaN after coming back: at once).
+    if (this.o.presenceBeatMs > 0 && !(this.deps.wheel.now() - v.beatSentAt < this.o.presenceBeatMs)) this.beat(v);
     this.call('serving_num', 'GET', `/serving_num?${this.eventQuery}`).then((reply) => {
       if (this.stopped) return;
       if (reply.status === 200) {
@@ -237,8 +262,10 @@ export class Journey {
         }
         v.attempts = 0;
         this.deps.onServing?.(reply.sentAt, reply.receivedAt, counter);
-        if (counter >= v.position!) {
-          if (Number.isNaN(v.servedSeenAt)) v.servedSeenAt = reply.receivedAt;
+        if (counter >= v.position! && Number.isNaN(v.servedSeenAt)) v.servedSeenAt = reply.receivedAt;
+        if (this.leavesNow(v, counter)) {
+          this.leave(v);
+        } else if (counter >= v.position!) {
           this.claim(v);
         } else {
           this.deps.wheel.at(reply.sentAt + this.o.pollIntervalMs, () => this.poll(v));
@@ -250,6 +277,47 @@ export class Journey {
       }
     });
   };
+
+  /** --abandon: whether this answer of /serving_num is the visitor's point of leaving (abandon-plan.ts). */
+  private leavesNow(v: Visitor, counter: number): boolean {
+    const plan = v.abandon;
+    if (plan === null || !Number.isNaN(v.leftAt)) return false;
+    const distance = v.position! - counter;
+    if (Number.isNaN(v.firstDistance)) v.firstDistance = distance;
+    // Let in before the point of leaving while waiting: leaves then, before claiming, like the others.
+    return distance <= 0 || (plan.stage === 'waiting' && distance <= plan.remainingShare * v.firstDistance);
+  }
+
+  /** Closes the tab: nothing more is sent; back after its time away, or never (finished). */
+  private leave(v: Visitor): void {
+    v.leftAt = this.deps.wheel.now();
+    this.away++;
+    const awayMs = v.abandon!.awayMs;
+    if (awayMs === null) {
+      v.state = 'left';
+      this.finish();
+      return;
+    }
+    v.state = 'away';
+    this.deps.wheel.after(awayMs, () => {
+      if (this.stopped) return;
+      v.cameBackAt = this.deps.wheel.now();
+      this.away--;
+      v.beatSentAt = NaN;
+      this.poll(v);
+    });
+  }
+
+  /** The sign of life of --presence-beat: /queue_num names the visitor; the position must not have changed. */
+  private beat(v: Visitor): void {
+    v.beatSentAt = this.deps.wheel.now();
+    void this.call('queue_num', 'GET', this.queueNumPath(v)).then((reply) => {
+      if (this.stopped || reply.status !== 200) return;
+      const position = numberField(parseJson(reply.body), 'queue_number');
+      if (position !== v.position) (v.otherPositions ??= []).push(position);
+      else v.lastSeenAt = Math.max(v.lastSeenAt, reply.sentAt);
+    });
+  }
 
   /** Load only (the answer is not used: the run's observer charts the server's count). */
   private pollWaitingNum(): void {

@@ -70,6 +70,34 @@ describe('anteroom loadtest (command line)', () => {
     assert.match(stdout, /PASS/);
   });
 
+  it('--abandon, --come-back and --seed reach the run: the summary and the JSON carry what the leavers cost', async () => {
+    const { code, stdout, stderr } = await anteroom(
+      [
+        'loadtest', '--target', node.publicUrl, '--visitors', '40', '--arrival-rate', '200/s', '--admit-rate', '200/s',
+        '--poll-interval', '100ms', '--reset', '--json', '--abandon', '30%', '--come-back', '0.5', '--come-back-after', '1s', '--seed', '9',
+      ],
+      { ANTEROOM_ADMIN_TOKEN: TEST_CREDENTIALS.adminToken },
+    );
+    assert.equal(code, 0, stderr + stdout);
+    assert.match(stdout, /abandon +\d+ closed the tab .* seed 9/);
+    const result = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      plan: { abandon: { share: number; come_back: number; seed: number; presence_beat_ms: number } };
+      no_shows: { abandoned: number; stayers: number; capacity_used: number | null };
+    };
+    assert.deepEqual(
+      { share: result.plan.abandon.share, come_back: result.plan.abandon.come_back, seed: result.plan.abandon.seed, beat: result.plan.abandon.presence_beat_ms },
+      { share: 0.3, come_back: 0.5, seed: 9, beat: 10_000 },
+    );
+    assert.equal(result.no_shows.abandoned + result.no_shows.stayers, 40);
+    assert.equal(result.no_shows.capacity_used, null, 'an admission driver has no capacity to use');
+  });
+
+  it('a share that is not one exits 2, naming the flag', async () => {
+    const { code, stderr } = await anteroom(['loadtest', '--target', node.publicUrl, '--admin-token', 'x'.repeat(20), '--abandon', '150%']);
+    assert.equal(code, 2);
+    assert.match(stderr, /--abandon must be a share from 0 to 1/);
+  });
+
   it('refuses a target that is not loopback, exit status 2', async () => {
     const { code, stderr } = await anteroom(['loadtest', '--target', 'https://waitingroom.example.com', '--admin-token', 'x'.repeat(20)]);
     assert.equal(code, 2);

@@ -79,4 +79,39 @@ describe('load test options', () => {
     assert.throws(() => parseLoadTestOptions({ ...base, target: 'ftp://127.0.0.1' }), /--target/);
     assert.throws(() => parseLoadTestOptions({ ...base, target: 'http://127.0.0.1:8080/?x=1' }), /--target/);
   });
+
+  it('visitors who close the tab: shares as 0.3 or 30 %, a seed, the room\'s presence for the run, a presence beat', () => {
+    const none = parseLoadTestOptions(base);
+    assert.equal(none.abandon, 0);
+    assert.equal(none.comeBack, 0);
+    assert.equal(none.seed, 1);
+    assert.equal(none.presenceTimeout, null, 'the room is left as it is');
+    assert.equal(none.arrivalWindow, null);
+    assert.equal(none.presenceBeatMs, 0, 'no /queue_num beat unless presence is measured');
+    const o = parseLoadTestOptions({ ...base, abandon: '30%', comeBack: '0.5', comeBackAfter: '20s', seed: '7', presenceTimeout: '30', arrivalWindow: '15' });
+    assert.equal(o.abandon, 0.3);
+    assert.equal(o.comeBack, 0.5);
+    assert.equal(o.comeBackAfterMs, 20_000);
+    assert.equal(o.seed, 7);
+    assert.equal(o.presenceTimeout, 30);
+    assert.equal(o.arrivalWindow, 15);
+    assert.equal(o.presenceBeatMs, 10_000, 'like the waiting page: /queue_num every 10 s');
+    assert.equal(parseLoadTestOptions({ ...base, abandon: '0.3', presenceBeat: 'never' }).presenceBeatMs, 0);
+    assert.equal(parseLoadTestOptions({ ...base, presenceTimeout: '0', presenceBeat: '5s' }).presenceBeatMs, 5000);
+    // Those who come back may be away 1.5 × --come-back-after: the default duration leaves them that time.
+    const plain = parseLoadTestOptions({ ...base, visitors: '1000', arrivalRate: '100/s', admitRate: '50/s', abandon: '0.3' });
+    const back = parseLoadTestOptions({ ...base, visitors: '1000', arrivalRate: '100/s', admitRate: '50/s', abandon: '0.3', comeBack: '1', comeBackAfter: '20s' });
+    assert.equal(back.durationMs - plain.durationMs, 30_000);
+  });
+
+  it('rejects shares outside 0–1, a come-back without abandoning, and bad presence values', () => {
+    for (const bad of ['1.5', '-0.1', '150%', 'some', '']) assert.throws(() => parseLoadTestOptions({ ...base, abandon: bad }), /--abandon must be a share from 0 to 1/, bad);
+    assert.throws(() => parseLoadTestOptions({ ...base, abandon: '0.3', comeBack: '2' }), /--come-back/);
+    assert.throws(() => parseLoadTestOptions({ ...base, comeBack: '0.5' }), /--come-back needs --abandon/);
+    assert.throws(() => parseLoadTestOptions({ ...base, abandon: '0.3', comeBackAfter: '500ms' }), /--come-back-after/);
+    assert.throws(() => parseLoadTestOptions({ ...base, seed: '-1' }), /--seed/);
+    assert.throws(() => parseLoadTestOptions({ ...base, presenceTimeout: '3601' }), /--presence-timeout/);
+    assert.throws(() => parseLoadTestOptions({ ...base, arrivalWindow: 'soon' }), /--arrival-window/);
+    assert.throws(() => parseLoadTestOptions({ ...base, presenceBeat: '10ms' }), /--presence-beat/);
+  });
 });

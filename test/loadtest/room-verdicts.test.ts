@@ -96,6 +96,36 @@ describe('verdict: admission capacity (total_active_users)', () => {
     const forever = visitor(0, { tokens: { access_token: jwt(60), refresh_token: '', id_token: '' } });
     assert.equal(admissionCapacity({ ...base, claimWindowMs: 1500, visitors: [forever, neverClaimed, visitor(2), visitor(3)], bounds: log }).ok, false, 'a token that lasts keeps its place');
   });
+
+  it('with an arrival window or presence, an unclaimed visitor stops counting when its window passes or it may be absent', () => {
+    // Positions 1–2 at 1 s; 3 at 4 s. Visitor 1 never claims; visitor 2 stays in session.
+    const log = observed([[1000, 2], [4000, 3]], 20_000);
+    const tokens = { access_token: 'a', refresh_token: 'r', id_token: 'i' };
+    const gone = visitor(0, { state: 'left', leftAt: 1100, lastSeenAt: 900 });
+    const visitors = [gone, visitor(1, { tokens, tokenAt: 1200 }), visitor(2, { tokens, tokenAt: 4200 })];
+    assert.equal(admissionCapacity({ ...base, visitors, bounds: log }).ok, false, 'without either, the place of visitor 1 stays');
+    assert.equal(admissionCapacity({ ...base, visitors, bounds: log, arrivalWindowMs: 2000 }).ok, true, 'its arrival window ended at 3 s at the latest');
+    assert.equal(admissionCapacity({ ...base, visitors, bounds: log, arrivalWindowMs: 5000 }).ok, false, 'a window that lasts keeps the place');
+    assert.equal(admissionCapacity({ ...base, visitors, bounds: log, presenceTimeoutMs: 2500 }).ok, true, 'last seen at 0.9 s: absent from 3.4 s at the latest');
+  });
+
+  it('a visitor who came back claims as a late arrival: the room may be over by at most the late arrivals', () => {
+    // Positions 1–2 at 1 s; visitor 1 left before claiming and comes back at 6 s, when position 3 (let in at 4 s) is in.
+    const log = observed([[1000, 2], [4000, 3], [7000, 4]], 20_000);
+    const tokens = (n: number) => ({ access_token: `a${n}`, refresh_token: 'r', id_token: 'i' });
+    const back = visitor(0, { leftAt: 1100, cameBackAt: 6000, lastSeenAt: 6000, tokens: tokens(0), tokenAt: 6100 });
+    const stayers = [visitor(1, { tokens: tokens(1), tokenAt: 1200 }), visitor(2, { tokens: tokens(2), tokenAt: 4200 })];
+    const v = admissionCapacity({ ...base, visitors: [back, ...stayers], bounds: log, arrivalWindowMs: 2000 });
+    assert.equal(v.ok, true, v.detail);
+    assert.match(v.detail, /At most 3 visitors .* limit 2, plus up to 1 possible late arrivals/);
+    // Position 4 let in at 7 s while 3 are in: one more than the late arrivals allow.
+    const fourth = visitor(3, { tokens: tokens(3), tokenAt: 7200 });
+    const over = admissionCapacity({ ...base, visitors: [back, ...stayers, fourth], bounds: log, arrivalWindowMs: 2000 });
+    assert.equal(over.ok, false);
+    assert.match(over.examples[0]!, /at least 4 visitors were in \(limit 2 \+ 1 late arrivals\)/);
+    // With presence and the arrival window off, a visitor who came back counts from its admission, as before.
+    assert.equal(admissionCapacity({ ...base, visitors: [back, ...stayers], bounds: log }).ok, false);
+  });
 });
 
 describe('verdict: nobody admitted while paused', () => {
