@@ -173,6 +173,32 @@ describe('sale day in the browser: every phase, live', { timeout: 300_000 }, () 
     await context.close();
   });
 
+  it('your turn, live: the checkout the page turns into when the counter reaches the visitor, axe at both sizes', async () => {
+    // The sample store takes the tokens of the server's configured room (Sample), so the purchase is made there.
+    await patch('Sample', { branding: { title: 'Sneaker drop', site_name: 'Kicks & Co', link_url: 'https://kicks.example/', colors: { accent: '#7a1f5c' } } });
+    const context = await browser.newContext({ viewport: PHONE });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${node.url}/waiting-room-site/?eventId=Sample`);
+    await page.getByRole('button', { name: 'Reserve' }).click();
+    await page.waitForFunction(() => document.querySelector('#my-position')?.textContent === '1', null, { timeout: TIMEOUT });
+    await accessibleAtBothSizes(page, 'waiting, next in line');
+    // The operator lets one person in (the panel's "Let people in"): the open page turns into the checkout.
+    const moved = await fetch(`${node.privateUrl}/increment_serving_counter`, { method: 'POST', headers: auth, body: JSON.stringify({ event_id: 'Sample', increment_by: 1 }) });
+    assert.equal(moved.status, 200);
+    await page.getByRole('heading', { name: 'Check out now!' }).waitFor({ timeout: PHASE_MS });
+    await page.locator('#token-status').filter({ hasText: 'Your pass is ready' }).waitFor({ timeout: TIMEOUT });
+    assert.equal(await page.getByRole('button', { name: 'Purchase now' }).isEnabled(), true);
+    assert.equal(await page.locator('#queue').isVisible(), false);
+    await accessibleAtBothSizes(page, 'your turn (live)');
+    // And after the purchase, the receipt.
+    await page.getByRole('button', { name: 'Purchase now' }).click();
+    await page.locator('#receipt').waitFor({ state: 'visible', timeout: TIMEOUT });
+    await accessibleAtBothSizes(page, 'your turn, purchased (live)');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   it('a capacity-bound room: people ahead without those who left, 0 for the next in line; the estimate says what it waits for; a queue ID', async () => {
     await put('Cap', { admission: 'automatic', new_users_per_minute: 600, total_active_users: 1, queue_position_expiry_period: 600 });
     const first = await join('Cap');
