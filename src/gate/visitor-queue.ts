@@ -116,6 +116,9 @@ export async function answerVisitor(
       phase: await deps.room.rooms.roomPhase(room.event_id),
       people_ahead: peopleAhead ?? null,
       queue_id: queueId(queued.requestId),
+      // The visitor's own request ID, which their HttpOnly cookie hides from them: to check the draw with (this
+      // answer goes to the cookie's holder alone, never cached).
+      request_id: queued.requestId,
     });
   }
   return sendPage(deps, request, reply, room, {

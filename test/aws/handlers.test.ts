@@ -336,7 +336,7 @@ describe('AWS Lambda handlers', () => {
       ] as const) {
         const refused = await d.privateApi(apiGatewayEvent({ method, path, body }));
         assert.equal(refused.statusCode, 400, refused.body);
-        assert.match(refused.headers?.['content-type'] ?? '', /^application\/json/);
+        assert.match(String(refused.headers?.['content-type'] ?? ''), /^application\/json/);
         const answer = json(refused) as { error: string; problems: { field: string; rule: string }[] };
         assert.match(answer.error, /^Invalid room settings: /);
         assert.ok(Array.isArray(answer.problems), refused.body);

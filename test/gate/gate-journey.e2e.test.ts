@@ -81,7 +81,10 @@ describe("the gate's waiting page speaks the visitor's language", () => {
     await page.goto(`${node.gateUrl}/artikel/1`);
     await page.locator('#queue').waitFor({ state: 'visible' });
     await page.locator('#my-position').filter({ hasText: '1' }).waitFor();
-    assert.equal(await page.locator('#detail-request').textContent(), 'vom Gate gespeichert (Cookie)');
+    // The visitor's own request ID, which the HttpOnly cookie hides from them: handed to them on the page.
+    const own = ((await (await page.request.get(`${node.gateUrl}/artikel/1`, { headers: { accept: 'application/json' } })).json()) as { request_id: string }).request_id;
+    assert.match(own, /^[0-9a-f-]{36}$/);
+    assert.equal(await page.locator('#detail-request').textContent(), own);
 
     // Admitted while the protected site is down: the visitor is sent on and the gate answers its 502 page.
     await origin.close();

@@ -1,7 +1,8 @@
 // The draw-check page in headless Chromium (Debian's): on Anteroom's own address (/draw-check/) a visitor of
 // the site sees the commitment before the draw, then their place after it, recomputed in the browser with
 // WebCrypto — and a tampered publication fails; on the gate, /_anteroom/draw brings a visitor to the page with
-// their own request ID (from their cookie) and the page finds their place.
+// their own request ID (from their cookie) and the page finds their place. The waiting page links the check page,
+// with the visitor's request ID (behind the gate: shown on the page and carried in the link, for after the cookie).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -69,6 +70,9 @@ describe('the draw, checked in the browser', { timeout: 180_000 }, () => {
       while (!(await node.room.draws.drawDone('Drop'))) await node.room.draws.runDraws();
 
       const position = ((await (await fetch(`${node.url}/queue_num?event_id=Drop&request_id=${visitors[11]}`)).json()) as { queue_number: number }).queue_number;
+      // GET /draw is cached for up to a second (the server's poll cache, and CDNs): the page is reloaded once the
+      // publication answered carries the draw.
+      while (((await (await fetch(`${node.url}/draw?event_id=Drop`)).json()) as Published).seed === undefined) await new Promise((r) => setTimeout(r, 100));
       await page.reload();
       await page.locator('#result-place').filter({ hasText: `Your place is ${position} (position ${position}).` }).waitFor({ timeout: 60_000 });
       const text = (await page.locator('#result-text').textContent()) ?? '';
@@ -103,6 +107,25 @@ describe('the draw, checked in the browser', { timeout: 180_000 }, () => {
       await page.click('#check');
       const position = ((await (await fetch(`${node.url}/queue_num?event_id=Drop&request_id=${visitors[3]}`)).json()) as { queue_number: number }).queue_number;
       await page.locator('#result-place').filter({ hasText: `Your place is ${position} ` }).waitFor({ timeout: 60_000 });
+      await context.close();
+    });
+    it('the waiting page links the check page with the visitor\'s own request ID; the check page is filled in with it', async () => {
+      const { page, context, errors } = await newPage(browser, { width: 390, height: 844 });
+      await page.goto(`${node.url}/waiting-room-site/?eventId=Drop`);
+      await page.getByRole('button', { name: 'Reserve' }).click();
+      await page.waitForFunction(() => /^[0-9a-f-]{36}$/.test(document.querySelector('#detail-request')?.textContent ?? ''), null, { timeout: 20_000 });
+      const mine = (await page.locator('#detail-request').textContent())!;
+      const link = page.getByRole('link', { name: 'Check the draw' });
+      assert.equal(await link.isVisible(), true);
+      const href = new URL((await link.getAttribute('href'))!);
+      assert.equal(`${href.origin}${href.pathname}${href.search}`, `${node.url}/draw-check/?event_id=Drop`);
+      assert.equal(href.hash, `#request_id=${mine}`);
+      await link.click();
+      await page.waitForURL(`${node.url}/draw-check/?event_id=Drop`);
+      assert.equal(await page.inputValue('#request-id'), mine);
+      // Joined after the draw: the page says so, with the ID it was given.
+      await page.locator('#result-place').filter({ hasText: 'not among the draw\u2019s entries' }).waitFor({ timeout: 60_000 });
+      assert.deepEqual(errors, []);
       await context.close();
     });
   });
@@ -151,6 +174,19 @@ describe('the draw, checked in the browser', { timeout: 180_000 }, () => {
       await page.locator('#result-place').filter({ hasText: `Your place is ${place} (position ${place}).` }).waitFor({ timeout: 60_000 });
       assert.equal(new URL(page.url()).hash, '');
       assert.match((await page.locator('#result-text').textContent()) ?? '', /committed to at .*2026.*, before the draw at/);
+
+      // The gate's waiting page hands the visitor their own request ID (their cookie is HttpOnly) beside the link.
+      await page.goto(`${node.gateUrl}/shop`);
+      const shown = (await page.locator('#draw-request-id').textContent()) ?? '';
+      assert.equal(drawEntry(shown), published.entries![mine], 'the ID shown is the visitor\'s own entry');
+      assert.equal(await page.locator('#detail-request').textContent(), shown);
+      const link = page.getByRole('link', { name: 'Check the draw' });
+      assert.equal(await link.getAttribute('href'), `/_anteroom/draw?event_id=Gated#request_id=${shown}`);
+      // The cookie gone (let in, another browser later): the link still carries the ID, and the place is found.
+      await context.clearCookies();
+      await link.click();
+      await page.locator('#result-place').filter({ hasText: `Your place is ${place} (position ${place}).` }).waitFor({ timeout: 60_000 });
+      assert.equal(await page.inputValue('#request-id'), shown);
       assert.deepEqual(errors, []);
       await context.close();
     });

@@ -56,7 +56,9 @@ function drawUrl(eventId: string): string {
 const commitmentKey = (url: string) => `anteroom.draw-commitment:${url}`;
 
 async function getJson(url: string): Promise<Publication> {
-  const response = await fetch(url, { headers: { accept: 'application/json' } });
+  // Revalidated, never the browser's copy: GET /draw may be cached for a second, and a check pressed again (or
+  // the page reloaded) just after the draw must not show the publication from before it.
+  const response = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-cache' });
   const body = (await response.json().catch(() => ({}))) as Publication & { error?: unknown };
   if (!response.ok) throw new Error(typeof body.error === 'string' ? body.error : `the server answered ${response.status}`);
   return body;
