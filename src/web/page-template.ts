@@ -280,6 +280,7 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
     page_title: branding?.site_name ? `${title} · ${branding.site_name}` : title,
     site_name: branding?.site_name ?? '',
     message: branding?.message ?? '',
+    message_hidden: branding?.message ? '' : 'hidden',
     paused_message: branding?.paused_message ?? '',
     closed_message: branding?.closed_message ?? '',
     logo_url: branding?.logo_url ?? '',

@@ -173,6 +173,46 @@ describe('sale day in the browser: every phase, live', { timeout: 300_000 }, () 
     await context.close();
   });
 
+  it("the operator's words changed while pages are open reach them without a reload: in line, before joining, paused, closed", async () => {
+    await put('Words', { branding: { title: 'Sneaker drop', message: 'One pair per customer.' } });
+    await join('Words');
+    const context = await browser.newContext({ viewport: PHONE });
+    const inLine = await context.newPage();
+    const errors = watchErrors(inLine);
+    await inLine.goto(`${node.url}/waiting-room-site/?eventId=Words`);
+    await inLine.getByRole('button', { name: 'Reserve' }).click();
+    await inLine.waitForFunction(() => document.querySelector<HTMLElement>('#queue')?.dataset.updates === 'stream', null, { timeout: TIMEOUT });
+    // A second visitor who has not joined (the room's watch, not a visit's stream).
+    const other = await browser.newContext({ viewport: PHONE });
+    const notJoined = await other.newPage();
+    await notJoined.goto(`${node.url}/waiting-room-site/?eventId=Words`);
+    await notJoined.getByRole('button', { name: 'Reserve' }).waitFor();
+    for (const page of [inLine, notJoined]) await page.evaluate(() => ((window as unknown as { kept: number }).kept = 1));
+
+    let changedAt = Date.now();
+    await patch('Words', { branding: { title: 'Sneaker drop', message: 'Two pairs per customer now.', paused_message: 'Checking stock.', closed_message: 'All gone!' } });
+    for (const page of [inLine, notJoined]) await page.locator('#room-message').filter({ hasText: 'Two pairs per customer now.' }).waitFor({ timeout: PHASE_MS });
+    assert.ok(Date.now() - changedAt <= PHASE_MS);
+    assert.equal(await inLine.locator('#paused-message').isVisible(), false, 'the pause words only while paused');
+    await patch('Words', { state: 'paused' });
+    await inLine.locator('#paused-message').filter({ hasText: 'Checking stock.' }).waitFor({ timeout: PHASE_MS });
+    changedAt = Date.now();
+    // A merge patch: `message: null` removes the message, the rest is kept.
+    await patch('Words', { branding: { message: null, paused_message: 'Back in two minutes.' } });
+    await inLine.locator('#paused-message').filter({ hasText: 'Back in two minutes.' }).waitFor({ timeout: PHASE_MS });
+    assert.ok(Date.now() - changedAt <= PHASE_MS);
+    await inLine.locator('#room-message').waitFor({ state: 'hidden', timeout: PHASE_MS });
+    await accessibleAtBothSizes(inLine, 'paused, words changed live');
+    await patch('Words', { state: 'closed' });
+    await inLine.getByRole('heading', { name: 'The line is closed' }).waitFor({ timeout: PHASE_MS });
+    await patch('Words', { branding: { closed_message: 'Sold out: see you next drop.' } });
+    for (const page of [inLine, notJoined]) await page.locator('#closed-message').filter({ hasText: 'Sold out: see you next drop.' }).waitFor({ timeout: PHASE_MS });
+    for (const page of [inLine, notJoined]) assert.equal(await page.evaluate(() => (window as unknown as { kept?: number }).kept), 1, 'never reloaded');
+    assert.deepEqual(errors, []);
+    await other.close();
+    await context.close();
+  });
+
   it('your turn, live: the checkout the page turns into when the counter reaches the visitor, axe at both sizes', async () => {
     // The sample store takes the tokens of the server's configured room (Sample), so the purchase is made there.
     await patch('Sample', { branding: { title: 'Sneaker drop', site_name: 'Kicks & Co', link_url: 'https://kicks.example/', colors: { accent: '#7a1f5c' } } });

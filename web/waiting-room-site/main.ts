@@ -5,7 +5,7 @@
 import './style.css';
 import { ACTION_BACKOFF, POLL_BACKOFF, errorMessage, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
 import { listedOrigins, readSettings } from '../shared/settings.ts';
-import { CounterStream, type StreamCounters } from './counter-stream.ts';
+import { CounterStream, messagesOf, type RoomMessages, type StreamCounters } from './counter-stream.ts';
 import { PROOF_REFUSALS, solveProofOfWork } from './proof-of-work.ts';
 import { TurnEstimator, formatRange } from './turn-estimate.ts';
 import { t, lang } from './strings.ts';
@@ -179,6 +179,22 @@ function applyPhase(phase: PagePhase): void {
   if (card === 'queue' && s) renderQueue(s);
 }
 
+/**
+ * The operator's messages changed (a frame of the stream, an answer of the gate): shown at once, no reload. The
+ * paused message shows while paused only; the closed one in the ending. Templates without these elements skip them.
+ */
+function applyMessages(messages: RoomMessages): void {
+  const set = (id: string, text: string | undefined, shown: boolean) => {
+    const node = document.getElementById(id);
+    if (!node) return;
+    if (node.textContent !== (text ?? '')) node.textContent = text ?? '';
+    node.hidden = !shown || !text;
+  };
+  set('room-message', messages.message, true);
+  set('paused-message', messages.paused_message, pagePhase === 'paused');
+  set('closed-message', messages.closed_message, true);
+}
+
 let countdownTimer: ReturnType<typeof setTimeout> | undefined;
 /** Before the opening: a countdown to it; in the pre-queue: to the start. Once a second while shown. */
 function startCountdown(phase: PagePhase): void {
@@ -220,6 +236,7 @@ function watchRoom(): void {
     (gaveUp) => {
       if (gaveUp) watcher = undefined;
     },
+    applyMessages,
   );
 }
 
@@ -444,7 +461,7 @@ function openStream(s: Session): void {
   // ID: an open stream is the visitor's sign of life (presence, issue 34). One connection per page at a time.
   watcher?.close();
   watcher = undefined;
-  s.stream = new CounterStream(`${settings.publicApiUrl}/stream?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`, onCounters, onDrop);
+  s.stream = new CounterStream(`${settings.publicApiUrl}/stream?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`, onCounters, onDrop, applyMessages);
   watchRoom();
 }
 
@@ -804,7 +821,10 @@ async function followGate(s: Session, proofOfWork?: string): Promise<void> {
       people_ahead?: number | null;
       queue_id?: string;
       request_id?: string;
+      messages?: unknown;
     };
+    const messages = messagesOf(body.messages);
+    if (messages) applyMessages(messages);
     if (body.status === 'admitted' && typeof body.location === 'string') {
       setStatus(t('gate_admitted'), 'ok');
       location.replace(body.location);
