@@ -10,10 +10,13 @@ import type { Browser } from 'playwright-core';
 import { drawCommitment, drawEntry, drawOrder, newDrawSeed, placesOf } from '../../src/domain/draw.ts';
 import { TEST_CREDENTIALS, TestClock } from '../support/node.ts';
 import { gatedRoom, startGateNode, startOrigin, type GateNode, type Origin } from '../gate/support.ts';
+import { serveRaw, type RawServer } from '../support/raw-http.ts';
 import { ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from './support.ts';
 
 const ADMIN = { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' };
 const iso = (ms: number) => new Date(ms).toISOString();
+/** A request ID in a made-up publication of another host. */
+const MADE_UP = '6f1c2a3e-5b7d-4c1e-9a2b-0d3c4e5f6a7b';
 
 interface Published {
   commitment: string;
@@ -125,6 +128,56 @@ describe('the draw, checked in the browser', { timeout: 180_000 }, () => {
       assert.equal(await page.inputValue('#request-id'), mine);
       // Joined after the draw: the page says so, with the ID it was given.
       await page.locator('#result-place').filter({ hasText: 'not among the draw\u2019s entries' }).waitFor({ timeout: 60_000 });
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+  });
+
+  describe('a link is anyone\'s to write', () => {
+    let node: WebNode;
+    let fake: RawServer;
+    before(async () => {
+      node = await startWebNode();
+      // Another host publishing a made-up draw that is consistent in itself (CORS open, as an API is).
+      const seed = newDrawSeed();
+      const body = JSON.stringify({
+        algorithm: 'fisher-yates/hmac-sha256-48/v1', commitment: drawCommitment(seed), seed, committed_at: '2026-01-01T00:00:00Z',
+        drawn_at: '2026-01-01T01:00:00Z', first_position: 1, entries: [drawEntry(MADE_UP)], total_entries: 1, page: 1, pages: 1,
+      });
+      fake = await serveRaw((_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' }).end(body));
+    });
+    after(async () => {
+      await node?.stop();
+      await fake?.close();
+    });
+
+    it('?draw= is this site\'s only; another host\'s publication (?api=) is named, never vouched for as this site\'s; no markup runs', async () => {
+      const { page, context, errors } = await newPage(browser);
+      const here = new URL(node.url).host;
+      const there = `localhost:${fake.port}`;
+      page.on('dialog', (dialog) => errors.push(`dialog: ${dialog.message()}`));
+      for (const draw of [`//${there}/draw`, `/\\${there}/draw`, `http://${there}/draw`, 'javascript:alert(1)']) {
+        await page.goto(`${node.url}/draw-check/?event_id=Sample&draw=${encodeURIComponent(draw)}#request_id=${MADE_UP}`);
+        await page.locator('#address-notice').filter({ hasText: 'Ignored in the address (not a place this page fetches from): draw.' }).waitFor();
+        // Fetched from this site instead: Sample has no draw.
+        await page.locator('#status').filter({ hasText: 'This waiting room has no draw' }).waitFor();
+      }
+      await page.goto(`${node.url}/draw-check/?event_id=Sample&api=${encodeURIComponent('javascript:alert(1)')}`);
+      await page.locator('#address-notice').filter({ hasText: 'Ignored in the address (not a place this page fetches from): api.' }).waitFor();
+
+      await page.goto(`${node.url}/draw-check/?event_id=Sample&api=${encodeURIComponent(`http://${there}`)}#request_id=${MADE_UP}`);
+      await page.locator('#result-place').filter({ hasText: 'Your place is 1 (position 1).' }).waitFor({ timeout: 30_000 });
+      assert.equal(await page.locator('#status').textContent(), `The draw checks out, as published by ${there}, not by this site: check that it is the waiting room's.`);
+      assert.equal(await page.locator('#status').getAttribute('class'), 'notice warn');
+      assert.equal(await page.locator('#result-source').textContent(), there);
+      assert.notEqual(there, here);
+
+      // Markup in the address stays text: nothing runs, nothing is fetched for a room ID that is not one.
+      const hostile = '"><img src=x onerror=alert(1)>';
+      await page.goto(`${node.url}/draw-check/?event_id=${encodeURIComponent(hostile)}#request_id=${encodeURIComponent('<svg onload=alert(2)>')}`);
+      assert.equal(await page.inputValue('#event-id'), hostile);
+      assert.equal(await page.inputValue('#request-id'), '');
+      assert.equal(await page.locator('img').count(), 0);
       assert.deepEqual(errors, []);
       await context.close();
     });
