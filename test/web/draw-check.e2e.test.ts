@@ -11,7 +11,7 @@ import { drawCommitment, drawEntry, drawOrder, newDrawSeed, placesOf } from '../
 import { TEST_CREDENTIALS, TestClock } from '../support/node.ts';
 import { gatedRoom, startGateNode, startOrigin, type GateNode, type Origin } from '../gate/support.ts';
 import { serveRaw, type RawServer } from '../support/raw-http.ts';
-import { ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from './support.ts';
+import { axeViolations, ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from './support.ts';
 
 const ADMIN = { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' };
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -235,6 +235,11 @@ describe('the draw, checked in the browser', { timeout: 180_000 }, () => {
       assert.equal(await page.locator('#detail-request').textContent(), shown);
       const link = page.getByRole('link', { name: 'Check the draw' });
       assert.equal(await link.getAttribute('href'), `/_anteroom/draw?event_id=Gated#request_id=${shown}`);
+      for (const width of [390, 1000]) {
+        await page.setViewportSize({ width, height: 844 });
+        assert.deepEqual(await axeViolations(page), [], `the gate's page with the request ID, ${width} px`);
+        assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1), true, `nothing wider than ${width} px`);
+      }
       // The cookie gone (let in, another browser later): the link still carries the ID, and the place is found.
       await context.clearCookies();
       await link.click();

@@ -5,25 +5,14 @@
 // SCREENSHOTS_DIR=docs/img writes the pictures docs/rooms.md shows.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
+import { axeViolations, ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const TIMEOUT = 20_000;
 
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } });
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 async function waitForText(page: Page, selector: string, expected: RegExp): Promise<void> {
   await page.waitForFunction(

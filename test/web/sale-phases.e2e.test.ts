@@ -5,30 +5,19 @@
 // phone and desktop sizes.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
+import { axeViolations, ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
 
 /** A change of phase must reach an open page within 5 s (issue 33). */
 const PHASE_MS = 5_000;
 const TIMEOUT = 20_000;
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
 const auth = { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' };
 const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } });
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 /** axe at both sizes on the page as it is now, and nothing wider than a phone. */
 async function accessibleAtBothSizes(page: Page, what: string): Promise<void> {
