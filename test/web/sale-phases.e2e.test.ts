@@ -202,6 +202,43 @@ describe('sale day in the browser: every phase, live', { timeout: 300_000 }, () 
     await context.close();
   });
 
+  it('a second tab is the control panel: its Pause… and a message saved in its settings reach the open page within 5 s', async () => {
+    await put('Tabs', { branding: { title: 'Sneaker drop', paused_message: 'Back in ten minutes.' } });
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const visitor = await context.newPage();
+    const errors = watchErrors(visitor);
+    await visitor.goto(`${node.url}/waiting-room-site/?eventId=Tabs`);
+    await visitor.getByRole('button', { name: 'Reserve' }).click();
+    await visitor.waitForFunction(() => document.querySelector<HTMLElement>('#queue')?.dataset.updates === 'stream', null, { timeout: TIMEOUT });
+    await visitor.evaluate(() => ((window as unknown as { kept: number }).kept = 1));
+
+    const panel = await context.newPage();
+    await panel.goto(`${node.url}/control-panel/`);
+    await panel.getByRole('radio', { name: 'Admin token (Bearer)' }).check();
+    await panel.getByLabel('Admin token', { exact: true }).fill(TEST_CREDENTIALS.adminToken);
+    await panel.getByRole('button', { name: 'Connect', exact: true }).click();
+    await panel.getByRole('button', { name: 'Open room Tabs' }).click();
+    await panel.getByRole('button', { name: 'Pause…' }).click();
+    const dialog = panel.getByRole('dialog', { name: 'Pause room Tabs?' });
+    await dialog.getByRole('button', { name: 'Pause room', exact: true }).click();
+    let changedAt = Date.now();
+    await visitor.locator('#paused-message').filter({ hasText: 'Back in ten minutes.' }).waitFor({ timeout: PHASE_MS });
+    assert.ok(Date.now() - changedAt <= PHASE_MS);
+    assert.equal(await visitor.locator('#eta').innerText(), 'Paused');
+
+    await panel.getByRole('button', { name: 'Edit settings' }).click();
+    await panel.getByLabel('Message while paused (branding.paused_message)').fill('Back in two minutes.');
+    await panel.getByRole('button', { name: 'Save settings' }).click();
+    changedAt = Date.now();
+    await visitor.locator('#paused-message').filter({ hasText: 'Back in two minutes.' }).waitFor({ timeout: PHASE_MS });
+    assert.ok(Date.now() - changedAt <= PHASE_MS);
+    assert.equal(await visitor.evaluate(() => (window as unknown as { kept?: number }).kept), 1, 'never reloaded');
+    // The save kept the rest of the room's words (found here: the panel's PUT used to leave branding out).
+    assert.equal(((await (await fetch(`${node.privateUrl}/rooms/Tabs`, { headers: auth })).json()) as { branding?: { title?: string } }).branding?.title, 'Sneaker drop');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   it('your turn, live: the checkout the page turns into when the counter reaches the visitor, axe at both sizes', async () => {
     // The sample store takes the tokens of the server's configured room (Sample), so the purchase is made there.
     await patch('Sample', { branding: { title: 'Sneaker drop', site_name: 'Kicks & Co', link_url: 'https://kicks.example/', colors: { accent: '#7a1f5c' } } });
