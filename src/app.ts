@@ -15,6 +15,7 @@ import type { RoomRegistry } from './domain/room-registry.ts';
 import type { WaitingRoom } from './domain/services/waiting-room.ts';
 import { EventBus } from './events/bus.ts';
 import { SseSink } from './events/sse-sink.ts';
+import { roomMessages } from './domain/page-branding.ts';
 import { CounterStreams } from './http/counter-stream.ts';
 import { RoomWebhooks } from './events/room-webhooks.ts';
 import { WebhookSink } from './events/webhook-sink.ts';
@@ -121,7 +122,12 @@ export async function startNode(config: ServerConfig, options: StartOptions): Pr
 
   const oidc = oidcAdapter({ room, secrets: store, publicUrl: () => publicUrl, clock });
   const maxStreams = config.streamMaxConnections ?? 10_000;
-  const streams = maxStreams > 0 ? new CounterStreams({ room, maxConnections: maxStreams }) : undefined;
+  // The streams carry the room's branding messages too (from this node's registry), for open pages to follow.
+  const messagesOf = (eventId: string) => {
+    const settings = room.rooms.roomSettings(eventId);
+    return settings && roomMessages(settings.branding);
+  };
+  const streams = maxStreams > 0 ? new CounterStreams({ room, maxConnections: maxStreams, messagesOf }) : undefined;
   const http = await buildHttpServer({
     room,
     sse,

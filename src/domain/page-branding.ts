@@ -117,6 +117,24 @@ export function brandingRuleProblem(branding: Branding | undefined): SettingProb
   return undefined;
 }
 
+/**
+ * The operator's messages of a room, which an open page follows without a reload (the counter stream's `messages`
+ * event, src/http/counter-stream.ts; the gate's JSON answers): only those set.
+ */
+export interface RoomMessages {
+  message?: string;
+  paused_message?: string;
+  closed_message?: string;
+}
+
+export function roomMessages(branding: Branding | undefined): RoomMessages {
+  const messages: RoomMessages = {};
+  if (branding?.message !== undefined) messages.message = branding.message;
+  if (branding?.paused_message !== undefined) messages.paused_message = branding.paused_message;
+  if (branding?.closed_message !== undefined) messages.closed_message = branding.closed_message;
+  return messages;
+}
+
 /** The colours as CSS custom properties for the page's <style> (only what the room set; values checked by the schema). */
 export function brandingStyle(branding: Branding | undefined): string {
   const set = branding?.colors;

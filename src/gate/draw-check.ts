@@ -5,15 +5,20 @@
 //       visitor's own request ID — read from their place cookie, which only the gate can decrypt — in the
 //       address's fragment (#request_id=…: never sent to any server, and the page removes it at once). Only
 //       the cookie's own room and request ID: nobody learns another visitor's.
+// Both answer only for a room whose gate routes cover the request's host (one gate may protect several sites: a
+// site's address never speaks for another site's room).
 
 import type { FastifyInstance } from 'fastify';
 import { ContractError } from '../domain/errors.ts';
+import type { RoomSettings } from '../domain/room-settings.ts';
 import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { PLACE_COOKIE, type PlaceCookies } from './cookies.ts';
 
 export interface GateDrawDeps {
   room: WaitingRoom;
   places: PlaceCookies;
+  /** The gated room `eventId` when its routes cover `host` (src/gate/route-match.ts RouteTable.roomOnHost). */
+  roomOnHost: (eventId: unknown, host: string | undefined) => RoomSettings | undefined;
 }
 
 const PAGE = /^[1-9][0-9]{0,5}$/;
@@ -21,8 +26,8 @@ const PAGE = /^[1-9][0-9]{0,5}$/;
 export function gateDrawRoutes(scope: FastifyInstance, deps: GateDrawDeps): void {
   scope.get('/draw-data', async (request, reply) => {
     const q = request.query as Record<string, unknown>;
-    const room = deps.room.rooms.roomSettings(q.event_id);
-    if (!room?.gate) return reply.code(404).header('cache-control', 'no-store').send({ error: 'No waiting room protects this URL' });
+    const room = deps.roomOnHost(q.event_id, request.host);
+    if (!room) return reply.code(404).header('cache-control', 'no-store').send({ error: 'No waiting room protects this URL' });
     if (q.page !== undefined && !(typeof q.page === 'string' && PAGE.test(q.page))) {
       return reply.code(400).header('cache-control', 'no-store').send({ error: 'Invalid page' });
     }
@@ -41,7 +46,8 @@ export function gateDrawRoutes(scope: FastifyInstance, deps: GateDrawDeps): void
   scope.get('/draw', (request, reply) => {
     const asked = (request.query as Record<string, unknown>).event_id;
     const place = deps.places.decode(request.cookies[PLACE_COOKIE]);
-    const eventId = typeof asked === 'string' && deps.room.rooms.roomSettings(asked)?.gate ? asked : place?.eventId;
+    const onHost = (eventId: unknown) => (typeof eventId === 'string' && deps.roomOnHost(eventId, request.host) ? eventId : undefined);
+    const eventId = onHost(asked) ?? onHost(place?.eventId);
     const query = eventId === undefined ? '' : `?event_id=${encodeURIComponent(eventId)}&draw=${encodeURIComponent('/_anteroom/draw-data')}`;
     const own = place && place.eventId === eventId ? `#request_id=${encodeURIComponent(place.requestId)}` : '';
     return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(`/_anteroom/draw-check/${query}${own}`, 303);

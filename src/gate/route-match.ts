@@ -49,6 +49,14 @@ export class RouteTable {
     return undefined;
   }
 
+  /**
+   * The gated room `eventId` when one of its routes covers this host (names it, or names no host): what the gate
+   * may answer for about a room on this host (its draw, src/gate/draw-check.ts), never another site's room.
+   */
+  roomOnHost(eventId: unknown, host: string | undefined): RoomSettings | undefined {
+    return this.routesOf(host).find((route) => route.room.event_id === eventId)?.room;
+  }
+
   /** Whether some route covers this host at all: it names the host, or names no host. */
   coversHost(host: string | undefined): boolean {
     return this.routesOf(host).length > 0;

@@ -217,7 +217,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       // The proof-of-work challenge of a room's bot defence, on the site's own host (src/gate/gate-join.ts).
       gateChallengeRoute(scope, queueDeps);
       // The draw of a gated room and the way to its check page, with the visitor's own request ID (draw-check.ts).
-      gateDrawRoutes(scope, { room, places });
+      gateDrawRoutes(scope, { room, places, roomOnHost: (eventId, host) => routes(room.rooms.roomsSnapshot()).roomOnHost(eventId, host) });
       // Verify at the edge (docs/edge.md): the edge's renewal call.
       edgeRenewalRoute(scope, { sessions, keys: new EdgeKeys(options.secrets, clockMs), roomOf: (eventId) => room.rooms.roomSettings(eventId), nowMs: clockMs });
       // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, Caddy forward_auth): 200 let

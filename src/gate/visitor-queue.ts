@@ -7,6 +7,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ContractError } from '../domain/errors.ts';
+import { roomMessages } from '../domain/page-branding.ts';
 import type { RoomSettings } from '../domain/room-settings.ts';
 import type { WaitingRoom } from '../domain/services/waiting-room.ts';
 import { waitingOf } from '../domain/services/room-context.ts';
@@ -80,12 +81,12 @@ export async function answerVisitor(
   if (outcome.kind === 'before') {
     reply.code(room.gate?.queueing_status_code ?? 200);
     const opensAt = room.prequeue_start_time ?? room.event_start_time ?? null;
-    if (json) return reply.send({ status: 'before', event_id: room.event_id, phase: 'before', opens_at: opensAt });
+    if (json) return reply.send({ status: 'before', event_id: room.event_id, phase: 'before', opens_at: opensAt, messages: roomMessages(room.branding) });
     return sendPage(deps, request, reply, room, { reason: 'before' });
   }
   if (outcome.kind === 'closed') {
     reply.clearCookie(PLACE_COOKIE, { path: '/' }).code(403);
-    if (json) return reply.send({ status: 'closed', event_id: room.event_id, error: outcome.message });
+    if (json) return reply.send({ status: 'closed', event_id: room.event_id, error: outcome.message, messages: roomMessages(room.branding) });
     return sendPage(deps, request, reply, room, { reason: 'closed' });
   }
   // Bot defence (gate-join.ts): a challenge to solve first, or a per-client limit to wait out; no place taken.
@@ -139,6 +140,11 @@ export async function answerVisitor(
       phase: await deps.room.rooms.roomPhase(room.event_id),
       people_ahead: peopleAhead ?? null,
       queue_id: queueId(queued.requestId),
+      // The visitor's own request ID, which their HttpOnly cookie hides from them: to check the draw with (this
+      // answer goes to the cookie's holder alone, never cached).
+      request_id: queued.requestId,
+      // The operator's messages (branding), for the open page to show a change without a reload.
+      messages: roomMessages(room.branding),
     });
   }
   return sendPage(deps, request, reply, room, {

@@ -12,7 +12,10 @@
 //
 // Frames: `event: counters` with `data: {"serving_counter": S, "waiting_num": W, "generation": G, "phase": P}` (G: resets so far; P: the
 // room's phase, src/domain/room-phase.ts), first on connect, then on each
-// change; `retry:` tells EventSource to reconnect after RETRY_MS.
+// change; `retry:` tells EventSource to reconnect after RETRY_MS. With `messagesOf`, also `event: messages` with
+// `data: {"message"?, "paused_message"?, "closed_message"?}` (the room's branding messages, those set): on connect,
+// then when the operator changes one, so an open page shows it without a reload. Read from the node's registry
+// (memory), built once per room and change like the counters.
 
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -20,6 +23,7 @@ import type { Static } from '@sinclair/typebox';
 import { Errors } from '../domain/errors.ts';
 import { writeEventStreamHead } from '../events/sse-sink.ts';
 import type { WaitingRoom } from '../domain/services/waiting-room.ts';
+import type { RoomMessages } from '../domain/page-branding.ts';
 import { mountPreflightAndMethodGuard } from './route-table.ts';
 import { StreamQuery } from './schemas.ts';
 
@@ -40,6 +44,8 @@ export interface CounterStreamsOptions {
   maxConnections: number;
   broadcastMs?: number;
   heartbeatMs?: number;
+  /** The room's messages (src/domain/page-branding.ts roomMessages), sent as `event: messages` frames. */
+  messagesOf?: (eventId: string) => RoomMessages | undefined;
 }
 
 interface RoomListeners {
@@ -48,6 +54,8 @@ interface RoomListeners {
   positions: Map<ServerResponse, number>;
   /** The last frame sent (null before the first read). */
   last: string | null;
+  /** The last messages frame sent (null without messagesOf, or before the first). */
+  lastMessages: string | null;
 }
 
 export class CounterStreams {
@@ -83,10 +91,11 @@ export class CounterStreams {
   attach(response: ServerResponse, eventId: string, counters: StreamCounters, position?: number): void {
     writeEventStreamHead(response);
     let room = this.rooms.get(eventId);
-    if (!room) this.rooms.set(eventId, (room = { listeners: new Set(), positions: new Map(), last: null }));
+    if (!room) this.rooms.set(eventId, (room = { listeners: new Set(), positions: new Map(), last: null, lastMessages: null }));
     if (position !== undefined) room.positions.set(response, position);
     const frame = counterFrame(counters);
-    response.write(`retry: ${RETRY_MS}\n${room.last ?? frame}`);
+    room.lastMessages ??= this.messagesFrame(eventId);
+    response.write(`retry: ${RETRY_MS}\n${room.last ?? frame}${room.lastMessages ?? ''}`);
     room.last ??= frame;
     room.listeners.add(response);
     this.connections++;
@@ -123,6 +132,11 @@ export class CounterStreams {
           // The store is down or the room was deleted: nothing to send this time; pages keep their numbers.
           continue;
         }
+        const messages = this.messagesFrame(eventId);
+        if (messages !== room.lastMessages) {
+          room.lastMessages = messages;
+          if (messages !== null) this.send(room, messages);
+        }
         const frame = counterFrame(counters);
         if (frame === room.last) continue;
         room.last = frame;
@@ -131,6 +145,12 @@ export class CounterStreams {
     } finally {
       this.broadcasting = false;
     }
+  }
+
+  /** The room's messages frame (null without messagesOf or for a room the registry no longer has). */
+  private messagesFrame(eventId: string): string | null {
+    const messages = this.options.messagesOf?.(eventId);
+    return messages === undefined ? null : `event: messages\ndata: ${JSON.stringify(messages)}\n\n`;
   }
 
   /** An open stream that named its request ID is a sign of life of that visitor (presence). */

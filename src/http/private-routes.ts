@@ -123,7 +123,7 @@ export function privateRoutes(app: FastifyInstance, room: Pick<WaitingRoom, 'adm
       handler: async (req) => {
         const q = (req as Q<Static<typeof AuditQuery>>).query;
         const limit = Number(q.limit ?? 100);
-        const entries = await room.reports.auditLog(limit, q.before === undefined ? undefined : Number(q.before));
+        const entries = await room.reports.auditLog(limit, q.before === undefined ? undefined : Number(q.before), q.event_id);
         const last = entries.at(-1);
         return { status: 200, body: { entries, ...(entries.length === limit && last ? { next_before: last.seq } : {}) } };
       },

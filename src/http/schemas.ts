@@ -3,6 +3,7 @@
 // with the contract's own messages ("Invalid event ID", "Invalid event or request ID").
 
 import { Type, type TSchema } from '@sinclair/typebox';
+import { EVENT_ID_PATTERN } from '../domain/room-settings-model.ts';
 
 const Id = Type.String({ maxLength: 1024 });
 
@@ -27,10 +28,14 @@ export const DrawPositionsQuery = query({
 /** GET /draw: the whole publication, or one page of its entries (page from 1; DRAW_PAGE_ENTRIES a page). */
 export const DrawQuery = query({ event_id: Id, page: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })) });
 
-/** The audit log's pages: newest first, `limit` 1–1,000 (default 100), older than the sequence `before`. */
+/**
+ * The audit log's pages: newest first, `limit` 1–1,000 (default 100), older than the sequence `before`, of one
+ * room when `event_id` names it (an event ID's syntax: src/domain/room-settings-model.ts EVENT_ID_PATTERN).
+ */
 export const AuditQuery = query({
   limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|1000)$' })),
   before: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,15}$' })),
+  event_id: Type.Optional(Type.String({ pattern: EVENT_ID_PATTERN })),
 });
 
 /** A room's report: `from`/`to` in epoch seconds (default: the last 24 hours), as JSON or CSV. */

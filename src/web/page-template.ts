@@ -135,6 +135,8 @@ export const VISITOR_VARIABLES = [
   'people_ahead_text',
   'queue_id',
   'queue_id_hidden',
+  'request_id',
+  'draw_check_url',
   'refresh_interval_seconds',
   'gate_noscript',
 ] as const;
@@ -168,9 +170,27 @@ export function visitorVariables(input: PageInput): Record<VisitorVariable, stri
     people_ahead_text: ahead === undefined ? '…' : number.format(ahead),
     queue_id: input.visitor?.requestId === undefined ? '' : queueId(input.visitor.requestId),
     queue_id_hidden: input.visitor?.requestId === undefined ? 'hidden' : '',
+    // Behind the gate only: the visitor's own request ID (the gate's page is theirs alone and never cached), which
+    // their HttpOnly cookie hides from them — to check their place in the draw, also once the cookie is gone.
+    request_id: input.gate === undefined ? '' : (input.visitor?.requestId ?? ''),
+    draw_check_url: drawCheckUrl(input),
     refresh_interval_seconds: refresh,
     gate_noscript: input.gate === undefined ? '' : [gateSituation(input, t), fill(t.refresh_note!, { s: number.format(refresh) })].filter(Boolean).join(' '),
   };
+}
+
+/**
+ * Where a visitor checks the draw (web/draw-check): on the site, the check page beside the waiting page (its
+ * script adds the public API and the visitor's request ID); behind the gate, GET /_anteroom/draw, which brings the
+ * visitor there with the ID from their cookie — and with the ID in the link's fragment (never sent to a server)
+ * when the gate knows it, so that it still works once the cookie is gone (after the visitor was let in).
+ */
+function drawCheckUrl(input: PageInput): string {
+  if (input.room.shuffle_at_event_start !== true) return '';
+  const room = encodeURIComponent(input.room.event_id);
+  if (input.gate === undefined) return `../draw-check/?event_id=${room}`;
+  const id = input.visitor?.requestId;
+  return `/_anteroom/draw?event_id=${room}${id === undefined ? '' : `#request_id=${encodeURIComponent(id)}`}`;
 }
 
 /** What a visitor of the gate without script reads besides the cards: why the page is shown, when not plain. */
@@ -260,6 +280,7 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
     page_title: branding?.site_name ? `${title} · ${branding.site_name}` : title,
     site_name: branding?.site_name ?? '',
     message: branding?.message ?? '',
+    message_hidden: branding?.message ? '' : 'hidden',
     paused_message: branding?.paused_message ?? '',
     closed_message: branding?.closed_message ?? '',
     logo_url: branding?.logo_url ?? '',
@@ -279,6 +300,8 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
     paused_message_hidden: input.phase === 'paused' && branding?.paused_message ? '' : 'hidden',
     countdown_hidden: countdown === undefined ? 'hidden' : '',
     closed_message_hidden: branding?.closed_message ? '' : 'hidden',
+    // The way to the draw's check page: for a room with a draw, from the pre-queue on.
+    draw_check_hidden: input.phase === 'before' ? 'hidden' : '',
     // A visitor in line whose turn did not come gets an ending; anyone else the phase's sentence.
     ending_text: input.gate === 'queued' ? t[input.phase === 'ended' ? 'ending_ended' : 'ending_closed']! : t[input.phase === 'ended' ? 'phase_ended' : 'phase_closed']!,
     // Leaving the line is the public API's: behind the gate the place is the cookie's.

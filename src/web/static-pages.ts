@@ -90,10 +90,11 @@ export function staticPages(options: StaticPagesOptions = {}): (app: FastifyInst
       const render = path === PAGE_PATHS.waitingRoom ? options.waitingPage : undefined;
       app.get(path, (request, reply) => send((render && render(request)) ?? file, request, reply));
       if (path.endsWith('/') && path !== '/') {
-        // /waiting-room-site → /waiting-room-site/ (the page's relative asset URLs need the slash), query kept.
+        // /waiting-room-site → /waiting-room-site/ (the page's relative asset URLs need the slash), query kept;
+        // under the scope's prefix (the gate serves the pages under /_anteroom/: never to the site's own path).
         app.get(path.slice(0, -1), (request, reply) => {
           const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
-          return reply.header('cache-control', 'no-store').redirect(`${path}${query}`, 301);
+          return reply.header('cache-control', 'no-store').redirect(`${app.prefix}${path}${query}`, 301);
         });
       }
     }

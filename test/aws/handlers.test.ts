@@ -374,6 +374,36 @@ describe('AWS Lambda handlers', () => {
     }
   });
 
+  it('a refused room setting on Lambda: the 400 lists every problem, each naming its field, as the HTTP server\'s does; nothing stored', async () => {
+    const d = deployment();
+    try {
+      for (const [method, path, body] of [
+        ['PUT', '/rooms/Bad', { validity_period: 0, queue_position_expiry_period: 'soon', validity_periodd: 5 }],
+        // The schema accepts each field; the rule across them does not hold: that one listed.
+        ['PATCH', '/rooms/Sample', { event_start_time: '2026-12-01T10:00:00Z', event_end_time: '2026-12-01T09:00:00Z' }],
+      ] as const) {
+        const refused = await d.privateApi(apiGatewayEvent({ method, path, body }));
+        assert.equal(refused.statusCode, 400, refused.body);
+        assert.match(String(refused.headers?.['content-type'] ?? ''), /^application\/json/);
+        const answer = json(refused) as { error: string; problems: { field: string; rule: string }[] };
+        assert.match(answer.error, /^Invalid room settings: /);
+        assert.ok(Array.isArray(answer.problems), refused.body);
+        for (const problem of answer.problems) assert.deepEqual(Object.keys(problem).sort(), ['field', 'rule']);
+        if (method === 'PUT') {
+          assert.deepEqual(answer.problems.map((p) => p.field).sort(), ['queue_position_expiry_period', 'validity_period', 'validity_periodd']);
+          assert.deepEqual(answer.problems.find((p) => p.field === 'validity_periodd'), { field: 'validity_periodd', rule: 'unknown setting' });
+        } else {
+          assert.deepEqual(answer.problems, [{ field: 'event_end_time', rule: 'must be after event_start_time' }]);
+        }
+      }
+      assert.equal((await d.privateApi(apiGatewayEvent({ method: 'GET', path: '/rooms/Bad' }))).statusCode, 404, 'nothing created');
+      const sample = json(await d.privateApi(apiGatewayEvent({ method: 'GET', path: '/rooms/Sample' })));
+      assert.equal(sample.event_end_time, undefined, 'nothing changed');
+    } finally {
+      await d.close();
+    }
+  });
+
   it('rooms on Lambda: a room made through the rooms API, its pre-queue, the draw job at the start, GET /draw in pages, leave_queue', async () => {
     const d = deployment();
     try {

@@ -57,6 +57,32 @@ describe('a visitor in Chromium through the gate', () => {
     assert.deepEqual(errors, []);
     await context.close();
   });
+
+  it("the operator's words changed while the page is open reach it without a reload (the gate's answers carry them)", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(`${node.gateUrl}/news`);
+    await page.locator('#queue').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#room-message').isVisible(), false);
+    await page.evaluate(() => ((window as unknown as { kept: number }).kept = 1));
+    const changedAt = Date.now();
+    const patch = (body: unknown) => node.admin('PATCH', '/rooms/Shop', body).then((r) => assert.equal(r.status, 200));
+    await patch({ branding: { message: 'Restock at noon.', paused_message: 'Checking stock, back shortly.' } });
+    await page.locator('#room-message').filter({ hasText: 'Restock at noon.' }).waitFor({ timeout: 5_000 });
+    assert.ok(Date.now() - changedAt <= 5_000);
+    assert.equal(await page.locator('#paused-message').isVisible(), false, 'the pause words only while paused');
+    await patch({ state: 'paused' });
+    await page.locator('#paused-message').filter({ hasText: 'Checking stock, back shortly.' }).waitFor({ timeout: 5_000 });
+    await patch({ branding: { message: 'Restock at noon.', paused_message: 'Two more minutes.' } });
+    await page.locator('#paused-message').filter({ hasText: 'Two more minutes.' }).waitFor({ timeout: 5_000 });
+    await patch({ state: 'open', branding: null });
+    await page.locator('#room-message').waitFor({ state: 'hidden', timeout: 5_000 });
+    assert.equal(await page.evaluate(() => (window as unknown as { kept?: number }).kept), 1, 'the same page: never reloaded');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
 });
 
 describe("the gate's waiting page speaks the visitor's language", () => {
@@ -81,7 +107,10 @@ describe("the gate's waiting page speaks the visitor's language", () => {
     await page.goto(`${node.gateUrl}/artikel/1`);
     await page.locator('#queue').waitFor({ state: 'visible' });
     await page.locator('#my-position').filter({ hasText: '1' }).waitFor();
-    assert.equal(await page.locator('#detail-request').textContent(), 'vom Gate gespeichert (Cookie)');
+    // The visitor's own request ID, which the HttpOnly cookie hides from them: handed to them on the page.
+    const own = ((await (await page.request.get(`${node.gateUrl}/artikel/1`, { headers: { accept: 'application/json' } })).json()) as { request_id: string }).request_id;
+    assert.match(own, /^[0-9a-f-]{36}$/);
+    assert.equal(await page.locator('#detail-request').textContent(), own);
 
     // Admitted while the protected site is down: the visitor is sent on and the gate answers its 502 page.
     await origin.close();

@@ -292,7 +292,7 @@ describe('rooms that are off or closed behind the gate', () => {
       assert.equal(page.status, 403);
       assert.match(await page.text(), /content="closed"/);
       const json = await fetch(`${node.gateUrl}/`, { headers: JSON_ACCEPT });
-      assert.deepEqual(await json.json(), { status: 'closed', event_id: 'Shop', error: 'Waiting room is closed' });
+      assert.deepEqual(await json.json(), { status: 'closed', event_id: 'Shop', error: 'Waiting room is closed', messages: {} });
       assert.equal(((await (await node.get('/waiting_num?event_id=Shop')).json()) as { waiting_num: number }).waiting_num, 0);
     } finally {
       await node.stop();

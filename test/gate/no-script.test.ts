@@ -169,7 +169,7 @@ describe('the gate without JavaScript', () => {
     assert.match(html, /<section class="card" id="ending"[^>]*hidden>/, 'no ending: the line is not closed');
     assert.equal(await joined('Later'), 0, 'no place taken before the opening');
     const json = await jar.fetch(`${node.gateUrl}/later/x`, { headers: { accept: 'application/json' } });
-    assert.deepEqual(await json.json(), { status: 'before', event_id: 'Later', phase: 'before', opens_at: '2026-11-22T13:00:00Z' });
+    assert.deepEqual(await json.json(), { status: 'before', event_id: 'Later', phase: 'before', opens_at: '2026-11-22T13:00:00Z', messages: {} });
   });
 
   it('?lang= chooses the language of the gate page, as on the site; the JSON answer carries the phase, people ahead and the queue ID', async () => {

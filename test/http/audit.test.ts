@@ -113,6 +113,43 @@ describe('audit log', () => {
     }
   });
 
+  it('?event_id= filters by room on the server, pages within the room, and refuses what is not an event ID', async () => {
+    const node = await startTestNode();
+    try {
+      for (const id of ['Alpha', 'Beta']) {
+        assert.equal((await fetch(`${node.privateUrl}/rooms/${id}`, { method: 'PUT', headers: ADMIN, body: '{}' })).status, 201);
+      }
+      // Alpha's three changes, with Beta's between them.
+      for (const by of [1, 2, 3]) {
+        await post(node, '/increment_serving_counter', { event_id: 'Alpha', increment_by: by });
+        await post(node, '/increment_serving_counter', { event_id: 'Beta', increment_by: by });
+      }
+      const first = await audit(node, '?event_id=Alpha&limit=2');
+      assert.deepEqual(first.entries.map((e) => [e.event_id, (e.after as { serving_num: number }).serving_num]), [['Alpha', 6], ['Alpha', 3]]);
+      assert.equal(first.next_before, first.entries[1]!.seq);
+      const rest = await audit(node, `?event_id=Alpha&limit=2&before=${first.next_before}`);
+      assert.deepEqual(rest.entries.map((e) => [e.event_id, e.action]), [['Alpha', 'POST /private/increment_serving_counter'], ['Alpha', 'PUT /private/rooms/:event_id']]);
+      assert.deepEqual((await audit(node, '?event_id=Nobody')).entries, []);
+      // Past more than one chunk of the server's scan (1,000 entries): 2,100 of Beta's after Alpha's.
+      for (let i = 0; i < 2_100; i++) {
+        await node.room.reports.recordChange({ caller: 'admin token', address: '127.0.0.1', action: 'POST /private/x', event_id: 'Beta', request: null, before: null, after: null });
+      }
+      const far = await audit(node, '?event_id=Alpha&limit=4');
+      assert.deepEqual(far.entries.map((e) => e.event_id), ['Alpha', 'Alpha', 'Alpha', 'Alpha']);
+      assert.equal(far.next_before, far.entries[3]!.seq);
+      assert.deepEqual((await audit(node, `?event_id=Alpha&before=${far.next_before}`)).entries, []);
+      for (const bad of ['', '%3Cscript%3E', 'a%20b', 'x'.repeat(129), 'Alpha&event_id=Beta']) {
+        const response = await fetch(`${node.privateUrl}/audit?event_id=${bad}`, { headers: ADMIN });
+        assert.equal(response.status, 400, bad);
+        const body = (await response.json()) as { error: string };
+        assert.equal(typeof body.error, 'string');
+        assert.doesNotMatch(JSON.stringify(body), /script/);
+      }
+    } finally {
+      await node.close();
+    }
+  });
+
   it('failed authentications are counted in anteroom_auth_failures_total and change nothing', async () => {
     const node = await startTestNode();
     try {

@@ -13,6 +13,8 @@ import { startTestNode, type TestNode } from '../support/node.ts';
 interface Stream {
   response: IncomingMessage;
   frames: Array<{ serving_counter: number; waiting_num: number; generation?: number }>;
+  /** The `data:` of each `messages` event, parsed (the room's branding messages). */
+  messages: Array<Record<string, string>>;
   raw: string;
   /** Resolves once a frame satisfies `check`. */
   until(check: (frame: Stream['frames'][number]) => boolean): Promise<void>;
@@ -28,6 +30,7 @@ function openStream(url: string): Promise<Stream> {
       const stream: Stream = {
         response,
         frames: [],
+        messages: [],
         raw: '',
         until: (check) =>
           new Promise<void>((done) => {
@@ -46,6 +49,18 @@ function openStream(url: string): Promise<Stream> {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (/^event: messages$/m.test(block) && data !== undefined) {
+            stream.messages.push(JSON.parse(data) as Record<string, string>);
+            // Messages wake the waiters too, with the last counters frame.
+            const last = stream.frames.at(-1);
+            if (last) {
+              for (const w of waiters.splice(0)) {
+                if (w.check(last)) w.done();
+                else waiters.push(w);
+              }
+            }
+            continue;
+          }
           if (!/^event: counters$/m.test(block) || data === undefined) continue;
           const frame = JSON.parse(data) as Stream['frames'][number];
           stream.frames.push(frame);
@@ -141,6 +156,38 @@ describe('GET /stream: the counters as they change', () => {
     } finally {
       v11.socket.destroy();
       v10.socket.destroy();
+    }
+  });
+
+  it('carries the room\'s branding messages: on connect, then each change of one, so an open page shows it without a reload', async () => {
+    assert.equal((await node.admin('PUT', '/rooms/Told', { branding: { message: 'One pair per customer.' } })).status, 201);
+    const stream = await openStream(`${node.url}/stream?event_id=Told`);
+    try {
+      await stream.until(() => stream.messages.length >= 1);
+      assert.deepEqual(stream.messages, [{ message: 'One pair per customer.' }]);
+      const counterFrames = stream.frames.length;
+      // Newlines and markup travel as JSON text (one data: line; the page sets it as text).
+      const paused = 'Payment provider hiccup.\nBack soon. <b>not markup</b>';
+      const changed = await node.admin('PATCH', '/rooms/Told', { branding: { message: 'Two pairs now.', paused_message: paused } });
+      assert.equal(changed.status, 200);
+      await stream.until(() => stream.messages.length >= 2);
+      assert.deepEqual(stream.messages[1], { message: 'Two pairs now.', paused_message: paused });
+      assert.equal(stream.frames.length, counterFrames, 'no counters frame for a change of words');
+      // Removed: an empty set of messages, once.
+      assert.equal((await node.admin('PATCH', '/rooms/Told', { branding: null })).status, 200);
+      await stream.until(() => stream.messages.length >= 3);
+      assert.deepEqual(stream.messages[2], {});
+      // Another listener joining now hears the room's messages as they are.
+      const late = await openStream(`${node.url}/stream?event_id=Told`);
+      try {
+        await late.until(() => late.messages.length >= 1);
+        assert.deepEqual(late.messages, [{}]);
+      } finally {
+        late.close();
+      }
+      assert.equal(stream.messages.length, 3);
+    } finally {
+      stream.close();
     }
   });
 

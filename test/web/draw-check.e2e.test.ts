@@ -1,7 +1,8 @@
 // The draw-check page in headless Chromium (Debian's): on Anteroom's own address (/draw-check/) a visitor of
 // the site sees the commitment before the draw, then their place after it, recomputed in the browser with
 // WebCrypto — and a tampered publication fails; on the gate, /_anteroom/draw brings a visitor to the page with
-// their own request ID (from their cookie) and the page finds their place.
+// their own request ID (from their cookie) and the page finds their place. The waiting page links the check page,
+// with the visitor's request ID (behind the gate: shown on the page and carried in the link, for after the cookie).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -9,10 +10,13 @@ import type { Browser } from 'playwright-core';
 import { drawCommitment, drawEntry, drawOrder, newDrawSeed, placesOf } from '../../src/domain/draw.ts';
 import { TEST_CREDENTIALS, TestClock } from '../support/node.ts';
 import { gatedRoom, startGateNode, startOrigin, type GateNode, type Origin } from '../gate/support.ts';
-import { ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from './support.ts';
+import { serveRaw, type RawServer } from '../support/raw-http.ts';
+import { axeViolations, ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from './support.ts';
 
 const ADMIN = { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' };
 const iso = (ms: number) => new Date(ms).toISOString();
+/** A request ID in a made-up publication of another host. */
+const MADE_UP = '6f1c2a3e-5b7d-4c1e-9a2b-0d3c4e5f6a7b';
 
 interface Published {
   commitment: string;
@@ -69,6 +73,9 @@ describe('the draw, checked in the browser', { timeout: 180_000 }, () => {
       while (!(await node.room.draws.drawDone('Drop'))) await node.room.draws.runDraws();
 
       const position = ((await (await fetch(`${node.url}/queue_num?event_id=Drop&request_id=${visitors[11]}`)).json()) as { queue_number: number }).queue_number;
+      // GET /draw is cached for up to a second (the server's poll cache, and CDNs): the page is reloaded once the
+      // publication answered carries the draw.
+      while (((await (await fetch(`${node.url}/draw?event_id=Drop`)).json()) as Published).seed === undefined) await new Promise((r) => setTimeout(r, 100));
       await page.reload();
       await page.locator('#result-place').filter({ hasText: `Your place is ${position} (position ${position}).` }).waitFor({ timeout: 60_000 });
       const text = (await page.locator('#result-text').textContent()) ?? '';
@@ -103,6 +110,75 @@ describe('the draw, checked in the browser', { timeout: 180_000 }, () => {
       await page.click('#check');
       const position = ((await (await fetch(`${node.url}/queue_num?event_id=Drop&request_id=${visitors[3]}`)).json()) as { queue_number: number }).queue_number;
       await page.locator('#result-place').filter({ hasText: `Your place is ${position} ` }).waitFor({ timeout: 60_000 });
+      await context.close();
+    });
+    it('the waiting page links the check page with the visitor\'s own request ID; the check page is filled in with it', async () => {
+      const { page, context, errors } = await newPage(browser, { width: 390, height: 844 });
+      await page.goto(`${node.url}/waiting-room-site/?eventId=Drop`);
+      await page.getByRole('button', { name: 'Reserve' }).click();
+      await page.waitForFunction(() => /^[0-9a-f-]{36}$/.test(document.querySelector('#detail-request')?.textContent ?? ''), null, { timeout: 20_000 });
+      const mine = (await page.locator('#detail-request').textContent())!;
+      const link = page.getByRole('link', { name: 'Check the draw' });
+      assert.equal(await link.isVisible(), true);
+      const href = new URL((await link.getAttribute('href'))!);
+      assert.equal(`${href.origin}${href.pathname}${href.search}`, `${node.url}/draw-check/?event_id=Drop`);
+      assert.equal(href.hash, `#request_id=${mine}`);
+      await link.click();
+      await page.waitForURL(`${node.url}/draw-check/?event_id=Drop`);
+      assert.equal(await page.inputValue('#request-id'), mine);
+      // Joined after the draw: the page says so, with the ID it was given.
+      await page.locator('#result-place').filter({ hasText: 'not among the draw\u2019s entries' }).waitFor({ timeout: 60_000 });
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+  });
+
+  describe('a link is anyone\'s to write', () => {
+    let node: WebNode;
+    let fake: RawServer;
+    before(async () => {
+      node = await startWebNode();
+      // Another host publishing a made-up draw that is consistent in itself (CORS open, as an API is).
+      const seed = newDrawSeed();
+      const body = JSON.stringify({
+        algorithm: 'fisher-yates/hmac-sha256-48/v1', commitment: drawCommitment(seed), seed, committed_at: '2026-01-01T00:00:00Z',
+        drawn_at: '2026-01-01T01:00:00Z', first_position: 1, entries: [drawEntry(MADE_UP)], total_entries: 1, page: 1, pages: 1,
+      });
+      fake = await serveRaw((_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' }).end(body));
+    });
+    after(async () => {
+      await node?.stop();
+      await fake?.close();
+    });
+
+    it('?draw= is this site\'s only; another host\'s publication (?api=) is named, never vouched for as this site\'s; no markup runs', async () => {
+      const { page, context, errors } = await newPage(browser);
+      const here = new URL(node.url).host;
+      const there = `localhost:${fake.port}`;
+      page.on('dialog', (dialog) => errors.push(`dialog: ${dialog.message()}`));
+      for (const draw of [`//${there}/draw`, `/\\${there}/draw`, `http://${there}/draw`, 'javascript:alert(1)']) {
+        await page.goto(`${node.url}/draw-check/?event_id=Sample&draw=${encodeURIComponent(draw)}#request_id=${MADE_UP}`);
+        await page.locator('#address-notice').filter({ hasText: 'Ignored in the address (not a place this page fetches from): draw.' }).waitFor();
+        // Fetched from this site instead: Sample has no draw.
+        await page.locator('#status').filter({ hasText: 'This waiting room has no draw' }).waitFor();
+      }
+      await page.goto(`${node.url}/draw-check/?event_id=Sample&api=${encodeURIComponent('javascript:alert(1)')}`);
+      await page.locator('#address-notice').filter({ hasText: 'Ignored in the address (not a place this page fetches from): api.' }).waitFor();
+
+      await page.goto(`${node.url}/draw-check/?event_id=Sample&api=${encodeURIComponent(`http://${there}`)}#request_id=${MADE_UP}`);
+      await page.locator('#result-place').filter({ hasText: 'Your place is 1 (position 1).' }).waitFor({ timeout: 30_000 });
+      assert.equal(await page.locator('#status').textContent(), `The draw checks out, as published by ${there}, not by this site: check that it is the waiting room's.`);
+      assert.equal(await page.locator('#status').getAttribute('class'), 'notice warn');
+      assert.equal(await page.locator('#result-source').textContent(), there);
+      assert.notEqual(there, here);
+
+      // Markup in the address stays text: nothing runs, nothing is fetched for a room ID that is not one.
+      const hostile = '"><img src=x onerror=alert(1)>';
+      await page.goto(`${node.url}/draw-check/?event_id=${encodeURIComponent(hostile)}#request_id=${encodeURIComponent('<svg onload=alert(2)>')}`);
+      assert.equal(await page.inputValue('#event-id'), hostile);
+      assert.equal(await page.inputValue('#request-id'), '');
+      assert.equal(await page.locator('img').count(), 0);
+      assert.deepEqual(errors, []);
       await context.close();
     });
   });
@@ -151,6 +227,24 @@ describe('the draw, checked in the browser', { timeout: 180_000 }, () => {
       await page.locator('#result-place').filter({ hasText: `Your place is ${place} (position ${place}).` }).waitFor({ timeout: 60_000 });
       assert.equal(new URL(page.url()).hash, '');
       assert.match((await page.locator('#result-text').textContent()) ?? '', /committed to at .*2026.*, before the draw at/);
+
+      // The gate's waiting page hands the visitor their own request ID (their cookie is HttpOnly) beside the link.
+      await page.goto(`${node.gateUrl}/shop`);
+      const shown = (await page.locator('#draw-request-id').textContent()) ?? '';
+      assert.equal(drawEntry(shown), published.entries![mine], 'the ID shown is the visitor\'s own entry');
+      assert.equal(await page.locator('#detail-request').textContent(), shown);
+      const link = page.getByRole('link', { name: 'Check the draw' });
+      assert.equal(await link.getAttribute('href'), `/_anteroom/draw?event_id=Gated#request_id=${shown}`);
+      for (const width of [390, 1000]) {
+        await page.setViewportSize({ width, height: 844 });
+        assert.deepEqual(await axeViolations(page), [], `the gate's page with the request ID, ${width} px`);
+        assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1), true, `nothing wider than ${width} px`);
+      }
+      // The cookie gone (let in, another browser later): the link still carries the ID, and the place is found.
+      await context.clearCookies();
+      await link.click();
+      await page.locator('#result-place').filter({ hasText: `Your place is ${place} (position ${place}).` }).waitFor({ timeout: 60_000 });
+      assert.equal(await page.inputValue('#request-id'), shown);
       assert.deepEqual(errors, []);
       await context.close();
     });

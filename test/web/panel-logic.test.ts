@@ -75,6 +75,12 @@ describe('control panel: the settings form', () => {
       allowed_return_origins: ['https://shop.example.com'],
       allowed_api_origins: ['https://api.example.com'],
       bot_defence: { challenge: 'auto', difficulty: 20_000, joins_per_client_per_minute: 5, enqueue_key_secret: 'enqueue-key-secret-0123456789abcdefgh', require_enqueue_key: true },
+      // Found saving from a second tab (issue 33): the panel's PUT left branding out, so any save wiped it.
+      branding: {
+        title: 'Sneaker drop', site_name: 'Kicks & Co', message: 'One pair.', paused_message: 'Back soon.', closed_message: 'Sold out.',
+        logo_url: 'https://cdn.kicks.example/logo.svg', logo_alt: 'Kicks', link_url: '/shop', link_text: 'Back',
+        colors: { accent: '#7a1f5c', header_background: '#202020' },
+      },
     });
     assert.ok(parsed.ok, JSON.stringify(parsed));
     const values = roomToValues(roomView(parsed.settings, 'paused') as unknown as Record<string, unknown>);

@@ -5,7 +5,7 @@ process.env.TZ = 'America/New_York';
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { changes, filterEntries, type AuditEntry } from '../../web/control-panel/audit-view.ts';
+import { auditQuery, changes } from '../../web/control-panel/audit-view.ts';
 import { isoToLocalInput, localInputToIso, utcNote } from '../../web/control-panel/local-time.ts';
 import { phaseChangeText } from '../../web/control-panel/phase-change.ts';
 
@@ -41,9 +41,6 @@ describe('the phase-change warning', () => {
 });
 
 describe('the audit log', () => {
-  const entry = (seq: number, event_id: string | null, before: unknown, after: unknown): AuditEntry => ({
-    seq, at: 0, caller: 'admin token', address: '127.0.0.1', action: 'PUT /private/rooms/:event_id', event_id, request: {}, before, after,
-  });
   it('lists each setting whose value changed, before → after; created and deleted rooms', () => {
     assert.deepEqual(changes({ state: 'open', new_users_per_minute: 60, phase: 'open' }, { state: 'paused', new_users_per_minute: 60, phase: 'paused', issuer: 'x' }), [
       'issuer: (none) → "x"',
@@ -54,10 +51,12 @@ describe('the audit log', () => {
     assert.deepEqual(changes({ state: 'open' }, null), ['deleted']);
     assert.deepEqual(changes(undefined, undefined), []);
   });
-  it('filters by room (empty: every room)', () => {
-    const all = [entry(3, 'A', null, {}), entry(2, 'B', null, {}), entry(1, null, null, null)];
-    assert.deepEqual(filterEntries(all, 'A').map((e) => e.seq), [3]);
-    assert.deepEqual(filterEntries(all, '').map((e) => e.seq), [3, 2, 1]);
-    assert.deepEqual(filterEntries(all, 'Z'), []);
+  it('asks the server for one room (empty: every room), older pages with before; no query for what is not a room ID', () => {
+    assert.equal(auditQuery('A', undefined), '?limit=100&event_id=A');
+    assert.equal(auditQuery('', undefined), '?limit=100');
+    assert.equal(auditQuery('Sale-1', 42), '?limit=100&event_id=Sale-1&before=42');
+    assert.equal(auditQuery('a b', undefined), undefined);
+    assert.equal(auditQuery('x'.repeat(129), undefined), undefined);
+    assert.equal(auditQuery('A&event_id=B', undefined), undefined);
   });
 });

@@ -5,25 +5,14 @@
 // SCREENSHOTS_DIR=docs/img writes the pictures docs/rooms.md shows.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
+import { axeViolations, ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const TIMEOUT = 20_000;
 
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } });
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 async function waitForText(page: Page, selector: string, expected: RegExp): Promise<void> {
   await page.waitForFunction(
@@ -108,18 +97,35 @@ describe('control panel on sale day', { timeout: 240_000 }, () => {
       await waitForText(page, '#action-status', new RegExp(`The settings of room ${id} were saved`));
       assert.equal((await room(id)).body.phase, 'open');
 
-      // The audit log: both changes of this room, newest first, the edit with its before → after.
-      await page.getByRole('button', { name: 'Load the latest changes' }).click();
+      // The audit log: both changes of this room, newest first, the edit with its before → after — found by the
+      // server's room filter among 120 later changes of another room (more than the panel's page of 100).
+      const other = `Busy-${viewport.name}`;
+      const admin = { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' };
+      assert.equal((await fetch(`${node.privateUrl}/rooms/${other}`, { method: 'PUT', headers: admin, body: '{}' })).status, 201);
+      for (let i = 0; i < 120; i++) {
+        const moved = await fetch(`${node.privateUrl}/increment_serving_counter`, { method: 'POST', headers: admin, body: JSON.stringify({ event_id: other, increment_by: 1 }) });
+        assert.equal(moved.status, 200);
+      }
       await page.getByLabel('Room', { exact: true }).fill(id);
-      await waitForText(page, '#audit-status', /^2 of the \d+ latest changes \(room Sale-/);
+      await page.getByRole('button', { name: 'Load the latest changes' }).click();
+      await waitForText(page, '#audit-status', /^2 latest changes \(room Sale-/);
       const rows = page.locator('#audit-rows tr');
       assert.equal(await rows.count(), 2);
       assert.match((await rows.nth(0).textContent()) ?? '', /Sale-.*PUT \/private\/rooms\/:event_id.*event_start_time: "2026-12-01T09:00:00Z" → \(none\).*phase: "prequeue" → "open"/);
       assert.match((await rows.nth(1).textContent()) ?? '', /admin token.*created/);
       await page.getByLabel('Room', { exact: true }).fill('NoSuchRoom');
-      await waitForText(page, '#audit-status', /^0 of the \d+ latest changes \(room NoSuchRoom\)/);
+      await page.getByLabel('Room', { exact: true }).press('Enter');
+      await waitForText(page, '#audit-status', /^0 latest changes \(room NoSuchRoom\)/);
+      await page.getByLabel('Room', { exact: true }).fill('not a room');
+      await page.getByRole('button', { name: 'Load the latest changes' }).click();
+      await waitForText(page, '#audit-status', /^A room ID is/);
+      assert.equal(await page.getByLabel('Room', { exact: true }).getAttribute('aria-invalid'), 'true');
+      await page.getByLabel('Room', { exact: true }).fill('');
+      await page.getByRole('button', { name: 'Load the latest changes' }).click();
+      await waitForText(page, '#audit-status', /^100 latest changes \(every room\), more with Load older\./);
       await page.getByLabel('Room', { exact: true }).fill(id);
-      await waitForText(page, '#audit-status', /^2 of/);
+      await page.getByRole('button', { name: 'Load the latest changes' }).click();
+      await waitForText(page, '#audit-status', /^2 latest/);
       assert.deepEqual(await axeViolations(page), [], 'the panel with a room and its audit log');
       await screenshot(page, `panel-audit-${viewport.name}.png`, '#audit-card');
       assert.deepEqual(errors, []);

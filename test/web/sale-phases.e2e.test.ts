@@ -5,30 +5,19 @@
 // phone and desktop sizes.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
+import { axeViolations, ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
 
 /** A change of phase must reach an open page within 5 s (issue 33). */
 const PHASE_MS = 5_000;
 const TIMEOUT = 20_000;
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
 const auth = { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' };
 const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } });
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 /** axe at both sizes on the page as it is now, and nothing wider than a phone. */
 async function accessibleAtBothSizes(page: Page, what: string): Promise<void> {
@@ -169,6 +158,109 @@ describe('sale day in the browser: every phase, live', { timeout: 300_000 }, () 
     assert.equal(await page.locator('#queue').isVisible(), true, 'reopened: back in line');
     await page.locator('#ending-text').filter({ hasText: 'The sale ended before your turn came.' }).waitFor({ timeout: ends - Date.now() + PHASE_MS });
     await accessibleAtBothSizes(page, 'ended');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  it("the operator's words changed while pages are open reach them without a reload: in line, before joining, paused, closed", async () => {
+    await put('Words', { branding: { title: 'Sneaker drop', message: 'One pair per customer.' } });
+    await join('Words');
+    const context = await browser.newContext({ viewport: PHONE });
+    const inLine = await context.newPage();
+    const errors = watchErrors(inLine);
+    await inLine.goto(`${node.url}/waiting-room-site/?eventId=Words`);
+    await inLine.getByRole('button', { name: 'Reserve' }).click();
+    await inLine.waitForFunction(() => document.querySelector<HTMLElement>('#queue')?.dataset.updates === 'stream', null, { timeout: TIMEOUT });
+    // A second visitor who has not joined (the room's watch, not a visit's stream).
+    const other = await browser.newContext({ viewport: PHONE });
+    const notJoined = await other.newPage();
+    await notJoined.goto(`${node.url}/waiting-room-site/?eventId=Words`);
+    await notJoined.getByRole('button', { name: 'Reserve' }).waitFor();
+    for (const page of [inLine, notJoined]) await page.evaluate(() => ((window as unknown as { kept: number }).kept = 1));
+
+    let changedAt = Date.now();
+    await patch('Words', { branding: { title: 'Sneaker drop', message: 'Two pairs per customer now.', paused_message: 'Checking stock.', closed_message: 'All gone!' } });
+    for (const page of [inLine, notJoined]) await page.locator('#room-message').filter({ hasText: 'Two pairs per customer now.' }).waitFor({ timeout: PHASE_MS });
+    assert.ok(Date.now() - changedAt <= PHASE_MS);
+    assert.equal(await inLine.locator('#paused-message').isVisible(), false, 'the pause words only while paused');
+    await patch('Words', { state: 'paused' });
+    await inLine.locator('#paused-message').filter({ hasText: 'Checking stock.' }).waitFor({ timeout: PHASE_MS });
+    changedAt = Date.now();
+    // A merge patch: `message: null` removes the message, the rest is kept.
+    await patch('Words', { branding: { message: null, paused_message: 'Back in two minutes.' } });
+    await inLine.locator('#paused-message').filter({ hasText: 'Back in two minutes.' }).waitFor({ timeout: PHASE_MS });
+    assert.ok(Date.now() - changedAt <= PHASE_MS);
+    await inLine.locator('#room-message').waitFor({ state: 'hidden', timeout: PHASE_MS });
+    await accessibleAtBothSizes(inLine, 'paused, words changed live');
+    await patch('Words', { state: 'closed' });
+    await inLine.getByRole('heading', { name: 'The line is closed' }).waitFor({ timeout: PHASE_MS });
+    await patch('Words', { branding: { closed_message: 'Sold out: see you next drop.' } });
+    for (const page of [inLine, notJoined]) await page.locator('#closed-message').filter({ hasText: 'Sold out: see you next drop.' }).waitFor({ timeout: PHASE_MS });
+    for (const page of [inLine, notJoined]) assert.equal(await page.evaluate(() => (window as unknown as { kept?: number }).kept), 1, 'never reloaded');
+    assert.deepEqual(errors, []);
+    await other.close();
+    await context.close();
+  });
+
+  it('a second tab is the control panel: its Pause… and a message saved in its settings reach the open page within 5 s', async () => {
+    await put('Tabs', { branding: { title: 'Sneaker drop', paused_message: 'Back in ten minutes.' } });
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const visitor = await context.newPage();
+    const errors = watchErrors(visitor);
+    await visitor.goto(`${node.url}/waiting-room-site/?eventId=Tabs`);
+    await visitor.getByRole('button', { name: 'Reserve' }).click();
+    await visitor.waitForFunction(() => document.querySelector<HTMLElement>('#queue')?.dataset.updates === 'stream', null, { timeout: TIMEOUT });
+    await visitor.evaluate(() => ((window as unknown as { kept: number }).kept = 1));
+
+    const panel = await context.newPage();
+    await panel.goto(`${node.url}/control-panel/`);
+    await panel.getByRole('radio', { name: 'Admin token (Bearer)' }).check();
+    await panel.getByLabel('Admin token', { exact: true }).fill(TEST_CREDENTIALS.adminToken);
+    await panel.getByRole('button', { name: 'Connect', exact: true }).click();
+    await panel.getByRole('button', { name: 'Open room Tabs' }).click();
+    await panel.getByRole('button', { name: 'Pause…' }).click();
+    const dialog = panel.getByRole('dialog', { name: 'Pause room Tabs?' });
+    await dialog.getByRole('button', { name: 'Pause room', exact: true }).click();
+    let changedAt = Date.now();
+    await visitor.locator('#paused-message').filter({ hasText: 'Back in ten minutes.' }).waitFor({ timeout: PHASE_MS });
+    assert.ok(Date.now() - changedAt <= PHASE_MS);
+    assert.equal(await visitor.locator('#eta').innerText(), 'Paused');
+
+    await panel.getByRole('button', { name: 'Edit settings' }).click();
+    await panel.getByLabel('Message while paused (branding.paused_message)').fill('Back in two minutes.');
+    await panel.getByRole('button', { name: 'Save settings' }).click();
+    changedAt = Date.now();
+    await visitor.locator('#paused-message').filter({ hasText: 'Back in two minutes.' }).waitFor({ timeout: PHASE_MS });
+    assert.ok(Date.now() - changedAt <= PHASE_MS);
+    assert.equal(await visitor.evaluate(() => (window as unknown as { kept?: number }).kept), 1, 'never reloaded');
+    // The save kept the rest of the room's words (found here: the panel's PUT used to leave branding out).
+    assert.equal(((await (await fetch(`${node.privateUrl}/rooms/Tabs`, { headers: auth })).json()) as { branding?: { title?: string } }).branding?.title, 'Sneaker drop');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  it('your turn, live: the checkout the page turns into when the counter reaches the visitor, axe at both sizes', async () => {
+    // The sample store takes the tokens of the server's configured room (Sample), so the purchase is made there.
+    await patch('Sample', { branding: { title: 'Sneaker drop', site_name: 'Kicks & Co', link_url: 'https://kicks.example/', colors: { accent: '#7a1f5c' } } });
+    const context = await browser.newContext({ viewport: PHONE });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${node.url}/waiting-room-site/?eventId=Sample`);
+    await page.getByRole('button', { name: 'Reserve' }).click();
+    await page.waitForFunction(() => document.querySelector('#my-position')?.textContent === '1', null, { timeout: TIMEOUT });
+    await accessibleAtBothSizes(page, 'waiting, next in line');
+    // The operator lets one person in (the panel's "Let people in"): the open page turns into the checkout.
+    const moved = await fetch(`${node.privateUrl}/increment_serving_counter`, { method: 'POST', headers: auth, body: JSON.stringify({ event_id: 'Sample', increment_by: 1 }) });
+    assert.equal(moved.status, 200);
+    await page.getByRole('heading', { name: 'Check out now!' }).waitFor({ timeout: PHASE_MS });
+    await page.locator('#token-status').filter({ hasText: 'Your pass is ready' }).waitFor({ timeout: TIMEOUT });
+    assert.equal(await page.getByRole('button', { name: 'Purchase now' }).isEnabled(), true);
+    assert.equal(await page.locator('#queue').isVisible(), false);
+    await accessibleAtBothSizes(page, 'your turn (live)');
+    // And after the purchase, the receipt.
+    await page.getByRole('button', { name: 'Purchase now' }).click();
+    await page.locator('#receipt').waitFor({ state: 'visible', timeout: TIMEOUT });
+    await accessibleAtBothSizes(page, 'your turn, purchased (live)');
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -2,7 +2,8 @@
 // SigV4 with its own clock, and the store checks token times against it), the web build, and headless Chromium
 // from Debian (never downloaded).
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
 import { startNode, type AnteroomNode } from '../../src/app.ts';
@@ -70,4 +71,16 @@ export async function newPage(browser: Browser, viewport = { width: 1000, height
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   return { context, page, errors: watchErrors(page) };
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's violations of the page as it is now (WCAG 2.1 A/AA and best practices), as "rule: targets". */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } });
+    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
 }

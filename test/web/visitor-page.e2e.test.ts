@@ -4,16 +4,13 @@
 // and both text directions (previews of each phase, and the live page).
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { PAGE_PHASES } from '../../src/web/page-template.ts';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
+import { axeViolations, ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
 
 const TIMEOUT = 20_000;
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SIZES = [
   { name: 'desktop', width: 1280, height: 900 },
   { name: 'phone', width: 390, height: 844 },
@@ -26,15 +23,6 @@ async function admin(node: WebNode, path: string, body: unknown): Promise<void> 
 }
 
 /** axe-core's violations on the page as it is now (WCAG 2.1 AA and best practices), as "rule: target" lines. */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } });
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-  return violations;
-}
 
 /** Content wider than the viewport (a phone must not scroll sideways). */
 async function overflowsSideways(page: Page): Promise<boolean> {
@@ -126,11 +114,21 @@ describe("the visitor's page", { timeout: 240_000 }, () => {
       const context = await browser.newContext({ viewport: size, extraHTTPHeaders: auth });
       const page = await context.newPage();
       const found: string[] = [];
-      for (const lang of ['en', 'ar']) {
-        for (const phase of PAGE_PHASES) {
-          await page.goto(`${node.url}/private/rooms/Sample/preview?phase=${phase}&lang=${lang}`);
-          for (const v of await axeViolations(page)) found.push(`${lang} ${phase}: ${v}`);
-          if (await overflowsSideways(page)) found.push(`${lang} ${phase}: wider than ${size.width} px`);
+      // Also a branded room with a draw: its message and the link to check the draw.
+      const drawn = await fetch(`${node.privateUrl}/rooms/Drawn`, {
+        method: 'PUT',
+        headers: auth,
+        body: JSON.stringify({ event_start_time: '2030-01-01T10:00:00Z', shuffle_at_event_start: true, branding: { title: 'Sneaker drop', message: 'One pair per customer.', colors: { accent: '#7a1f5c' } } }),
+      });
+      assert.ok(drawn.status === 201 || drawn.status === 200, await drawn.text());
+      for (const room of ['Sample', 'Drawn']) {
+        for (const lang of ['en', 'ar']) {
+          for (const phase of PAGE_PHASES) {
+            await page.goto(`${node.url}/private/rooms/${room}/preview?phase=${phase}&lang=${lang}`);
+            if (room === 'Drawn' && phase !== 'before') assert.equal(await page.locator('#draw-check-link').isVisible(), true, `${lang} ${phase}`);
+            for (const v of await axeViolations(page)) found.push(`${room} ${lang} ${phase}: ${v}`);
+            if (await overflowsSideways(page)) found.push(`${room} ${lang} ${phase}: wider than ${size.width} px`);
+          }
         }
       }
       assert.deepEqual(found, []);

@@ -1,6 +1,6 @@
 // The audit log (GET /private/audit, newest first, docs/operations.md "Audit log"): who changed what, when,
-// from where, with the values before and after — filtered by room. Pages of 100 are loaded on demand; the
-// filter applies to what is loaded ("Load older" goes further back).
+// from where, with the values before and after — of one room or of all. The server filters by room
+// (?event_id=), so a page of 100 is 100 of that room's changes; "Load older" goes further back.
 
 import type { PanelApi } from './api.ts';
 import { element, h, setNotice } from './dom.ts';
@@ -28,9 +28,20 @@ export function changes(before: unknown, after: unknown): string[] {
   return keys.filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k])).map((k) => `${k}: ${show(before[k])} → ${show(after[k])}`);
 }
 
-/** The entries of one room ('' = every room). */
-export function filterEntries(entries: readonly AuditEntry[], room: string): AuditEntry[] {
-  return room === '' ? [...entries] : entries.filter((e) => e.event_id === room);
+/** An event ID, as the server checks it (src/domain/room-settings-model.ts EVENT_ID_PATTERN). */
+const EVENT_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+export const AUDIT_PAGE = 100;
+
+/**
+ * The query of one page of the audit log: of `room` ('' = every room), older than `before` when given; undefined
+ * when `room` is not an event ID (the server would refuse it).
+ */
+export function auditQuery(room: string, before: number | undefined): string | undefined {
+  if (room !== '' && !EVENT_ID.test(room)) return undefined;
+  const query = new URLSearchParams({ limit: String(AUDIT_PAGE) });
+  if (room !== '') query.set('event_id', room);
+  if (before !== undefined) query.set('before', String(before));
+  return `?${query.toString()}`;
 }
 
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
@@ -55,6 +66,10 @@ function row(entry: AuditEntry): HTMLElement {
 export class AuditView {
   private entries: AuditEntry[] = [];
   private nextBefore: number | undefined;
+  /** The room the loaded entries are of ('' = every room), undefined before the first load. */
+  private loadedRoom: string | undefined;
+  /** Counts loads: an answer to an older one (the room changed meanwhile) is dropped. */
+  private loads = 0;
   private api: PanelApi | undefined;
   private readonly ui = {
     room: element<HTMLInputElement>('audit-room'),
@@ -67,7 +82,8 @@ export class AuditView {
   constructor() {
     this.ui.load.addEventListener('click', () => void this.reload());
     this.ui.older.addEventListener('click', () => void this.page());
-    this.ui.room.addEventListener('input', () => this.render());
+    // A room typed (Enter, or leaving the field) loads that room's changes from the server.
+    this.ui.room.addEventListener('change', () => void this.reload());
   }
 
   connect(api: PanelApi | undefined): void {
@@ -75,20 +91,33 @@ export class AuditView {
     element('audit-card').hidden = api === undefined;
     this.entries = [];
     this.nextBefore = undefined;
+    this.loadedRoom = undefined;
     this.render();
   }
 
   async reload(): Promise<void> {
     this.entries = [];
     this.nextBefore = undefined;
+    this.loadedRoom = undefined;
+    this.loads++;
     await this.page();
   }
 
   private async page(): Promise<void> {
     if (!this.api) return;
+    // "Load older" goes on with the room already loaded; a reload takes the room typed now.
+    const room = this.loadedRoom ?? this.ui.room.value.trim();
+    const query = auditQuery(room, this.nextBefore);
+    if (query === undefined) {
+      this.ui.room.setAttribute('aria-invalid', 'true');
+      setNotice(this.ui.status, 'A room ID is 1–128 letters, digits and . _ ~ - (or leave it empty for every room).', 'error');
+      return;
+    }
+    this.ui.room.removeAttribute('aria-invalid');
     setNotice(this.ui.status, 'Loading the audit log…', 'info');
-    const query = this.nextBefore === undefined ? '?limit=100' : `?limit=100&before=${this.nextBefore}`;
+    const load = this.loads;
     const answer = await this.api.send('GET', `/audit${query}`);
+    if (load !== this.loads) return;
     if (answer.status !== 200) {
       setNotice(this.ui.status, `The audit log could not be read — ${answer.message}`, 'error');
       return;
@@ -96,18 +125,18 @@ export class AuditView {
     const body = answer.body as { entries?: AuditEntry[]; next_before?: number };
     this.entries.push(...(body.entries ?? []));
     this.nextBefore = body.next_before;
+    this.loadedRoom = room;
     this.render();
   }
 
   private render(): void {
-    const room = this.ui.room.value.trim();
-    const shown = filterEntries(this.entries, room);
-    this.ui.body.replaceChildren(...shown.map(row));
+    this.ui.body.replaceChildren(...this.entries.map(row));
     this.ui.older.hidden = this.nextBefore === undefined;
+    const room = this.loadedRoom;
     const scope = room === '' ? 'every room' : `room ${room}`;
     setNotice(
       this.ui.status,
-      this.entries.length === 0 ? 'Not loaded yet.' : `${shown.length} of the ${this.entries.length} latest changes (${scope}).`,
+      room === undefined ? 'Not loaded yet.' : `${this.entries.length} latest change${this.entries.length === 1 ? '' : 's'} (${scope})${this.nextBefore === undefined ? '' : ', more with Load older'}.`,
       'info',
     );
   }

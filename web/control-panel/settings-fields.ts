@@ -221,6 +221,18 @@ export function formToBody(values: FormValues): Json {
     if (value !== undefined) defence[field.name.slice('bot_defence.'.length)] = value;
   }
   if (Object.keys(defence).length > 0) body.bot_defence = defence;
+  // The waiting page's words and look: the fields filled in (a PUT without them removes them).
+  const branding: Json = {};
+  const colours: Json = {};
+  for (const field of FIELDS) {
+    if (!field.name.startsWith('branding.')) continue;
+    const value = pick(field.name);
+    if (value === undefined) continue;
+    if (field.name.startsWith('branding.colors.')) colours[field.name.slice('branding.colors.'.length)] = value;
+    else branding[field.name.slice('branding.'.length)] = value;
+  }
+  if (Object.keys(colours).length > 0) branding.colors = colours;
+  if (Object.keys(branding).length > 0) body.branding = branding;
   const uris = lines(values['oidc.redirect_uris']);
   const clientSecret = pick('oidc.client_secret');
   if (uris.length > 0 || clientSecret !== undefined) {

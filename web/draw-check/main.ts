@@ -45,18 +45,48 @@ function keptRequestId(eventId: string): string | undefined {
   return undefined;
 }
 
-function drawUrl(eventId: string): string {
-  const query = `event_id=${encodeURIComponent(eventId)}`;
+/**
+ * Where the draw is published, from the address: ?draw= only as a path of this site (the gate's
+ * /_anteroom/draw-data; never another host, "//host" or "/\\host" included), ?api= only as an http(s) URL. A link
+ * is anyone's to write: what is ignored is said, and the result names the host the publication came from.
+ */
+function drawSource(): { base: URL; ignored: string[] } {
+  const ignored: string[] = [];
   const explicit = params.get('draw');
-  if (explicit && (explicit.startsWith('/') || /^https?:\/\//.test(explicit))) return `${explicit}${explicit.includes('?') ? '&' : '?'}${query}`;
-  const api = (params.get('api') ?? location.origin).replace(/\/+$/, '');
-  return `${api}/draw?${query}`;
+  if (explicit !== null) {
+    const url = URL.canParse(explicit, location.origin) ? new URL(explicit, location.origin) : undefined;
+    if (url && explicit.startsWith('/') && url.origin === location.origin) return { base: url, ignored };
+    ignored.push('draw');
+  }
+  const api = params.get('api');
+  if (api !== null) {
+    const url = URL.canParse(api) ? new URL(api) : undefined;
+    if (url && (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '') {
+      url.pathname = `${url.pathname.replace(/\/+$/, '')}/draw`;
+      url.search = '';
+      url.hash = '';
+      return { base: url, ignored };
+    }
+    ignored.push('api');
+  }
+  return { base: new URL('/draw', location.origin), ignored };
 }
+const source = drawSource();
+
+function drawUrl(eventId: string): string {
+  const url = new URL(source.base.href);
+  url.searchParams.set('event_id', eventId);
+  return url.href;
+}
+/** The publication's host, said in the result; a warning when it is not this site. */
+const foreignSource = source.base.origin !== location.origin;
 
 const commitmentKey = (url: string) => `anteroom.draw-commitment:${url}`;
 
 async function getJson(url: string): Promise<Publication> {
-  const response = await fetch(url, { headers: { accept: 'application/json' } });
+  // Revalidated, never the browser's copy: GET /draw may be cached for a second, and a check pressed again (or
+  // the page reloaded) just after the draw must not show the publication from before it.
+  const response = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-cache' });
   const body = (await response.json().catch(() => ({}))) as Publication & { error?: unknown };
   if (!response.ok) throw new Error(typeof body.error === 'string' ? body.error : `the server answered ${response.status}`);
   return body;
@@ -76,6 +106,7 @@ function show(check: DrawCheck, kept: string | undefined): void {
     return;
   }
   set('result-commitment', check.commitment);
+  set('result-source', source.base.host);
   if (check.kind === 'pending') {
     status.className = 'notice info';
     status.textContent = 'The draw has not taken place yet.';
@@ -106,6 +137,10 @@ function show(check: DrawCheck, kept: string | undefined): void {
   set('result-committed', when(check.committedAt));
   set('result-drawn', when(check.drawnAt));
   set('result-entries', check.entries.toLocaleString());
+  if (foreignSource) {
+    status.className = 'notice warn';
+    status.textContent = `The draw checks out, as published by ${source.base.host}, not by this site: check that it is the waiting room's.`;
+  }
   $('result-title').focus();
 }
 
@@ -149,6 +184,12 @@ if (location.hash) history.replaceState(null, '', `${location.pathname}${locatio
 eventInput.value = params.get('event_id') ?? '';
 const requestId = fromFragment ?? (eventInput.value ? keptRequestId(eventInput.value) : undefined);
 if (requestId && UUID.test(requestId)) requestInput.value = requestId;
+
+if (source.ignored.length > 0) {
+  const notice = $('address-notice');
+  notice.textContent = `Ignored in the address (not a place this page fetches from): ${source.ignored.join(', ')}.`;
+  notice.hidden = false;
+}
 
 form.addEventListener('submit', (event) => {
   event.preventDefault();

@@ -12,6 +12,24 @@ export interface StreamCounters {
   phase?: string;
 }
 
+/** The operator's messages of the room (its branding), those set; servers that do not send them send no frame. */
+export interface RoomMessages {
+  message?: string;
+  paused_message?: string;
+  closed_message?: string;
+}
+
+/** The messages of a frame or an answer: only text values are taken. */
+export function messagesOf(value: unknown): RoomMessages | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const out: RoomMessages = {};
+  for (const key of ['message', 'paused_message', 'closed_message'] as const) {
+    const text = (value as Record<string, unknown>)[key];
+    if (typeof text === 'string') out[key] = text;
+  }
+  return out;
+}
+
 export class CounterStream {
   private source: EventSource | undefined;
   /** A frame arrived since the stream last (re)connected: the numbers on screen are live. */
@@ -25,7 +43,7 @@ export class CounterStream {
    * Opens the stream; `onCounters` gets every frame. `onDrop` is called when the stream breaks: `gaveUp` false
    * while EventSource reconnects by itself (the page polls meanwhile), true when the stream cannot be used.
    */
-  constructor(url: string, onCounters: (c: StreamCounters) => void, onDrop: (gaveUp: boolean) => void) {
+  constructor(url: string, onCounters: (c: StreamCounters) => void, onDrop: (gaveUp: boolean) => void, onMessages?: (m: RoomMessages) => void) {
     this.onCounters = onCounters;
     this.onDrop = onDrop;
     if (typeof EventSource === 'undefined') {
@@ -47,6 +65,16 @@ export class CounterStream {
         ...(typeof data.phase === 'string' ? { phase: data.phase } : {}),
       };
       this.onCounters(this.last);
+    });
+    source.addEventListener('messages', (event) => {
+      let data: unknown;
+      try {
+        data = JSON.parse((event as MessageEvent<string>).data);
+      } catch {
+        return;
+      }
+      const messages = messagesOf(data);
+      if (messages) onMessages?.(messages);
     });
     source.addEventListener('error', () => {
       this.live = false;

@@ -5,7 +5,7 @@
 import './style.css';
 import { ACTION_BACKOFF, POLL_BACKOFF, errorMessage, fetchWithRetry, isRetryableStatus, nextDelay } from '../shared/retry.ts';
 import { listedOrigins, readSettings } from '../shared/settings.ts';
-import { CounterStream, type StreamCounters } from './counter-stream.ts';
+import { CounterStream, messagesOf, type RoomMessages, type StreamCounters } from './counter-stream.ts';
 import { PROOF_REFUSALS, solveProofOfWork } from './proof-of-work.ts';
 import { TurnEstimator, formatRange } from './turn-estimate.ts';
 import { t, lang } from './strings.ts';
@@ -82,6 +82,9 @@ const ui = {
   queueIdRow: element('queue-id-row'),
   queueId: element('queue-id'),
 };
+/** The way to the draw's check page (a room with a draw; absent from other rooms and from templates without it). */
+const drawRow = document.getElementById('draw-check-row');
+const drawLink = document.getElementById('draw-check-link') as HTMLAnchorElement | null;
 const body = document.body.dataset;
 /** The room's phase as the page shows it: rendered by the server, then followed on the stream or the gate's answers. */
 let pagePhase: PagePhase = (pagePhaseOfRoom(body.phase) ?? (body.phase === 'your_turn' ? 'waiting' : 'waiting'));
@@ -163,6 +166,7 @@ function applyPhase(phase: PagePhase): void {
   ui.phaseNotice.textContent = sentence;
   ui.phaseNotice.hidden = sentence === '';
   ui.pausedMessage.hidden = phase !== 'paused' || (ui.pausedMessage.textContent ?? '') === '';
+  if (drawRow) drawRow.hidden = phase === 'before';
   startCountdown(phase);
   // A visitor already shown the ended visit (restarted, expired) keeps it; the checkout is kept whatever happens.
   if (!ui.restartRow.hidden && ui.checkout.hidden) return;
@@ -173,6 +177,22 @@ function applyPhase(phase: PagePhase): void {
   }
   show(card);
   if (card === 'queue' && s) renderQueue(s);
+}
+
+/**
+ * The operator's messages changed (a frame of the stream, an answer of the gate): shown at once, no reload. The
+ * paused message shows while paused only; the closed one in the ending. Templates without these elements skip them.
+ */
+function applyMessages(messages: RoomMessages): void {
+  const set = (id: string, text: string | undefined, shown: boolean) => {
+    const node = document.getElementById(id);
+    if (!node) return;
+    if (node.textContent !== (text ?? '')) node.textContent = text ?? '';
+    node.hidden = !shown || !text;
+  };
+  set('room-message', messages.message, true);
+  set('paused-message', messages.paused_message, pagePhase === 'paused');
+  set('closed-message', messages.closed_message, true);
 }
 
 let countdownTimer: ReturnType<typeof setTimeout> | undefined;
@@ -216,7 +236,23 @@ function watchRoom(): void {
     (gaveUp) => {
       if (gaveUp) watcher = undefined;
     },
+    applyMessages,
   );
+}
+
+/**
+ * The site's link to the draw's check page: this room, the public API when it is not this page's origin, and the
+ * visitor's own request ID in the fragment (never sent to a server; the check page removes it at once).
+ */
+function updateDrawLink(): void {
+  if (!drawLink || gateMeta) return;
+  const url = new URL('../draw-check/', location.href);
+  const query = new URLSearchParams({ event_id: settings.eventId });
+  if (settings.publicApiUrl !== location.origin) query.set('api', settings.publicApiUrl);
+  url.search = query.toString();
+  const id = session && !session.stopped ? session.visit.requestId : '';
+  url.hash = id ? `request_id=${encodeURIComponent(id)}` : '';
+  drawLink.href = url.href;
 }
 
 function setStatus(text: string, tone: 'info' | 'warn' | 'ok' = 'info'): void {
@@ -425,7 +461,7 @@ function openStream(s: Session): void {
   // ID: an open stream is the visitor's sign of life (presence, issue 34). One connection per page at a time.
   watcher?.close();
   watcher = undefined;
-  s.stream = new CounterStream(`${settings.publicApiUrl}/stream?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`, onCounters, onDrop);
+  s.stream = new CounterStream(`${settings.publicApiUrl}/stream?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`, onCounters, onDrop, applyMessages);
   watchRoom();
 }
 
@@ -561,6 +597,7 @@ function begin(visit: Visit): void {
   const s: Session = { visit, estimator: new TurnEstimator(), failures: 0, stopped: false };
   session = s;
   ui.detailRequest.textContent = visit.requestId;
+  updateDrawLink();
   setError('');
   ui.receipt.hidden = true;
   ui.purchase.textContent = t('purchase');
@@ -718,6 +755,7 @@ function startOver(): void {
   setStatus('');
   ui.detailRequest.textContent = t('none_yet');
   ui.queueId.textContent = '';
+  updateDrawLink();
   showLeaveQuestion(false);
   show('intro');
   applyPhase(pagePhase);
@@ -782,7 +820,11 @@ async function followGate(s: Session, proofOfWork?: string): Promise<void> {
       phase?: string;
       people_ahead?: number | null;
       queue_id?: string;
+      request_id?: string;
+      messages?: unknown;
     };
+    const messages = messagesOf(body.messages);
+    if (messages) applyMessages(messages);
     if (body.status === 'admitted' && typeof body.location === 'string') {
       setStatus(t('gate_admitted'), 'ok');
       location.replace(body.location);
@@ -821,6 +863,7 @@ async function followGate(s: Session, proofOfWork?: string): Promise<void> {
     if (typeof body.queue_number === 'number') s.visit.position = body.queue_number;
     s.serverAhead = typeof body.people_ahead === 'number' ? body.people_ahead : undefined;
     if (typeof body.queue_id === 'string') ui.queueId.textContent = body.queue_id;
+    if (typeof body.request_id === 'string') showGateRequestId(body.request_id);
     if (ui.restartRow.hidden && ui.checkout.hidden) followPhase(body.phase);
     if (typeof body.serving_counter === 'number') {
       s.serving = body.serving_counter;
@@ -863,10 +906,21 @@ function gateLimited(s: Session | undefined): void {
   setError(t('gate_limited'));
 }
 
+/**
+ * Behind the gate the place is an HttpOnly cookie: the gate hands the visitor their own request ID on the page
+ * (rendered, then from its answers) to check the draw with, and the draw link carries it in its fragment.
+ */
+function showGateRequestId(id: string): void {
+  if (ui.detailRequest.textContent === id) return;
+  ui.detailRequest.textContent = id;
+  const shown = document.getElementById('draw-request-id');
+  if (shown) shown.textContent = id;
+  if (drawLink) drawLink.hash = `request_id=${encodeURIComponent(id)}`;
+}
+
 function startGate(reason: string): void {
   // Leaving and the connection details are the public API's; behind the gate the place is the cookie's.
   ui.leaveRow.hidden = true;
-  ui.detailRequest.textContent = t('kept_by_gate');
   if (reason === 'closed') {
     // Rendered by the server with the ending card (src/web/page-template.ts): nothing to follow.
     show('ending');
@@ -903,5 +957,6 @@ if (gateMeta) {
   const stored = visits.load();
   if (stored) begin(stored);
   else applyPhase(pagePhase);
+  updateDrawLink();
   watchRoom();
 }

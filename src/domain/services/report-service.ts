@@ -17,6 +17,9 @@ import type { EstimateAccuracy, WaitEstimates } from '../wait-estimates.ts';
 import type { WaitTally } from '../wait-histogram.ts';
 import { ok, waitingOf, type Answer, type RoomContext } from './room-context.ts';
 
+/** Entries read at a time when the audit log is filtered by room. */
+const AUDIT_SCAN_CHUNK = 1_000;
+
 export type ReportStoreUsed = Pick<QueueStore, 'getCounters' | 'countActiveTokens' | 'getAdmissionSnapshot'> &
   Pick<DrawStore, 'getDraw'> &
   HistoryStore &
@@ -165,9 +168,25 @@ export class ReportService {
     await this.store.appendAudit({ at: this.context.clock(), ...entry });
   }
 
-  /** The audit log, newest first: at most `limit` entries older than `beforeSeq`. */
-  auditLog(limit: number, beforeSeq?: number): Promise<(AuditEntry & { seq: number })[]> {
-    return this.store.listAudit(limit, beforeSeq);
+  /**
+   * The audit log, newest first: at most `limit` entries older than `beforeSeq`; of one room when `eventId` is
+   * given (the log is read back in chunks until `limit` of the room's entries are found or the log ends: it keeps
+   * AUDIT_LOG_KEEP entries at most, so one call reads that many at worst).
+   */
+  async auditLog(limit: number, beforeSeq?: number, eventId?: string): Promise<(AuditEntry & { seq: number })[]> {
+    if (eventId === undefined) return this.store.listAudit(limit, beforeSeq);
+    const found: (AuditEntry & { seq: number })[] = [];
+    let before = beforeSeq;
+    for (;;) {
+      const chunk = await this.store.listAudit(AUDIT_SCAN_CHUNK, before);
+      for (const entry of chunk) {
+        if (entry.event_id !== eventId) continue;
+        found.push(entry);
+        if (found.length === limit) return found;
+      }
+      if (chunk.length < AUDIT_SCAN_CHUNK) return found;
+      before = chunk.at(-1)!.seq;
+    }
   }
 
   /** Throws when the store cannot be reached (/readyz). */
