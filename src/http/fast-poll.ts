@@ -89,7 +89,8 @@ class FastPoll implements EdgeStep {
     if (!LOWERCASE_UUID.test(requestId) || !PLAIN_EVENT_ID.test(eventId)) return false;
     const answer = this.room.queue.queueNumInMemory(eventId, requestId, beat);
     if (answer === undefined) return false;
-    write(res, QUEUE_NUM.label, answer, QUEUE_NUM.cacheControl);
+    // A beat is never cached (the routed path's rule: a cache in front would swallow it).
+    write(res, QUEUE_NUM.label, answer, beat ? 'no-store' : QUEUE_NUM.cacheControl);
     return true;
   }
 }

@@ -50,6 +50,8 @@ export function publicRoutes(app: FastifyInstance, room: Pick<WaitingRoom, 'clai
       url: '/queue_num',
       schema: { querystring: QueueNumQuery, response: QueueNumResponse },
       cache: 'queue',
+      // A beat is never cached: a cache in front (CloudFront keeps /queue_num 60 s) would swallow it.
+      uncached: (req) => (req as Q<Static<typeof QueueNumQuery>>).query.beat === '1',
       invalidQuery: Errors.invalidEventOrRequestId,
       handler: (req) => {
         const q = (req as Q<Static<typeof QueueNumQuery>>).query;

@@ -61,12 +61,17 @@ describe('GET /queue_num from memory (SQLite)', () => {
     assert.deepEqual(Object.keys(fast.body), ['queue_number', 'entry_time', 'event_id', 'status', 'people_ahead']);
   });
 
-  it('a beat (beat=1, presence) is answered from memory too, the same answer; it marks the visitor, a poll without it does not', async () => {
+  it('a beat (beat=1, presence) is answered from memory too, the same answer but never cacheable; it marks the visitor, a poll without it does not', async () => {
     await node.rooms.put(eventSettings('Beats'));
     const [beating, plain] = [await join(node, 'Beats'), await join(node, 'Beats')];
-    const routed = await poll(node, beating, 'Beats');
+    const routedBeat = await poll(node, beating, 'Beats', '&beat=1');
+    assert.equal(routedBeat.routed, true);
+    assert.equal(routedBeat.headers['cache-control'], 'no-store', 'a beat is never cached: a cache in front would swallow it');
     const fast = await pollUntilFromMemory(node, beating, 'Beats', '&beat=1');
-    assert.deepEqual({ ...fast, routed: true }, routed);
+    assert.deepEqual({ ...fast, routed: true }, routedBeat);
+    const plainPoll = await poll(node, beating, 'Beats');
+    assert.deepEqual({ ...plainPoll.body }, routedBeat.body, 'the same answer without beat=1, cacheable as ever');
+    assert.equal(plainPoll.headers['cache-control'], 'public, max-age=60');
     await pollUntilFromMemory(node, plain, 'Beats');
     node.clock.advance(61);
     const presence = async () =>
