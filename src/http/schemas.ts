@@ -12,7 +12,7 @@ const body = <T extends Record<string, TSchema>>(properties: T) => Type.Object(p
 export const EventQuery = query({ event_id: Id });
 export const EventRequestQuery = query({ event_id: Id, request_id: Id });
 /** GET /queue_num: beat=1 from a client that beats (Anteroom's waiting page): a sign of life (issue 34, presence). */
-export const QueueNumQuery = query({ event_id: Id, request_id: Id, beat: Type.Optional(Type.String({ maxLength: 8, description: '1: a presence beat of a client that beats (answered no-store); other values are ignored' })) });
+export const QueueNumQuery = query({ event_id: Id, request_id: Id, beat: Type.Optional(Type.String({ description: '1: a presence beat of a client that beats (answered no-store); other values are ignored' })) });
 /** GET /stream: with the visitor's request ID, the open stream is a sign of life (issue 34, presence). */
 export const StreamQuery = query({ event_id: Id, request_id: Type.Optional(Id) });
 
