@@ -139,7 +139,7 @@ export function positionAnswer(
 ): string | undefined {
   const entry = cache.entry(eventId, requestId, counters);
   if (entry === undefined) return undefined;
-  // A poll answered from memory is a sign of life too (presence, issue 34): marked in memory, never a store write.
+  // A beat answered from memory counts too (presence, issue 34): marked in memory, never a store write.
   seen(entry.position);
   // The people still waiting ahead (issue 33) move with every admission and leave: told from the counters held
   // now and the list of places left, when that list is already in memory; otherwise the ordinary path reads it.

@@ -1,11 +1,18 @@
 // Presence (issue 34; docs/rooms.md "Presence and the arrival window"): which waiting visitors are still there.
 //
-// A visitor is seen when they join, poll /queue_num with their request ID, keep /stream open with it, or load
-// the gate's waiting page. A sign of life costs a Set.add on this node (seen): nothing is written on the
-// polling hot path. Every FLUSH_MS the node merges the positions it saw into the store, one call per room
-// (PresenceStore.markSeen: one Lua script on Redis, memory on SQLite), and the admission tick flushes its room
-// first, so it decides on everything this node saw. A visitor is absent when no node saw them for the room's
-// presence_timeout (presence-settings.ts).
+// Only beats count: an open /stream naming the request ID, a request of the gate's waiting page, and a
+// GET /queue_num with the request ID and beat=1 (Anteroom's waiting page sends one every 10 s). A visitor who
+// never beat is never absent (presence-settings.ts), so clients that do not beat — VWR's, which poll
+// /serving_num after their first /queue_num, and inlets-only set-ups — are admitted exactly as before. The join
+// is not a beat (every client joins).
+//
+// A beat costs a Set.add on this node (seen): nothing is written on the polling hot path. Every FLUSH_MS the
+// node merges the positions it saw into the store, one call per room (PresenceStore.markSeen: one Lua script on
+// Redis, memory on SQLite), and the admission tick merges its own room first. Marks of another node reach the
+// store up to FLUSH_MS late, and no node waits for them; that is harmless because a position becomes absent
+// only after one of its beats was merged and then presence_timeout (≥ 30 s, 15 merges) passed without another.
+// A visitor absent for the whole timeout who comes back on another node may be passed in the ≤ FLUSH_MS before
+// their mark is merged: they then claim at once as a late arrival, within the overshoot bound.
 
 import type { PresenceStore } from './ports/presence.ts';
 import type { AdmissionSnapshot } from './ports/store.ts';
@@ -44,7 +51,7 @@ export class PresenceTracker {
     this.deps = deps;
   }
 
-  /** A sign of life of the visitor at `position`. Never waits, never throws; no-op where presence is off. */
+  /** A beat of the visitor at `position`. Never waits, never throws; no-op where presence is off. */
   seen(eventId: string, position: number): void {
     const room = this.deps.room(eventId);
     if (!room || presenceTimeoutOf(room) === 0) return;
@@ -59,10 +66,6 @@ export class PresenceTracker {
       this.timer = undefined;
       void this.flush();
     }, this.deps.flushMs ?? PRESENCE_FLUSH_MS).unref();
-  }
-
-  seenAll(eventId: string, positions: readonly number[]): void {
-    for (const position of positions) if (position > 0) this.seen(eventId, position);
   }
 
   /** Merges what this node saw (of one room, or of all) into the store. A failed merge is dropped: presence is soft. */

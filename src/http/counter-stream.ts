@@ -212,8 +212,8 @@ export function counterStreamRoute(app: FastifyInstance, room: Pick<WaitingRoom,
       if (streams.full) throw Errors.streamsFull();
       // Validates the room (400 / 404 as the polls answer) and reads the first frame before the stream starts.
       const counters = await room.queue.streamCounters(eventId);
-      // With the request ID, the visitor's place (a sign of life now, and while the stream stays open).
-      const place = requestId === undefined ? undefined : await room.queue.queueNum(eventId, requestId).catch(() => undefined);
+      // With the request ID, the visitor's place (a beat now, and while the stream stays open).
+      const place = requestId === undefined ? undefined : await room.queue.queueNum(eventId, requestId, true).catch(() => undefined);
       reply.hijack();
       streams.attach(reply.raw, eventId, counters, place?.status === 200 ? place.body.queue_number : undefined);
     },

@@ -78,16 +78,19 @@ class FastPoll implements EdgeStep {
     return true;
   }
 
-  /** GET /queue_num?event_id=E&request_id=R, R in lowercase, from the positions kept in memory. */
+  /** GET /queue_num?event_id=E&request_id=R[&beat=1], R in lowercase, from the positions kept in memory. */
   private answerPosition(url: string, res: ServerResponse): boolean {
+    const beat = url.endsWith(QUEUE_NUM.beatParam);
+    const end = beat ? url.length - QUEUE_NUM.beatParam.length : url.length;
     const split = url.indexOf(QUEUE_NUM.requestParam, QUEUE_NUM.prefix.length);
-    if (split < 0 || url.length - split - QUEUE_NUM.requestParam.length !== 36) return false;
+    if (split < 0 || end - split - QUEUE_NUM.requestParam.length !== 36) return false;
     const eventId = url.slice(QUEUE_NUM.prefix.length, split);
-    const requestId = url.slice(split + QUEUE_NUM.requestParam.length);
+    const requestId = url.slice(split + QUEUE_NUM.requestParam.length, end);
     if (!LOWERCASE_UUID.test(requestId) || !PLAIN_EVENT_ID.test(eventId)) return false;
-    const answer = this.room.queue.queueNumInMemory(eventId, requestId);
+    const answer = this.room.queue.queueNumInMemory(eventId, requestId, beat);
     if (answer === undefined) return false;
-    write(res, QUEUE_NUM.label, answer, QUEUE_NUM.cacheControl);
+    // A beat is never cached (the routed path's rule: a cache in front would swallow it).
+    write(res, QUEUE_NUM.label, answer, beat ? 'no-store' : QUEUE_NUM.cacheControl);
     return true;
   }
 }
@@ -96,6 +99,8 @@ class FastPoll implements EdgeStep {
 const QUEUE_NUM = {
   prefix: '/queue_num?event_id=',
   requestParam: '&request_id=',
+  /** The waiting page's beat (presence, issue 34). */
+  beatParam: '&beat=1',
   label: { route: '/queue_num', fromMemory: true } as AnswerLabel,
   cacheControl: 'public, max-age=60',
 };

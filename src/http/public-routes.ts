@@ -11,6 +11,7 @@ import {
   EventQuery,
   EventRequestBody,
   EventRequestQuery,
+  QueueNumQuery,
   HandoffBody,
   HandoffCodeBody,
   JoinBody,
@@ -47,12 +48,14 @@ export function publicRoutes(app: FastifyInstance, room: Pick<WaitingRoom, 'clai
     {
       method: 'GET',
       url: '/queue_num',
-      schema: { querystring: EventRequestQuery, response: QueueNumResponse },
+      schema: { querystring: QueueNumQuery, response: QueueNumResponse },
       cache: 'queue',
+      // A beat is never cached: a cache in front (CloudFront keeps /queue_num 60 s) would swallow it.
+      uncached: (req) => (req as Q<Static<typeof QueueNumQuery>>).query.beat === '1',
       invalidQuery: Errors.invalidEventOrRequestId,
       handler: (req) => {
-        const q = (req as Q<Static<typeof EventRequestQuery>>).query;
-        return room.queue.queueNum(q.event_id, q.request_id);
+        const q = (req as Q<Static<typeof QueueNumQuery>>).query;
+        return room.queue.queueNum(q.event_id, q.request_id, q.beat === '1');
       },
     },
     {

@@ -20,6 +20,8 @@ export interface RouteSpec {
   url: string;
   schema?: FastifySchema;
   cache?: CachePolicy;
+  /** True for a request whose 200 must not be cached all the same (a presence beat must reach the server). */
+  uncached?: (request: FastifyRequest) => boolean;
   invalidQuery?: () => ContractError;
   /** Overrides the server's body limit for this route. */
   bodyLimit?: number;
@@ -66,7 +68,7 @@ export function mountRoutes(app: FastifyInstance, routes: readonly RouteSpec[], 
         reply
           .code(answer.status)
           .header('access-control-allow-origin', '*')
-          .header('cache-control', answer.status === 200 ? cacheValue : 'no-store');
+          .header('cache-control', answer.status === 200 && route.uncached?.(request) !== true ? cacheValue : 'no-store');
         return answer.body;
       },
     });

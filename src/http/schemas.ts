@@ -12,6 +12,8 @@ const body = <T extends Record<string, TSchema>>(properties: T) => Type.Object(p
 
 export const EventQuery = query({ event_id: Id });
 export const EventRequestQuery = query({ event_id: Id, request_id: Id });
+/** GET /queue_num: beat=1 from a client that beats (Anteroom's waiting page): a sign of life (issue 34, presence). */
+export const QueueNumQuery = query({ event_id: Id, request_id: Id, beat: Type.Optional(Type.String({ description: '1: a presence beat of a client that beats (answered no-store); other values are ignored' })) });
 /** GET /stream: with the visitor's request ID, the open stream is a sign of life (issue 34, presence). */
 export const StreamQuery = query({ event_id: Id, request_id: Type.Optional(Id) });
 
@@ -66,6 +68,10 @@ const ReportMinuteSchema = Type.Object({
   estimates_judged: Type.Integer({ description: 'Of those, the ones given a turn estimate' }),
   estimate_error_p50_s: NullableSeconds,
   estimate_error_p90_s: NullableSeconds,
+  present_waiting: Type.Integer({ description: 'In line and present (seen within presence_timeout, or never beat) at the end of the minute' }),
+  absent_waiting: Type.Integer({ description: 'In line and absent (beat once, not within presence_timeout) at the end of the minute' }),
+  no_shows: Type.Integer({ description: 'Let in, not claimed, past their arrival window, at the end of the minute' }),
+  late_arrivals: Type.Integer({ description: 'Claims this minute by visitors who had stopped counting (passed while absent, or past their arrival window)' }),
 });
 const ReportTotalsSchema = Type.Object({
   arrivals: Type.Integer(),
@@ -79,6 +85,9 @@ const ReportTotalsSchema = Type.Object({
   peak_waiting_minute: Type.Union([Type.Integer(), Type.Null()]),
   peak_active_sessions: Type.Integer(),
   peak_prequeue: Type.Integer({ description: 'The most people in the pre-queue at the end of a minute' }),
+  peak_absent_waiting: Type.Integer({ description: 'The most people in line and absent at the end of a minute' }),
+  peak_no_shows: Type.Integer({ description: 'The most no-shows at the end of a minute' }),
+  late_arrivals: Type.Integer({ description: 'Late arrivals in the range' }),
   waits_measured: Type.Integer(),
   wait_p50_s: NullableSeconds,
   wait_p90_s: NullableSeconds,

@@ -9,8 +9,8 @@
 //
 // With --abandon some visitors close the tab on the way (abandon-plan.ts: while waiting, or once let in before
 // claiming) and send nothing more; with --come-back some of them return later and go on. A waiting visitor
-// also asks /queue_num with its request ID every --presence-beat, as Anteroom's waiting page does, which is
-// the sign of life the room's presence counts (docs/rooms.md).
+// also asks /queue_num with its request ID and beat=1 every --presence-beat, as Anteroom's waiting page does,
+// which is the sign of life the room's presence counts (docs/rooms.md).
 //
 // No visitor owns a loop or a timer: each answer schedules the visitor's next step on the wheel. GETs (the
 // polls) and POSTs (join, claims) may go through different clients: pipelined polling connections and undici. Only
@@ -212,7 +212,9 @@ export class Journey {
   };
 
   private queueNumPath(v: Visitor): string {
-    return `/queue_num?${this.eventQuery}&request_id=${encodeURIComponent(v.requestId!)}`;
+    // beat=1: Anteroom's page marks its polls as beats (docs/rooms.md); only such a poll counts for presence.
+    const beat = this.o.presenceBeatMs > 0 ? '&beat=1' : '';
+    return `/queue_num?${this.eventQuery}&request_id=${encodeURIComponent(v.requestId!)}${beat}`;
   }
 
   private readonly place = (v: Visitor): void => {

@@ -73,12 +73,12 @@ describe('room settings: one schema', () => {
     assert.deepEqual(defaultSettings('A'), result.settings);
   });
 
-  it('presence_timeout: absent means off in every room (VWR clients unchanged); 1–29 is refused', () => {
+  it('presence_timeout: absent means 60 in every room (safe: a visitor who never beat is never absent); 0 is off; 1–29 is refused', () => {
     const manual = parseRoomSettings({ event_id: 'A' });
     const automatic = parseRoomSettings({ event_id: 'A', admission: 'automatic', new_users_per_minute: 60, total_active_users: 5 });
     assert.ok(manual.ok && automatic.ok);
-    assert.equal(presenceTimeoutOf(manual.settings), 0);
-    assert.equal(presenceTimeoutOf(automatic.settings), 0);
+    assert.equal(presenceTimeoutOf(manual.settings), 60);
+    assert.equal(presenceTimeoutOf(automatic.settings), 60);
     assert.equal(presenceTimeoutOf({ ...automatic.settings, presence_timeout: 60 }), 60);
     assert.equal(presenceTimeoutOf({ ...automatic.settings, presence_timeout: 0 }), 0);
     assert.equal(problemOf({ event_id: 'A', presence_timeout: 20 }), 'presence_timeout: must be 0 (off) or at least 30');

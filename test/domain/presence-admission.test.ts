@@ -1,7 +1,8 @@
 // Admission that does not wait for people who left (issue 34), through a real node (SQLite store, HTTP API,
 // the admission job's tick): absent visitors are skipped without losing their place, the arrival window frees
 // capacity held by visitors who never come, late arrivals may overshoot the capacity by at most their number,
-// and a manual increment can count only present visitors. No sleeps: time moves when the test advances the clock.
+// a manual increment can count only present visitors, and a client that never beats (VWR's) is never skipped
+// with the default presence_timeout. No sleeps: time moves when the test advances the clock.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -33,8 +34,12 @@ describe('presence: admission that skips absent visitors', () => {
     assert.equal(await node.scheduler.runTick(admissionJob(node.room), Math.floor(node.clock.now() / 1000)), true);
   }
   const serving = async (eventId: string) => (await node.room.reports.counters(eventId)).serving;
+  /** A beat of Anteroom's waiting page: GET /queue_num with the request ID and beat=1. */
   const poll = async (eventId: string, requestId: string) =>
-    assert.equal((await node.get(`/queue_num?event_id=${eventId}&request_id=${requestId}`)).status, 200);
+    assert.equal((await node.get(`/queue_num?event_id=${eventId}&request_id=${requestId}&beat=1`)).status, 200);
+  const pollAll = async (eventId: string, ids: readonly string[]) => {
+    for (const id of ids) await poll(eventId, id);
+  };
   const claim = (eventId: string, requestId: string) => read(node.post('/generate_token', { event_id: eventId, request_id: requestId }));
   const joinMany = async (eventId: string, n: number) => {
     const ids: string[] = [];
@@ -50,7 +55,8 @@ describe('presence: admission that skips absent visitors', () => {
   it('passes absent visitors, keeps their place, and lets them in at once when they come back (a late arrival)', async () => {
     await node.rooms.put(room('Skip'));
     const ids = await joinMany('Skip', 6);
-    node.clock.advance(31); // everyone's join is older than the timeout: all absent
+    await pollAll('Skip', ids);
+    node.clock.advance(31); // everyone's last beat is older than the timeout: all absent
     await tick();
     assert.equal(await serving('Skip'), 0, 'nobody present: the counter stays where it is');
     for (const i of [2, 4, 5]) await poll('Skip', ids[i]!); // positions 3, 5 and 6 are there
@@ -100,6 +106,7 @@ describe('presence: admission that skips absent visitors', () => {
   it('a manual increment with present_only counts present visitors only', async () => {
     await node.rooms.put(eventSettings('Manual', { presence_timeout: 30 }));
     const ids = await joinMany('Manual', 5);
+    await pollAll('Manual', ids);
     node.clock.advance(31);
     await poll('Manual', ids[1]!);
     await poll('Manual', ids[3]!);
@@ -120,6 +127,7 @@ describe('presence: admission that skips absent visitors', () => {
   it('an open /stream that names the request ID is a sign of life', async () => {
     await node.rooms.put(eventSettings('Streamed', { presence_timeout: 30 }));
     const ids = await joinMany('Streamed', 3);
+    await pollAll('Streamed', ids);
     node.clock.advance(31);
     assert.equal((await figures('Streamed')).present_waiting, 0);
     const res = await node.get(`/stream?event_id=Streamed&request_id=${ids[1]!}`).catch(() => undefined);
@@ -130,5 +138,26 @@ describe('presence: admission that skips absent visitors', () => {
     assert.equal(seen.present_waiting, 1);
     assert.equal(seen.absent_waiting, 2);
     await reader.cancel();
+  });
+
+  it('with the default presence_timeout, a client that never beats (VWR\'s: join, /queue_num once, then /serving_num) is never skipped; one that beat and stopped is', async () => {
+    const { presence_timeout: _unset, ...defaults } = room('Vwr', { total_active_users: 2, arrival_window: 120 });
+    await node.rooms.put(defaults);
+    const [vwr, stopped, page, vwrLater] = await joinMany('Vwr', 4);
+    // VWR's client learns its number once (no beat), then polls the serving counter only.
+    for (const id of [vwr!, vwrLater!]) assert.equal((await node.get(`/queue_num?event_id=Vwr&request_id=${id}`)).status, 200);
+    await poll('Vwr', stopped!); // Anteroom's page, closed after its first beat
+    for (let step = 0; step < 10; step++) {
+      node.clock.advance(10);
+      await poll('Vwr', page!); // Anteroom's page, open
+      assert.equal((await node.get('/serving_num?event_id=Vwr')).status, 200);
+    }
+    const seen = await figures('Vwr');
+    assert.equal(seen.absent_waiting, 1, 'only the page that beat and stopped is absent after 100 s');
+    assert.equal(seen.present_waiting, 3);
+    await tick();
+    assert.equal(await serving('Vwr'), 3, 'two places: 1 (never beat) and 3 (beating); 2 passed');
+    assert.equal((await claim('Vwr', vwr!)).status, 200, 'the VWR client is admitted in its turn');
+    assert.equal((await claim('Vwr', vwrLater!)).status, 202);
   });
 });

@@ -71,7 +71,7 @@ describe('GET /openapi.json', () => {
     });
     assert.equal(refused.status, 400);
     const query = doc.paths['/queue_num']!.get!.parameters!.map((p) => `${p.in}:${p.name}`).sort();
-    assert.deepEqual(query, ['query:event_id', 'query:request_id']);
+    assert.deepEqual(query, ['query:beat', 'query:event_id', 'query:request_id'], 'beat: a presence beat (issue 34)');
   });
 
   it('every operation documents its error answers; private ones their credentials and 401/403', () => {

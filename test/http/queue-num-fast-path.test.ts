@@ -20,9 +20,9 @@ async function routedQueueNums(node: TestNode): Promise<number> {
 }
 
 /** One /queue_num poll, and whether the routed path answered it (false: from memory). */
-async function poll(node: TestNode, requestId: string, eventId = 'Sample') {
+async function poll(node: TestNode, requestId: string, eventId = 'Sample', suffix = '') {
   const routedBefore = await routedQueueNums(node);
-  const res = await node.get(`/queue_num?event_id=${eventId}&request_id=${requestId}`);
+  const res = await node.get(`/queue_num?event_id=${eventId}&request_id=${requestId}${suffix}`);
   const answer = {
     status: res.status,
     body: (await res.json()) as Record<string, unknown>,
@@ -32,9 +32,9 @@ async function poll(node: TestNode, requestId: string, eventId = 'Sample') {
 }
 
 /** Polls until an answer comes from memory (the counters must be in memory first); that answer. */
-async function pollUntilFromMemory(node: TestNode, requestId: string, eventId = 'Sample') {
+async function pollUntilFromMemory(node: TestNode, requestId: string, eventId = 'Sample', suffix = '') {
   for (let i = 0; i < 50; i++) {
-    const answer = await poll(node, requestId, eventId);
+    const answer = await poll(node, requestId, eventId, suffix);
     if (!answer.routed) return answer;
     await node.get(`/serving_num?event_id=${eventId}`);
   }
@@ -59,6 +59,27 @@ describe('GET /queue_num from memory (SQLite)', () => {
     assert.equal(fast.status, 200);
     assert.equal(fast.headers['cache-control'], 'public, max-age=60');
     assert.deepEqual(Object.keys(fast.body), ['queue_number', 'entry_time', 'event_id', 'status', 'people_ahead']);
+  });
+
+  it('a beat (beat=1, presence) is answered from memory too, the same answer but never cacheable; it marks the visitor, a poll without it does not', async () => {
+    await node.rooms.put(eventSettings('Beats'));
+    const [beating, plain] = [await join(node, 'Beats'), await join(node, 'Beats')];
+    const routedBeat = await poll(node, beating, 'Beats', '&beat=1');
+    assert.equal(routedBeat.routed, true);
+    assert.equal(routedBeat.headers['cache-control'], 'no-store', 'a beat is never cached: a cache in front would swallow it');
+    const fast = await pollUntilFromMemory(node, beating, 'Beats', '&beat=1');
+    assert.deepEqual({ ...fast, routed: true }, routedBeat);
+    const plainPoll = await poll(node, beating, 'Beats');
+    assert.deepEqual({ ...plainPoll.body }, routedBeat.body, 'the same answer without beat=1, cacheable as ever');
+    assert.equal(plainPoll.headers['cache-control'], 'public, max-age=60');
+    await pollUntilFromMemory(node, plain, 'Beats');
+    node.clock.advance(61);
+    const presence = async () =>
+      (await read<{ presence: { present_waiting: number; absent_waiting: number } }>(node.admin('GET', '/rooms/Beats/figures'))).body.presence;
+    assert.deepEqual(await presence(), { ...(await presence()), absent_waiting: 1, present_waiting: 1 }, 'beat 61 s ago (presence_timeout 60 by default); the other never beat');
+    const again = await poll(node, beating, 'Beats', '&beat=1');
+    assert.equal(again.routed, false, 'answered from memory');
+    assert.deepEqual(await presence(), { ...(await presence()), absent_waiting: 0, present_waiting: 2 }, 'the beat from memory marked the visitor');
   });
 
   it('answers from memory from the second poll on, even right after a write (no other poll in between)', async () => {

@@ -47,7 +47,8 @@ describe('after-event report', () => {
       assert.equal(
         lines[0],
         'minute,arrivals,admissions,claims,leaves,completions,abandons,expiries,waiting,active_sessions,serving_counter,' +
-          'waits_measured,wait_p50_s,wait_p90_s,wait_p99_s,estimates_judged,estimate_error_p50_s,estimate_error_p90_s,prequeue',
+          'waits_measured,wait_p50_s,wait_p90_s,wait_p99_s,estimates_judged,estimate_error_p50_s,estimate_error_p90_s,prequeue,' +
+          'present_waiting,absent_waiting,no_shows,late_arrivals',
       );
       assert.equal(lines.length, 3);
       assert.ok(lines[2]!.startsWith(`${start + 60},1,2,`));
@@ -57,6 +58,35 @@ describe('after-event report', () => {
       };
       assert.deepEqual(later.minutes.map((m) => [m.arrivals, m.admissions]), [[1, 2]]);
       assert.equal((await fetch(`${node.privateUrl}/rooms/Nope/report`, { headers: ADMIN })).status, 404);
+    } finally {
+      await node.close();
+    }
+  });
+
+  it('reports presence each minute: present and absent waiting, no-shows, late arrivals (issue 34)', async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 24, 12, 0, 0));
+    const start = clock.now() / 1000;
+    const node = await startTestNode({}, { clock });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push(await joinQueue(node));
+      const beat = (id: string) => read(node.get(`/queue_num?event_id=Sample&request_id=${id}&beat=1`));
+      await beat(ids[1]!);
+      await beat(ids[2]!);
+      clock.advance(70);
+      await beat(ids[2]!);
+      // 1 never beat (present), 2 beat 70 s ago (absent: the default presence_timeout is 60), 3 beats.
+      await node.room.reports.recordHistory(86_400);
+      const report = (await (await fetch(`${node.privateUrl}/rooms/Sample/report?from=${start}&to=${start + 120}`, { headers: ADMIN })).json()) as {
+        minutes: Record<string, number>[];
+        totals: Record<string, number>;
+      };
+      assert.deepEqual(
+        report.minutes.map((m) => [m.present_waiting, m.absent_waiting, m.no_shows, m.late_arrivals]),
+        [[2, 1, 0, 0]],
+      );
+      assert.equal(report.totals.peak_absent_waiting, 1);
+      assert.equal(report.totals.late_arrivals, 0);
     } finally {
       await node.close();
     }

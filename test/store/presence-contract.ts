@@ -1,7 +1,7 @@
 // The presence part of the store contract (issue 34, src/domain/ports/presence.ts), run by runStoreContract for
 // every store: SQLite, Redis standalone and Cluster, the AWS composite store (and Sentinel, presence-sentinel.test.ts).
-// A store may count everyone present until it has watched for one presence timeout (SQLite after a restart):
-// each test starts watching well before its first mark.
+// A position that never beat (was never marked) is never absent: each test's room has every position beat long
+// before (BEAT_LONG_AGO), so that a position not marked since is absent.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -14,17 +14,18 @@ let counter = 0;
 const freshEvent = () => `presence-${process.pid}-${Date.now()}-${++counter}`;
 const T = 1_900_000_000;
 const WINDOW = 5;
+const BEAT_LONG_AGO = T - 1000;
 
 function query(now: number, overrides: Partial<PresenceQuery> = {}): PresenceQuery {
   return { now, timeout: 60, windowSeconds: WINDOW, arrivalCutoff: null, rateWindowStart: now - 59, limit: 10, ...overrides };
 }
 
-async function room(store: Store, count: number, entryTime = T): Promise<{ eventId: string; ids: string[] }> {
+async function room(store: Store, count: number, entryTime = T, beaten = true): Promise<{ eventId: string; ids: string[] }> {
   const eventId = freshEvent();
   const ids = Array.from({ length: count }, () => randomUUID());
   await store.assignPositions(eventId, ids.map((requestId) => ({ requestId, entryTime })));
-  // Watching since long before (see the top of this file).
-  await store.presence.markSeen(eventId, [], T - 10_000, WINDOW);
+  // Every position beat long ago (see the top of this file).
+  if (beaten) await store.presence.markSeen(eventId, Array.from({ length: count }, (_, i) => i + 1), BEAT_LONG_AGO, WINDOW);
   return { eventId, ids };
 }
 
@@ -50,6 +51,38 @@ export function runPresenceContract(open: () => Promise<Store>): void {
     const off = await store.presence.presenceView(eventId, query(T + 80, { timeout: 0, limit: 3 }));
     assert.equal(off.presentWaiting, 10);
     assert.deepEqual(off.nextPresent, [1, 2, 3]);
+  });
+
+  it('presence: a position that never beat is never absent, however long ago it joined', async () => {
+    const store = await open();
+    const { eventId } = await room(store, 6, T, false);
+    const quiet = await store.presence.presenceView(eventId, query(T + 3600));
+    assert.equal(quiet.presentWaiting, 6, 'no position of the room ever beat');
+    assert.deepEqual(quiet.nextPresent, [1, 2, 3, 4, 5, 6]);
+    // 2 and 5 beat once: an hour later they are absent, the others still present.
+    await store.presence.markSeen(eventId, [2, 5], T, WINDOW);
+    const later = await store.presence.presenceView(eventId, query(T + 3600));
+    assert.equal(later.presentWaiting, 4);
+    assert.equal(later.absentWaiting, 2);
+    assert.deepEqual(later.nextPresent, [1, 3, 4, 6]);
+    const soon = await store.presence.presenceView(eventId, query(T + 30));
+    assert.equal(soon.presentWaiting, 6, 'within the timeout of their beat, 2 and 5 are present');
+  });
+
+  it('presence: deleteRoomData forgets the room\'s presence: created again, nobody has beaten, skipped or arrived late', async () => {
+    const store = await open();
+    const { eventId } = await room(store, 4);
+    await store.incrementServing(eventId, 2, T);
+    await store.presence.recordTick(eventId, [[1, 2]], T, 0);
+    assert.equal(await store.presence.recordClaim(eventId, 1, false), true);
+    await store.deleteRoomData(eventId);
+    await store.assignPositions(eventId, Array.from({ length: 4 }, () => ({ requestId: randomUUID(), entryTime: T + 1 })));
+    const view = await store.presence.presenceView(eventId, query(T + 2));
+    assert.equal(view.presentWaiting, 4, 'the old beats are gone: nobody is absent');
+    assert.equal(view.absentWaiting, 0);
+    assert.equal(view.skippedInWindow, 0);
+    assert.equal(view.lateArrivals, 0);
+    assert.equal(await store.presence.recordClaim(eventId, 1, false), false, 'position 1 was not skipped in this room');
   });
 
   it('presence: left positions are neither present nor absent, and never listed as next', async () => {
@@ -117,13 +150,13 @@ export function runPresenceContract(open: () => Promise<Store>): void {
   it('presence: a reset starts presence afresh', async () => {
     const store = await open();
     const { eventId } = await room(store, 3);
-    await store.presence.markSeen(eventId, [1, 2, 3], T, WINDOW);
     await store.presence.recordTick(eventId, [[1, 1]], T, 0);
     await store.resetEvent(eventId);
     await store.assignPositions(eventId, [{ requestId: randomUUID(), entryTime: T + 1 }, { requestId: randomUUID(), entryTime: T + 1 }]);
+    await store.presence.markSeen(eventId, [2], T - 500, WINDOW);
     const view = await store.presence.presenceView(eventId, query(T + 2));
-    assert.equal(view.presentWaiting, 0);
-    assert.equal(view.absentWaiting, 2);
+    assert.equal(view.presentWaiting, 1, 'position 1 of the new run never beat (the old run\'s position 1 did, long ago)');
+    assert.equal(view.absentWaiting, 1, 'position 2 beat, long ago');
     assert.equal(view.skippedInWindow, 0);
     assert.equal(await store.presence.recordClaim(eventId, 1, false), false);
   });

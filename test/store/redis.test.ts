@@ -79,8 +79,18 @@ describe('redis store', () => {
       await store.issueTokenIfAbsent(event, newTokenRecord({ requestId: a, position: 1, now: 1, validityPeriod: 60, issuer: 'i', kid: 'k' }));
       await store.saveAuthorization(event, a, 'x');
       await store.addSigningKeyIfNone(event, { kid: 'k', privateJwk: '{}', publicJwk: '{}', createdAt: 1 });
+      // Presence keys of the generation a reset ends, and of the current one (src/store/redis/presence.ts).
+      const presence = async () => {
+        await store.presence.markSeen(event, [1], 3, 5);
+        await store.presence.recordTick(event, [[1, 1]], 3, 0);
+        await store.presence.recordClaim(event, 1, true);
+      };
+      await presence();
       await store.resetEvent(event);
+      assert.deepEqual(await inspector.keys(`${keyPrefix}{${event}}:p[wbist]:0*`), [], 'a reset deletes the presence keys of the generation it ends');
       await store.assignPositions(event, [{ requestId: randomUUID(), entryTime: 2 }]);
+      await presence();
+      assert.equal((await inspector.keys(`${keyPrefix}{${event}}:p[wbist]:1*`)).length, 5, 'a window, the beating, index, skipped and stats keys');
       assert.ok((await inspector.keys(`${keyPrefix}{${event}}:*`)).length >= 4);
 
       assert.equal(await store.deleteRoomSettings(event), true);

@@ -63,6 +63,19 @@ describe("the visitor's page", { timeout: 240_000 }, () => {
     await context.close();
   });
 
+  it('the page beats (presence, issue 34): its place lookup carries beat=1, answered no-store', async () => {
+    await admin(node, '/reset_initial_state', { event_id: 'Sample' });
+    const context = await browser.newContext({ viewport: SIZES[0] });
+    const page = await context.newPage();
+    const beat = page.waitForResponse((r) => /\/queue_num\?event_id=Sample&request_id=[0-9a-f-]{36}&beat=1$/.test(r.url()), { timeout: TIMEOUT });
+    await page.goto(`${node.url}/waiting-room-site/`);
+    await page.getByRole('button', { name: 'Reserve' }).click();
+    const answer = await beat;
+    assert.equal(answer.status(), 200);
+    assert.equal(answer.headers()['cache-control'], 'no-store');
+    await context.close();
+  });
+
   it('the turn changes the tab title and icon; the notification waits for its button', async () => {
     await admin(node, '/reset_initial_state', { event_id: 'Sample' });
     const context = await browser.newContext({ viewport: SIZES[0] });

@@ -1,4 +1,5 @@
-// Charts of the control panel (uPlot: ~50 KB, canvas, no dependencies): queue length and serving counter, and
+// Charts of the control panel (uPlot: ~50 KB, canvas, no dependencies): queue length (and how many of those
+// waiting are absent: presence, issue 34) and serving counter, and
 // the admission rate derived from the serving counter. The room's history (GET /private/rooms/{id}/report, one
 // sample a minute, kept by the server) is loaded for the range picked, so the charts survive a reload and show
 // past events; while the range ends now, the panel's own samples (every 2 s) are added as they come.
@@ -12,6 +13,8 @@ export interface CounterSample {
   waiting: number;
   /** In the pre-queue (no position yet, not in `waiting`); 0 without a draw. */
   prequeue: number;
+  /** Of those waiting, absent (presence, issue 34); 0 where nobody beats or the server has no presence. */
+  absent: number;
 }
 
 export const HISTORY_MS = 10 * 60_000;
@@ -105,6 +108,7 @@ export class LiveCharts {
           {},
           { label: 'Waiting', scale: 'people', stroke: '#0b5cad', width: 2, fill: 'rgba(11, 92, 173, 0.08)' },
           { label: 'Pre-queue', scale: 'people', stroke: '#6b3fa0', width: 2, dash: [2, 3] },
+          { label: 'Absent (of those waiting)', scale: 'people', stroke: '#8a8f98', width: 2, dash: [1, 3] },
           { label: 'Serving counter', scale: 'counter', stroke: '#b3470a', width: 2, dash: [6, 3] },
         ],
         axes: [
@@ -113,7 +117,7 @@ export class LiveCharts {
           { ...axisStyle, scale: 'counter', side: 1, label: 'serving counter', grid: { show: false } },
         ],
       },
-      [[], [], [], []],
+      [[], [], [], [], []],
       options.queue,
     );
     this.rate = new uPlot(
@@ -138,15 +142,16 @@ export class LiveCharts {
     const samples = history.samples;
     const times = samples.map((s) => s.atMs / 1000);
     const rates = samples.map((_s, i) => history.rateAt(i));
-    this.queue.setData([times, samples.map((s) => s.waiting), samples.map((s) => s.prequeue), samples.map((s) => s.serving)]);
+    this.queue.setData([times, samples.map((s) => s.waiting), samples.map((s) => s.prequeue), samples.map((s) => s.absent), samples.map((s) => s.serving)]);
     this.rate.setData([times, rates]);
     const last = samples.at(-1);
     const lastRate = rates.at(-1);
     this.queueElement.dataset.samples = String(samples.length);
     const peak = samples.reduce((most, s) => Math.max(most, s.waiting), 0);
     const prequeue = last && last.prequeue > 0 ? ` ${last.prequeue} in the pre-queue;` : '';
+    const absent = last && last.absent > 0 ? ` (${last.absent} of them absent)` : '';
     this.queueSummary.textContent = last
-      ? `Latest: ${last.waiting} waiting;${prequeue} serving counter ${last.serving}. Most waiting in the range: ${peak}.`
+      ? `Latest: ${last.waiting} waiting${absent};${prequeue} serving counter ${last.serving}. Most waiting in the range: ${peak}.`
       : 'No data yet.';
     this.rateSummary.textContent =
       lastRate === null || lastRate === undefined ? 'No data yet.' : `Latest: about ${Math.round(lastRate)} people let in per minute.`;

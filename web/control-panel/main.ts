@@ -109,6 +109,7 @@ async function loadHistory(s: Session): Promise<void> {
       serving: m.serving_counter,
       waiting: m.waiting,
       prequeue: m.prequeue ?? 0,
+      absent: m.absent_waiting ?? 0,
     }));
     history.load(recorded);
     charts.update(history);
@@ -139,7 +140,7 @@ function setControlsEnabled(enabled: boolean): void {
 
 const selectedRoom = (s: Session): Room | undefined => s.rooms.find((room) => room.event_id === s.selected);
 
-function chart(s: Session, serving: number, waiting: number, prequeue: number, nowMs: number): void {
+function chart(s: Session, serving: number, waiting: number, prequeue: number, absent: number, nowMs: number): void {
   const key = `${s.panel.publicApiUrl}#${s.selected}`;
   if (key !== chartedRoom) {
     history.clear();
@@ -148,7 +149,7 @@ function chart(s: Session, serving: number, waiting: number, prequeue: number, n
     void loadHistory(s);
   }
   // A range that ends now is live; a past one stays as the server recorded it.
-  if ('lastS' in chartRange) history.add({ atMs: nowMs, serving, waiting, prequeue });
+  if ('lastS' in chartRange) history.add({ atMs: nowMs, serving, waiting, prequeue, absent });
   charts.update(history);
 }
 
@@ -170,7 +171,7 @@ async function refresh(s: Session): Promise<void> {
       if (s.stopped) return;
       ui.roomsCard.hidden = true;
       renderLegacy(s.selected, figures, now);
-      chart(s, figures.serving, figures.waiting_num, 0, now);
+      chart(s, figures.serving, figures.waiting_num, 0, 0, now);
     }
     if (s.stopped) return;
     if (!s.connected || s.failures > 0) {
@@ -217,7 +218,7 @@ async function refreshRooms(s: Session, now: number): Promise<void> {
   }
   const f = s.figures.get(room.event_id);
   renderRoom(room, f, now);
-  if (f) chart(s, f.serving, f.in_line, f.prequeue_num ?? 0, now);
+  if (f) chart(s, f.serving, f.in_line, f.prequeue_num ?? 0, f.presence?.absent_waiting ?? 0, now);
   await refreshDraw(s, room, f?.phase ?? room.phase, now);
 }
 

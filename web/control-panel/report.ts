@@ -52,6 +52,9 @@ function renderTotals(totals: ReportTotals): void {
     ['Most waiting', `${formatNumber(totals.peak_waiting)}${at}`],
     ['Most active sessions', formatNumber(totals.peak_active_sessions)],
     ['Most in the pre-queue', formatNumber(totals.peak_prequeue ?? 0)],
+    ['Most absent while waiting', formatNumber(totals.peak_absent_waiting ?? 0)],
+    ['Most no-shows', formatNumber(totals.peak_no_shows ?? 0)],
+    ['Late arrivals', formatNumber(totals.late_arrivals ?? 0)],
     ['Waits measured', formatNumber(totals.waits_measured)],
     ['Median wait', duration(totals.wait_p50_s)],
     ['90th percentile wait', duration(totals.wait_p90_s)],
@@ -122,6 +125,9 @@ function render(report: ReportMessage['report']): void {
   chart('waiting-chart', times, range, [
     { label: 'Waiting', values: m.map((r) => r.waiting), stroke: '#0b5cad', fill: 'rgba(11, 92, 173, 0.08)' },
     { label: 'Pre-queue', values: m.map((r) => r.prequeue ?? 0), stroke: '#6b3fa0', dash: [2, 3] },
+    { label: 'Absent (of those waiting)', values: m.map((r) => r.absent_waiting ?? 0), stroke: '#8a8f98', dash: [1, 3] },
+    { label: 'No-shows', values: m.map((r) => r.no_shows ?? 0), stroke: '#a0162b', dash: [4, 3] },
+    { label: 'Late arrivals (per min)', values: m.map((r) => r.late_arrivals ?? 0), stroke: '#b3470a', dash: [6, 3] },
   ], 'people');
   chart('active-chart', times, range, [{ label: 'Active sessions', values: m.map((r) => r.active_sessions), stroke: '#6b3fa0', fill: 'rgba(107, 63, 160, 0.08)' }], 'sessions');
   chart('wait-chart', times, range, [

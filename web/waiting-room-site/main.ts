@@ -18,8 +18,8 @@ const POLL_MS = 3_000;
 /** With the counter stream open, a poll now and then all the same, in case the stream stalls unnoticed. */
 const STREAM_SAFETY_POLL_MS = 60_000;
 /**
- * How often a page that polls tells the room it is still there (GET /queue_num with its request ID: presence,
- * docs/rooms.md "Presence and the arrival window"); the stream tells it by being open (its URL names the ID).
+ * How often a page that polls tells the room it is still there (GET /queue_num with its request ID and beat=1:
+ * presence, docs/rooms.md "Presence and the arrival window"); the stream tells it by being open (its URL names the ID).
  */
 const PRESENCE_BEAT_MS = 10_000;
 /** After the server refused the stream, ask for it again this much later (a node may have room again). */
@@ -372,7 +372,7 @@ async function pollCounters(s: Session): Promise<void> {
   const [servingRes, waitingRes, positionRes] = await Promise.all([
     get(`/serving_num?${eventQuery}`),
     get(`/waiting_num?${eventQuery}`),
-    beat || refreshAhead ? get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}`) : undefined,
+    beat || refreshAhead ? get(`/queue_num?${eventQuery}&request_id=${encodeURIComponent(s.visit.requestId)}${beat ? '&beat=1' : ''}`) : undefined,
   ]);
   for (const response of [servingRes, waitingRes]) {
     if (response.status >= 400) throw new Fatal(t('unknown_room'));

@@ -30,9 +30,9 @@ export interface PresenceQuery {
 export interface PresenceView {
   serving: number;
   queue: number;
-  /** Waiting (after the counter, not left) and seen within the timeout. */
+  /** Waiting (after the counter, not left) and seen within the timeout, or never beaten. */
   presentWaiting: number;
-  /** Waiting and not seen within the timeout. */
+  /** Waiting, beaten once, and not seen within the timeout. */
   absentWaiting: number;
   /**
    * Admitted, not claimed, not expired, not left, within their arrival window and present: the visitors who
@@ -64,7 +64,10 @@ export interface PresenceStore {
    * instead of batching.
    */
   readonly inProcess: boolean;
-  /** Merges the positions a node saw during one presence window (`now`'s) into the room's presence. One atomic unit. */
+  /**
+   * Merges the positions whose beats a node saw during one presence window (`now`'s) into the room's presence:
+   * they have beaten (a position that never beat is never absent) and were seen at `now`. One atomic unit.
+   */
   markSeen(eventId: string, positions: readonly number[], now: number, windowSeconds: number): Promise<void>;
   /** See PresenceView. Read at one instant. */
   presenceView(eventId: string, query: PresenceQuery): Promise<PresenceView>;

@@ -497,6 +497,17 @@ export interface HistorySample {
   active: number;
   /** People in the pre-queue without a position (src/domain/prequeue-figures.ts); absent in older samples. */
   prequeue?: number;
+  /** The room's presence figures at the minute (src/domain/presence-figures.ts); absent in older samples. */
+  presence?: HistoryPresence;
+}
+
+/** What the history keeps of a room's presence figures (issue 34). */
+export interface HistoryPresence {
+  present_waiting: number;
+  absent_waiting: number;
+  no_shows: number;
+  /** Since the last reset (the report counts each minute's from the difference). */
+  late_arrivals: number;
 }
 
 /** Per-room history at one-minute resolution. */

@@ -32,8 +32,8 @@ export interface QueueServiceDeps {
   events: EventPublisher;
   botDefence: BotDefence;
   estimates: WaitEstimates;
-  /** Marks the visitors seen (../presence.ts): a poll of /queue_num and a join are signs of life. */
-  presence: Pick<PresenceTracker, 'seen' | 'seenAll'>;
+  /** Marks the visitors seen (../presence.ts): a /queue_num poll with beat=1 is a beat. */
+  presence: Pick<PresenceTracker, 'seen'>;
   joinBatch?: { maxBatch?: number; windowMs?: number; queueWaitMs?: number | undefined } | undefined;
   /** Asynchronous intake (see WaitingRoomDeps.intake). */
   intake?: ((eventId: string, joins: readonly JoinRequest[]) => Promise<void>) | undefined;
@@ -53,7 +53,7 @@ export class QueueService {
   readonly peopleAhead: PeopleAhead;
   /** Positions found by /queue_num, answered from memory while the counters say nothing changed (../position-cache.ts). */
   private readonly positions = new PositionCache();
-  private readonly presence: Pick<PresenceTracker, 'seen' | 'seenAll'>;
+  private readonly presence: Pick<PresenceTracker, 'seen'>;
 
   constructor(deps: QueueServiceDeps) {
     this.store = deps.store;
@@ -163,9 +163,11 @@ export class QueueService {
     return this.botDefence.limitWrite(client, perMinute);
   }
 
+  /** `beat`: the client beats (Anteroom's waiting page sends beat=1): a sign of life for presence (../presence.ts). */
   async queueNum(
     eventId: unknown,
     requestId: unknown,
+    beat = false,
   ): Promise<Answer<{ queue_number: number; entry_time: number; event_id: string; status: 1; wait_estimate_s?: [number, number]; people_ahead?: number }>> {
     const { event, requestId: id } = this.context.eventAndRequest(eventId, requestId);
     // The counters the position is kept with, read before it (../position-cache.ts); only where polls are answered from memory.
@@ -177,7 +179,7 @@ export class QueueService {
       if (parked) return ok({ queue_number: parked.position, entry_time: parked.entryTime, event_id: event.event_id, status: 1 });
       return (await this.context.waitsForDraw(event, id)) ? Pending.awaitingDraw : Pending.requestIdNotFound;
     }
-    this.presence.seen(event.event_id, position.position);
+    if (beat) this.presence.seen(event.event_id, position.position);
     const estimate = await this.estimateFor(event.event_id, id, position.position, position.entryTime);
     return ok({
       queue_number: position.position,
@@ -241,11 +243,10 @@ export class QueueService {
    * GET /queue_num's 200 body for a lowercase request ID, from memory (../position-cache.ts), or undefined: the
    * caller then takes the ordinary path. Never reads the store and never blocks (the polling fast path).
    */
-  queueNumInMemory(eventId: string, requestId: string): string | undefined {
+  queueNumInMemory(eventId: string, requestId: string, beat = false): string | undefined {
     const counters = this.store.peekCounters && this.context.catalog.get(eventId) ? this.store.peekCounters(eventId) : undefined;
-    return counters && positionAnswer(this.positions, this.estimates, eventId, requestId, counters, this.context.now() * 1000, this.peopleAhead, (position) =>
-      this.presence.seen(eventId, position),
-    );
+    const seen = beat ? (position: number) => this.presence.seen(eventId, position) : undefined;
+    return counters && positionAnswer(this.positions, this.estimates, eventId, requestId, counters, this.context.now() * 1000, this.peopleAhead, seen);
   }
 
   /** Whether the store can answer polls from memory at all (when not, the fast path is not installed). */
@@ -327,7 +328,6 @@ export class QueueService {
   private async commitJoins(eventId: string, joins: readonly JoinRequest[]): Promise<number[]> {
     if (this.context.routesToPrequeue(eventId)) return this.store.joinPrequeue(eventId, joins, newDrawCandidate());
     const positions = await this.store.assignPositions(eventId, joins);
-    this.presence.seenAll(eventId, positions);
     await this.bindJoins(eventId, joins);
     return positions;
   }

@@ -126,7 +126,9 @@ export class ReportService {
         this.store.countActiveTokens(eventId, now),
         readPrequeueNum(this.store, room),
       ]);
-      await this.store.recordHistory(eventId, { minute, counters, active, prequeue }, keepSeconds);
+      const { present_waiting, absent_waiting, no_shows, late_arrivals } = await this.presence.figures(room, { activeSessions: active });
+      const presence = { present_waiting, absent_waiting, no_shows, late_arrivals };
+      await this.store.recordHistory(eventId, { minute, counters, active, prequeue, presence }, keepSeconds);
     }
     await this.flushWaits(keepSeconds);
   }

@@ -1,13 +1,17 @@
 // Presence on Redis (issue 34; the port: src/domain/ports/presence.ts). Keys, under the room's hash tag (so a
-// Cluster keeps them in the room's slot) and its reset generation G (the counters' 'g': a reset starts presence
-// afresh, and the old keys expire by themselves):
-//   ar:{E}:pw:G:<W>:<i>  bitmap   positions seen in presence window i (W seconds long): one SETBIT per position
-//                                 per node per flush (lua/presence/presenceMarkSeen.lua); expires after 14 W
-//   ar:{E}:pv:G          bitmap   scratch: the windows a timeout reaches back to, BITOP OR'ed by
-//                                 presenceView.lua and deleted in the same script
+// Cluster keeps them in the room's slot) and its reset generation G (the counters' 'g'):
+//   ar:{E}:pw:G:<W>:<i>  bitmap   positions that beat in presence window i (W seconds long): one SETBIT per
+//                                 position per node per flush (lua/presence/presenceMarkSeen.lua); expires after 14 W
+//   ar:{E}:pb:G          bitmap   positions that ever beat (the others are never absent)
+//   ar:{E}:pi:G          zset     the window keys written (score: the window's first second), for deletion
+//   ar:{E}:pv:G          bitmap   scratch: the absent positions, from the windows a timeout reaches back to
+//                                 (BITOP OR), inverted, AND the beating ones; built by presenceView.lua and
+//                                 deleted in the same script
 //   ar:{E}:ps:G          bitmap   positions the counter passed while they were absent (presenceRecordTick.lua)
 //   ar:{E}:pt:G          hash     k<second> → positions skipped that second (last 120 s); ns → the no-show
 //                                 boundary; la → late arrivals
+// A reset deletes the generation's keys (resetEvent.lua), and so does deleteRoomData (deleteRoomData.lua; both
+// through lua/includes/presenceKeys.lua).
 // The scripts write only soft state: they carry the write fence like every writing script, and are never
 // followed by WAIT (a lost mark costs a visitor a few seconds of presence, never a place).
 

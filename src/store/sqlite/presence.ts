@@ -3,10 +3,10 @@
 // each) and a mark costs no I/O. The positions, tokens, left positions and serving history are read from the
 // database (short indexed range reads on the event loop, like the admission snapshot's).
 //
-// Not kept across a restart: marks, skips, late arrivals and the no-show boundary. So that a restart does not
-// make everyone look absent, a room counts everyone as present until the process has watched it for one whole
-// presence timeout (`startedAt`); the no-show boundary starts where it stands at the first tick (no announcement
-// of older no-shows); the late-arrival count starts at 0.
+// Not kept across a restart: marks, skips, late arrivals and the no-show boundary. A restart makes nobody look
+// absent: a position that never beat is never absent (src/domain/presence-settings.ts), and after a restart no
+// position has beaten until its next beat; the no-show boundary starts where it stands at the first tick (no
+// announcement of older no-shows); the late-arrival count starts at 0.
 
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { PresenceQuery, PresenceStore, PresenceView, TickRecord } from '../../domain/ports/presence.ts';
@@ -14,7 +14,7 @@ import type { Counters } from '../../domain/ports/store.ts';
 
 interface RoomPresence {
   generation: number;
-  /** Position → the last second it was seen (0 = never). */
+  /** Position → the last second it beat (0 = never: never absent). */
   lastSeen: Uint32Array;
   /** Positions passed while absent. */
   skipped: Set<number>;
@@ -37,8 +37,6 @@ export class SqlitePresence implements PresenceStore {
   readonly inProcess = true;
   private readonly rooms = new Map<string, RoomPresence>();
   private readonly counters: (eventId: string) => Promise<Counters>;
-  /** The first `now` this process was told of (epoch seconds): when it started watching. */
-  private startedAt: number | null = null;
   private readonly sql: Record<'reachedBefore' | 'tokensIn' | 'leftIn', StatementSync>;
 
   constructor(options: SqlitePresenceOptions) {
@@ -67,13 +65,7 @@ export class SqlitePresence implements PresenceStore {
     return room;
   }
 
-  private watchedSince(now: number): number {
-    this.startedAt ??= now;
-    return this.startedAt;
-  }
-
   async markSeen(eventId: string, positions: readonly number[], now: number): Promise<void> {
-    this.watchedSince(now);
     const counters = await this.counters(eventId);
     const room = this.room(eventId, counters.generation ?? 0);
     for (const position of positions) {
@@ -96,10 +88,10 @@ export class SqlitePresence implements PresenceStore {
     const counters = await this.counters(eventId);
     const room = this.room(eventId, counters.generation ?? 0);
     const { queue, serving, maxExpired } = counters;
-    // Presence off, or not watched for a whole timeout yet (a restart): everyone counts as present.
-    const watching = q.timeout > 0 && q.now - this.watchedSince(q.now) >= q.timeout;
+    // Presence off: everyone counts as present; on: absent only a position that beat, and not since seenSince.
+    const watching = q.timeout > 0;
     const seenSince = q.now - q.timeout;
-    const present = (p: number) => !watching || (room.lastSeen[p] ?? 0) >= seenSince;
+    const present = (p: number) => !watching || (room.lastSeen[p] ?? 0) === 0 || room.lastSeen[p]! >= seenSince;
     const countPresent = (lo: number, hi: number, except: readonly number[]) => {
       let n = 0;
       if (!watching) n = Math.max(0, hi - lo + 1);

@@ -10,11 +10,16 @@
 
   KEYS[1]    counters hash
   KEYS[2..n] every other key of the room
+
+  The presence keys (named by the generation: lua/includes/presenceKeys.lua) go too. A reset deletes those of
+  the generation it ends, so only the current generation's can exist.
 ]]
+--- @include "presenceKeys"
 local existed = redis.call('EXISTS', KEYS[1]) == 1
 local generation = tonumber(redis.call('HGET', KEYS[1], 'g') or '0') + 1
 -- UNLINK frees a million-entry hash in the background instead of blocking the server.
 redis.call('UNLINK', unpack(KEYS))
+unlinkPresence(string.sub(KEYS[1], 1, -2), generation - 1)
 if existed then
   redis.call('HSET', KEYS[1], 'g', generation)
 end

@@ -6,11 +6,15 @@
 
   KEYS[1]    counters hash
   KEYS[2..n] every other per-event state key
+
+  The presence keys of the generation that ends go too (lua/includes/presenceKeys.lua).
 ]]
+--- @include "presenceKeys"
 local since = redis.call('HGET', KEYS[1], 'es')
 local generation = tonumber(redis.call('HGET', KEYS[1], 'g') or '0') + 1
 -- UNLINK frees a million-entry hash in the background instead of blocking the server.
 redis.call('UNLINK', unpack(KEYS))
+unlinkPresence(string.sub(KEYS[1], 1, -2), generation - 1)
 if since then
   redis.call('HSET', KEYS[1], 'es', since)
 end

@@ -1,6 +1,7 @@
 --[[
   A room's presence at one instant (PresenceStore.presenceView; src/store/redis/presence.ts). The windows the
-  timeout reaches back to are combined with BITOP OR into a scratch key (deleted before returning).
+  timeout reaches back to are combined with BITOP OR and, with the beating positions, give the absent ones in a
+  scratch key (deleted before returning).
 
   KEYS[1] counters hash, KEYS[2] serving history zset ("<value>:<reached at>"), KEYS[3] token positions zset,
   KEYS[4] left positions zset
@@ -25,29 +26,36 @@ local maxExpired = tonumber(c[3] or '0')
 local generation = c[4] or '0'
 local stats = base .. 'pt:' .. generation
 
-local view = nil
-if timeout > 0 then
+-- `absent` (when presence is on and some position ever beat): the positions that beat and were not seen
+-- within the timeout — the windows it reaches back to OR'ed, widened to cover every position, inverted, AND the
+-- beating positions. A position that never beat is never absent (src/domain/presence-settings.ts).
+local absent = nil
+local beating = base .. 'pb:' .. generation
+if timeout > 0 and redis.call('EXISTS', beating) == 1 then
   local windows = {}
   for i = math.floor((now - timeout) / windowSeconds), math.floor(now / windowSeconds) do
     windows[#windows + 1] = base .. 'pw:' .. generation .. ':' .. windowSeconds .. ':' .. i
   end
-  view = base .. 'pv:' .. generation
-  redis.call('BITOP', 'OR', view, unpack(windows))
+  absent = base .. 'pv:' .. generation
+  redis.call('BITOP', 'OR', absent, unpack(windows))
+  redis.call('SETBIT', absent, queue + 1, 0)
+  redis.call('BITOP', 'NOT', absent, absent)
+  redis.call('BITOP', 'AND', absent, absent, beating)
 end
 
 local function present(p)
-  return view == nil or redis.call('GETBIT', view, p) == 1
+  return absent == nil or redis.call('GETBIT', absent, p) == 0
 end
 -- Present positions in lo..hi (inclusive).
 local function countPresent(lo, hi)
   if hi < lo then return 0 end
-  if view == nil then return hi - lo + 1 end
-  return redis.call('BITCOUNT', view, lo, hi, 'BIT')
+  if absent == nil then return hi - lo + 1 end
+  return hi - lo + 1 - redis.call('BITCOUNT', absent, lo, hi, 'BIT')
 end
 -- Members of a position zset in lo..hi that are present.
 local function presentMembers(zset, lo, hi)
   if hi < lo then return 0 end
-  if view == nil then return redis.call('ZCOUNT', zset, lo, hi) end
+  if absent == nil then return redis.call('ZCOUNT', zset, lo, hi) end
   local n = 0
   for _, member in ipairs(redis.call('ZRANGEBYSCORE', zset, lo, hi)) do
     if present(tonumber(member)) then n = n + 1 end
@@ -96,7 +104,8 @@ local nextPresent = {}
 local p = serving + 1
 while #nextPresent < limit and p <= queue do
   local found = p
-  if view ~= nil then found = redis.call('BITPOS', view, 1, p, queue, 'BIT') end
+  -- The string covers every position up to the queue (widened above): a clear bit is a present position.
+  if absent ~= nil then found = redis.call('BITPOS', absent, 0, p, queue, 'BIT') end
   if found < 0 then break end
   if not redis.call('ZSCORE', leftPositions, found) then nextPresent[#nextPresent + 1] = found end
   p = found + 1
@@ -116,7 +125,7 @@ for i = 1, #fields, 2 do
   end
 end
 
-if view ~= nil then redis.call('DEL', view) end
+if absent ~= nil then redis.call('DEL', absent) end
 local out = {serving, queue, presentWaiting, absentWaiting, countedAwaiting, noShows, boundary,
   skippedInWindow, skippedThisSecond, lateArrivals}
 for _, position in ipairs(nextPresent) do out[#out + 1] = position end
