@@ -1,0 +1,46 @@
+// Verify at the edge, attacked: a hostile visitor against the real nginx running the recipe of docs/edge.md
+// (test/gate/edge-nginx-harness.ts), trying to reach the site without a valid admission for the room and path
+// the site serves, or through another cookie's cached verdict.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { EDGE_COOKIE } from '../../src/gate/edge-renewal.ts';
+import { normaliseTarget } from '../../src/gate/normalise-path.ts';
+import { startEdgeHarness, type EdgeHarness } from './edge-nginx-harness.ts';
+
+/** Whether a normalised path is Admin's (shop.test /admin, by whole segments, case-insensitive). */
+const adminPath = (path: string): boolean => /^\/admin(?:\/|$)/i.test(path);
+
+describe('the edge attacked (nginx + njs, the fast path and its verdict cache)', () => {
+  let h: EdgeHarness;
+  before(async () => {
+    h = await startEdgeHarness();
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  it('each path is refused where the gate refuses it and reaches the site as the gate would send it (a Shop cookie never reaches Admin)', async () => {
+    const cookie = `${EDGE_COOKIE}=${h.edgeCookie(await h.currentKey())}`;
+    // "#": a URL parser (WHATWG URL, Express) reads /admin#x as /admin; the gate refuses it. Characters a URL
+    // parser escapes, escapes that are not UTF-8 (%C0%AF: an overlong "/"), a dot segment with encoded parameters.
+    const targets = [
+      '/admin#x', '/%61dmin#x', '/shop#/../admin', '/admin#', '/a"b', '/a<b>', '/a`b', '/a{b}', '/a^b', '/a|b', '/a[b]',
+      '/x%C0%AF', '/x%C0%AF..%C0%AFadmin', '/x/..%3B/admin', '/x/.%3bfoo/admin', '/a%e9', '/%61"x', '/p?q=#x',
+    ];
+    for (const target of targets) {
+      const gate = normaliseTarget(target);
+      const seen = h.origin.seen.length;
+      const answer = await h.get(target, { cookie });
+      if (!gate.ok) {
+        assert.equal(answer.status, 400, `${target}: the gate refuses it (${gate.reason})`);
+        assert.equal(h.origin.seen.length, seen, `${target}: the site never sees it`);
+      } else if (adminPath(gate.path)) {
+        assert.equal(answer.status, 302, `${target}: Admin's path`);
+      } else {
+        assert.equal(answer.status, 200, target);
+        assert.equal(h.origin.seen.at(-1)?.url, gate.target, `${target}: the site gets the gate's normalised target`);
+      }
+    }
+  });
+});
