@@ -54,7 +54,8 @@ function macValid(key, parsed) {
 function locate(r) {
   const target = r.variables.request_uri || '';
   const q = target.indexOf('?');
-  const path = core.normalisePath(q < 0 ? target : target.slice(0, q));
+  // A "#" anywhere (the gate refuses it; a URL parser at the origin would cut the path there): refused.
+  const path = target.indexOf('#') < 0 ? core.normalisePath(q < 0 ? target : target.slice(0, q)) : null;
   const route = path === null ? null : core.matchRoute(config.routes, r.variables.host, path);
   return { path: path, route: route, query: q < 0 ? '' : target.slice(q + 1) };
 }
@@ -67,7 +68,8 @@ function locate(r) {
 function fast(r) {
   const target = r.variables.request_uri || '';
   const q = target.indexOf('?');
-  const path = core.normalisePath(q < 0 ? target : target.slice(0, q));
+  // A "#" anywhere (the gate refuses it; a URL parser at the origin would cut the path there): refused.
+  const path = target.indexOf('#') < 0 ? core.normalisePath(q < 0 ? target : target.slice(0, q)) : null;
   if (path === null) return 'bad';
   r.variables.anteroom_path = path;
   const route = core.matchRoute(config.routes, r.variables.host, path);

@@ -49,12 +49,13 @@ export function edgeConfigModule(config: EdgeConfig): string {
 }
 
 /**
- * A character of a plain path other than "/": printable ASCII but for "%", "?" and "\\" ("." is let in only after a
- * segment's first character). A request path made of them, with no "//" and no "/." is its own normalised form
- * (normalisePath gives it back unchanged: test/gate/edge-maps.test.ts runs the hostile paths through both).
+ * A character of a plain path other than "/": those the gate leaves as they are (its ALREADY_NORMAL: unreserved,
+ * sub-delims, ":" and "@"; "." is let in only after a segment's first character). A request path made of them, with
+ * no "//" and no "/." is its own normalised form (normalisePath gives it back unchanged: test/gate/edge-maps.test.ts
+ * runs the hostile paths through both); anything else ("%", "#", a character a URL parser escapes) goes to njs.
  */
-const PLAIN_FIRST = '[\\x20-\\x24\\x26-\\x2d\\x30-\\x3e\\x40-\\x5b\\x5d-\\x7e]';
-const PLAIN_REST = '[\\x20-\\x24\\x26-\\x2e\\x30-\\x3e\\x40-\\x5b\\x5d-\\x7e]';
+const PLAIN_FIRST = '[\\x21\\x24\\x26-\\x2d\\x30-\\x3b\\x3d\\x40-\\x5a\\x5f\\x61-\\x7a\\x7e]';
+const PLAIN_REST = '[\\x21\\x24\\x26-\\x2e\\x30-\\x3b\\x3d\\x40-\\x5a\\x5f\\x61-\\x7a\\x7e]';
 const PLAIN_PATH = `/(?:${PLAIN_FIRST}${PLAIN_REST}*/)*(?:${PLAIN_FIRST}${PLAIN_REST}*)?`;
 /** The map's value for a bypass path (not a room: "*" is outside EVENT_ID_PATTERN). */
 export const EDGE_MAP_BYPASS = '*';
@@ -88,7 +89,8 @@ export function edgeNginxMaps(config: EdgeConfig): string {
     '# plain request path, found by nginx with no JavaScript. Export again (and reload) when routes or keys change.',
     '',
     'map $request_uri $anteroom_plain_path {',
-    `    "~^(?=[^?]{1,8192}(?:[?]|$))(${PLAIN_PATH})(?:[?]|$)" $1;`,
+    // No "#" anywhere in the target (the gate refuses it: njs answers 400).
+    `    "~^(?=[^?]{1,8192}(?:[?]|$))(?!.*#)(${PLAIN_PATH})(?:[?]|$)" $1;`,
     '    default "";',
     '}',
     '',
