@@ -5,7 +5,7 @@
 // rotation); keys older than that are dropped. Private keys never leave the store and this process; the HMAC
 // keys go to the edge only when exported for it (the fast check).
 
-import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, hkdfSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { createHmac, createPrivateKey, createPublicKey, createSecretKey, generateKeyPairSync, hkdfSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import type { SecretStore } from '../domain/ports/store.ts';
 
 const EDGE_KEYS_SECRET = 'gate-edge-keys';
@@ -28,6 +28,8 @@ export interface EdgeKey {
   spki: string;
   /** HMAC-SHA256 key: 64 hex characters, used as they are (their ASCII bytes) by every runtime. */
   hmac: string;
+  /** The same key imported once (each renewal MACs with it). */
+  hmacKey: KeyObject;
   /** The JWS header of the cookies this key signs, base64url: their first part (the edge finds the key by it). */
   header: string;
   created: number;
@@ -94,7 +96,7 @@ function toEdgeKey(stored: StoredEdgeKey): EdgeKey {
   const privateKey = createPrivateKey({ key: Buffer.from(stored.pkcs8, 'base64url'), format: 'der', type: 'pkcs8' });
   const spki = createPublicKey(privateKey).export({ type: 'spki', format: 'der' }).toString('base64');
   const hmac = Buffer.from(hkdfSync('sha256', Buffer.from(stored.pkcs8, 'base64url'), 'anteroom edge hmac', stored.kid, 32)).toString('hex');
-  return { kid: stored.kid, alg: 'ES256', privateKey, spki, hmac, header: edgeCookieHeader(stored.kid), created: stored.created };
+  return { kid: stored.kid, alg: 'ES256', privateKey, spki, hmac, hmacKey: createSecretKey(Buffer.from(hmac)), header: edgeCookieHeader(stored.kid), created: stored.created };
 }
 
 /** The headers of the few keys in use, made once each (every renewal signs with one). */
@@ -128,6 +130,6 @@ export interface EdgeClaims {
 export function signEdgeCookie(key: EdgeKey, claims: EdgeClaims, macOnly = false): string {
   const input = `${edgeCookieHeader(key.kid)}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
   const signature = macOnly ? '' : sign('sha256', Buffer.from(input), { key: key.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url');
-  const mac = createHmac('sha256', key.hmac).update(input).digest('base64url');
+  const mac = createHmac('sha256', key.hmacKey).update(input).digest('base64url');
   return `${input}.${signature}.${mac}`;
 }
