@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { EDGE_COOKIE } from '../../src/gate/edge-renewal.ts';
 import { normaliseTarget } from '../../src/gate/normalise-path.ts';
+import { rawRequest } from '../support/raw-http.ts';
 import { startEdgeHarness, type EdgeHarness } from './edge-nginx-harness.ts';
 
 /** Whether a normalised path is Admin's (shop.test /admin, by whole segments, case-insensitive). */
@@ -41,6 +42,27 @@ describe('the edge attacked (nginx + njs, the fast path and its verdict cache)',
         assert.equal(answer.status, 200, target);
         assert.equal(h.origin.seen.at(-1)?.url, gate.target, `${target}: the site gets the gate's normalised target`);
       }
+    }
+  });
+
+  it('maps exported apart from the njs config (older routes) never let the fast path admit by their rooms: njs decides', async () => {
+    // The maps of before Admin's route was added (the operator exported only the njs config since): the fast path
+    // would find Shop for /admin/x and its verdict would admit a Shop cookie there.
+    const maps = await (await h.node.admin('GET', '/edge_config?format=nginx')).text();
+    const stale = maps.split('\n').filter((line) => !line.includes('"Admin"')).join('\n');
+    assert.notEqual(stale, maps);
+    const config = await (await h.node.admin('GET', '/edge_config')).text();
+    const edge = await h.startNginx({ config, maps: stale });
+    try {
+      const cookie = `${EDGE_COOKIE}=${h.edgeCookie(await h.currentKey())}`;
+      const seen = h.origin.seen.length;
+      const answer = await rawRequest(edge.port, 'GET', '/admin/x', { host: 'shop.test', cookie });
+      assert.equal(answer.status, 302, 'Admin keeps a Shop visitor waiting');
+      assert.equal(h.origin.seen.length, seen);
+      // Shop's own paths still pass (through njs while the files disagree).
+      assert.equal((await rawRequest(edge.port, 'GET', '/product/1', { host: 'shop.test', cookie })).status, 200);
+    } finally {
+      await edge.stop();
     }
   });
 });

@@ -87,7 +87,54 @@ export interface EdgeHarness {
   currentKey(): Promise<EdgeKey>;
   /** A visitor of Shop, admitted through the waiting page: their admission cookie. */
   admittedVisitor(): Promise<{ token: string; requestId: string }>;
+  /** Another nginx running the recipe with these exported files (its own directory, port and caches). */
+  startNginx(files: EdgeFiles): Promise<EdgeNginx>;
   stop(): Promise<void>;
+}
+
+/** The two files exported from GET /private/edge_config (the njs module's config, and ?format=nginx: the maps). */
+export interface EdgeFiles {
+  config: string;
+  maps: string;
+}
+
+export interface EdgeNginx {
+  nginx: Nginx & { pid: number | undefined };
+  port: number;
+  /** The modules and exported files; `dir`/cache is the directory nginx writes. */
+  dir: string;
+  /** Every request of the fast path to njs's verdict server (a verdict-cache miss). */
+  verdicts: Counter;
+  /** Stops nginx and the counting proxy, and removes the directory. */
+  stop(): Promise<void>;
+}
+
+/** The recipe with only its addresses and directories changed, run by Debian's nginx with `files`. */
+export async function startEdgeNginx(origin: Origin, anteroom: Counter, files: EdgeFiles): Promise<EdgeNginx> {
+  const dir = mkdtempSync(join(tmpdir(), 'anteroom-edge-attack-'));
+  // nginx's workers (another user when the tests run as root) write the caches under it.
+  chmodSync(dir, 0o755);
+  for (const file of ['anteroom-edge.js', 'anteroom-edge-core.js']) copyFileSync(new URL(file, DEPLOY), join(dir, file));
+  writeFileSync(join(dir, 'anteroom-edge-config.js'), files.config);
+  writeFileSync(join(dir, 'anteroom-edge-maps.conf'), files.maps);
+  const port = await freePort();
+  mkdirSync(join(dir, 'cache'), { mode: 0o755 });
+  const recipe = readFileSync(new URL('anteroom-edge.conf', DEPLOY), 'utf8')
+    .replace('server 127.0.0.1:8081;', `server ${new URL(anteroom.url).host};`)
+    .replace('server 127.0.0.1:3000;', `server ${new URL(origin.url).host};`)
+    .replace('listen 8000;', `listen 127.0.0.1:${port};`)
+    .replaceAll('/etc/nginx/anteroom', dir)
+    .replaceAll('/var/cache/nginx/anteroom', join(dir, 'cache'))
+    // The verdict server on a socket of its own; the fast path's socket is a counting proxy in front of it.
+    .replace(`listen unix:${join(dir, 'cache', 'verdict.sock')};`, `listen unix:${join(dir, 'cache', 'verdict-njs.sock')};`);
+  const nginx = await startNginx(recipe, port, { main: `load_module ${JS_MODULE};\npcre_jit on;` });
+  const verdicts = await countingProxy(join(dir, 'cache', 'verdict-njs.sock'), join(dir, 'cache', 'verdict.sock'));
+  const stop = async (): Promise<void> => {
+    await nginx.stop();
+    await verdicts.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { nginx, port, dir, verdicts, stop };
 }
 
 export const nowSec = (): number => Math.floor(Date.now() / 1000);
@@ -106,28 +153,14 @@ export async function startEdgeHarness(): Promise<EdgeHarness> {
     { clock: wallClock() },
   );
   const counter = await countingProxy(node.gateUrl);
-  const dir = mkdtempSync(join(tmpdir(), 'anteroom-edge-attack-'));
-  chmodSync(dir, 0o755);
-  for (const file of ['anteroom-edge.js', 'anteroom-edge-core.js']) copyFileSync(new URL(file, DEPLOY), join(dir, file));
-  const config = await node.admin('GET', '/edge_config');
-  assert.equal(config.status, 200);
-  writeFileSync(join(dir, 'anteroom-edge-config.js'), await config.text());
-  const maps = await node.admin('GET', '/edge_config?format=nginx');
-  assert.equal(maps.status, 200);
-  writeFileSync(join(dir, 'anteroom-edge-maps.conf'), await maps.text());
-  const port = await freePort();
-  mkdirSync(join(dir, 'cache'), { mode: 0o755 });
-  const recipe = readFileSync(new URL('anteroom-edge.conf', DEPLOY), 'utf8')
-    .replace('server 127.0.0.1:8081;', `server ${new URL(counter.url).host};`)
-    .replace('server 127.0.0.1:3000;', `server ${new URL(origin.url).host};`)
-    .replace('listen 8000;', `listen 127.0.0.1:${port};`)
-    .replaceAll('/etc/nginx/anteroom', dir)
-    .replaceAll('/var/cache/nginx/anteroom', join(dir, 'cache'))
-    // The verdict server on a socket of its own; the fast path's socket is a counting proxy in front of it.
-    .replace(`listen unix:${join(dir, 'cache', 'verdict.sock')};`, `listen unix:${join(dir, 'cache', 'verdict-njs.sock')};`);
-  const nginx = await startNginx(recipe, port, { main: `load_module ${JS_MODULE};\npcre_jit on;` });
-  const verdicts = await countingProxy(join(dir, 'cache', 'verdict-njs.sock'), join(dir, 'cache', 'verdict.sock'));
-
+  const exported = async (query: string): Promise<string> => {
+    const answer = await node.admin('GET', `/edge_config${query}`);
+    assert.equal(answer.status, 200);
+    return answer.text();
+  };
+  const files = { config: await exported(''), maps: await exported('?format=nginx') };
+  const edge = await startEdgeNginx(origin, counter, files);
+  const { nginx, port, dir, verdicts } = edge;
   const get = (target: string, headers: Record<string, string> = {}): Promise<RawAnswer> => rawRequest(port, 'GET', target, { host: 'shop.test', ...headers });
   const admittedVisitor = async (): Promise<{ token: string; requestId: string }> => {
     const waiting = await get('/_anteroom/wait?to=%2F');
@@ -148,13 +181,12 @@ export async function startEdgeHarness(): Promise<EdgeHarness> {
     edgeCookie: (key, claims = {}) => signEdgeCookie(key, { aud: 'Shop', sub: 'edge-attack-visitor', iat: nowSec(), exp: nowSec() + 60, ...claims }),
     currentKey: () => new EdgeKeys(node.store, Date.now).current(),
     admittedVisitor,
+    startNginx: (given) => startEdgeNginx(origin, counter, given),
     stop: async () => {
-      await nginx.stop();
+      await edge.stop();
       await counter.close();
-      await verdicts.close();
       await node.stop();
       await origin.close();
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
