@@ -65,4 +65,15 @@ describe('the edge attacked (nginx + njs, the fast path and its verdict cache)',
       await edge.stop();
     }
   });
+
+  it('a refused request gets the project\'s JSON error, and no page names nginx\'s version', async () => {
+    // njs refuses the path (a malformed escape), nginx's parser refuses it (.. above the root), no room (404).
+    for (const [target, status] of [['/a%zz', 400], ['/x#y', 400], ['/../admin', 400], ['/x', 404]] as const) {
+      const answer = await h.get(target, target === '/x' ? { host: 'nowhere.test' } : {});
+      assert.equal(answer.status, status, target);
+      assert.match(answer.headers['content-type'] ?? '', /^application\/json/, target);
+      assert.equal(typeof (JSON.parse(answer.body) as { error: unknown }).error, 'string', target);
+      assert.doesNotMatch(`${answer.headers.server ?? ''} ${answer.body}`, /nginx\/\d/, target);
+    }
+  });
 });
