@@ -3,6 +3,7 @@
 // the site serves, or through another cookie's cached verdict.
 
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { edgeNginxMaps, type EdgeConfig } from '../../src/gate/edge-config.ts';
 import { EDGE_COOKIE } from '../../src/gate/edge-renewal.ts';
@@ -75,5 +76,45 @@ describe('the edge attacked (nginx + njs, the fast path and its verdict cache)',
       assert.equal(typeof (JSON.parse(answer.body) as { error: unknown }).error, 'string', target);
       assert.doesNotMatch(`${answer.headers.server ?? ''} ${answer.body}`, /nginx\/\d/, target);
     }
+  });
+
+  it('what held: headers a client sends to steer the check, cookie spellings, hosts, methods and another room\'s cached verdict', async () => {
+    const key = await h.currentKey();
+    const shop = h.edgeCookie(key, { sub: 'held-visitor' });
+    const other = h.edgeCookie(key, { aud: 'Other', sub: 'held-visitor' });
+    const seen = h.origin.seen.length;
+    // The verdict server's own headers, the cache's, and the usual rewrites from the client: none reaches the check.
+    const steering = {
+      'x-anteroom-room': 'Other', 'x-anteroom-edge': other, 'x-anteroom-digest': 'x', 'x-accel-expires': '@9999999999',
+      'x-original-uri': '/', 'x-forwarded-uri': '/', 'x-forwarded-host': 'other.test', 'x-rewrite-url': '/',
+    };
+    assert.equal((await h.get('/admin/x', { ...steering, cookie: `${EDGE_COOKIE}=${shop}` })).status, 302);
+    assert.equal((await h.get('/product/1', steering)).status, 302, 'no cookie: the waiting page, whatever the headers say');
+    // Other's cookie on Shop's host, after Other's verdict was cached (other.test): another room, another key.
+    assert.equal((await h.get('/p', { host: 'other.test', cookie: `${EDGE_COOKIE}=${other}` })).status, 200);
+    assert.equal((await h.get('/p', { cookie: `${EDGE_COOKIE}=${other}` })).status, 302);
+    // The cache key's separator (a space) inside the cookie, before or after a valid value of Shop's.
+    for (const value of [`Shop ${shop}`, `${shop} Shop`, `${shop}%20x`, encodeURIComponent(`${shop} `), `"${shop}"`]) {
+      assert.equal((await h.get('/admin/x', { cookie: `${EDGE_COOKIE}=${value}` })).status, 302, value);
+    }
+    // Two cookie headers, the first a forgery: refused (nginx reads the first), never the other's verdict.
+    const two = await new Promise<number>((resolve, reject) => {
+      const socket = connect(h.port, '127.0.0.1', () =>
+        socket.write(`GET /admin/x HTTP/1.1\r\nHost: shop.test\r\nCookie: ${EDGE_COOKIE}=${shop}x\r\nCookie: ${EDGE_COOKIE}=${shop}\r\nConnection: close\r\n\r\n`),
+      );
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      socket.on('end', () => resolve(Number(text.split(' ')[1])));
+      socket.on('error', reject);
+    });
+    assert.equal(two, 302);
+    // Host spellings of shop.test (port, trailing dot, case) and the absolute form: still Shop's /admin → Admin's.
+    for (const host of ['shop.test:80', 'shop.test.', 'SHOP.TEST']) {
+      assert.equal((await h.get('/admin/x', { host, cookie: `${EDGE_COOKIE}=${shop}` })).status, 302, host);
+    }
+    assert.equal((await h.get('http://shop.test:1/admin/x', { host: 'other.test', cookie: `${EDGE_COOKIE}=${shop}` })).status, 302);
+    // HEAD takes the same check.
+    assert.equal((await rawRequest(h.port, 'HEAD', '/admin/x', { host: 'shop.test', cookie: `${EDGE_COOKIE}=${shop}` })).status, 302);
+    assert.equal(h.origin.seen.length, seen + 1, 'the site saw only Other\'s own request');
   });
 });
