@@ -9,7 +9,8 @@ import { edgeNginxMaps, type EdgeConfig } from '../../src/gate/edge-config.ts';
 import { EDGE_COOKIE } from '../../src/gate/edge-renewal.ts';
 import { normaliseTarget } from '../../src/gate/normalise-path.ts';
 import { rawRequest } from '../support/raw-http.ts';
-import { startEdgeHarness, type EdgeHarness } from './edge-nginx-harness.ts';
+import { TOKEN_COOKIE } from '../../src/gate/cookies.ts';
+import { nowSec, setCookies, startEdgeHarness, type EdgeHarness } from './edge-nginx-harness.ts';
 
 /** Whether a normalised path is Admin's (shop.test /admin, by whole segments, case-insensitive). */
 const adminPath = (path: string): boolean => /^\/admin(?:\/|$)/i.test(path);
@@ -116,5 +117,22 @@ describe('the edge attacked (nginx + njs, the fast path and its verdict cache)',
     // HEAD takes the same check.
     assert.equal((await rawRequest(h.port, 'HEAD', '/admin/x', { host: 'shop.test', cookie: `${EDGE_COOKIE}=${shop}` })).status, 302);
     assert.equal(h.origin.seen.length, seen + 1, 'the site saw only Other\'s own request');
+  });
+
+  it('a renewal answer nginx cached is not handed out at its cookie\'s renewal time (the bound of revoke and update_session)', async () => {
+    const visitor = await h.admittedVisitor('quick.test');
+    const at = (path: string, cookie: string) => h.get(path, { host: 'quick.test', cookie });
+    const first = await at('/q/1', `${TOKEN_COOKIE}=${visitor.token}`);
+    assert.equal(first.status, 200);
+    const edge = setCookies(first).get(EDGE_COOKIE) ?? '';
+    const exp = (JSON.parse(Buffer.from(edge.split('.')[1] ?? '', 'base64url').toString()) as { exp: number }).exp;
+    // What is tested is the passing of time itself: the cookie's renewal time.
+    while (nowSec() < exp) await new Promise((resolve) => setTimeout(resolve, 50));
+    const renewed = await at('/q/2', `${TOKEN_COOKIE}=${visitor.token}; ${EDGE_COOKIE}=${edge}`);
+    const now = nowSec();
+    assert.equal(renewed.status, 200);
+    const fresh = setCookies(renewed).get(EDGE_COOKIE) ?? '';
+    const freshExp = (JSON.parse(Buffer.from(fresh.split('.')[1] ?? '', 'base64url').toString()) as { exp: number }).exp;
+    assert.ok(freshExp > now, `the renewal handed out a cookie due at ${freshExp}, at ${now}: Anteroom was not asked again`);
   });
 });

@@ -3,7 +3,7 @@
 // Anteroom's gate behind a proxy that counts every request nginx makes to it, and a second counting proxy
 // between nginx's fast path and its verdict server (each verdict-cache miss). Rooms: Shop (shop.test /, admits
 // at once, 30 s renewal interval, bypass /health), Admin (shop.test /admin, keeps everyone waiting), Other
-// (other.test /, admits at once).
+// (other.test /, admits at once), Quick (quick.test /, admits at once, 5 s renewal interval).
 
 import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -85,8 +85,8 @@ export interface EdgeHarness {
   /** An edge cookie of `key` (Shop, 60 s, unless `claims` say otherwise). */
   edgeCookie(key: EdgeKey, claims?: Partial<{ aud: string; sub: string; iat: number; exp: number }>): string;
   currentKey(): Promise<EdgeKey>;
-  /** A visitor of Shop, admitted through the waiting page: their admission cookie. */
-  admittedVisitor(): Promise<{ token: string; requestId: string }>;
+  /** A visitor of Shop (or of the room of `host`), admitted through the waiting page: their admission cookie. */
+  admittedVisitor(host?: string): Promise<{ token: string; requestId: string }>;
   /** Another nginx running the recipe with these exported files (its own directory, port and caches). */
   startNginx(files: EdgeFiles): Promise<EdgeNginx>;
   stop(): Promise<void>;
@@ -147,6 +147,8 @@ export async function startEdgeHarness(): Promise<EdgeHarness> {
       gatedRoom('Shop', origin.url, { state: 'off', gate: gate([{ host: 'shop.test', path: '/' }], { bypass: { paths: ['/health'] }, edge_renewal_interval: 30 }) }),
       gatedRoom('Admin', origin.url, { gate: gate([{ host: 'shop.test', path: '/admin' }]) }),
       gatedRoom('Other', origin.url, { state: 'off', gate: gate([{ host: 'other.test', path: '/' }]) }),
+      // Admits at once; its edge cookies admit for 5 s (the shortest renewal interval).
+      gatedRoom('Quick', origin.url, { state: 'off', gate: gate([{ host: 'quick.test', path: '/' }], { edge_renewal_interval: 5 }) }),
     ],
     {},
     // nginx reads the wall clock: so does Anteroom here.
@@ -162,8 +164,8 @@ export async function startEdgeHarness(): Promise<EdgeHarness> {
   const edge = await startEdgeNginx(origin, counter, files);
   const { nginx, port, dir, verdicts } = edge;
   const get = (target: string, headers: Record<string, string> = {}): Promise<RawAnswer> => rawRequest(port, 'GET', target, { host: 'shop.test', ...headers });
-  const admittedVisitor = async (): Promise<{ token: string; requestId: string }> => {
-    const waiting = await get('/_anteroom/wait?to=%2F');
+  const admittedVisitor = async (host = 'shop.test'): Promise<{ token: string; requestId: string }> => {
+    const waiting = await get('/_anteroom/wait?to=%2F', { host });
     assert.equal(waiting.status, 303);
     const token = setCookies(waiting).get(TOKEN_COOKIE) ?? '';
     assert.ok(token);
