@@ -3,7 +3,9 @@
 // the site serves, or through another cookie's cached verdict.
 
 import assert from 'node:assert/strict';
+import { readdirSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { edgeNginxMaps, type EdgeConfig } from '../../src/gate/edge-config.ts';
 import { EDGE_COOKIE } from '../../src/gate/edge-renewal.ts';
@@ -134,5 +136,20 @@ describe('the edge attacked (nginx + njs, the fast path and its verdict cache)',
     const fresh = setCookies(renewed).get(EDGE_COOKIE) ?? '';
     const freshExp = (JSON.parse(Buffer.from(fresh.split('.')[1] ?? '', 'base64url').toString()) as { exp: number }).exp;
     assert.ok(freshExp > now, `the renewal handed out a cookie due at ${freshExp}, at ${now}: Anteroom was not asked again`);
+  });
+
+  it('the caches, whose keys hold visitors\' cookies, are readable by nginx\'s workers only', async () => {
+    const visitor = await h.admittedVisitor();
+    assert.equal((await h.get('/perm/1', { cookie: `${EDGE_COOKIE}=${h.edgeCookie(await h.currentKey(), { sub: 'perm-visitor' })}` })).status, 200);
+    assert.equal((await h.get('/perm/2', { cookie: `${TOKEN_COOKIE}=${visitor.token}` })).status, 200);
+    let files = 0;
+    for (const cache of ['verdicts', 'renewals']) {
+      for (const entry of readdirSync(join(h.dir, 'cache', cache), { recursive: true, withFileTypes: true })) {
+        const mode = statSync(join(entry.parentPath, entry.name)).mode & 0o777;
+        assert.equal(mode, entry.isDirectory() ? 0o700 : 0o600, join(entry.parentPath, entry.name));
+        if (!entry.isDirectory()) files++;
+      }
+    }
+    assert.ok(files >= 2, 'a verdict and a renewal were cached');
   });
 });
