@@ -16,18 +16,26 @@ function hexValue(code) {
 }
 
 /**
- * The one path a request is checked and forwarded with, or null (the caller answers 400):
+ * The one path a request is checked and forwarded with, or null (the caller answers 400): the gate's rules
+ * (src/gate/normalise-path.ts), so that no spelling is checked as one path and served as another:
  * - origin-form only ("/…"; the query, if any, is cut off first by the caller);
  * - %XX of an unreserved character decoded, other %XX kept with upper-case hex; a malformed %, an encoded
- *   "/" or "\", an encoded control character (0x00–0x1f, 0x7f), a raw "\" or control character, a
- *   double-encoded ".", "/" or "\" (%252e), or a "." or ".." segment with ";" parameters: null;
+ *   "/" or "\", an encoded control character (0x00–0x1f, 0x7f), escapes that are not UTF-8 (%C0%AF), a raw "\",
+ *   "#" or control character, a double-encoded ".", "/" or "\" (%252e), or a "." or ".." segment with ";"
+ *   parameters (raw or %3B): null;
+ * - what a URL parser would escape (space, ", <, >, `, {, }, ^, bytes 0x80–0xff) escaped; a wider character: null;
  * - runs of "/" merged into one, then "." and ".." segments removed (RFC 3986 §5.2.4; ".." never climbs
  *   above the root).
  */
-// A path with none of "%", a backslash, a control character, "//" or "/." is normal already: every rule below would give it
-// back unchanged (nothing to decode or refuse, no empty, "." or ".." segment). Most requests take this way.
-// eslint-disable-next-line no-control-regex -- control characters are what it looks for
-const NEEDS_WORK = /[%\\\x00-\x1f\x7f]|\/\/|\/\./;
+// A path of the characters below, with no "//" and no "/." is normal already: every rule below would give it back
+// unchanged (nothing to decode, escape or refuse, no empty, "." or ".." segment). Most requests take this way.
+const NEEDS_WORK = /[^A-Za-z0-9\-._~!$&'()*+,;=:@/]|\/\/|\/\./;
+// Characters a URL parser escapes in a path: escaped here already (the gate's ESCAPED).
+const ESCAPE = ' "<>`{}^';
+
+function percent(code) {
+  return '%' + (code < 16 ? '0' : '') + code.toString(16).toUpperCase();
+}
 
 function normalisePath(raw) {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > 8192 || raw.charCodeAt(0) !== 0x2f) return null;
@@ -47,8 +55,15 @@ function normalisePath(raw) {
       i += 2;
       continue;
     }
-    if (code === 0x5c || code < 0x20 || code === 0x7f) return null;
-    decoded += raw.charAt(i);
+    // "#": a URL parser at the origin would cut the path there (/admin#x is /admin to it).
+    if (code === 0x5c || code === 0x23 || code < 0x20 || code === 0x7f || code > 0xff) return null;
+    decoded += code >= 0x80 || ESCAPE.indexOf(raw.charAt(i)) >= 0 ? percent(code) : raw.charAt(i);
+  }
+  // Escapes that are not UTF-8 are read differently by different servers.
+  try {
+    decodeURIComponent(decoded);
+  } catch (e) { // eslint-disable-line @typescript-eslint/no-unused-vars -- njs 0.7.9 needs the binding
+    return null;
   }
   const output = [];
   const segments = decoded.split('/');
@@ -56,8 +71,8 @@ function normalisePath(raw) {
   for (let i = 1; i < segments.length; i++) {
     const segment = segments[i];
     const last = i === segments.length - 1;
-    // "..;x" or ".;x": servlet containers read it as a dot segment.
-    if (/^\.\.?;/.test(segment)) return null;
+    // "..;x" or ".;x" (or %3B): servlet containers read it as a dot segment.
+    if (/^\.\.?(?:;|%3B)/i.test(segment)) return null;
     if (segment === '.' || segment === '..') {
       if (segment === '..') output.pop();
       // "/a/." and "/a/.." end in a directory: keep the trailing slash.

@@ -54,7 +54,8 @@ function macValid(key, parsed) {
 function locate(r) {
   const target = r.variables.request_uri || '';
   const q = target.indexOf('?');
-  const path = core.normalisePath(q < 0 ? target : target.slice(0, q));
+  // A "#" anywhere (the gate refuses it; a URL parser at the origin would cut the path there): refused.
+  const path = target.indexOf('#') < 0 ? core.normalisePath(q < 0 ? target : target.slice(0, q)) : null;
   const route = path === null ? null : core.matchRoute(config.routes, r.variables.host, path);
   return { path: path, route: route, query: q < 0 ? '' : target.slice(q + 1) };
 }
@@ -67,7 +68,8 @@ function locate(r) {
 function fast(r) {
   const target = r.variables.request_uri || '';
   const q = target.indexOf('?');
-  const path = core.normalisePath(q < 0 ? target : target.slice(0, q));
+  // A "#" anywhere (the gate refuses it; a URL parser at the origin would cut the path there): refused.
+  const path = target.indexOf('#') < 0 ? core.normalisePath(q < 0 ? target : target.slice(0, q)) : null;
   if (path === null) return 'bad';
   r.variables.anteroom_path = path;
   const route = core.matchRoute(config.routes, r.variables.host, path);
@@ -96,14 +98,18 @@ async function edgeVerdict(value, eventId) {
 
 /**
  * The verdict server (js_content, reached only by the fast path on a cache miss): the edge cookie in
- * X-Anteroom-Edge for the room in X-Anteroom-Room, both set by nginx. 204 admits, and may be cached until the
+ * X-Anteroom-Edge for the room in X-Anteroom-Room, both set by nginx, when X-Anteroom-Digest (the maps') is
+ * this config's. 204 admits, and may be cached until the
  * second before the cookie's renewal time (nginx's cache serves an entry up to and including its time: "@exp-1"
  * ends with the cookie, as `now < exp` does); 401 otherwise, never cached.
  */
 async function verdict(r) {
   const room = r.headersIn['X-Anteroom-Room'];
   const edge = r.headersIn['X-Anteroom-Edge'];
-  const answer = room && edge ? await edgeVerdict(edge, room) : { verdict: 'refuse' };
+  // The room came from the maps: only when they were exported with this file (the same routes and keys) is it
+  // the room njs would find. Otherwise no: njs then routes the request by this file.
+  const agreed = typeof config.digest === 'string' && r.headersIn['X-Anteroom-Digest'] === config.digest;
+  const answer = agreed && room && edge ? await edgeVerdict(edge, room) : { verdict: 'refuse' };
   if (answer.verdict === 'admit') {
     r.headersOut['X-Accel-Expires'] = '@' + String(answer.exp - 1);
     r.return(204);

@@ -2,8 +2,8 @@
 // at most once per visitor per renewal interval. GET /_anteroom/renew?event_id=… with the visitor's admission
 // cookie (anteroom_token) checks the session as the gate does (GateSessions.check: signature, audience,
 // expiry, open session, and records the visit as the session's last seen), and answers a fresh edge cookie
-// (anteroom_edge) that admits until the next renewal time. X-Accel-Expires tells nginx's cache how long the
-// answer may be reused for the same cookie, so a burst of requests makes one call. With mac_only=1 (sent by an
+// (anteroom_edge) that admits until the next renewal time. X-Accel-Expires tells nginx's cache until when the
+// answer may be reused for the same cookie (the second before its renewal time), so a burst of requests makes one call. With mac_only=1 (sent by an
 // edge that checks only the HMAC) the cookie carries no ES256 signature (most of a renewal's CPU otherwise; one
 // costs 1.5–2 forward-auth checks without it: docs/benchmarks.md). The 200 has no body. With `to` (a local path:
 // the CloudFront function sends the browser here, as it cannot call out) the answer is a 303: back to `to` with
@@ -69,7 +69,10 @@ export function edgeRenewalRoute(scope: FastifyInstance, deps: EdgeRenewalDeps):
     // The cookie lives as long as the admission; the edge asks again once its exp (inside) has passed.
     reply.setCookie(EDGE_COOKIE, cookie, cookieAttributes(request.protocol === 'https', Math.max(0, verdict.claims.exp - now)));
     if (to !== undefined) return reply.redirect(to, 303);
-    reply.header('x-accel-expires', String(Math.max(0, exp - now)));
+    // nginx keeps the answer up to and including the second before exp (its cache serves an entry through its
+    // second): from exp on the cookie is due, and the edge asks again instead of handing it out once more. Absolute,
+    // as the edge judges the cookie's exp by its own clock.
+    reply.header('x-accel-expires', `@${exp - 1}`);
     // No body: the edge reads the status and the cookie only (a body was most of the answer's bytes).
     return reply.send();
   });

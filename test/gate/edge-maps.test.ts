@@ -37,7 +37,7 @@ const PATHS = [
   '/admin', '/admin/', '/admin/x', '/ADMIN/X', '/administrator', '/admin/public', '/admin/public/x', '/admin/publicity',
   '/tls', '/tls/x', '/a.b+c$(d)', '/a.b+c$(d)/x', '/aXb+c$(d)', '/api', '/API/v1', '/apis', '/api/health', '/api/healthz',
   '/health', '/healthz', '/health/x', '/static', '/static/', '/static/x', '/caf%C3%A9/menu', '/.well-known/x', '/a/.b',
-  '/a/b.', '/a..b', '/x?y=/../admin', '/admin?x=1', '/%7Euser', '/api/~user',
+  '/a/b.', '/a..b', '/x?y=/../admin', '/admin?x=1', '/%7Euser', '/api/~user', '/admin#x', '/a"b', '/a<b>', '/a|b', '/a[b]', '/a^b',
 ];
 const HOSTS = ['shop.test', 'SHOP.TEST', 'shop.test:8443', 'other.test'];
 
