@@ -24,13 +24,14 @@
 // cannot confirm (the AWS composite store) keeps no entries.
 //
 // The answer's `expires_in` is made at each answer from the clock (it counts down); the rest of the body is kept
-// as the ordinary path serialised it. Memory: at most `limit` entries per room (two halves, as the positions'
-// cache), about 1.5 kB each (three ES256 JWTs).
+// as the ordinary path serialised it. Memory: at most `limit` entries per room (two halves, as the positions
+// cache), about 1.2 kB each with three ES256 JWTs (60 MB for a room's 50,000; RS256 sets are larger): the sets
+// issued or re-claimed most recently, which are those visitors re-claim; an older one takes the ordinary path.
 
 import type { TokenRecord } from './claims.ts';
 import type { Counters } from './ports/store.ts';
 
-export const CLAIM_CACHE_LIMIT = 100_000;
+export const CLAIM_CACHE_LIMIT = 50_000;
 
 /** The counters' parts an entry is stamped with. */
 export interface ClaimStamp {
