@@ -30,6 +30,7 @@
 
 import type { TokenRecord } from './claims.ts';
 import type { Counters } from './ports/store.ts';
+import type { TokenSet } from './ports/tokens.ts';
 
 export const CLAIM_CACHE_LIMIT = 50_000;
 
@@ -42,7 +43,11 @@ export interface ClaimStamp {
 
 export interface KeptClaim extends ClaimStamp {
   readonly record: TokenRecord;
-  /** The 200 body up to the value of its last member, expires_in: `{"access_token":…,"expires_in":`. */
+  /**
+   * The 200 body up to the value of its last member, expires_in: `{"access_token":…,"expires_in":`, as
+   * JSON.stringify writes the ordinary path's answer (ClaimService's tokenAnswer: the three JWTs, token_type,
+   * expires_in); a JWT is base64url segments and dots, nothing to escape.
+   */
   readonly bodyOpen: string;
 }
 
@@ -50,8 +55,6 @@ interface RoomEntries {
   newer: Map<string, KeptClaim>;
   older: Map<string, KeptClaim>;
 }
-
-const EXPIRES_IN = '"expires_in":';
 
 export class ClaimCache {
   private readonly rooms = new Map<string, RoomEntries>();
@@ -67,21 +70,19 @@ export class ClaimCache {
     return { generation: counters.generation, left: counters.left, closed: counters.completed + counters.abandoned };
   }
 
-  /**
-   * Keeps the answer `body` (the 200 JSON the ordinary path sends, expires_in last) of the open set `record`, read
-   * or written after `stamp` was taken.
-   */
-  remember(eventId: string, record: TokenRecord, body: string, stamp: ClaimStamp | undefined): void {
+  /** Keeps the JWTs `tokens` of the open set `record`, read or written after `stamp` was taken. */
+  remember(eventId: string, record: TokenRecord, tokens: TokenSet, stamp: ClaimStamp | undefined): void {
     if (stamp === undefined || record.status !== 0) return;
-    const at = body.lastIndexOf(EXPIRES_IN);
-    if (at < 0 || !/^\d+}$/.test(body.slice(at + EXPIRES_IN.length))) return;
+    const bodyOpen =
+      `{"access_token":"${tokens.access_token}","refresh_token":"${tokens.refresh_token}","id_token":"${tokens.id_token}",` +
+      '"token_type":"Bearer","expires_in":';
     let room = this.rooms.get(eventId);
     if (!room) this.rooms.set(eventId, (room = { newer: new Map(), older: new Map() }));
     if (room.newer.size >= this.half) {
       room.older = room.newer;
       room.newer = new Map();
     }
-    room.newer.set(record.requestId, { ...stamp, record, bodyOpen: body.slice(0, at + EXPIRES_IN.length) });
+    room.newer.set(record.requestId, { ...stamp, record, bodyOpen });
   }
 
   /**

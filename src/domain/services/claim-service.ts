@@ -210,7 +210,7 @@ export class ClaimService {
    * written). Whatever door issued it, a re-claim answers the stored set as it is (overrides apply to new sets).
    */
   private keep(eventId: string, record: TokenRecord, response: TokenResponse, stamp: ClaimStamp | undefined): TokenResponse {
-    if (stamp) this.kept.remember(eventId, record, JSON.stringify(response), stamp);
+    if (stamp) this.kept.remember(eventId, record, response, stamp);
     return response;
   }
 
