@@ -3,8 +3,8 @@
 // node:http POST (bench/bare-server.ts) and three bare ES256 signatures (issue 37: a new set ≤ 1.5× (bare POST +
 // 3 signatures), a re-claim ≤ 1.5× a bare POST). Optionally this checkout against another one side by side.
 // Every server runs pinned to CPU 1 (one at a time busy), autocannon on CPU 0; rounds alternate between them, so
-// the machine's load falls on all alike. Each round joins CLAIMS visitors, serves them (joins are not counted)
-// and claims each once, then once again; the server's CPU over the claims (/proc/<pid>/stat) divided by the
+// the machine's load falls on all alike. Each round joins CLAIMS visitors (their CPU per join is printed too),
+// serves them and claims each once, then once again; the server's CPU over the claims (/proc/<pid>/stat) divided by the
 // claims answered 200, and the bytes it wrote to disk over them (/proc/<pid>/io write_bytes) per set. A claim
 // that times out or fails is counted and reported, not fatal: on a busy machine the server gets a fraction of a
 // core, and the figure is still CPU per claim answered.
@@ -61,15 +61,17 @@ async function measure(pid: number, spec: Record<string, unknown>): Promise<Meas
   return { cpuMicros: (cpu * 1e6) / Math.max(1, r.ok), bytes, rps: r.rps, errors: r.non2xx + r.errors + r.timeouts };
 }
 
-/** First claims of CLAIMS new visitors, then one re-claim of each. */
-async function claimRound(node: ChildNode, dir: string, round: number): Promise<{ first: Measured; again: Measured }> {
+/** CLAIMS joins (CPU per join, issue 37 item 4: no regression), first claims of them, then one re-claim of each. */
+async function claimRound(node: ChildNode, dir: string, round: number): Promise<{ joinMicros: number; first: Measured; again: Measured }> {
+  const cpuBefore = cpuSeconds(node.process.pid!) ?? 0;
   const ids = await joinAndServe(node, 'Ec', CLAIMS, ADMIN_TOKEN);
+  const joinMicros = (((cpuSeconds(node.process.pid!) ?? 0) - cpuBefore) * 1e6) / CLAIMS;
   const file = join(dir, `ids-${node.process.pid}-${round}.txt`);
   writeFileSync(file, ids.join('\n'));
   const spec = { url: `${node.url}/generate_token`, amount: ids.length, claimIdsFile: file, eventId: 'Ec' };
   const first = await measure(node.process.pid!, spec);
   const again = await measure(node.process.pid!, spec);
-  return { first, again };
+  return { joinMicros, first, again };
 }
 
 /**
@@ -150,6 +152,7 @@ try {
   const perReclaim: number[][] = targets.map(() => []);
   const reclaimRates: number[][] = targets.map(() => []);
   const failed: number[] = targets.map(() => 0);
+  const perJoin: number[][] = targets.map(() => []);
   const barePost: number[] = [];
   const bare: number[] = [];
   const bareP1363: number[] = [];
@@ -160,7 +163,8 @@ try {
     bareP1363.push(cost.p1363!);
     barePost.push((await measure(bareServer.pid!, { url: `${bareServer.url}/`, amount: CLAIMS, body: JSON.stringify({ event_id: 'Ec' }) })).cpuMicros);
     for (const [i, node] of nodes.entries()) {
-      const { first, again } = await claimRound(node, dir, round);
+      const { joinMicros, first, again } = await claimRound(node, dir, round);
+      perJoin[i]!.push(joinMicros);
       failed[i]! += first.errors + again.errors;
       perSet[i]!.push(first.cpuMicros);
       bytesPerSet[i]!.push(first.bytes);
@@ -196,12 +200,17 @@ try {
         `${(r / post).toFixed(2)}× a bare POST (target ≤ 1.5×) ${verdict(r / post)}; ${Math.round(median(reclaimRates[i]!))}/s` +
         `${failed[i]! > 0 ? `; ${failed[i]} claims failed or timed out (not counted)` : ''}`,
     );
+    const j = median(perJoin[i]!);
+    console.log(
+      `  ${t.label.padEnd(34)} join     ${j.toFixed(0).padStart(4)} µs CPU (rounds ${perJoin[i]!.map((v) => v.toFixed(0)).join(', ')}) = ` +
+        `${(j / post).toFixed(2)}× a bare POST (200 at a time from fetch, with the serving counter's move)`,
+    );
   }
   if (checkouts.length === 2) {
     for (let i = 0; i < targets.length; i += 2) {
       console.log(
         `  ${targets[i + 1]!.store}: this / other, CPU per new set ${(median(perSet[i + 1]!) / median(perSet[i]!)).toFixed(2)}×, ` +
-          `per re-claim ${(median(perReclaim[i + 1]!) / median(perReclaim[i]!)).toFixed(2)}×`,
+          `per re-claim ${(median(perReclaim[i + 1]!) / median(perReclaim[i]!)).toFixed(2)}×, per join ${(median(perJoin[i + 1]!) / median(perJoin[i]!)).toFixed(2)}×`,
       );
     }
   }
