@@ -19,6 +19,8 @@ interface LoadSpec {
   eventId?: string;
   /** At most this many requests per second over all connections (default: as fast as answered). */
   rate?: number;
+  /** Seconds before a request counts as timed out (autocannon's default 10; a busy shared machine needs more). */
+  timeoutSec?: number;
 }
 
 const spec = JSON.parse(process.argv[2] as string) as LoadSpec;
@@ -32,6 +34,7 @@ const result = await autocannon({
   connections: spec.connections,
   ...(spec.amount ? { amount: spec.amount } : { duration: spec.durationSec ?? 10 }),
   ...(spec.rate ? { overallRate: spec.rate } : {}),
+  ...(spec.timeoutSec ? { timeout: spec.timeoutSec } : {}),
   method: spec.method ?? 'GET',
   headers: { 'content-type': 'application/json', ...spec.headers },
   ...(spec.body ? { body: spec.body } : {}),

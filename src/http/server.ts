@@ -23,6 +23,7 @@ import { edgeChain } from './edge/edge-chain.ts';
 import { RequestMetricsStep } from './edge/request-metrics.ts';
 import { RouteScope } from './edge/route-scope.ts';
 import { fastPollStep } from './fast-poll.ts';
+import { fastClaimStep, preReadBody } from './fast-claim.ts';
 import { counterStreamRoute, type CounterStreams } from './counter-stream.ts';
 import { acceptAnyContentType, parseJsonBody } from './json-body.ts';
 import { auditHooks } from './audit.ts';
@@ -87,6 +88,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   // The routes that need the public API key: those the public scope mounts (collected below), but preflights.
   const publicScope = new RouteScope(ROUTER_OPTIONS);
   const drain = new DrainStep();
+  const fastClaim = fastClaimStep({ room: options.room, writesLimited: (options.writesPerClientPerMinute ?? 0) > 0 });
   const app = Fastify({
     // Every request goes through the edge chain, whose steps run in this order; what no step answers goes to
     // Fastify's handler. A concern that must hold for every answer, fast path and Fastify alike (a rate
@@ -99,7 +101,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
             requestMetrics, // first: it counts every answer, those of the steps below included
             drain, // on shutdown: 503 + Retry-After in the contract's shape, Connection: close
             options.publicApiKey ? new ApiKeyStep(options.publicApiKey, publicScope) : undefined,
-            fastPollStep({ room: options.room, pollTtl: options.pollTtl }), // last: polls answered from memory
+            fastPollStep({ room: options.room, pollTtl: options.pollTtl }), // polls answered from memory
+            fastClaim, // last: re-claims answered from memory
           ],
           handler,
         ),
@@ -137,6 +140,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   // Before any route: the OpenAPI document is made from the schemas of the routes registered after this.
   await registerOpenApi(app, { privateBasePath: options.privateBasePath, publicApiKey: options.publicApiKey !== undefined });
   acceptAnyContentType(app);
+  // A claim's body the fast path read but left to Fastify (fast-claim.ts) is parsed from what it read.
+  if (fastClaim) app.addHook('preParsing', preReadBody);
   // CORS and Cache-Control headers are set where each answer is made (route handlers, preflights and the
   // error handler) rather than in global hooks: the polling path is hot.
   // Fastify's answers are counted by the edge's request metrics, under the route Fastify names here.

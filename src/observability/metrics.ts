@@ -8,8 +8,8 @@ import { watchPresence } from './presence-metrics.ts';
 export class Metrics {
   readonly registry = new Registry();
   readonly requests: Counter<'route' | 'method' | 'status'>;
-  /** Polls answered by src/http/fast-poll.ts since the last scrape, by route. */
-  private readonly fastPolls = new Map<string, number>();
+  /** Answers from memory by method and route, added to the requests counter at scrape time (countFastPoll). */
+  private readonly fastPolls = new Map<string, Map<string, number>>();
   readonly latency: Histogram<'route' | 'method'>;
   readonly jobRuns: Counter<'job' | 'outcome'>;
   readonly joinBatchSize: Histogram;
@@ -30,9 +30,11 @@ export class Metrics {
       registers: [this.registry],
       // Polls answered by the fast path are counted in plain integers and added here, at scrape time.
       collect() {
-        for (const [route, n] of fastPolls) {
-          if (n > 0) this.inc({ route, method: 'GET', status: '200' }, n);
-          fastPolls.set(route, 0);
+        for (const [method, routes] of fastPolls) {
+          for (const [route, n] of routes) {
+            if (n > 0) this.inc({ route, method, status: '200' }, n);
+            routes.set(route, 0);
+          }
         }
       },
     });
@@ -89,9 +91,14 @@ export class Metrics {
 
   private readonly requestChildren = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
 
-  /** Counts a poll answered by the fast path (not in the latency histogram: it never reaches Fastify). */
-  countFastPoll(route: string): void {
-    this.fastPolls.set(route, (this.fastPolls.get(route) ?? 0) + 1);
+  /**
+   * Counts a 200 answered from memory by a fast path (a poll, a re-claim: src/http/fast-poll.ts, fast-claim.ts);
+   * not in the latency histogram: it never reaches Fastify.
+   */
+  countFastPoll(route: string, method = 'GET'): void {
+    let routes = this.fastPolls.get(method);
+    if (!routes) this.fastPolls.set(method, (routes = new Map()));
+    routes.set(route, (routes.get(route) ?? 0) + 1);
   }
 
   /** Counts one answered request; label children are cached because label hashing shows on the hot path. */

@@ -52,6 +52,8 @@ export class HotReadCache extends ForwardingStore {
   private readonly ttlMs: number;
   private readonly nowMs: () => number;
   private readonly entries = new Map<string, Entry>();
+  /** The wrapped store's confirmation of a kept token set (Redis: a read of the set's field), when it has one. */
+  readonly confirmTokenSet?: Store['confirmTokenSet'];
 
   constructor(store: Store, options: HotReadCacheOptions) {
     super(store);
@@ -60,6 +62,7 @@ export class HotReadCache extends ForwardingStore {
     }
     this.ttlMs = options.ttlMs;
     this.nowMs = options.nowMs ?? (() => performance.now());
+    if (store.confirmTokenSet) this.confirmTokenSet = store.confirmTokenSet.bind(store);
   }
 
   // ---- cached reads ----

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import type { ChildNode } from '../support/child-node.ts';
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
 import { startProxy, type FreezableProxy } from '../support/redis-sentinel.ts';
-import { ADMIN, ADMIN_TOKEN, call, freshPrefix, join, json, startNodes, stopNodes, waitFor } from './fleet.ts';
+import { ADMIN, ADMIN_TOKEN, call, freshPrefix, join, json, metricValue, startNodes, stopNodes, waitFor } from './fleet.ts';
 
 const VISITORS = 20;
 
@@ -91,5 +91,50 @@ describe('a claim answered from a token set that only the primary holds (--redis
       if (again?.status !== 200 || (JSON.parse(again.text) as { access_token: string }).access_token !== token) lost += 1;
     }
     assert.equal(lost, 0, `${lost} of ${acknowledged.size} claims acknowledged by B were lost in the failover`);
+  });
+});
+
+describe('a re-claim answered from memory waits like a write (--redis-min-replicas 1, issue 37)', () => {
+  let primary: RedisServer;
+  let replica: RedisServer;
+  let proxy: FreezableProxy;
+  const nodes: ChildNode[] = [];
+
+  before(async () => {
+    primary = await startRedisServer();
+    proxy = await startProxy(primary.port);
+    replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(proxy.port)] });
+    await linkUp(replica);
+  });
+  after(async () => {
+    await stopNodes(nodes);
+    await proxy?.close();
+    await primary?.destroy();
+    await replica?.destroy();
+  });
+
+  it('a set kept in memory is confirmed on the replicas: with the link cut, the re-claim is 503 like the routed one', async () => {
+    const args = ['--redis-key-prefix', freshPrefix(), '--admin-token', ADMIN_TOKEN, '--redis-min-replicas', '1', '--redis-replica-timeout-ms', '200'];
+    const [a] = await startNodes(1, primary.url, args);
+    nodes.push(a!);
+    const id = (await join(a!.url)) as string;
+    const served = await json(`${a!.url}/private/increment_serving_counter`, {
+      method: 'POST', headers: ADMIN, body: JSON.stringify({ event_id: 'Sample', increment_by: 1 }),
+    });
+    assert.equal(served.status, 200);
+    const issued = await claim(a!.url, id);
+    assert.equal(issued?.status, 200, issued?.text);
+    const routed = () => metricValue(a!.url, 'anteroom_http_request_duration_seconds_count', { route: '/generate_token', method: 'POST' });
+    const again = await waitFor('a re-claim answered from memory', async () => {
+      const before = await routed();
+      const reply = await claim(a!.url, id);
+      return (await routed()) === before ? reply : null;
+    });
+    const token = (text: string) => (JSON.parse(text) as { access_token: string }).access_token;
+    assert.equal(token(again.text), token(issued!.text));
+
+    proxy.freeze();
+    const cut = await claim(a!.url, id);
+    assert.equal(cut?.status, 503, `answered ${cut?.status} ${cut?.text} from state it did not confirm on a replica`);
   });
 });

@@ -162,6 +162,14 @@ export interface QueueStore {
    * backend and never blocks: the polling fast path (src/http/fast-poll.ts) falls back to getCounters.
    */
   peekCounters?(eventId: string): Counters | undefined;
+  /**
+   * Whether a token set kept in memory (src/domain/claim-cache.ts) may answer a re-claim now: `true` at once when
+   * the counters peekCounters gives change with every write to the store (this process its only writer: SQLite),
+   * so that the entry's stamp of them tells every change; else one read of whether the store still holds exactly
+   * `record`, its session open (a store other nodes write to), confirmed like any read that answers a visitor.
+   * Absent: re-claims are always read from the store.
+   */
+  confirmTokenSet?(eventId: string, record: TokenRecord): true | Promise<boolean>;
   getServingCounter(eventId: string): Promise<number>;
   /** Adds `by` (may be negative) and records when each new highest value was first reached. */
   incrementServing(eventId: string, by: number, now: number): Promise<number>;

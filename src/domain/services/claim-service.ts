@@ -4,6 +4,7 @@
 // routes, the gate, src/oidc and the private API call these methods and never reach the store or the keys.
 
 import type { BotDefence } from '../bot-defence.ts';
+import { ClaimCache, keptClaimBody, type ClaimStamp } from '../claim-cache.ts';
 import { decideClaim, decideExpiry, type ClaimDecision } from '../claim-decision.ts';
 import { newTokenRecord, sameTokenSet, signaturesOf, type TokenRecord } from '../claims.ts';
 import { Errors, Pending } from '../errors.ts';
@@ -30,7 +31,7 @@ export interface TokenOverrides {
   nonce?: string | undefined;
 }
 
-export type ClaimStoreUsed = Pick<QueueStore, 'getClaimContext' | 'issueTokenIfAbsent'> &
+export type ClaimStoreUsed = Pick<QueueStore, 'getClaimContext' | 'issueTokenIfAbsent' | 'peekCounters' | 'getCounters' | 'confirmTokenSet'> &
   Pick<SecretStore, 'claimSecret' | 'replaceSecret'> &
   AuthorizationStore;
 
@@ -62,6 +63,8 @@ export class ClaimService {
   private readonly defaultIssuer: () => string;
 
   private readonly presence: Pick<PresenceTracker, 'claimed'>;
+  /** Token sets answered or issued, for re-claims from memory (../claim-cache.ts); none where the store cannot confirm them. */
+  private readonly kept = new ClaimCache();
 
   constructor(deps: ClaimServiceDeps) {
     this.store = deps.store;
@@ -74,6 +77,10 @@ export class ClaimService {
     this.estimates = deps.estimates;
     this.waitTally = deps.waitTally;
     this.defaultIssuer = deps.defaultIssuer;
+    // A room made again under a removed room's ID may start at generation 0 again (SQLite): its kept sets go.
+    this.context.catalog.onChange((change) => {
+      if (change.kind === 'removed') this.kept.forgetRoom(change.eventId);
+    });
   }
 
   async publicKey(eventId: unknown): Promise<Answer<PublicJwk>> {
@@ -87,9 +94,39 @@ export class ClaimService {
     return ok({ keys: (await this.keys.all(event.event_id)).map((k) => k.publicJwk) });
   }
 
+  /** Whether re-claims can be answered from memory here (the store confirms kept sets: SQLite, Redis). */
+  get answersReclaimsFromMemory(): boolean {
+    return this.store.confirmTokenSet !== undefined && this.store.peekCounters !== undefined;
+  }
+
+  /**
+   * A re-claim's 200 body (POST /generate_token of `requestId`, lowercase) from a token set kept in memory, as the
+   * ordinary path would answer it now; undefined when that cannot be told here (no entry, the counters not in
+   * memory, anything that may have changed the decision: ../claim-cache.ts). A promise where the store confirms
+   * the set first (Redis); on SQLite the answer comes at once.
+   */
+  reclaimInMemory(eventId: string, requestId: string): string | Promise<string | undefined> | undefined {
+    const confirm = this.store.confirmTokenSet;
+    if (!confirm || !this.store.peekCounters || !this.context.catalog.get(eventId)) return undefined;
+    const counters = this.store.peekCounters(eventId);
+    const kept = counters && this.kept.entry(eventId, requestId, counters);
+    if (!kept) return undefined;
+    const confirmed = confirm.call(this.store, eventId, kept.record);
+    if (confirmed === true) return keptClaimBody(kept, this.context.now());
+    return confirmed.then((still) => {
+      if (still) return keptClaimBody(kept, this.context.now());
+      this.kept.drop(eventId, requestId);
+      return undefined;
+    });
+  }
+
   async generateToken(eventId: unknown, requestId: unknown, overrides: TokenOverrides = {}): Promise<Answer<TokenResponse>> {
     const { event, requestId: id } = this.context.eventAndRequest(eventId, requestId);
     const now = this.context.now();
+    // The counters a set answered below is kept with, read before the store is (../claim-cache.ts).
+    const stamp = this.store.confirmTokenSet && this.store.peekCounters
+      ? this.kept.stamp(this.store.peekCounters(event.event_id) ?? (await this.store.getCounters(event.event_id)))
+      : undefined;
     const [ctx, room] = await Promise.all([this.store.getClaimContext(event.event_id, id), this.context.claimRoom(event)]);
     const decision = decideClaim(ctx, this.context.expiryRule(event), now, room);
     switch (decision.kind) {
@@ -106,9 +143,9 @@ export class ClaimService {
       case 'position-expired':
         throw Errors.queuePositionExpired();
       case 'reissue':
-        return ok(await this.tokenResponse(event.event_id, decision.record, now));
+        return ok(this.keep(event.event_id, decision.record, await this.tokenResponse(event.event_id, decision.record, now), stamp));
       case 'issue': {
-        const answer = await this.issue(event, id, decision.position, now, overrides);
+        const answer = await this.issue(event, id, decision.position, now, overrides, stamp);
         if (answer.issued) this.presence.claimed(event, decision.position, ctx?.servedAt ?? null);
         if (answer.issued && this.waitTally) {
           // The wait it had (join → admission; the claim when the admission time is unknown), against the
@@ -128,6 +165,7 @@ export class ClaimService {
     position: number,
     now: number,
     overrides: TokenOverrides,
+    stamp: ClaimStamp | undefined,
   ): Promise<{ response: TokenResponse; issued: boolean }> {
     const key = await this.keys.current(event.event_id, event.signing_algorithm);
     const record = newTokenRecord({
@@ -155,16 +193,25 @@ export class ClaimService {
       case 'existing':
         // A concurrent first claim won: answer with its tokens (same rules as a re-claim).
         if (result.record.status !== 0) throw Errors.tokenSessionClosed();
-        return { response: await this.tokenResponse(event.event_id, result.record, now), issued: false };
+        return { response: this.keep(event.event_id, result.record, await this.tokenResponse(event.event_id, result.record, now), stamp), issued: false };
       case 'issued': {
         // The set just signed, unless the store's record differs in anything the tokens are built from.
         const response = sameTokenSet(result.record, stored)
           ? tokenAnswer(signed, stored, now)
           : await this.tokenResponse(event.event_id, result.record, now);
         this.events.publish('token_generated', { event_id: event.event_id, request_id: requestId });
-        return { response, issued: true };
+        return { response: this.keep(event.event_id, result.record, response, stamp), issued: true };
       }
     }
+  }
+
+  /**
+   * Keeps the answer of the open set `record` for re-claims from memory (`stamp`: taken before it was read or
+   * written). Whatever door issued it, a re-claim answers the stored set as it is (overrides apply to new sets).
+   */
+  private keep(eventId: string, record: TokenRecord, response: TokenResponse, stamp: ClaimStamp | undefined): TokenResponse {
+    if (stamp) this.kept.remember(eventId, record, response, stamp);
+    return response;
   }
 
   private async tokenResponse(eventId: string, record: TokenRecord, now: number): Promise<TokenResponse> {

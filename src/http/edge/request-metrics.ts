@@ -27,6 +27,8 @@ export interface AnswerLabel {
    * timed — it never reaches Fastify, and its time would only say how long reading a counter takes.
    */
   readonly fromMemory: boolean;
+  /** The method an answer from memory is counted under (default GET: the polls). */
+  readonly method?: string;
 }
 
 const STARTED_AT = Symbol('anteroom.edge.startedAt');
@@ -91,7 +93,7 @@ function countAnswer(metrics: Metrics, res: ObservedResponse, startedAt: number)
   const label = res[ANSWERED_FOR];
   if (label === undefined) return;
   if (label.fromMemory) {
-    metrics.countFastPoll(label.route);
+    metrics.countFastPoll(label.route, label.method);
     return;
   }
   const elapsedMs = performance.now() - startedAt;

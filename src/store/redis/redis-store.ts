@@ -257,6 +257,12 @@ export class RedisStore implements Store {
     };
   }
 
+  /** Other nodes close sessions too: the set's own field is read (still this set, session open: status 0). */
+  async confirmTokenSet(eventId: string, record: TokenRecord): Promise<boolean> {
+    const field = await this.call(() => this.scripts.tokenField(this.keys(eventId), encodeRequestId(record.requestId)));
+    return field === `0,${record.position},${encodeTokenClaims(record)}`;
+  }
+
   async issueTokenIfAbsent(eventId: string, record: TokenRecord): Promise<IssueResult> {
     const result = await this.call(() =>
       this.scripts.issueTokenIfAbsent(

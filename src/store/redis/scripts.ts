@@ -268,6 +268,17 @@ export class RedisScripts {
     return Number(await this.run('incrementServing', [k.counters, k.history], [Math.trunc(by), now]));
   }
 
+  /**
+   * The stored token set of `requestId` as the tokens hash holds it (status, position, claims), or null: one HGET,
+   * confirmed on the replicas like the claim context it stands in for (a re-claim answered from memory).
+   */
+  async tokenField(k: EventKeys, requestId: Buffer): Promise<string | null> {
+    const replicas = this.guard.replicas;
+    const reply =
+      replicas && replicas.count > 0 ? await runAndWait(this.client, 'hget', [k.tokens, requestId], k.tokens, replicas) : await this.client.hget(k.tokens, requestId);
+    return isNil(reply) ? null : String(reply);
+  }
+
   async getClaimContext(k: EventKeys, requestId: Buffer): Promise<RawClaimContext | null> {
     const reply = await this.run(
       'getClaimContext',
