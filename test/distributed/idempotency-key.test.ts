@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
 import { requestIdForIdempotencyKey } from '../../src/domain/idempotency-key.ts';
 import type { ChildNode } from '../support/child-node.ts';
-import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
+import { startReplicatedRedis, type ReplicatedRedis } from '../support/redis-replication.ts';
+import type { RedisServer } from '../support/redis-server.ts';
 import { ADMIN_TOKEN, call, freshPrefix, json, startNodes, stopNodes, waitFor } from './fleet.ts';
 
 const joinWith = (url: string, key: string | undefined, eventId = 'Sample') =>
@@ -26,25 +26,20 @@ async function queueLength(url: string): Promise<number> {
 }
 
 describe('Idempotency-Key on POST /assign_queue_num (Redis, --redis-min-replicas 1)', () => {
-  let primary: RedisServer;
+  let redis: ReplicatedRedis | undefined;
   let replica: RedisServer;
   let node: ChildNode;
 
   before(async () => {
-    primary = await startRedisServer();
-    replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
-    const client = new Redis(replica.url);
-    await waitFor('the replica in sync', async () => /master_link_status:up/.test(await client.info('replication')), 15_000);
-    client.disconnect();
-    [node] = (await startNodes(1, primary.url, [
+    redis = await startReplicatedRedis();
+    replica = redis.replica;
+    [node] = (await startNodes(1, redis.primary.url, [
       '--redis-key-prefix', freshPrefix(), '--admin-token', ADMIN_TOKEN, '--redis-min-replicas', '1', '--redis-replica-timeout-ms', '200',
     ])) as [ChildNode];
   });
   after(async () => {
     await stopNodes(node ? [node] : []);
-    await replica?.kill('SIGCONT');
-    await primary?.destroy();
-    await replica?.destroy();
+    await redis?.destroy();
   });
 
   it('a join refused after it was applied, retried with its key, gets that place: one place, not two', async () => {
