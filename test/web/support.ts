@@ -80,11 +80,14 @@ export const PAGE_TIMEOUT = 20_000;
  * One node serving the pages and one Chromium for the tests of the enclosing describe(): started in its before(),
  * stopped in its after(). Read `.node` and `.browser` inside the tests.
  */
-export function pagesInChromium(overrides: Partial<ServerConfig> = {}): { readonly node: WebNode; readonly browser: Browser } {
+export function pagesInChromium(
+  overrides: Partial<ServerConfig> = {},
+  options: { jobs?: boolean } = {},
+): { readonly node: WebNode; readonly browser: Browser } {
   const running: { node?: WebNode; browser?: Browser } = {};
   before(async () => {
     ensurePagesBuilt();
-    running.node = await startWebNode(overrides);
+    running.node = await startWebNode(overrides, options);
     running.browser = await launchChromium();
   });
   after(async () => {
@@ -145,3 +148,19 @@ export async function connectPanel(page: Page, url: string, auth: { sigv4: strin
   }
   await page.getByRole('button', { name: 'Connect', exact: true }).click();
 }
+
+/** A shop's words and look for a room (`branding`): the sale-day page tests and the phase screenshots (docs/pages.md). */
+export const SHOP_BRANDING = {
+  title: 'Sneaker drop',
+  site_name: 'Kicks & Co',
+  message: 'One pair per customer.',
+  paused_message: 'Payment provider hiccup: back in a few minutes.',
+  closed_message: 'Sold out — thank you for waiting!',
+  link_url: 'https://kicks.example/',
+  link_text: 'Back to Kicks & Co',
+  colors: { accent: '#7a1f5c', header_background: '#202020' },
+} as const;
+
+/** The viewports the page tests and screenshots use: a phone's width and a desktop's. */
+export const PHONE = { width: 390, height: 844 } as const;
+export const DESKTOP = { width: 1280, height: 900 } as const;
