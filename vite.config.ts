@@ -1,9 +1,11 @@
 // Builds the pages under web/ (waiting room, control panel) into web/dist/, which `anteroom serve` serves.
 // Relative asset URLs (base './') let the same build be hosted under any path prefix, on a CDN or on S3.
 import { fileURLToPath } from 'node:url';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { defineConfig, type Plugin } from 'vite';
 import { Languages, renderWaitingPage } from './src/web/page-template.ts';
+import { brotliCompress, compressible, gzipCompress, PRECOMPRESSED } from './src/web/static-pages.ts';
 
 const I18N_DIR = fileURLToPath(new URL('./web/waiting-room-site/i18n/', import.meta.url));
 
@@ -41,6 +43,27 @@ function waitingPageTemplate(): Plugin {
   };
 }
 
+/**
+ * Writes <file>.br and <file>.gz beside every text file of the build, as the server would compress it: a node
+ * starting reads them instead of compressing the pages itself (a third of a node's start).
+ */
+function precompressed(): Plugin {
+  const walk = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? walk(join(dir, name)) : [join(dir, name)]));
+  return {
+    name: 'anteroom-precompressed',
+    apply: 'build',
+    writeBundle(options) {
+      for (const file of walk(options.dir as string)) {
+        const body = readFileSync(file);
+        if (!compressible(file, body.length)) continue;
+        writeFileSync(file + PRECOMPRESSED.br, brotliCompress(body));
+        writeFileSync(file + PRECOMPRESSED.gzip, gzipCompress(body));
+      }
+    },
+  };
+}
+
 const SOLVER_ENTRY = 'waiting-room-site/solver';
 
 const page = (name: string) => fileURLToPath(new URL(`./web/${name}/index.html`, import.meta.url));
@@ -49,7 +72,7 @@ export default defineConfig({
   root: fileURLToPath(new URL('./web', import.meta.url)),
   base: './',
   publicDir: false,
-  plugins: [waitingPageTemplate()],
+  plugins: [waitingPageTemplate(), precompressed()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,

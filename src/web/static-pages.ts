@@ -1,6 +1,8 @@
 // Serves the built pages (web/dist/, made by `npm run build:web`): the waiting room at /waiting-room-site/ and
-// the control panel at /control-panel/. Every file is read and compressed (brotli, gzip) once at start, so a
-// surge of visitors costs a memory copy per request, never a disk read or a compression. Assets under
+// the control panel at /control-panel/. Every file is read once at start, with its brotli and gzip forms: the
+// build writes them beside it (<file>.br, <file>.gz, see PRECOMPRESSED); a file without them (or with ones that
+// do not decompress to it) is compressed at start. A surge of visitors costs a memory copy per request, never a
+// disk read or a compression. Assets under
 // assets/ carry a content hash in their names and are cached for a year (`immutable`); HTML is revalidated
 // on every load (`no-cache` + ETag → 304), so a new build reaches visitors at once.
 
@@ -8,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants as zlib, gunzipSync, gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** Where `npm run build:web` writes the pages (also from dist/web/ of a compiled package). */
@@ -51,6 +53,14 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.json', '.map', '.svg', '.txt']);
+
+/** Whether a file is sent compressed (a text type, over 256 bytes). */
+export function compressible(rel: string, size: number): boolean {
+  return COMPRESSIBLE.has(extname(rel).toLowerCase()) && size > 256;
+}
+
+/** The suffixes of the compressed forms `npm run build:web` writes beside each file (vite.config.ts). */
+export const PRECOMPRESSED = { br: '.br', gzip: '.gz' } as const;
 
 export interface StaticFile {
   body: Buffer;
@@ -139,17 +149,27 @@ function notBuilt(_request: FastifyRequest, reply: FastifyReply): FastifyReply {
 function loadFiles(root: string): Map<string, StaticFile> {
   const files = new Map<string, StaticFile>();
   if (!existsSync(root)) return files;
-  for (const full of walk(root)) {
+  const all = [...walk(root)];
+  const present = new Set(all);
+  const compressedForm = (full: string) => full.endsWith(PRECOMPRESSED.br) || full.endsWith(PRECOMPRESSED.gzip);
+  for (const full of all) {
+    // A .br or .gz whose original is there is that file's compressed form, not a file of its own.
+    if (compressedForm(full) && present.has(full.replace(/\.(br|gz)$/, ''))) continue;
     const rel = relative(root, full).split(sep).join('/');
-    const file = staticFile(readFileSync(full), rel);
+    const body = readFileSync(full);
+    const read = (suffix: string) => (present.has(full + suffix) ? readFileSync(full + suffix) : undefined);
+    const file = staticFile(body, rel, 11, { br: read(PRECOMPRESSED.br), gzip: read(PRECOMPRESSED.gzip) });
     const path = rel.endsWith('/index.html') ? `/${rel.slice(0, -'index.html'.length)}` : `/${rel}`;
     files.set(path, file);
   }
   return files;
 }
 
-/** A file ready to send: its type, ETag, cache policy and compressed forms (`rel`: its path, for the type). */
-export function staticFile(body: Buffer, rel: string, quality = 11): StaticFile {
+/**
+ * A file ready to send: its type, ETag, cache policy and compressed forms (`rel`: its path, for the type).
+ * `built`: compressed forms made beforehand, used when they decompress to `body` (else compressed here).
+ */
+export function staticFile(body: Buffer, rel: string, quality = 11, built: { br?: Buffer | undefined; gzip?: Buffer | undefined } = {}): StaticFile {
   const ext = extname(rel).toLowerCase();
   const file: StaticFile = {
     body,
@@ -159,13 +179,32 @@ export function staticFile(body: Buffer, rel: string, quality = 11): StaticFile 
     cacheControl: rel.startsWith('assets/') ? IMMUTABLE : REVALIDATE,
     html: ext === '.html',
   };
-  if (COMPRESSIBLE.has(ext) && body.length > 256) {
-    const br = brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: quality, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } });
-    const gzip = gzipSync(body, { level: 9 });
+  if (compressible(rel, body.length)) {
+    const br = builtForm(built.br, body, brotliDecompressSync) ?? brotliCompress(body, quality);
+    const gzip = builtForm(built.gzip, body, gunzipSync) ?? gzipCompress(body);
     if (br.length < body.length) file.br = br;
     if (gzip.length < body.length) file.gzip = gzip;
   }
   return file;
+}
+
+/** brotli at `quality` (11, the smallest, for files compressed once). */
+export function brotliCompress(body: Buffer, quality = 11): Buffer {
+  return brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: quality, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } });
+}
+
+export function gzipCompress(body: Buffer): Buffer {
+  return gzipSync(body, { level: 9 });
+}
+
+/** `compressed` when it decompresses to `body` (a form the build wrote for this very file), else undefined. */
+function builtForm(compressed: Buffer | undefined, body: Buffer, decompress: (data: Buffer) => Buffer): Buffer | undefined {
+  if (compressed === undefined) return undefined;
+  try {
+    return decompress(compressed).equals(body) ? compressed : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function* walk(dir: string): Generator<string> {

@@ -9,7 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { keyWindows, requestIdForIdempotencyKey } from '../../src/domain/idempotency-key.ts';
 import type { ChildNode } from '../support/child-node.ts';
-import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
+import { startReplicatedRedis, type ReplicatedRedis } from '../support/redis-replication.ts';
+import type { RedisServer } from '../support/redis-server.ts';
 import { ADMIN_TOKEN, call, freshPrefix, json, startNodes, stopNodes, waitFor } from './fleet.ts';
 
 const joinWith = (url: string, key: string | undefined, eventId = 'Sample', from?: string) =>
@@ -27,18 +28,15 @@ async function queueLength(url: string): Promise<number> {
 }
 
 describe('Idempotency-Key on POST /assign_queue_num (Redis, --redis-min-replicas 1)', () => {
-  let primary: RedisServer;
+  let redis: ReplicatedRedis | undefined;
   let replica: RedisServer;
   let node: ChildNode;
   const prefix = freshPrefix();
 
   before(async () => {
-    primary = await startRedisServer();
-    replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
-    const client = new Redis(replica.url);
-    await waitFor('the replica in sync', async () => /master_link_status:up/.test(await client.info('replication')), 15_000);
-    client.disconnect();
-    [node] = (await startNodes(1, primary.url, [
+    redis = await startReplicatedRedis();
+    replica = redis.replica;
+    [node] = (await startNodes(1, redis.primary.url, [
       '--redis-key-prefix', prefix, '--admin-token', ADMIN_TOKEN, '--redis-min-replicas', '1', '--redis-replica-timeout-ms', '200',
       // The client's address is part of a key's scope: the attack tests below speak from several addresses.
       '--trust-proxy', 'true',
@@ -46,9 +44,7 @@ describe('Idempotency-Key on POST /assign_queue_num (Redis, --redis-min-replicas
   });
   after(async () => {
     await stopNodes(node ? [node] : []);
-    await replica?.kill('SIGCONT');
-    await primary?.destroy();
-    await replica?.destroy();
+    await redis?.destroy();
   });
 
   it('a join refused after it was applied, retried with its key, gets that place: one place, not two', async () => {
@@ -156,7 +152,7 @@ describe('Idempotency-Key on POST /assign_queue_num (Redis, --redis-min-replicas
       body: JSON.stringify({ event_id: 'Sample', increment_by: 100_000 }),
     });
     assert.equal(served?.status, 200, served?.text);
-    const inspector = new Redis(primary.url);
+    const inspector = new Redis(redis!.primary.url);
     try {
       const tokens = async () => Number((await inspector.hget(`${prefix}{Sample}:c`, 't')) ?? 0);
       const before = await tokens();

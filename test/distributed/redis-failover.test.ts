@@ -6,37 +6,27 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { ChildNode } from '../support/child-node.ts';
-import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
-import { startProxy, startSentinel, type FreezableProxy, type Sentinel } from '../support/redis-sentinel.ts';
+import { startReplicatedRedis, type ReplicatedRedis } from '../support/redis-replication.ts';
+import type { RedisServer } from '../support/redis-server.ts';
+import { startSentinel, type FreezableProxy, type Sentinel } from '../support/redis-sentinel.ts';
 import { ADMIN_TOKEN, freshPrefix, join, joinStorm, positionsOf, startNodes, stopNodes, waitFor } from './fleet.ts';
-
-async function linkUp(replica: RedisServer): Promise<void> {
-  const client = new Redis(replica.url);
-  try {
-    await waitFor('the replica to be in sync', async () => /master_link_status:up/.test(await client.info('replication')), 15_000);
-  } finally {
-    client.disconnect();
-  }
-}
 
 describe('a primary killed after its replication link was cut (--redis-min-replicas 1)', () => {
   let primary: RedisServer;
   let replica: RedisServer;
   let proxy: FreezableProxy;
+  let redis: ReplicatedRedis | undefined;
   const nodes: ChildNode[] = [];
   const prefix = freshPrefix();
 
   before(async () => {
-    primary = await startRedisServer();
-    proxy = await startProxy(primary.port);
-    replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(proxy.port)] });
-    await linkUp(replica);
+    redis = await startReplicatedRedis({ linkProxy: true });
+    ({ primary, replica } = redis);
+    proxy = redis.proxy as FreezableProxy;
   });
   after(async () => {
     await stopNodes(nodes);
-    await proxy?.close();
-    await primary?.destroy();
-    await replica?.destroy();
+    await redis?.destroy();
   });
 
   it('0 acknowledged joins lost and 0 positions handed out twice once the replica is promoted', async () => {
@@ -80,22 +70,20 @@ describe('a primary killed after its replication link was cut (--redis-min-repli
 
 describe('--store redis-sentinel://… follows a Sentinel failover', () => {
   let primary: RedisServer;
-  const replicas: RedisServer[] = [];
+  let redis: ReplicatedRedis | undefined;
   let sentinel: Sentinel;
   let node: ChildNode | undefined;
   const name = 'anteroom-test';
 
   before(async () => {
-    primary = await startRedisServer();
-    for (let i = 0; i < 2; i++) replicas.push(await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(primary.port)] }));
-    for (const replica of replicas) await linkUp(replica);
+    redis = await startReplicatedRedis({ replicas: 2 });
+    primary = redis.primary;
     sentinel = await startSentinel({ primaryPort: primary.port, name });
   });
   after(async () => {
     await stopNodes(node ? [node] : []);
     await sentinel?.destroy();
-    await primary?.destroy();
-    for (const replica of replicas) await replica.destroy();
+    await redis?.destroy();
   });
 
   it('a node keeps serving after the primary is killed and a replica promoted, without a restart, and loses nothing acknowledged', async () => {

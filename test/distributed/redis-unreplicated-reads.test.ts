@@ -9,20 +9,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { ChildNode } from '../support/child-node.ts';
-import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
-import { startProxy, type FreezableProxy } from '../support/redis-sentinel.ts';
+import type { RedisServer } from '../support/redis-server.ts';
+import type { FreezableProxy } from '../support/redis-sentinel.ts';
+import { startReplicatedRedis, type ReplicatedRedis } from '../support/redis-replication.ts';
 import { ADMIN, ADMIN_TOKEN, call, freshPrefix, join, json, metricValue, startNodes, stopNodes, waitFor } from './fleet.ts';
 
 const VISITORS = 20;
-
-async function linkUp(replica: RedisServer): Promise<void> {
-  const client = new Redis(replica.url);
-  try {
-    await waitFor('the replica to be in sync', async () => /master_link_status:up/.test(await client.info('replication')), 15_000);
-  } finally {
-    client.disconnect();
-  }
-}
 
 const claim = (url: string, id: string) =>
   call(`${url}/generate_token`, { method: 'POST', body: JSON.stringify({ event_id: 'Sample', request_id: id }) });
@@ -31,20 +23,18 @@ describe('a claim answered from a token set that only the primary holds (--redis
   let primary: RedisServer;
   let replica: RedisServer;
   let proxy: FreezableProxy;
+  let redis: ReplicatedRedis | undefined;
   const nodes: ChildNode[] = [];
   const prefix = freshPrefix();
 
   before(async () => {
-    primary = await startRedisServer();
-    proxy = await startProxy(primary.port);
-    replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(proxy.port)] });
-    await linkUp(replica);
+    redis = await startReplicatedRedis({ linkProxy: true });
+    ({ primary, replica } = redis);
+    proxy = redis.proxy as FreezableProxy;
   });
   after(async () => {
     await stopNodes(nodes);
-    await proxy?.close();
-    await primary?.destroy();
-    await replica?.destroy();
+    await redis?.destroy();
   });
 
   it('node B answers 503 like node A, never a 200 that the promoted replica does not know: 0 lost', async () => {
@@ -95,22 +85,19 @@ describe('a claim answered from a token set that only the primary holds (--redis
 });
 
 describe('a re-claim answered from memory waits like a write (--redis-min-replicas 1, issue 37)', () => {
+  let redis: ReplicatedRedis | undefined;
   let primary: RedisServer;
-  let replica: RedisServer;
   let proxy: FreezableProxy;
   const nodes: ChildNode[] = [];
 
   before(async () => {
-    primary = await startRedisServer();
-    proxy = await startProxy(primary.port);
-    replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(proxy.port)] });
-    await linkUp(replica);
+    redis = await startReplicatedRedis({ linkProxy: true });
+    primary = redis.primary;
+    proxy = redis.proxy!;
   });
   after(async () => {
     await stopNodes(nodes);
-    await proxy?.close();
-    await primary?.destroy();
-    await replica?.destroy();
+    await redis?.destroy();
   });
 
   it('a set kept in memory is confirmed on the replicas: with the link cut, the re-claim is 503 like the routed one', async () => {

@@ -5,22 +5,12 @@
 // draw. Each step waits for what the panel shows once the server answered, never for time to pass.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { ensurePagesBuilt, launchChromium, newPage, startWebNode, watchErrors, type WebNode } from './support.ts';
+import { adminCall, connectPanel, newPage, PAGE_TIMEOUT, pagesInChromium, waitForText, watchErrors, type WebNode } from './support.ts';
 
-const TIMEOUT = 20_000;
-
-async function waitForText(page: Page, selector: string, expected: string | RegExp): Promise<void> {
-  await page.waitForFunction(
-    ({ selector, source, flags }) => new RegExp(source, flags).test(document.querySelector(selector)?.textContent ?? ''),
-    typeof expected === 'string'
-      ? { selector, source: expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), flags: '' }
-      : { selector, source: expected.source, flags: expected.flags },
-    { timeout: TIMEOUT },
-  );
-}
+const TIMEOUT = PAGE_TIMEOUT;
 
 const VIEWPORTS = [
   { name: 'desktop', width: 1280, height: 900, auth: 'sigv4' },
@@ -28,27 +18,12 @@ const VIEWPORTS = [
 ] as const;
 
 describe('control panel: rooms', { timeout: 180_000 }, () => {
+  const web = pagesInChromium();
   let node: WebNode;
   let browser: Browser;
+  before(() => ({ node, browser } = web));
 
-  before(async () => {
-    ensurePagesBuilt();
-    node = await startWebNode();
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await node?.stop();
-  });
-
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${node.privateUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const admin = (method: string, path: string, body?: unknown) => adminCall(node, method, path, body);
   const join = async (eventId: string) => {
     const response = await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: eventId }) });
     assert.equal(response.status, 200);
@@ -56,15 +31,7 @@ describe('control panel: rooms', { timeout: 180_000 }, () => {
 
   /** Connects with the access key pair (every call signed with SigV4, PUT and PATCH too) or the admin token. */
   async function connect(page: Page, auth: 'sigv4' | 'token'): Promise<void> {
-    await page.goto(`${node.url}/control-panel/`);
-    if (auth === 'sigv4') {
-      await page.getByLabel('Access key ID').fill(TEST_CREDENTIALS.accessKeyId);
-      await page.getByLabel('Secret access key').fill(TEST_CREDENTIALS.secretAccessKey);
-    } else {
-      await page.getByRole('radio', { name: 'Admin token (Bearer)' }).check();
-      await page.getByLabel('Admin token', { exact: true }).fill(TEST_CREDENTIALS.adminToken);
-    }
-    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    await connectPanel(page, node.url, auth === 'sigv4' ? { sigv4: TEST_CREDENTIALS.secretAccessKey } : 'token');
     await waitForText(page, '#connection-status', auth === 'sigv4' ? /Connected to .*access key/ : /Connected to .*admin token/);
   }
 

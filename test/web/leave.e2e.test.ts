@@ -2,16 +2,12 @@
 // the page forgets the place, and the waiting room no longer counts it; a closed room says so on Reserve.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { defaultSettings } from '../../src/domain/room-settings.ts';
-import { ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from './support.ts';
+import { newPage, PAGE_TIMEOUT, pagesInChromium, text, type WebNode } from './support.ts';
 
-const TIMEOUT = 20_000;
-
-async function text(page: Page, selector: string): Promise<string> {
-  return (await page.locator(selector).textContent())?.trim() ?? '';
-}
+const TIMEOUT = PAGE_TIMEOUT;
 
 async function reserve(page: Page, url: string, eventId = 'Sample'): Promise<string> {
   await page.goto(`${url}/waiting-room-site/?eventId=${eventId}`);
@@ -21,18 +17,10 @@ async function reserve(page: Page, url: string, eventId = 'Sample'): Promise<str
 }
 
 describe('leaving the line from the waiting-room page', { timeout: 120_000 }, () => {
+  const web = pagesInChromium();
   let node: WebNode;
   let browser: Browser;
-
-  before(async () => {
-    ensurePagesBuilt();
-    node = await startWebNode();
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await node?.stop();
-  });
+  before(() => ({ node, browser } = web));
 
   const waiting = async (eventId = 'Sample') =>
     ((await (await fetch(`${node.url}/waiting_num?event_id=${eventId}`)).json()) as { waiting_num: number }).waiting_num;

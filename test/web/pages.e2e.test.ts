@@ -2,29 +2,12 @@
 // panel (signing with SigV4 like VWR's panel), that visitor buys from the protected store while the other waits.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { ensurePagesBuilt, launchChromium, newPage, startWebNode, type WebNode } from './support.ts';
+import { adminCall, connectPanel, newPage, PAGE_TIMEOUT, pagesInChromium, text, waitForText, type WebNode } from './support.ts';
 
-const TIMEOUT = 20_000;
-
-async function text(page: Page, selector: string): Promise<string> {
-  return (await page.locator(selector).textContent())?.trim() ?? '';
-}
-
-async function waitForText(page: Page, selector: string, expected: string | RegExp): Promise<void> {
-  await page.waitForFunction(
-    ({ selector, source, flags }) => {
-      const content = document.querySelector(selector)?.textContent ?? '';
-      return new RegExp(source, flags).test(content);
-    },
-    typeof expected === 'string'
-      ? { selector, source: expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), flags: '' }
-      : { selector, source: expected.source, flags: expected.flags },
-    { timeout: TIMEOUT },
-  );
-}
+const TIMEOUT = PAGE_TIMEOUT;
 
 async function reserve(page: Page, url: string): Promise<string> {
   await page.goto(`${url}/waiting-room-site/`);
@@ -33,35 +16,17 @@ async function reserve(page: Page, url: string): Promise<string> {
   return text(page, '#detail-request');
 }
 
-async function connectPanel(page: Page, url: string, secret: string): Promise<void> {
-  await page.goto(`${url}/control-panel/`);
-  await page.getByLabel('Access key ID').fill(TEST_CREDENTIALS.accessKeyId);
-  await page.getByLabel('Secret access key').fill(secret);
-  await page.getByRole('button', { name: 'Connect', exact: true }).click();
-}
 
 describe('waiting-room page and control panel in Chromium', { timeout: 120_000 }, () => {
+  const web = pagesInChromium();
   let node: WebNode;
   let browser: Browser;
-
-  before(async () => {
-    ensurePagesBuilt();
-    node = await startWebNode();
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await node?.stop();
-  });
+  before(() => ({ node, browser } = web));
 
   /** A private API call with the admin token (tests set up the state they start from; none relies on another). */
   const admin = async (path: string, body: Record<string, unknown>) => {
-    const response = await fetch(`${node.privateUrl}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}` },
-      body: JSON.stringify(body),
-    });
-    assert.equal(response.status, 200, await response.text());
+    const response = await adminCall(node, 'POST', path, body);
+    assert.equal(response.status, 200, JSON.stringify(response.body));
   };
 
   it('two visitors reserve; the panel (SigV4) lets one in; that one buys while the other still waits', async () => {
@@ -77,7 +42,7 @@ describe('waiting-room page and control panel in Chromium', { timeout: 120_000 }
     assert.equal(await text(second.page, '#my-position'), '2');
     assert.notEqual(firstId, secondId);
 
-    await connectPanel(operator.page, node.url, TEST_CREDENTIALS.secretAccessKey);
+    await connectPanel(operator.page, node.url, { sigv4: TEST_CREDENTIALS.secretAccessKey });
     await waitForText(operator.page, '#connection-status', /Connected to .*access key AKARTESTACCESSKEY001/);
     await waitForText(operator.page, '#c-waiting', '2');
     assert.equal(await text(operator.page, '#c-serving'), '0');
@@ -136,7 +101,7 @@ describe('waiting-room page and control panel in Chromium', { timeout: 120_000 }
 
   it('the control panel shows an error, not "connected", when the credentials are wrong', async () => {
     const { page, context } = await newPage(browser);
-    await connectPanel(page, node.url, 'wrong-secret-access-key-0123456789abc');
+    await connectPanel(page, node.url, { sigv4: 'wrong-secret-access-key-0123456789abc' });
     await waitForText(page, '#connection-status', /Error — .*403 Forbidden.*refused these credentials/);
     assert.equal(await page.locator('#connection-status').getAttribute('role'), 'alert');
     assert.equal(await page.getByRole('button', { name: 'Increment serving counter' }).isDisabled(), true);
@@ -155,7 +120,7 @@ describe('waiting-room page and control panel in Chromium', { timeout: 120_000 }
   it('reset asks for confirmation first', async () => {
     const { page, context, errors } = await newPage(browser);
     await admin('/increment_serving_counter', { event_id: 'Sample', increment_by: 3 }); // something to reset
-    await connectPanel(page, node.url, TEST_CREDENTIALS.secretAccessKey);
+    await connectPanel(page, node.url, { sigv4: TEST_CREDENTIALS.secretAccessKey });
     await waitForText(page, '#connection-status', /Connected/);
     await page.getByRole('button', { name: 'Reset waiting room…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Reset this waiting room?' });

@@ -6,21 +6,11 @@
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { axeViolations, ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
+import { adminCall, axeViolations, connectPanel, pagesInChromium, waitForText, watchErrors, type WebNode } from './support.ts';
 
-const TIMEOUT = 20_000;
-
-
-async function waitForText(page: Page, selector: string, expected: RegExp): Promise<void> {
-  await page.waitForFunction(
-    ({ selector, source, flags }) => new RegExp(source, flags).test(document.querySelector(selector)?.textContent ?? ''),
-    { selector, source: expected.source, flags: expected.flags },
-    { timeout: TIMEOUT },
-  );
-}
 
 /** The card `selector` as a picture, only when SCREENSHOTS_DIR is set (docs/img: the pictures of docs/rooms.md). */
 async function screenshot(page: Page, name: string, selector: string): Promise<void> {
@@ -29,22 +19,12 @@ async function screenshot(page: Page, name: string, selector: string): Promise<v
 }
 
 describe('control panel on sale day', { timeout: 240_000 }, () => {
+  const web = pagesInChromium();
   let node: WebNode;
   let browser: Browser;
-  before(async () => {
-    ensurePagesBuilt();
-    node = await startWebNode();
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await node?.stop();
-  });
+  before(() => ({ node, browser } = web));
 
-  const room = async (id: string) => {
-    const response = await fetch(`${node.privateUrl}/rooms/${id}`, { headers: { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}` } });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const room = (id: string) => adminCall(node, 'GET', `/rooms/${id}`);
 
   for (const viewport of [{ name: 'desktop', width: 1280, height: 900 }, { name: 'phone', width: 390, height: 844 }] as const) {
     it(`at ${viewport.name} size: all problems at once, local time pickers, the phase warning, the audit log, axe`, async () => {
@@ -52,10 +32,7 @@ describe('control panel on sale day', { timeout: 240_000 }, () => {
       const page = await context.newPage();
       const errors = watchErrors(page);
       const id = `Sale-${viewport.name}`;
-      await page.goto(`${node.url}/control-panel/`);
-      await page.getByRole('radio', { name: 'Admin token (Bearer)' }).check();
-      await page.getByLabel('Admin token', { exact: true }).fill(TEST_CREDENTIALS.adminToken);
-      await page.getByRole('button', { name: 'Connect', exact: true }).click();
+      await connectPanel(page, node.url, 'token');
       await waitForText(page, '#connection-status', /Connected to /);
 
       // Two wrong fields: both are named at once, each beside its own field; nothing is created.

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TEST_CREDENTIALS } from '../support/node.ts';
 import { PAGE_PHASES } from '../../src/web/page-template.ts';
-import { ensurePagesBuilt, launchChromium, startWebNode } from './support.ts';
+import { ensurePagesBuilt, launchChromium, PHONE, SHOP_BRANDING, startWebNode } from './support.ts';
 
 const OUT = fileURLToPath(new URL('../../docs/img/', import.meta.url));
 ensurePagesBuilt();
@@ -30,21 +30,12 @@ try {
       admission: 'automatic',
       new_users_per_minute: 60,
       total_active_users: 300,
-      branding: {
-        title: 'Sneaker drop',
-        site_name: 'Kicks & Co',
-        message: 'One pair per customer.',
-        paused_message: 'Payment provider hiccup: back in a few minutes.',
-        closed_message: 'Sold out — thank you for waiting!',
-        link_url: 'https://kicks.example/',
-        link_text: 'Back to Kicks & Co',
-        colors: { accent: '#7a1f5c', header_background: '#202020' },
-      },
+      branding: SHOP_BRANDING,
     }),
   });
   if (response.status !== 201 && response.status !== 200) throw new Error(`PUT /rooms/Drop: ${response.status} ${await response.text()}`);
   for (const [size, viewport] of [
-    ['phone', { width: 390, height: 844 }],
+    ['phone', PHONE],
     ['desktop', { width: 1280, height: 800 }],
   ] as const) {
     const context = await browser.newContext({ viewport, extraHTTPHeaders: auth });

@@ -5,19 +5,16 @@
 // phone and desktop sizes.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CREDENTIALS } from '../support/node.ts';
-import { axeViolations, ensurePagesBuilt, launchChromium, startWebNode, watchErrors, type WebNode } from './support.ts';
+import { axeViolations, DESKTOP, pagesInChromium, PHONE, SHOP_BRANDING, watchErrors, type WebNode } from './support.ts';
 
 /** A change of phase must reach an open page within 5 s (issue 33). */
 const PHASE_MS = 5_000;
 const TIMEOUT = 20_000;
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 900 };
 const auth = { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' };
 const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-
 
 /** axe at both sizes on the page as it is now, and nothing wider than a phone. */
 async function accessibleAtBothSizes(page: Page, what: string): Promise<void> {
@@ -34,6 +31,7 @@ async function visibleText(page: Page): Promise<string> {
 }
 
 describe('sale day in the browser: every phase, live', { timeout: 300_000 }, () => {
+  const web = pagesInChromium({}, { jobs: true });
   let browser: Browser;
   let node: WebNode;
   const put = async (id: string, body: unknown) => {
@@ -47,15 +45,7 @@ describe('sale day in the browser: every phase, live', { timeout: 300_000 }, () 
   const join = async (id: string) =>
     ((await (await fetch(`${node.url}/assign_queue_num`, { method: 'POST', body: JSON.stringify({ event_id: id }) })).json()) as { api_request_id: string }).api_request_id;
 
-  before(async () => {
-    ensurePagesBuilt();
-    browser = await launchChromium();
-    node = await startWebNode({}, { jobs: true });
-  });
-  after(async () => {
-    await browser?.close();
-    await node?.stop();
-  });
+  before(() => ({ node, browser } = web));
 
   it('before the pre-queue: a countdown to the opening, no refusal; the page turns into the join page by itself', async () => {
     // Far enough ahead for a busy machine to load the page before it.
@@ -85,16 +75,8 @@ describe('sale day in the browser: every phase, live', { timeout: 300_000 }, () 
 
   it('pause and close reach an open page within 5 s, with the operator\'s words; a reload in a closed room shows one phase', async () => {
     await put('Live', {
-      branding: {
-        title: 'Sneaker drop',
-        site_name: 'Kicks & Co',
-        message: 'One pair per customer.',
-        paused_message: 'Payment provider hiccup: back in a few minutes.',
-        closed_message: 'Sold out — thank you for waiting!',
-        link_url: 'https://kicks.example/',
-        link_text: 'Back to Kicks & Co',
-        colors: { accent: '#7a1f5c', header_background: '#202020' },
-      },
+      branding: SHOP_BRANDING,
+
     });
     for (let i = 0; i < 2; i++) await join('Live');
     const context = await browser.newContext({ viewport: PHONE });

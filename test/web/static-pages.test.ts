@@ -1,15 +1,22 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chooseEncoding } from '../../src/web/static-pages.ts';
+import { brotliCompressSync, brotliDecompressSync, constants as zlib, gunzipSync, gzipSync } from 'node:zlib';
+import { chooseEncoding, compressible, WEB_DIST_DIR } from '../../src/web/static-pages.ts';
 import { pageUrls } from '../../src/web/index.ts';
 import { eventSettings } from '../support/node.ts';
-import { startWebNode, type WebNode } from './support.ts';
+import { ensurePagesBuilt, startWebNode, type WebNode } from './support.ts';
 
 const PAGE = `<!doctype html><title>Waiting room</title><script type="module" src="../assets/app-AbC123.js"></script>${'<p>filler</p>'.repeat(50)}`;
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(2000))});`;
+const BUILT = `console.log(${JSON.stringify('y'.repeat(2000))});`;
+// What the build wrote beside assets/built-XyZ789.js: a brotli form (at quality 1, so it differs from what the
+// server would make) and a stale gzip form, of other content.
+const BUILT_BR = brotliCompressSync(BUILT, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } });
+const STALE_GZ = gzipSync('console.log("an older build");'.repeat(20));
 
 function fixture(): string {
   const root = mkdtempSync(join(tmpdir(), 'anteroom-web-'));
@@ -19,6 +26,9 @@ function fixture(): string {
   }
   mkdirSync(join(root, 'assets'));
   writeFileSync(join(root, 'assets', 'app-AbC123.js'), SCRIPT);
+  writeFileSync(join(root, 'assets', 'built-XyZ789.js'), BUILT);
+  writeFileSync(join(root, 'assets', 'built-XyZ789.js.br'), BUILT_BR);
+  writeFileSync(join(root, 'assets', 'built-XyZ789.js.gz'), STALE_GZ);
   return root;
 }
 
@@ -86,6 +96,26 @@ describe('static pages', () => {
     assert.equal(identity.encoding, null);
   });
 
+  it('sends the compressed forms the build wrote beside a file, when they decompress to it; never serves them as files', async () => {
+    const bytes = (path: string, encoding: string) =>
+      new Promise<{ status: number; encoding: string | undefined; body: Buffer }>((resolve, reject) => {
+        get(`${node.url}${path}`, { headers: { 'accept-encoding': encoding } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    const br = await bytes('/assets/built-XyZ789.js', 'br');
+    assert.equal(br.encoding, 'br');
+    assert.deepEqual(br.body, BUILT_BR, 'the build\'s brotli form, byte for byte');
+    // The .gz beside it is of another file's content: the server compresses this one itself.
+    const gzip = await bytes('/assets/built-XyZ789.js', 'gzip');
+    assert.equal(gzip.encoding, 'gzip');
+    assert.notDeepEqual(gzip.body, STALE_GZ);
+    assert.equal(gunzipSync(gzip.body).toString(), BUILT);
+    for (const suffix of ['.br', '.gz']) assert.equal((await bytes(`/assets/built-XyZ789.js${suffix}`, 'identity')).status, 404);
+  });
+
   it('chooses encodings by Accept-Encoding, honouring q=0', () => {
     const both = { br: Buffer.from('b'), gzip: Buffer.from('g') };
     assert.equal(chooseEncoding('gzip, br', both), 'br');
@@ -108,6 +138,21 @@ describe('static pages', () => {
     const head = await fetch(`${node.url}/waiting-room-site/`, { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.equal(await head.text(), '');
+  });
+});
+
+describe('the build (npm run build:web)', () => {
+  it('writes a brotli and a gzip form beside every file the server sends compressed, each decompressing to it', () => {
+    ensurePagesBuilt();
+    const walk = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]));
+    const files = walk(WEB_DIST_DIR).filter((file) => !/\.(br|gz)$/.test(file) && compressible(file, statSync(file).size));
+    assert.ok(files.some((file) => file.endsWith('.js')) && files.some((file) => file.endsWith('.html')), files.join(', '));
+    for (const file of files) {
+      const body = readFileSync(file);
+      assert.deepEqual(brotliDecompressSync(readFileSync(`${file}.br`)), body, `${file}.br`);
+      assert.deepEqual(gunzipSync(readFileSync(`${file}.gz`)), body, `${file}.gz`);
+    }
   });
 });
 

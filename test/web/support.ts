@@ -4,6 +4,7 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
 import { startNode, type AnteroomNode } from '../../src/app.ts';
@@ -84,3 +85,95 @@ export async function axeViolations(page: Page): Promise<string[]> {
     return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   });
 }
+
+/** How long a page test waits for one thing to appear. */
+export const PAGE_TIMEOUT = 20_000;
+
+/**
+ * One node serving the pages and one Chromium for the tests of the enclosing describe(): started in its before(),
+ * stopped in its after(). Read `.node` and `.browser` inside the tests.
+ */
+export function pagesInChromium(
+  overrides: Partial<ServerConfig> = {},
+  options: { jobs?: boolean } = {},
+): { readonly node: WebNode; readonly browser: Browser } {
+  const running: { node?: WebNode; browser?: Browser } = {};
+  before(async () => {
+    ensurePagesBuilt();
+    running.node = await startWebNode(overrides, options);
+    running.browser = await launchChromium();
+  });
+  after(async () => {
+    await running.browser?.close();
+    await running.node?.stop();
+  });
+  return {
+    get node() {
+      if (!running.node) throw new Error('the node is started in before()');
+      return running.node;
+    },
+    get browser() {
+      if (!running.browser) throw new Error('Chromium is launched in before()');
+      return running.browser;
+    },
+  };
+}
+
+/** The trimmed text of the first element matching `selector`. */
+export async function text(page: Page, selector: string): Promise<string> {
+  return (await page.locator(selector).textContent())?.trim() ?? '';
+}
+
+/** Waits until the text of `selector` matches `expected` (a string: contained in it). */
+export async function waitForText(page: Page, selector: string, expected: string | RegExp, timeout = PAGE_TIMEOUT): Promise<void> {
+  await page.waitForFunction(
+    ({ selector, source, flags }) => new RegExp(source, flags).test(document.querySelector(selector)?.textContent ?? ''),
+    typeof expected === 'string'
+      ? { selector, source: expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), flags: '' }
+      : { selector, source: expected.source, flags: expected.flags },
+    { timeout },
+  );
+}
+
+/** A private API call with the admin token: its status and parsed JSON body. */
+export async function adminCall(node: WebNode, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${node.privateUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TEST_CREDENTIALS.adminToken}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  const textBody = await response.text();
+  return { status: response.status, body: (textBody === '' ? {} : JSON.parse(textBody)) as Record<string, unknown> };
+}
+
+/**
+ * Opens the control panel and presses Connect: with the access key pair (`secret`, every call signed with SigV4)
+ * or the admin token. Does not wait for the answer (a test of wrong credentials waits for the error).
+ */
+export async function connectPanel(page: Page, url: string, auth: { sigv4: string } | 'token'): Promise<void> {
+  await page.goto(`${url}/control-panel/`);
+  if (auth === 'token') {
+    await page.getByRole('radio', { name: 'Admin token (Bearer)' }).check();
+    await page.getByLabel('Admin token', { exact: true }).fill(TEST_CREDENTIALS.adminToken);
+  } else {
+    await page.getByLabel('Access key ID').fill(TEST_CREDENTIALS.accessKeyId);
+    await page.getByLabel('Secret access key').fill(auth.sigv4);
+  }
+  await page.getByRole('button', { name: 'Connect', exact: true }).click();
+}
+
+/** A shop's words and look for a room (`branding`): the sale-day page tests and the phase screenshots (docs/pages.md). */
+export const SHOP_BRANDING = {
+  title: 'Sneaker drop',
+  site_name: 'Kicks & Co',
+  message: 'One pair per customer.',
+  paused_message: 'Payment provider hiccup: back in a few minutes.',
+  closed_message: 'Sold out — thank you for waiting!',
+  link_url: 'https://kicks.example/',
+  link_text: 'Back to Kicks & Co',
+  colors: { accent: '#7a1f5c', header_background: '#202020' },
+} as const;
+
+/** The viewports the page tests and screenshots use: a phone's width and a desktop's. */
+export const PHONE = { width: 390, height: 844 } as const;
+export const DESKTOP = { width: 1280, height: 900 } as const;
