@@ -350,7 +350,8 @@ export function phaseSentence(phase: PagePhase, t: Strings, times: { start: stri
     case 'prequeue':
       return fill(t[times.draw ? 'phase_prequeue_draw' : 'phase_prequeue']!, { start: times.start });
     case 'your_turn':
-      return times.sampleStore === true ? t.phase_your_turn! : t.turn_title!;
+      // Any room but the sample one: said by the turn card's heading ("It's your turn") alone.
+      return times.sampleStore === true ? t.phase_your_turn! : '';
     default:
       return t[`phase_${phase}`] ?? '';
   }
