@@ -780,11 +780,13 @@ ui.reserve.addEventListener('click', () => void reserve());
 store?.purchase.addEventListener('click', () => void purchase());
 // The link on to the site, through the hand-off when the room allows the link's origin (data-handoff): the site
 // then gets a one-time code for the visitor's token set (docs/gate.md#3-the-hand-off-without-a-gate).
+// Until the turn is confirmed (the token set claimed) the link waits: followed plainly, the site would not learn
+// who was let in.
 continueLink?.addEventListener('click', (event) => {
-  const s = session;
-  if (continueLink.dataset.handoff !== 'true' || !s?.token) return;
+  if (continueLink.dataset.handoff !== 'true') return;
   event.preventDefault();
-  void handOff(s, continueLink.href);
+  const s = session;
+  if (s?.token) void handOff(s, continueLink.href);
 });
 ui.startOver.addEventListener('click', startOver);
 ui.leave.addEventListener('click', () => askToLeave(true));
