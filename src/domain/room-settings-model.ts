@@ -64,6 +64,8 @@ export interface RoomSettings extends PresenceSettings {
   page?: string;
   /** The default page's words and look (./page-branding.ts); absent = the plain default page. */
   branding?: Branding;
+  /** The demo's sample store: the default page's "your turn" is its purchase (docs/pages.md); absent = continue to the site. */
+  sample_store?: boolean;
 }
 
 /** A room's gate (spec rooms.md §5): the protected origin, the requests it answers, and who skips the queue. */

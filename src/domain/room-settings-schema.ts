@@ -322,6 +322,12 @@ export const RoomSettingsSchema = Type.Object(
       }),
     ),
     branding: Type.Optional(BrandingSchema),
+    sample_store: Type.Optional(
+      Type.Boolean({
+        description:
+          "the demo's sample store (deploy/demo): at the visitor's turn the default page offers Purchase now at /store and shows the receipt; otherwise it says \"It's your turn\" and continues to the site (branding.link_url, or the hand-off)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -95,7 +95,7 @@ export interface PageVisitor {
 
 export interface PageInput {
   room: Pick<RoomSettings, 'event_id' | 'event_start_time' | 'event_end_time' | 'allowed_api_origins'> &
-    Partial<Pick<RoomSettings, 'prequeue_start_time' | 'shuffle_at_event_start' | 'branding' | 'admission'>> & { page?: string | undefined };
+    Partial<Pick<RoomSettings, 'prequeue_start_time' | 'shuffle_at_event_start' | 'branding' | 'admission' | 'sample_store' | 'allowed_return_origins'>> & { page?: string | undefined };
   phase: PagePhase;
   lang: string;
   languages: Languages;
@@ -255,7 +255,8 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
   const paceRounded = pace === undefined ? undefined : pace >= 10 ? Math.round(pace) : Math.round(pace * 10) / 10;
   const start = time(room.event_start_time);
   const end = time(room.event_end_time);
-  const phaseNotice = phaseSentence(input.phase, t, { start: start || '…', opens: time(opensAt) || '…', draw: room.shuffle_at_event_start === true });
+  const sampleStore = room.sample_store === true;
+  const phaseNotice = phaseSentence(input.phase, t, { start: start || '…', opens: time(opensAt) || '…', draw: room.shuffle_at_event_start === true, sampleStore });
   const eventTimes = start && end ? fill(t.event_times!, { start, end }) : '';
   const stringsForScript = { ...t, lang: input.lang };
   const branding = room.branding;
@@ -295,6 +296,12 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
       input.gate !== undefined || ending || input.phase === 'before' || input.phase === 'your_turn' || (siteInLine && position !== undefined) ? 'hidden' : '',
     queue_hidden: inLine || (input.gate === undefined && siteInLine && position !== undefined) ? '' : 'hidden',
     checkout_hidden: input.phase === 'your_turn' ? '' : 'hidden',
+    // "Your turn": the demo's sample store sells its widget there; any other room continues to its own site
+    // (docs/pages.md "Your turn"): the link back, through the hand-off when the room allows its origin.
+    sample_store: sampleStore,
+    turn_title: sampleStore ? t.checkout_title! : t.turn_title!,
+    continue_url: sampleStore ? '' : (branding?.link_url ?? ''),
+    continue_handoff: !sampleStore && handoffAllowed(branding?.link_url, room.allowed_return_origins) ? 'true' : '',
     ending_hidden: ending ? '' : 'hidden',
     phase_notice_hidden: phaseNotice === '' ? 'hidden' : '',
     paused_message_hidden: input.phase === 'paused' && branding?.paused_message ? '' : 'hidden',
@@ -331,7 +338,7 @@ export function pageVariables(input: PageInput): Record<string, unknown> {
 }
 
 /** The sentence of a phase (empty while waiting): the same words the page's script shows when the phase changes. */
-export function phaseSentence(phase: PagePhase, t: Strings, times: { start: string; opens: string; draw: boolean }): string {
+export function phaseSentence(phase: PagePhase, t: Strings, times: { start: string; opens: string; draw: boolean; sampleStore?: boolean }): string {
   switch (phase) {
     case 'waiting':
     case 'closed':
@@ -342,8 +349,22 @@ export function phaseSentence(phase: PagePhase, t: Strings, times: { start: stri
       return fill(t.phase_before!, { start: times.opens });
     case 'prequeue':
       return fill(t[times.draw ? 'phase_prequeue_draw' : 'phase_prequeue']!, { start: times.start });
+    case 'your_turn':
+      // Any room but the sample one: said by the turn card's heading ("It's your turn") alone.
+      return times.sampleStore === true ? t.phase_your_turn! : '';
     default:
       return t[`phase_${phase}`] ?? '';
+  }
+}
+
+/** Whether the link back may carry a hand-off code: an https:// URL on an origin the room allows return_to to. */
+function handoffAllowed(link: string | undefined, allowed: readonly string[] | undefined): boolean {
+  if (link === undefined || !link.startsWith('https://') || !allowed) return false;
+  try {
+    const origin = new URL(link).origin;
+    return allowed.some((entry) => new URL(entry).origin === origin);
+  } catch {
+    return false;
   }
 }
 

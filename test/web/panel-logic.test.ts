@@ -81,6 +81,7 @@ describe('control panel: the settings form', () => {
         logo_url: 'https://cdn.kicks.example/logo.svg', logo_alt: 'Kicks', link_url: '/shop', link_text: 'Back',
         colors: { accent: '#7a1f5c', header_background: '#202020' },
       },
+      sample_store: false,
     });
     assert.ok(parsed.ok, JSON.stringify(parsed));
     const values = roomToValues(roomView(parsed.settings, 'paused') as unknown as Record<string, unknown>);
@@ -103,7 +104,7 @@ describe('control panel: the settings form', () => {
     const parsed = parseRoomSettings(body);
     assert.ok(parsed.ok);
     // Each default as the schema has it (a default changed there and not here fails this test).
-    assert.deepEqual(parsed.settings, { ...defaultSettings('New'), shuffle_at_event_start: false });
+    assert.deepEqual(parsed.settings, { ...defaultSettings('New'), shuffle_at_event_start: false, sample_store: false });
   });
 
   it('sends what was typed, so that the server names the mistake', () => {

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -19,9 +19,12 @@ interface Server {
 }
 
 function serve(dataDir: string, port: number): Promise<Server> {
+  // The room Sample as the demo has it (deploy/demo/sample-gate.json): its turn is the sample store's purchase.
+  const events = join(dataDir, 'events.json');
+  writeFileSync(events, JSON.stringify({ events: [{ event_id: 'Sample', sample_store: true }] }));
   const child = killWithTest(spawn(
     process.execPath,
-    ['bin/anteroom.js', 'serve', '--port', String(port), '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN, '--log-level', 'warn'],
+    ['bin/anteroom.js', 'serve', '--port', String(port), '--data-dir', dataDir, '--config', events, '--admin-token', ADMIN_TOKEN, '--log-level', 'warn'],
     { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   ));
   return new Promise((resolve, reject) => {

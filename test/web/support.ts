@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
 import { startNode, type AnteroomNode } from '../../src/app.ts';
 import type { ServerConfig } from '../../src/config/config.ts';
+import { defaultSettings } from '../../src/domain/room-settings.ts';
 import { pagesBuilt, WEB_DIST_DIR } from '../../src/web/static-pages.ts';
 import { webPlugins, webPrivatePlugins } from '../../src/web/index.ts';
 import { TEST_CREDENTIALS, testConfig } from '../support/node.ts';
@@ -29,9 +30,13 @@ export interface WebNode extends AnteroomNode {
   stop(): Promise<void>;
 }
 
-/** A node on the system clock with the pages and the sample store mounted, as `anteroom serve` mounts them. */
+/**
+ * A node on the system clock with the pages and the sample store mounted, as `anteroom serve` mounts them; unless
+ * the test names its rooms, the one room is the demo's sample room (`Sample`, `sample_store`, as in
+ * deploy/demo/sample-gate.json), whose turn is the sample store's purchase.
+ */
 export async function startWebNode(overrides: Partial<ServerConfig> = {}, options: { root?: string; jobs?: boolean } = {}): Promise<WebNode> {
-  const config = testConfig(overrides);
+  const config = testConfig({ events: [{ ...defaultSettings('Sample'), sample_store: true }], ...overrides });
   let publicUrl = '';
   const running: { node?: AnteroomNode } = {};
   const roomSettings = (eventId: string) => running.node?.room.rooms.roomSettings(eventId);

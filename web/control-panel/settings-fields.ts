@@ -78,6 +78,7 @@ export const FIELDS: readonly Field[] = [
   { group: 'Waiting page', name: 'branding.logo_url', label: 'Logo URL (branding.logo_url)', kind: 'text', optional: true, help: 'An https URL or a path of this host (/logo.png).' },
   { group: 'Waiting page', name: 'branding.logo_alt', label: 'Logo text (branding.logo_alt)', kind: 'text', optional: true, help: 'For screen readers. Empty: the site name.' },
   { group: 'Waiting page', name: 'branding.link_url', label: 'Link back (branding.link_url)', kind: 'text', optional: true, help: 'An https URL or a path of this host: in the header and at the end of a closed sale.' },
+  { group: 'Waiting page', name: 'sample_store', label: 'Sample store checkout (sample_store)', kind: 'bool', help: 'The demo only: at their turn visitors buy a widget at /store. Off: "It\'s your turn" and a link on to the site.' },
   { group: 'Waiting page', name: 'branding.link_text', label: 'Link words (branding.link_text)', kind: 'text', optional: true, help: 'Empty: "Back to the site".' },
   { group: 'Waiting page', name: 'branding.colors.background', label: 'Background colour (branding.colors.background)', kind: 'text', optional: true, help: '#rgb or #rrggbb; every pair must keep 4.5:1 contrast.' },
   { group: 'Waiting page', name: 'branding.colors.text', label: 'Text colour (branding.colors.text)', kind: 'text', optional: true, help: '#rgb or #rrggbb.' },

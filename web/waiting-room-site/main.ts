@@ -1,4 +1,5 @@
-// The waiting-room page: Reserve → place in line → served → token → purchase at the protected store → receipt.
+// The waiting-room page: Reserve → place in line → served → token → on to the site (the link back, or the
+// hand-off), or, in the demo's sample room (`sample_store`), a purchase at the sample store → receipt.
 // While in line the visitor may leave it (POST /leave_queue, after a confirmation): the place goes to the next.
 // Plain DOM and fetch, no framework: this page is what every visitor downloads during a surge.
 
@@ -60,11 +61,6 @@ const ui = {
   checkout: element('checkout'),
   checkoutTitle: element('checkout-title'),
   tokenStatus: element('token-status'),
-  purchase: element<HTMLButtonElement>('purchase'),
-  receipt: element('receipt'),
-  receiptResult: element('receipt-result'),
-  receiptOrder: element('receipt-order'),
-  receiptPosition: element('receipt-position'),
   status: element('status'),
   error: element('error'),
   restartRow: element('restart-row'),
@@ -82,6 +78,20 @@ const ui = {
   queueIdRow: element('queue-id-row'),
   queueId: element('queue-id'),
 };
+/**
+ * The sample store's checkout (the demo's room, `sample_store`): absent from every other room's page, whose turn
+ * continues to its own site instead (#continue-link).
+ */
+const store = document.body.dataset.sampleStore === 'true' && document.getElementById('purchase')
+  ? {
+      purchase: element<HTMLButtonElement>('purchase'),
+      receipt: element('receipt'),
+      receiptResult: element('receipt-result'),
+      receiptOrder: element('receipt-order'),
+      receiptPosition: element('receipt-position'),
+    }
+  : undefined;
+const continueLink = document.getElementById('continue-link') as HTMLAnchorElement | null;
 /** The way to the draw's check page (a room with a draw; absent from other rooms and from templates without it). */
 const drawRow = document.getElementById('draw-check-row');
 const drawLink = document.getElementById('draw-check-link') as HTMLAnchorElement | null;
@@ -92,7 +102,8 @@ const signals = new TurnSignals(ui.notify, ui.sound, (text) => setStatus(text));
 
 element('detail-event').textContent = settings.eventId;
 element('detail-public').textContent = settings.publicApiUrl;
-element('detail-commerce').textContent = settings.commerceApiUrl;
+const detailCommerce = document.getElementById('detail-commerce');
+if (detailCommerce) detailCommerce.textContent = settings.commerceApiUrl;
 
 interface Token {
   access: string;
@@ -328,12 +339,13 @@ function renderQueue(s: Session, _waiting?: number): void {
 }
 
 function renderReceipt(receipt: Receipt): void {
-  ui.receipt.hidden = false;
-  ui.receiptResult.textContent = receipt.result;
-  ui.receiptOrder.textContent = receipt.order;
-  ui.receiptPosition.textContent = receipt.position === undefined ? '—' : String(receipt.position);
-  ui.purchase.disabled = true;
-  ui.purchase.textContent = t('purchased');
+  if (!store) return;
+  store.receipt.hidden = false;
+  store.receiptResult.textContent = receipt.result;
+  store.receiptOrder.textContent = receipt.order;
+  store.receiptPosition.textContent = receipt.position === undefined ? '—' : String(receipt.position);
+  store.purchase.disabled = true;
+  store.purchase.textContent = t('purchased');
 }
 
 // ---- the waiting loop --------------------------------------------------------------------------------------
@@ -483,8 +495,8 @@ async function claimToken(s: Session): Promise<void> {
     s.token = { access: body.access_token, expiresAtMs: Date.now() + body.expires_in * 1000 };
     const until = new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit' }).format(s.token.expiresAtMs);
     ui.tokenStatus.className = 'notice ok';
-    ui.tokenStatus.textContent = t('claimed', { time: until });
-    ui.purchase.disabled = Boolean(s.visit.receipt);
+    ui.tokenStatus.textContent = store ? t('claimed', { time: until }) : t('turn_ready');
+    if (store) store.purchase.disabled = Boolean(s.visit.receipt);
     if (s.visit.receipt) renderReceipt(s.visit.receipt);
     if (settings.returnTo) await handOff(s, settings.returnTo);
     return;
@@ -523,9 +535,9 @@ function enterCheckout(): void {
   show('checkout');
   setStatus('');
   ui.tokenStatus.className = 'notice info';
-  ui.tokenStatus.textContent = t('claiming');
-  announce(t('phase_your_turn'));
-  signals.yourTurn();
+  ui.tokenStatus.textContent = t(store ? 'claiming' : 'turn_claiming');
+  announce(t(store ? 'phase_your_turn' : 'turn_title'));
+  signals.yourTurn(t(store ? 'phase_your_turn' : 'turn_title'));
   ui.checkoutTitle.focus();
 }
 
@@ -599,9 +611,11 @@ function begin(visit: Visit): void {
   ui.detailRequest.textContent = visit.requestId;
   updateDrawLink();
   setError('');
-  ui.receipt.hidden = true;
-  ui.purchase.textContent = t('purchase');
-  ui.purchase.disabled = true;
+  if (store) {
+    store.receipt.hidden = true;
+    store.purchase.textContent = t('purchase');
+    store.purchase.disabled = true;
+  }
   showLeaveQuestion(false);
   renderQueue(s, undefined);
   show('queue');
@@ -663,8 +677,8 @@ function join(proofOfWork: string | undefined): Promise<Response> {
 
 async function purchase(): Promise<void> {
   const s = session;
-  if (!s?.token) return;
-  ui.purchase.disabled = true;
+  if (!s?.token || !store) return;
+  store.purchase.disabled = true;
   setError('');
   setStatus(t('purchasing'));
   const token = s.token.access;
@@ -685,7 +699,7 @@ async function purchase(): Promise<void> {
     if (response.status !== 200) {
       const refused = response.status === 401 || response.status === 403;
       setError(t(refused ? 'token_refused' : 'purchase_failed'));
-      ui.purchase.disabled = refused;
+      store.purchase.disabled = refused;
       return;
     }
     const body = (await response.json()) as { result?: unknown; request_id?: unknown; queue_position?: unknown };
@@ -702,7 +716,7 @@ async function purchase(): Promise<void> {
     if (s.stopped) return;
     setStatus('');
     setError(t('store_unreachable'));
-    ui.purchase.disabled = false;
+    store.purchase.disabled = false;
   }
 }
 
@@ -763,7 +777,17 @@ function startOver(): void {
 }
 
 ui.reserve.addEventListener('click', () => void reserve());
-ui.purchase.addEventListener('click', () => void purchase());
+store?.purchase.addEventListener('click', () => void purchase());
+// The link on to the site, through the hand-off when the room allows the link's origin (data-handoff): the site
+// then gets a one-time code for the visitor's token set (docs/gate.md#3-the-hand-off-without-a-gate).
+// Until the turn is confirmed (the token set claimed) the link waits: followed plainly, the site would not learn
+// who was let in.
+continueLink?.addEventListener('click', (event) => {
+  if (continueLink.dataset.handoff !== 'true') return;
+  event.preventDefault();
+  const s = session;
+  if (s?.token) void handOff(s, continueLink.href);
+});
 ui.startOver.addEventListener('click', startOver);
 ui.leave.addEventListener('click', () => askToLeave(true));
 ui.leaveNo.addEventListener('click', () => askToLeave(false));

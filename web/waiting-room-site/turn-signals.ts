@@ -39,12 +39,13 @@ export class TurnSignals {
     if (this.wantNotification) this.notifyButton.disabled = true;
   }
 
-  yourTurn(): void {
+  /** `text`: what the notification says (the room's words for its turn). */
+  yourTurn(text: string): void {
     document.title = t('your_turn_title', { title: this.title });
     document.getElementById('favicon')?.setAttribute('href', turnIcon());
     document.body.dataset.phase = 'your_turn';
     if (this.sound.checked) this.beep();
-    if (this.wantNotification && document.visibilityState !== 'visible') new Notification(t('phase_your_turn'));
+    if (this.wantNotification && document.visibilityState !== 'visible') new Notification(text);
   }
 
   reset(): void {
