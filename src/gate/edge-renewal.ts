@@ -31,6 +31,22 @@ export interface EdgeRenewalDeps {
   nowMs: () => number;
 }
 
+/** A valid renewal's cookie: its value, its Max-Age, and how long the answer may be reused (X-Accel-Expires). */
+export interface FreshEdgeCookie {
+  cookie: string;
+  maxAge: number;
+  cacheSeconds: number;
+}
+
+/** The edge cookie for an open session (the claims GateSessions.check gave): admits until the next renewal. */
+export async function freshEdgeCookie(deps: EdgeRenewalDeps, room: RoomSettings, claims: { sub: string; exp: number }, macOnly: boolean): Promise<FreshEdgeCookie> {
+  const now = Math.floor(deps.nowMs() / 1000);
+  const exp = Math.min(now + edgeRenewalSeconds(room), claims.exp);
+  const cookie = signEdgeCookie(await deps.keys.current(), { aud: room.event_id, sub: claims.sub, iat: now, exp }, macOnly);
+  // The cookie lives as long as the admission; the edge asks again once its exp (inside) has passed.
+  return { cookie, maxAge: Math.max(0, claims.exp - now), cacheSeconds: Math.max(0, exp - now) };
+}
+
 /** The audience a token names, unverified: only to pick the room whose keys then verify it. */
 function audienceOf(token: string | undefined): string | undefined {
   if (!token || token.length > 8192) return undefined;
@@ -61,15 +77,11 @@ export function edgeRenewalRoute(scope: FastifyInstance, deps: EdgeRenewalDeps):
       if (to !== undefined) return reply.redirect(`/_anteroom/wait?to=${encodeURIComponent(to)}`, 303);
       return reply.code(401).send({ error: 'No valid admission to this room' });
     }
-    const now = Math.floor(deps.nowMs() / 1000);
-    const exp = Math.min(now + edgeRenewalSeconds(room), verdict.claims.exp);
     // mac_only=1: the edge checks the HMAC only (nginx holding HMAC keys, CloudFront), so no ES256 signature.
-    const macOnly = (request.query as Record<string, unknown>).mac_only === '1';
-    const cookie = signEdgeCookie(await deps.keys.current(), { aud: room.event_id, sub: verdict.claims.sub, iat: now, exp }, macOnly);
-    // The cookie lives as long as the admission; the edge asks again once its exp (inside) has passed.
-    reply.setCookie(EDGE_COOKIE, cookie, cookieAttributes(request.protocol === 'https', Math.max(0, verdict.claims.exp - now)));
+    const fresh = await freshEdgeCookie(deps, room, verdict.claims, (request.query as Record<string, unknown>).mac_only === '1');
+    reply.setCookie(EDGE_COOKIE, fresh.cookie, cookieAttributes(request.protocol === 'https', fresh.maxAge));
     if (to !== undefined) return reply.redirect(to, 303);
-    reply.header('x-accel-expires', String(Math.max(0, exp - now)));
+    reply.header('x-accel-expires', String(fresh.cacheSeconds));
     // No body: the edge reads the status and the cookie only (a body was most of the answer's bytes).
     return reply.send();
   });
