@@ -38,7 +38,7 @@ function get(port: number, target: string, headers: Record<string, string>): Pro
   });
 }
 
-describe('the renewal fast path answers as the route does', () => {
+for (const trustProxy of [undefined, ['127.0.0.1']]) describe(`the renewal fast path answers as the route does (trust proxy: ${trustProxy ?? 'none'})`, () => {
   let origin: Origin;
   let node: GateNode;
   let port: number;
@@ -65,7 +65,7 @@ describe('the renewal fast path answers as the route does', () => {
 
   before(async () => {
     origin = await startOrigin();
-    node = await startGateNode([gatedRoom('Home', origin.url, { session_duration: 60, session_renewal: false })]);
+    node = await startGateNode([gatedRoom('Home', origin.url, { session_duration: 60, session_renewal: false })], trustProxy ? { trustProxy } : {});
     port = Number(new URL(node.gateUrl).port);
   });
   after(async () => {
@@ -79,7 +79,11 @@ describe('the renewal fast path answers as the route does', () => {
     assert.equal(ok.status, 200);
     assert.ok(ok.headers.some((h) => h.startsWith('set-cookie: anteroom_edge=')));
     assert.ok(ok.headers.includes('cache-control: no-store'));
-    assert.equal((await both({ cookie: `other=1; ${TOKEN_COOKIE}=${token}`, 'x-forwarded-proto': 'https' })).status, 200);
+    // X-Forwarded-Proto makes the cookie Secure only from a trusted proxy (Fastify's request.protocol).
+    const behindTls = await both({ cookie: `other=1; ${TOKEN_COOKIE}=${token}`, 'x-forwarded-proto': 'https' });
+    assert.equal(behindTls.status, 200);
+    assert.equal(behindTls.headers.some((h) => h.startsWith('set-cookie: anteroom_edge=') && /; Secure/.test(h)), trustProxy !== undefined);
+    assert.equal((await both({ cookie: `${TOKEN_COOKIE}=${token}`, 'x-forwarded-proto': 'https, http' })).status, 200);
     // Without mac_only the cookie carries the ES256 signature (random: compared by shape, not bytes).
     const signed = await get(port, '/_anteroom/renew?event_id=Home', { cookie: `${TOKEN_COOKIE}=${token}` });
     assert.equal(signed.status, 200);
