@@ -52,7 +52,13 @@ async function round(url: string, pids: (number | undefined)[], headers: Record<
   return { rps: r.rps, cpuMicros: (spent * 1e6) / Math.max(1, r.total), non2xx: r.non2xx + r.errors };
 }
 
-const cookieOf = (response: Response): string => response.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+// The cookies a browser would send next: a cleared one (`name=`, e.g. anteroom_join after admission) is not.
+const cookieOf = (response: Response): string =>
+  response.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0] as string)
+    .filter((c) => !c.endsWith('='))
+    .join('; ');
 
 export async function runEdgeBench(): Promise<void> {
   console.log(`Verify at the edge — ${SECONDS} s per run, ${ROUNDS} rounds interleaved, ${CONNECTIONS} connections; nginx and Anteroom on CPU ${SERVER_CPU}, origin and load on CPU ${LOAD_CPU}`);

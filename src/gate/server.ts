@@ -20,6 +20,7 @@ import { renderGatePage } from '../web/gate-page.ts';
 import { BypassRules } from './bypass.ts';
 import { EdgeKeys } from './edge-keys.ts';
 import { edgeRenewalRoute } from './edge-renewal.ts';
+import { fastRenewal } from './fast-renewal.ts';
 import { PlaceCookies, TOKEN_COOKIE, withoutAnteroomCookies } from './cookies.ts';
 import { gateDrawRoutes } from './draw-check.ts';
 import { gateChallengeRoute } from './gate-join.ts';
@@ -27,7 +28,7 @@ import { normaliseTarget, safeLocalPath } from './normalise-path.ts';
 import { ORIGIN_DOWN_REFRESH_SEC } from './refresh-interval.ts';
 import { routeTableCache, type GatedRoom } from './route-match.ts';
 import { GateSessions, RENEW_EVERY_MS, type SessionVerdict } from './sessions.ts';
-import { UNSENT_BODY_LIMIT, boundUnreadBody, defaultGateListenerLimits, gateServerFactory, type GateListenerLimits } from './listener-limits.ts';
+import { UNSENT_BODY_LIMIT, boundUnreadBody, defaultGateListenerLimits, gateServerFactory, trustedPeer, type GateListenerLimits } from './listener-limits.ts';
 import { GATE_ANSWER_HEADER, answerVisitor, sendWaitingPage, wantsJson } from './visitor-queue.ts';
 
 /** The header an origin answers with to end the visitor's session; never shown to the visitor. */
@@ -104,10 +105,12 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
     return rules;
   };
 
+  const edgeRenewal = { sessions, keys: new EdgeKeys(options.secrets, clockMs), roomOf: (eventId: string) => room.rooms.roomSettings(eventId), nowMs: clockMs };
   const limits: GateListenerLimits = { ...defaultGateListenerLimits(), ...definedOnly(options.limits ?? {}) };
   const app = Fastify({
     // Timeouts and connection caps: listener-limits.ts.
-    serverFactory: gateServerFactory(limits, options.trustProxy),
+    // The edge's renewals are answered before Fastify routes them (fast-renewal.ts).
+    serverFactory: (handler) => gateServerFactory(limits, options.trustProxy)(fastRenewal({ ...edgeRenewal, trustedPeer: trustedPeer(options.trustProxy) }, handler)),
     ...(options.clientErrorHandler ? { clientErrorHandler: options.clientErrorHandler } : {}),
     logger: { level: options.logLevel ?? 'info', ...(options.logStream ? { stream: options.logStream } : {}) },
     logController: new LogController({ disableRequestLogging: true }),
@@ -218,7 +221,7 @@ export async function buildGateServer(options: GateServerOptions): Promise<GateS
       // The draw of a gated room and the way to its check page, with the visitor's own request ID (draw-check.ts).
       gateDrawRoutes(scope, { room, places, roomOnHost: (eventId, host) => routes(room.rooms.roomsSnapshot()).roomOnHost(eventId, host) });
       // Verify at the edge (docs/edge.md): the edge's renewal call.
-      edgeRenewalRoute(scope, { sessions, keys: new EdgeKeys(options.secrets, clockMs), roomOf: (eventId) => room.rooms.roomSettings(eventId), nowMs: clockMs });
+      edgeRenewalRoute(scope, edgeRenewal);
       // Forward auth (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, Caddy forward_auth): 200 let
       // through (Envoy's ext_authz takes no other 2xx), 401 + Location, 403 refused. Only what the proxy sets decides: the original URI from the one
       // configured header, the host from X-Forwarded-Host (docs/gate.md#paths-and-headers-the-gate-trusts).
